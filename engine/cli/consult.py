@@ -1,0 +1,1 @@
+"""``medexam`` commands for this activity (registered on import)."""

@@ -1,0 +1,135 @@
+"""Pick the facts a doctor's question asks about, so the patient is only ever given those.
+
+Each fact is a small document: its key's content words (counted twice, keys name what a
+question asks about) and its value's. A question is scored against them with BM25 (bm25s,
+Lucene variant); in English cases the question is also compared with each ``key: value`` by
+MiniLM embeddings, which bridges words BM25 cannot ("fever" ↔ "Temperature"). A fact is
+selected when
+
+* its BM25 score is at least ``min_bm25`` and at least ``relative`` × the best BM25 score, or
+* (``hybrid``/``embedding``) its cosine is at least ``min_cosine`` and within ``cosine_margin``
+  of the best cosine;
+
+at most ``k`` facts are kept, best first. Nothing selected means the question asks about
+something the patient does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from engine.consult.cases import Fact
+from engine.consult.text import content_words
+
+METHODS = ("bm25", "embedding", "hybrid")
+
+
+@dataclass(frozen=True)
+class Match:
+    """A selected fact: its position in the case, the fact, and why it was selected."""
+
+    index: int
+    key: str
+    value: str
+    score: float
+    bm25: float
+    cosine: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class FactSelector:
+    """Selects the facts of one case that a question asks about.
+
+    >>> facts = [Fact("Allergies", "penicillin"), Fact("Smoking", "never smoked")]
+    >>> [m.key for m in FactSelector(facts, method="bm25").select("Any allergies?")]
+    ['Allergies']
+    """
+
+    def __init__(
+        self,
+        facts: list[Fact],
+        language: str = "en",
+        method: str | None = None,
+        k: int = 3,
+        min_bm25: float = 1.0,
+        relative: float = 0.7,
+        min_cosine: float = 0.35,
+        cosine_margin: float = 0.08,
+    ) -> None:
+        if method is None:
+            method = "hybrid" if language == "en" else "bm25"
+        if method not in METHODS:
+            raise ValueError(f"unknown fact matching method {method!r}")
+        self.facts = facts
+        self.language = language
+        self.method = method
+        self.k = k
+        self.min_bm25 = min_bm25
+        self.relative = relative
+        self.min_cosine = min_cosine
+        self.cosine_margin = cosine_margin
+        self._docs = [
+            content_words(f.key, language) * 2 + content_words(f.value, language) for f in facts
+        ]
+        self._bm25 = None
+        if method != "embedding":
+            import bm25s
+
+            self._bm25 = bm25s.BM25(method="lucene")
+            self._bm25.index([d or ["_"] for d in self._docs], show_progress=False)
+        self._vectors: np.ndarray | None = None
+
+    def bm25_scores(self, question: str) -> np.ndarray:
+        """BM25 score of every fact for ``question`` (zeros when no word matches)."""
+        if self._bm25 is None or not self.facts:
+            return np.zeros(len(self.facts), dtype=np.float32)
+        words = [w for w in content_words(question, self.language) if w]
+        if not words:
+            return np.zeros(len(self.facts), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(words), dtype=np.float32)
+
+    def cosines(self, question: str) -> np.ndarray | None:
+        """Cosine of ``question`` with every ``key: value`` (None for bm25-only matching)."""
+        if self.method == "bm25" or not self.facts:
+            return None
+        from engine.consult.similarity import embed
+
+        if self._vectors is None:
+            self._vectors = embed([f.text() for f in self.facts])
+        return self._vectors @ embed([question])[0]
+
+    def select(self, question: str) -> list[Match]:
+        """The facts ``question`` asks about, best first (possibly none)."""
+        bm25 = self.bm25_scores(question)
+        cos = self.cosines(question)
+        chosen: set[int] = set()
+        top_b = float(bm25.max()) if len(bm25) else 0.0
+        if top_b >= self.min_bm25:
+            floor = max(self.min_bm25, self.relative * top_b)
+            chosen |= {i for i, s in enumerate(bm25) if s >= floor}
+        if cos is not None and len(cos):
+            top_c = float(cos.max())
+            if top_c >= self.min_cosine:
+                floor_c = max(self.min_cosine, top_c - self.cosine_margin)
+                chosen |= {i for i, c in enumerate(cos) if c >= floor_c}
+
+        def combined(i: int) -> float:
+            b = float(bm25[i]) / top_b if top_b > 0 else 0.0
+            return b + (float(cos[i]) if cos is not None else 0.0)
+
+        ranked = sorted(chosen, key=lambda i: (-combined(i), i))[: self.k]
+        return [
+            Match(
+                index=i,
+                key=self.facts[i].key,
+                value=self.facts[i].value,
+                score=round(combined(i), 4),
+                bm25=round(float(bm25[i]), 4),
+                cosine=None if cos is None else round(float(cos[i]), 4),
+            )
+            for i in ranked
+        ]

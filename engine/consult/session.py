@@ -1,0 +1,237 @@
+"""A consultation, turn by turn: the object the CLI, the GUI and the model runs all drive.
+
+>>> c = Consultation(case, patient_model, store=store, run_id=run_id)   # doctest: +SKIP
+>>> c.start()                      # the patient's opening request (turn 0)
+>>> c.ask("How long has it hurt?") # the patient's reply (turn 1); c.ask_stream(...) streams it
+>>> result = c.finish("B")         # a person's answer; finish() alone lets the solver answer
+
+Turns are numbered: 0 is the opening request; question *i* and its reply are both turn *i*; a
+model doctor's closing words are stored as a doctor turn of kind ``conclusion``. With a store
+and a run id every turn is stored as it happens (``Store.add_turn``) and :meth:`finish` stores
+one answer row for the case, with the task result and the consultation's metrics as scores.
+The ``extra`` of a patient turn records the facts given to the patient (``facts``: index, key,
+value, scores), those the question ``asked`` for, those ``revealed`` in the reply and those
+``leaked``, and how the reply was made (``source``: model, unknown or guard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from engine.consult.cases import Case
+from engine.consult.metrics import consultation_metrics, turn_leakage
+from engine.consult.patient import Patient, PatientReply, PatientStream
+from engine.consult.solve import Solver, TaskResult, score_answer, task_text
+
+
+class ConsultationError(Exception):
+    """A consultation used out of order (asking before start, after finish or past the limit)."""
+
+
+@dataclass
+class ConsultResult:
+    """A finished consultation: the scored task and the consultation's metrics."""
+
+    case_id: str
+    task: TaskResult
+    metrics: dict[str, Any]
+    turns: list[dict[str, Any]]
+    conclusion: str = ""
+    stop_reason: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.task.correct
+
+
+class Consultation:
+    """One consultation of ``case``; ``patient_model`` answers as the patient.
+
+    ``solver`` answers the task when :meth:`finish` gets no answer (model doctors).
+    ``max_turns`` caps the questions; ``match`` is the fact-matching method.
+    """
+
+    def __init__(
+        self,
+        case: Case,
+        patient_model: Any,
+        *,
+        store: Any = None,
+        run_id: int | None = None,
+        max_turns: int = 10,
+        solver: Solver | None = None,
+        match: str | None = None,
+        position: int | None = None,
+    ) -> None:
+        self.case = case
+        self.patient = Patient(case, patient_model, match=match)
+        self.store = store
+        self.run_id = run_id
+        self.max_turns = max_turns
+        self.solver = solver
+        self.position = position
+        self.turns: list[dict[str, Any]] = []
+        self.result: ConsultResult | None = None
+        self._started = False
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def questions_asked(self) -> int:
+        return sum(1 for t in self.turns if t["role"] == "doctor"
+                   and t["extra"].get("kind") == "question")  # fmt: skip
+
+    @property
+    def questions_left(self) -> int:
+        return max(0, self.max_turns - self.questions_asked)
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    @property
+    def task_text(self) -> str:
+        """The final task as shown to the doctor."""
+        return task_text(self.case.task)
+
+    def _record(
+        self, turn: int, role: str, text: str, extra: dict[str, Any],
+        latency_s: float | None = None, tokens: int | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        row = {"turn": turn, "role": role, "text": text, "extra": extra,
+               "latency_s": latency_s, "tokens": tokens}  # fmt: skip
+        self.turns.append(row)
+        if self.store is not None and self.run_id is not None:
+            self.store.add_turn(
+                self.run_id,
+                self.case.id,
+                turn,
+                role,
+                text,
+                extra=extra,
+                latency_s=latency_s,
+                tokens=tokens,
+            )
+        return row
+
+    # -- the dialogue ----------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Begin: record and return the patient's opening request."""
+        if self._started:
+            raise ConsultationError("the consultation has already started")
+        self._started = True
+        self._record(0, "patient", self.case.initial_request, {"kind": "opening"})
+        return self.case.initial_request
+
+    def _check_can_ask(self, question: str) -> None:
+        if not self._started:
+            raise ConsultationError("start the consultation before asking")
+        if self.finished:
+            raise ConsultationError("the consultation is finished")
+        if self.questions_left <= 0:
+            raise ConsultationError(f"no questions left (limit {self.max_turns})")
+        if not question.strip():
+            raise ConsultationError("empty question")
+
+    def _record_question(self, question: str, extra: dict[str, Any] | None = None) -> int:
+        turn = self.questions_asked + 1
+        self._record(turn, "doctor", question.strip(), {"kind": "question", **(extra or {})},
+                     latency_s=(extra or {}).get("latency_s"),
+                     tokens=(extra or {}).get("completion_tokens"))  # fmt: skip
+        return turn
+
+    def _record_reply(self, turn: int, question: str, reply: PatientReply) -> dict[str, Any]:
+        given = reply.fact_indices
+        leak = turn_leakage(question, reply.text, self.case.facts, given, self.case.language)
+        extra = {
+            "kind": "reply",
+            "facts": [m.to_dict() for m in reply.facts],
+            "source": reply.source,
+            **leak,
+        }
+        if reply.raw and reply.raw != reply.text:
+            extra["raw"] = reply.raw
+        return self._record(turn, "patient", reply.text, extra, latency_s=reply.latency_s,
+                            tokens=reply.completion_tokens or None)  # fmt: skip
+
+    def ask(self, question: str, doctor_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Put ``question`` to the patient; return the reply turn (``text``, ``extra``…)."""
+        self._check_can_ask(question)
+        turn = self._record_question(question, doctor_extra)
+        return self._record_reply(turn, question, self.patient.reply(question))
+
+    def ask_stream(self, question: str, doctor_extra: dict[str, Any] | None = None) -> ReplyStream:
+        """Like :meth:`ask`, streaming the reply: iterate for pieces, then read ``.turn``."""
+        self._check_can_ask(question)
+        turn = self._record_question(question, doctor_extra)
+        return ReplyStream(self, turn, question, self.patient.stream(question))
+
+    def conclude(self, text: str, reason: str | None = None) -> None:
+        """Record what a model doctor said instead of a question (not a question turn)."""
+        if text.strip():
+            self._record(self.questions_asked + 1, "doctor", text.strip(),
+                         {"kind": "conclusion", "reason": reason})  # fmt: skip
+
+    def finish(self, answer: str | None = None) -> ConsultResult:
+        """Complete the task: score ``answer`` (a person's) or let the solver answer.
+
+        Stores the answer row when the consultation has a store and run id.
+        """
+        if self.finished:
+            raise ConsultationError("the consultation is already finished")
+        if not self._started:
+            raise ConsultationError("start the consultation before finishing it")
+        if answer is not None:
+            task = score_answer(self.case.task, answer)
+        elif self.solver is not None:
+            task = self.solver.answer(self.case, self.turns, context="dialogue")
+        else:
+            raise ConsultationError("no answer given and no solver to answer the task")
+        metrics = consultation_metrics(self.case, self.turns, task.correct)
+        metrics["similarity"] = task.similarity
+        conclusion = next((t for t in reversed(self.turns)
+                           if t["extra"].get("kind") == "conclusion"), None)  # fmt: skip
+        self.result = ConsultResult(
+            self.case.id,
+            task,
+            metrics,
+            list(self.turns),
+            conclusion=conclusion["text"] if conclusion else "",
+            stop_reason=conclusion["extra"].get("reason") if conclusion else None,
+        )
+        if self.store is not None and self.run_id is not None:
+            self.store.add_answer(
+                self.run_id, self.case.id, response=task.response, chosen=task.chosen,
+                gold=task.gold, correct=task.correct, scores=metrics,
+                extra={"task_kind": self.case.task.kind, "turns": self.questions_asked,
+                       **task.extra},
+                latency_s=task.latency_s, prompt_tokens=task.prompt_tokens,
+                completion_tokens=task.completion_tokens, position=self.position,
+            )  # fmt: skip
+        return self.result
+
+
+class ReplyStream:
+    """A streamed patient reply; the turn is recorded once the stream is exhausted."""
+
+    def __init__(
+        self, consultation: Consultation, turn: int, question: str, stream: PatientStream
+    ) -> None:
+        self.consultation = consultation
+        self.turn_number = turn
+        self.question = question
+        self.stream = stream
+        self.turn: dict[str, Any] | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.stream
+        assert self.stream.result is not None
+        self.turn = self.consultation._record_reply(
+            self.turn_number, self.question, self.stream.result
+        )
+
+    def cancel(self) -> None:
+        self.stream.cancel()

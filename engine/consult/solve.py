@@ -1,0 +1,179 @@
+"""The final task T: answering it (a model, or a person's typed answer) and scoring it.
+
+A multiple-choice task is answered with a letter: by a model either from the log-probabilities
+of the option letters after the chat prompt (``logprobs``, the default: one forward pass, always
+a valid letter) or by generating an answer and extracting the letter (``generate``). A
+diagnosis task is answered in free text and scored twice: a normalised string match (the
+accuracy) and the cosine similarity of MiniLM embeddings with the gold diagnosis.
+
+The context the task is answered from is the dialogue (a consultation), every fact of M (the
+upper bound) or the opening request alone (the lower bound).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.consult.cases import Case, Task
+from engine.consult.doctor import history_messages
+from engine.exam.extract import extract_answer
+
+CONTEXTS = ("dialogue", "all", "opening")
+METHODS = ("logprobs", "generate")
+
+_INTRO = {
+    "dialogue": "Here is your consultation with a patient so far.",
+    "all": "Here is everything known about a patient.",
+    "opening": "A patient comes to you and says the following.",
+}
+
+
+def extract_letter(text: str, options: dict[str, str]) -> str | None:
+    """The option letter ``text`` chooses, or None (the exam's answer extraction)."""
+    return extract_answer(text, list(options.values()), letters="".join(options))
+
+
+def normalize_diagnosis(text: str) -> str:
+    """Lower-case, accents, parentheses, punctuation and articles removed."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    text = re.sub(r"\([^)]*\)", " ", text)
+    text = re.sub(r"[^\w\s]", " ", text)
+    words = [w for w in text.split() if w not in {"the", "a", "an"}]
+    return " ".join(words)
+
+
+def diagnosis_match(prediction: str, gold: str) -> bool:
+    """Normalised match: equal, or the gold (or its abbreviation in parentheses) is contained
+    in the prediction as whole words."""
+    pred = normalize_diagnosis(prediction)
+    if not pred:
+        return False
+    golds = {normalize_diagnosis(gold)}
+    golds |= {normalize_diagnosis(a) for a in re.findall(r"\(([^)]*)\)", gold)}
+    golds.discard("")
+    padded = f" {pred} "
+    return any(pred == g or f" {g} " in padded for g in golds)
+
+
+def clean_diagnosis(text: str) -> str:
+    """The diagnosis named in a generated answer (first line, lead-in phrases dropped)."""
+    line = next((x.strip() for x in text.strip().splitlines() if x.strip()), "")
+    line = re.sub(
+        r"^(final )?(answer|diagnosis|the (most likely |final )?diagnosis( is)?|"
+        r"the patient (most likely )?has|most likely|you (most likely |probably )?have)\s*[:,-]?\s*",
+        "", line, flags=re.IGNORECASE,
+    )  # fmt: skip
+    return line.strip(" .*")
+
+
+@dataclass
+class TaskResult:
+    """A scored answer to the final task."""
+
+    response: str
+    chosen: str | None
+    gold: str
+    correct: bool
+    similarity: float | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def score_answer(task: Task, response: str) -> TaskResult:
+    """Score a typed or generated answer: a letter for MCQ, a diagnosis otherwise."""
+    if task.kind == "mcq":
+        chosen = extract_letter(response, task.options)
+        return TaskResult(response, chosen, task.answer, chosen == task.answer)
+    from engine.consult.similarity import similarity
+
+    chosen = clean_diagnosis(response)
+    return TaskResult(
+        response,
+        chosen,
+        task.diagnosis,
+        diagnosis_match(chosen, task.diagnosis),
+        similarity=round(similarity(chosen, task.diagnosis), 4),
+    )
+
+
+def task_text(task: Task) -> str:
+    """The task as shown to a doctor (question and lettered options)."""
+    if task.kind == "mcq":
+        options = "\n".join(f"{k}. {v}" for k, v in task.options.items())
+        return f"{task.question}\n{options}"
+    return task.question or "What is the most likely diagnosis?"
+
+
+def instruction(task: Task) -> str:
+    if task.kind == "mcq":
+        return "Answer with the letter of the correct option."
+    return "Reply with the name of the most likely diagnosis only."
+
+
+class Solver:
+    """Answers a case's task with a chat model, from a dialogue, all facts or P0 alone."""
+
+    def __init__(
+        self, model: Any, method: str = "logprobs", max_tokens: int = 48, seed: int = 0
+    ) -> None:
+        if method not in METHODS:
+            raise ValueError(f"unknown answering method {method!r}")
+        self.model = model
+        self.method = method
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def messages(
+        self, case: Case, turns: list[dict[str, Any]] | None = None, context: str = "dialogue"
+    ) -> list[dict[str, str]]:
+        """The chat that asks the task, after the chosen context."""
+        if context not in CONTEXTS:
+            raise ValueError(f"unknown context {context!r}")
+        if context == "all":
+            body = "\n".join(f"- {f.key}: {f.value}" for f in case.facts)
+            body = f"Patient says: {case.initial_request}\n{body}"
+        elif context == "opening":
+            body = f"Patient: {case.initial_request}"
+        else:
+            lines = []
+            for m in history_messages(list(turns or [])):
+                who = "Doctor" if m["role"] == "assistant" else "Patient"
+                lines.append(f"{who}: {m['content']}")
+            body = "\n".join(lines) or f"Patient: {case.initial_request}"
+        prompt = (
+            f"{_INTRO[context]}\n\n{body}\n\n{task_text(case.task)}\n\n{instruction(case.task)}"
+        )
+        system = "You are an experienced doctor."
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+    def answer(
+        self, case: Case, turns: list[dict[str, Any]] | None = None, context: str = "dialogue"
+    ) -> TaskResult:
+        """Answer and score the task of ``case``."""
+        messages = self.messages(case, turns, context)
+        started = time.perf_counter()
+        if case.task.kind == "mcq" and self.method == "logprobs":
+            letters = list(case.task.options)
+            prompt = self.model.chat_prompt(messages, add_generation_prompt=True)
+            scores = self.model.logprobs(prompt, letters)
+            chosen = max(letters, key=lambda k: scores.get(k, float("-inf")))
+            result = TaskResult(chosen, chosen, case.task.answer, chosen == case.task.answer)
+            result.extra["logprobs"] = {k: round(float(v), 4) for k, v in scores.items()}
+            result.prompt_tokens = self.model.count_tokens(prompt)
+        else:
+            g = self.model.chat(
+                messages, max_tokens=self.max_tokens, temperature=0.0, seed=self.seed
+            )
+            result = score_answer(case.task, g.text)
+            result.prompt_tokens = g.prompt_tokens or 0
+            result.completion_tokens = g.completion_tokens or 0
+        result.latency_s = round(time.perf_counter() - started, 3)
+        result.extra["context"] = context
+        return result

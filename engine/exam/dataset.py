@@ -1,0 +1,284 @@
+"""Multiple-choice exam data sets: reading, validating and importing them.
+
+A question is a dict::
+
+    {"id": 0, "question": "…", "options": ["…", "…", "…", "…", "…"], "answer": "D",
+     "explanation": "…", "analyse": "…", "type1": "正向", "type2": "常识题", "type3": "其他"}
+
+``analyse`` and ``type1``/``type2``/``type3`` are optional. ExplainCPE files (the published
+JSON lists) need exactly five options and an explanation; generic ``mcq`` files (JSON list,
+JSON Lines or CSV) need two to five options and may leave the explanation empty.
+
+Every record is checked before anything is stored; the first bad record stops the import
+with its number (1-based) and the reason, and the store is left untouched.
+
+>>> rows = [{"id": 1, "question": "Q?", "options": ["a", "b"], "answer": "b"}]
+>>> validate_records(rows, fmt="mcq")[0]["answer"]
+'B'
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.paths import samples_dir
+from engine.store import Store
+
+ACTIVITY = "exam"
+LETTERS = "ABCDE"
+SAMPLE_NAME = "explaincpe-sample"
+SAMPLE_FILE = "explaincpe_sample.json"
+FORMATS = ("explaincpe", "mcq")
+TYPE_FIELDS = ("type1", "type2", "type3")
+OPTIONAL_TEXT = ("analyse", "source", *TYPE_FIELDS)
+
+
+class DatasetError(ValueError):
+    """A file or record that is not a valid exam data set."""
+
+
+def letters_for(item: dict[str, Any]) -> str:
+    """The option letters of a question (``"ABCDE"`` for five options)."""
+    return LETTERS[: len(item["options"])]
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value).strip()
+
+
+def validate_record(record: Any, fmt: str = "explaincpe") -> dict[str, Any]:
+    """Check one record and return it normalised (stripped texts, upper-case answer).
+
+    Raises :class:`DatasetError` with the reason (without the record number).
+    """
+    if fmt not in FORMATS:
+        raise DatasetError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    if not isinstance(record, dict):
+        raise DatasetError(f"expected an object, got {type(record).__name__}")
+    rid = record.get("id")
+    if rid is None or isinstance(rid, bool) or not isinstance(rid, str | int):
+        raise DatasetError("missing or invalid 'id' (a number or a text)")
+    if isinstance(rid, str) and not rid.strip():
+        raise DatasetError("empty 'id'")
+    question = _text(record.get("question"))
+    if not question:
+        raise DatasetError("missing or empty 'question'")
+    options = record.get("options")
+    if not isinstance(options, list):
+        raise DatasetError("'options' must be a list of texts")
+    wanted = "exactly 5" if fmt == "explaincpe" else "2 to 5"
+    if (fmt == "explaincpe" and len(options) != 5) or not 2 <= len(options) <= 5:
+        raise DatasetError(f"'options' must hold {wanted} texts (got {len(options)})")
+    texts = [_text(o) for o in options]
+    for letter, text in zip(LETTERS, texts, strict=False):
+        if not text:
+            raise DatasetError(f"option {letter} is missing or empty")
+    answer = _text(record.get("answer"))
+    valid = LETTERS[: len(options)]
+    if not answer or len(answer) != 1 or answer.upper() not in valid:
+        raise DatasetError(
+            f"'answer' must be one letter of {', '.join(valid)} (got {record.get('answer')!r})"
+        )
+    explanation = _text(record.get("explanation"))
+    if explanation is None and record.get("explanation") is not None:
+        raise DatasetError("'explanation' must be a text")
+    if fmt == "explaincpe" and not explanation:
+        raise DatasetError("missing or empty 'explanation'")
+    out: dict[str, Any] = {
+        "id": rid.strip() if isinstance(rid, str) else rid,
+        "question": question,
+        "options": texts,
+        "answer": answer.upper(),
+        "explanation": explanation or "",
+    }
+    for key in OPTIONAL_TEXT:
+        value = record.get(key)
+        if value is None or value == "":
+            continue
+        text = _text(value)
+        if text is None:
+            raise DatasetError(f"'{key}' must be a text")
+        out[key] = text
+    return out
+
+
+def validate_records(records: Iterable[Any], fmt: str = "explaincpe") -> list[dict[str, Any]]:
+    """Validate every record; the first bad one raises ``DatasetError("record N: …")``."""
+    out: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, record in enumerate(records, start=1):
+        try:
+            item = validate_record(record, fmt)
+        except DatasetError as exc:
+            raise DatasetError(f"record {number}: {exc}") from None
+        key = str(item["id"])
+        if key in seen:
+            raise DatasetError(
+                f"record {number}: duplicate id {item['id']!r} (also record {seen[key]})"
+            )
+        seen[key] = number
+        out.append(item)
+    if not out:
+        raise DatasetError("the file holds no records")
+    return out
+
+
+# -- reading files -----------------------------------------------------------------------
+
+_OPTION_COLUMNS = [
+    [c, f"option_{c.lower()}", f"option{c}", f"option {c}", f"选项{c}"] for c in LETTERS
+]
+
+
+def _csv_record(row: dict[str, str]) -> dict[str, Any]:
+    lowered = {(k or "").strip().lower(): v for k, v in row.items()}
+    record: dict[str, Any] = {
+        k: (v.strip() if isinstance(v, str) else v) for k, v in lowered.items()
+    }
+    options: list[str] | None = None
+    raw = lowered.get("options")
+    if raw:
+        raw = raw.strip()
+        if raw.startswith("["):
+            try:
+                options = json.loads(raw)
+            except json.JSONDecodeError:
+                raise DatasetError("'options' column is not a JSON list") from None
+        else:
+            options = [o.strip() for o in raw.split("|")]
+    else:
+        options = []
+        for names in _OPTION_COLUMNS:
+            value = next(
+                (lowered[n.lower()] for n in names if lowered.get(n.lower(), "") not in ("", None)),
+                None,
+            )
+            if value is None:
+                break
+            options.append(value)
+    record["options"] = options
+    for key in [k for k in record if re.fullmatch(r"(?:option[ _]?)?[a-e]|选项[a-e]", k)]:
+        del record[key]
+    return record
+
+
+def read_records(path: str | Path) -> list[Any]:
+    """The raw records of a JSON list, a JSON Lines file or a CSV file (by extension)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DatasetError(f"no such file: {path}") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path.name} is not UTF-8 text") from None
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames:
+            raise DatasetError(f"{path.name}: no header row")
+        records = []
+        for number, row in enumerate(reader, start=1):
+            try:
+                records.append(_csv_record(row))
+            except DatasetError as exc:
+                raise DatasetError(f"record {number}: {exc}") from None
+        return records
+    if suffix in (".jsonl", ".ndjson"):
+        records = []
+        for number, line in enumerate((ln for ln in text.splitlines() if ln.strip()), start=1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"record {number}: not valid JSON ({exc.msg})") from None
+        return records
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})"
+        ) from None
+    if isinstance(data, dict):
+        for key in ("data", "questions", "items", "records"):
+            if isinstance(data.get(key), list):
+                return data[key]
+        raise DatasetError(f"{path.name}: expected a JSON list of questions")
+    if not isinstance(data, list):
+        raise DatasetError(f"{path.name}: expected a JSON list of questions")
+    return data
+
+
+def load_file(path: str | Path, fmt: str = "explaincpe") -> list[dict[str, Any]]:
+    """Read and validate a whole file (see :func:`read_records`, :func:`validate_records`)."""
+    try:
+        return validate_records(read_records(path), fmt)
+    except DatasetError as exc:
+        raise DatasetError(f"{Path(path).name}: {exc}") from None
+
+
+def import_file(
+    store: Store,
+    path: str | Path,
+    fmt: str = "explaincpe",
+    name: str | None = None,
+    replace: bool = False,
+) -> dict[str, Any]:
+    """Validate ``path`` and store it as one data set (default name: the file stem).
+
+    Returns the stored data set row. Nothing is stored when any record is bad.
+    """
+    path = Path(path)
+    items = load_file(path, fmt)
+    name = name or path.stem
+    meta = {
+        "format": fmt,
+        "n_options": sorted({len(i["options"]) for i in items}),
+        "types": {f: sorted({i[f] for i in items if f in i}) for f in TYPE_FIELDS},
+    }
+    store.add_dataset(name, ACTIVITY, items, source=path.name, meta=meta, replace=replace)
+    return store.dataset(name)
+
+
+def sample_path() -> Path:
+    """The sample question bank shipped with medexam (written for it, not exam questions)."""
+    return samples_dir() / SAMPLE_FILE
+
+
+def ensure_sample(store: Store) -> str:
+    """Import the sample bank as ``explaincpe-sample`` unless present; return its name."""
+    if not store.has_dataset(SAMPLE_NAME):
+        import_file(store, sample_path(), "explaincpe", SAMPLE_NAME)
+    return SAMPLE_NAME
+
+
+def exam_datasets(store: Store) -> list[dict[str, Any]]:
+    """The exam data sets in the store."""
+    return store.datasets(ACTIVITY)
+
+
+# -- question types ------------------------------------------------------------------------
+
+# Questions asking for the false statement or the exception ("反向" in ExplainCPE).
+_NEGATIVE = re.compile(
+    r"不正确|错误|不属于|不包括|不是|除外|不能|不符合|不需要|不用于|不可|不得|不恰当|不合理"
+    r"|不妥|无关|不含|不常见|不会|\bexcept\b|\bnot\b|\bfalse\b|\bincorrect\b|\bsauf\b|\bfausse\b"
+    r"|\binexacte\b",
+    re.IGNORECASE,
+)
+
+
+def polarity(item: dict[str, Any]) -> str:
+    """``type1`` when given, else ``反向`` for questions asking for the false statement or the
+    exception (judged from the wording) and ``正向`` otherwise."""
+    if item.get("type1"):
+        return str(item["type1"])
+    return "反向" if _NEGATIVE.search(item.get("question", "")) else "正向"

@@ -1,0 +1,256 @@
+"""Find the answer letter in a model's free-text reply (Chinese, English or French).
+
+Rules are tried from the most explicit to the least, and the first rule that finds a single
+letter wins:
+
+1. a declared answer: ``答案：B``, ``正确答案是选项D``, ``本题选C``, ``the correct answer is C``,
+   ``Answer: (b)``, ``la bonne réponse est B``, ``Réponse : E``;
+2. a reply that opens with a letter: ``B``, ``B. 吸入制剂``, ``(C)``, ``选项E：…``, ``Option A: …``;
+3. a concluding statement: ``选项D是正确答案``, ``故本题选项A为答案``, ``D is correct``,
+   ``B est la bonne réponse``;
+4. the text of exactly one option, without its letter.
+
+A reply whose declared answer names no option (``答案是没有错误的选项``, ``none of the above``)
+gets no letter. Within each rule the first occurrence counts, as a reader takes the first
+answer a reply states.
+
+>>> extract_answer("答案：B.吸入制剂\\n解析：……")
+'B'
+>>> extract_answer("After weighing the options, the correct answer is C.")
+'C'
+>>> extract_answer("La bonne réponse est (b).")
+'B'
+>>> extract_answer("喷雾剂", options=["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"])
+'D'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LETTERS = "ABCDE"
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """A letter found in a reply: which rule found it and where it starts."""
+
+    letter: str | None
+    rule: str
+    start: int = -1
+
+
+def _normalise(text: str) -> str:
+    # Full-width letters and punctuation (Ａ, ：, （) become their ASCII forms.
+    text = unicodedata.normalize("NFKC", text)
+    return text.replace("\u3000", " ")
+
+
+# A letter standing alone: not inside a word like "Vitamin A1" or "CYP3A4", optionally
+# bracketed. Upper case anywhere; lower case only when bracketed or followed by punctuation
+# or the end (so the English article "a" is never read as an answer).
+_L = (
+    r"(?-i:[(\[]\s*(?P<b>[A-Ea-e])\s*[)\]]"
+    r"|(?<![A-Za-z0-9])(?P<u>[A-E])(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9'’])(?P<l>[a-e])(?=\s*(?:[.)、,:;。，：；]|$)))"
+)
+# Several letters in a row ("A、B和C", "A and D") mean the reply chose more than one.
+_MULTI = re.compile(
+    r"\s*(?:[、,，/&]|和|及|与|或|and|or|et|ou)\s*(?:选项|option\s*|l'option\s*)?[A-Ea-e](?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+
+_ZH_DECLARED = [
+    # 答案：B / 正确答案是选项D / 本题答案为：C / 最佳答案应该是 E / 答案选A
+    r"答案\s*(?:应该|应当|应|就|可能|即)?\s*(?:是|为|选择?|:|：)?\s*[:：]?\s*(?:选项|选)?\s*" + _L,
+    # 正确选项：D / 错误选项为E / 正确的选项是B
+    r"(?:正确|错误|最佳|最合适|最恰当)的?选项\s*(?:应该|应当|应)?\s*(?:是|为|:|：)\s*[:：]?\s*"
+    + _L,
+    # 故选D / 本题选C / 宜选B / 应选择A / 选择答案A
+    r"(?:故|因此|所以|本题|该题|宜|应|应该|应当|则|即|只能|可以|我)\s*(?:选择?|选用)\s*(?:答案|选项)?\s*"
+    + _L,
+]
+_EN_DECLARED = [
+    r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*(?:option\s*|choice\s*|answer\s*)?"
+    + _L,
+    r"\banswer\s*(?:is\s*)?:?\s*" + _L,
+    r"\b(?:I\s+(?:would\s+)?(?:choose|pick|select)|choose|select)\s+(?:option\s*)?" + _L,
+]
+_FR_DECLARED = [
+    r"\b(?:la\s+)?(?:bonne|meilleure)?\s*r[ée]ponse\s*(?:correcte|juste|exacte)?\s*(?:est|serait|:|=)\s*(?:donc\s*)?(?:l'option\s*|la\s+proposition\s*|la\s+)?"
+    + _L,
+    r"\b(?:je\s+choisis|on\s+choisit|choisir)\s+(?:l'option\s*|la\s+proposition\s*)?" + _L,
+]
+_DECLARED = [re.compile(p, re.IGNORECASE) for p in _EN_DECLARED + _FR_DECLARED] + [
+    re.compile(p) for p in _ZH_DECLARED
+]
+# A declared answer that names no option.
+_NONE = re.compile(
+    r"答案(?:是|为)?(?:没有|无)|没有(?:正确|错误)(?:的)?(?:答案|选项)|none of the (?:above|options)"
+    r"|aucune (?:des )?(?:réponses?|propositions?)",
+    re.IGNORECASE,
+)
+# A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -".
+_LEADING = re.compile(
+    r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*"
+    + _L
+    + r"(?!\s*(?:[、,，/&]|和|及|与)\s*[A-E](?![A-Za-z0-9]))",
+    re.IGNORECASE,
+)
+# Concluding statements naming one letter as the answer.
+_CONCLUDING = [
+    re.compile(
+        r"(?:选项|选)?\s*"
+        + _L
+        + r"\s*(?:项|选项)?\s*(?:(?:错误|不正确|正确)[，,]\s*)?(?:应该|应当|应)?\s*(?:是|为)\s*(?:本题|该题|此题)?(?:的)?(?:正确|最佳|最合适)?(?:的)?(?:答案|选项)(?!都|均)"
+    ),
+    re.compile(
+        r"(?:故|因此|所以|综上所述?|综上)[，,]?\s*(?:本题)?(?:的)?(?:答案|选项)?\s*(?:是|为)?\s*选项\s*"
+        + _L
+    ),
+    re.compile(r"\boption\s*" + _L + r"\s*is\s*(?:the\s+)?(?:correct|right|best)", re.IGNORECASE),
+    re.compile(
+        r"(?:l'option|la\s+proposition|r[ée]ponse)\s*"
+        + _L
+        + r"\s*est\s+(?:la\s+)?(?:bonne|correcte|juste|exacte)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        _L + r"\s*(?:is|est)\s+(?:the\s+|la\s+)?(?:correct|right|bonne)\s+(?:answer|r[ée]ponse)",
+        re.IGNORECASE,
+    ),
+]
+
+
+def _letter(m: re.Match[str]) -> str:
+    return (m.group("b") or m.group("u") or m.group("l")).upper()
+
+
+def _first(pattern: re.Pattern[str], text: str) -> tuple[re.Match[str], bool] | None:
+    """First match of ``pattern`` and whether it names several letters ("A、B和C")."""
+    m = pattern.search(text)
+    return None if m is None else (m, bool(_MULTI.match(text, m.end())))
+
+
+def _single(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """First match of ``pattern`` naming exactly one letter."""
+    for m in pattern.finditer(text):
+        if not _MULTI.match(text, m.end()):
+            return m
+    return None
+
+
+def _option_key(text: str) -> str:
+    return re.sub(r"[\s。.，,、；;：:！!？?（）()“”\"'‘’]+", "", text).lower()
+
+
+def _by_option_text(text: str, options: Sequence[str], letters: str) -> Extraction | None:
+    flat = _option_key(text)
+    if not flat:
+        return None
+    keys = [_option_key(o) for o in options]
+    exact = [i for i, k in enumerate(keys) if k and k == flat]
+    if len(exact) == 1:
+        return Extraction(letters[exact[0]], "option-text", 0)
+    found = [i for i, k in enumerate(keys) if k and k in flat]
+    # An option contained in another that also matched ("阿司匹林" in "阿司匹林肠溶片")
+    # is no evidence of its own.
+    found = [i for i in found if not any(j != i and keys[i] in keys[j] for j in found)]
+    if len(found) == 1:
+        return Extraction(letters[found[0]], "option-text", flat.find(keys[found[0]]))
+    return None
+
+
+def find_answer(
+    text: str, options: Sequence[str] | None = None, letters: str = LETTERS
+) -> Extraction:
+    """Find the answer a reply gives; ``Extraction.letter`` is None when it gives none.
+
+    ``options`` (the option texts, in letter order) let a reply that quotes one option
+    without its letter count as choosing it.
+    """
+    norm = _normalise(text or "")
+    allowed = set(letters.upper())
+    best: Extraction | None = None
+    for pattern in _DECLARED:
+        found = _first(pattern, norm)
+        if found is None or (best is not None and found[0].start() >= best.start):
+            continue
+        m, several = found
+        if several:
+            best = Extraction(None, "declared-several", m.start())
+        elif _letter(m) in allowed:
+            best = Extraction(_letter(m), "declared", m.start())
+    none = _NONE.search(norm)
+    if none and (best is None or none.start() < best.start):
+        return Extraction(None, "declared-none", none.start())
+    if best is not None:
+        return best
+    for pattern in _CONCLUDING:
+        m = _single(pattern, norm)
+        if m and _letter(m) in allowed:
+            return Extraction(_letter(m), "concluding", m.start())
+    m = _LEADING.match(norm)
+    if m and _letter(m) in allowed:
+        return Extraction(_letter(m), "leading", m.start())
+    if options:
+        found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
+        if found is not None:
+            return found
+    return Extraction(None, "none")
+
+
+def extract_answer(
+    text: str, options: Sequence[str] | None = None, letters: str = LETTERS
+) -> str | None:
+    """The letter (upper case) a reply chooses, or None; see :func:`find_answer`."""
+    return find_answer(text, options, letters).letter
+
+
+_EXPLANATION_START = re.compile(
+    r"(?:解析|解释|分析|explanation|explication|rationale)\s*[:：]", re.I
+)
+
+
+def split_answer_explanation(text: str) -> tuple[str, str]:
+    """Split a reply into its answer part and its explanation (after ``解析：`` or similar).
+
+    Without such a heading the whole reply is the explanation and the answer part is empty.
+    """
+    m = _EXPLANATION_START.search(text or "")
+    if m is None:
+        return "", text or ""
+    return text[: m.start()], text[m.end() :]
+
+
+_ARGUED = [
+    re.compile(
+        r"(?:故|因此|所以|综上所述?|综上|因而|即)[，,]?\s*(?:本题|该题|此题)?(?:的)?(?:正确)?(?:答案|选项)?\s*(?:应该|应当|应)?\s*(?:是|为|选择?|选)?\s*[:：]?\s*(?:选项)?\s*"
+        + _L
+    ),
+    re.compile(
+        r"(?:therefore|thus|hence|so)[, ]+(?:the\s+)?(?:correct\s+)?(?:answer|option)\s*(?:is)?\s*(?:option\s*)?"
+        + _L,
+        re.I,
+    ),
+    re.compile(r"(?:donc|ainsi)[, ]+(?:la\s+)?(?:bonne\s+)?r[ée]ponse\s*(?:est)?\s*" + _L, re.I),
+]
+
+
+def argued_letter(explanation: str, options: Sequence[str] | None = None) -> str | None:
+    """The letter an explanation argues for: its concluding "故本题选D" / "therefore B", else
+    the answer it declares anywhere; None when it never commits to one."""
+    norm = _normalise(explanation or "")
+    last: re.Match[str] | None = None
+    for pattern in _ARGUED:
+        for m in pattern.finditer(norm):
+            if _MULTI.match(norm, m.end()):
+                continue
+            if last is None or m.start() > last.start():
+                last = m
+    if last is not None:
+        return _letter(last)
+    return extract_answer(explanation, options)

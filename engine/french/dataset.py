@@ -1,0 +1,167 @@
+"""FrenchMedMCQA data sets: validation, import, and the shipped sample.
+
+A FrenchMedMCQA file is a JSON list of questions::
+
+    {"id": "...", "question": "...", "answers": {"a": "...", ..., "e": "..."},
+     "correct_answers": ["a", "d"], "nbr_correct_answers": 2, "type": "multiple", ...}
+
+Every record is checked before anything is stored; the first problems are reported with the
+record number (1-based) and the reason, and nothing is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.paths import samples_dir
+from engine.store import Store
+
+ACTIVITY = "french"
+LETTERS = ("a", "b", "c", "d", "e")
+SAMPLE_DATASET = "frenchmedmcqa-sample"
+SAMPLE_CORPUS = "french-sample"
+SAMPLE_FILE = "frenchmedmcqa_sample.json"
+SAMPLE_PASSAGES = "french_passages.jsonl"
+
+
+class DatasetError(ValueError):
+    """A FrenchMedMCQA file that cannot be imported (the message says which records and why)."""
+
+
+def record_problem(record: Any) -> str | None:
+    """Why ``record`` is not a valid FrenchMedMCQA question, or None when it is."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    qid = record.get("id")
+    if not isinstance(qid, str | int) or isinstance(qid, bool) or not str(qid).strip():
+        return "missing or empty 'id'"
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        return "missing or empty 'question'"
+    answers = record.get("answers")
+    if not isinstance(answers, dict):
+        return "'answers' must be an object with the options a to e"
+    if sorted(answers) != list(LETTERS):
+        return f"'answers' must have exactly the keys a, b, c, d, e (found {sorted(answers)})"
+    for letter in LETTERS:
+        if not isinstance(answers[letter], str) or not answers[letter].strip():
+            return f"option {letter!r} is empty"
+    correct = record.get("correct_answers")
+    if not isinstance(correct, list) or not correct:
+        return "'correct_answers' must be a non-empty list of letters"
+    if any(not isinstance(c, str) or c.lower() not in LETTERS for c in correct):
+        return f"'correct_answers' holds something other than the letters a to e: {correct!r}"
+    if len({c.lower() for c in correct}) != len(correct):
+        return f"'correct_answers' repeats a letter: {correct!r}"
+    n = record.get("nbr_correct_answers")
+    if n is not None and n != len(correct):
+        return f"'nbr_correct_answers' is {n!r} but 'correct_answers' has {len(correct)}"
+    return None
+
+
+def normalise(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as stored: string id, lower-case sorted ``correct_answers``, a ``category``."""
+    item = dict(record)
+    item["id"] = str(record["id"])
+    item["correct_answers"] = sorted(c.lower() for c in record["correct_answers"])
+    item["nbr_correct_answers"] = len(item["correct_answers"])
+    item.setdefault("category", record.get("type") or None)
+    return item
+
+
+def load_questions(path: str | Path, max_problems: int = 10) -> list[dict[str, Any]]:
+    """Read and validate a FrenchMedMCQA JSON file; return the normalised questions.
+
+    Raises :class:`DatasetError` naming up to ``max_problems`` bad records.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON list of questions")
+    if not data:
+        raise DatasetError(f"{path}: the file holds no questions")
+    problems, seen = [], {}
+    for number, record in enumerate(data, start=1):
+        problem = record_problem(record)
+        if problem is None:
+            key = str(record["id"])
+            if key in seen:
+                problem = f"duplicate id {key!r} (first seen in record {seen[key]})"
+            seen.setdefault(key, number)
+        if problem is not None:
+            problems.append(f"record {number}: {problem}")
+    if problems:
+        more = f" (and {len(problems) - max_problems} more)" if len(problems) > max_problems else ""
+        raise DatasetError(
+            f"{path}: {len(problems)} invalid record(s), nothing imported: "
+            + "; ".join(problems[:max_problems])
+            + more
+        )
+    return [normalise(r) for r in data]
+
+
+def import_frenchmedmcqa(
+    store: Store, path: str | Path, name: str | None = None, replace: bool = False
+) -> dict[str, Any]:
+    """Validate ``path`` and store it as data set ``name`` (default: the file's stem).
+
+    Returns ``{"name", "n_items", "by_n_answers"}``. All or nothing: a bad record stores nothing.
+    """
+    path = Path(path)
+    questions = load_questions(path)
+    name = name or path.stem
+    is_sample = all(q.get("sample") for q in questions)
+    store.add_dataset(
+        name,
+        ACTIVITY,
+        questions,
+        source=str(path.name),
+        meta={"format": "frenchmedmcqa", "sample": is_sample},
+        replace=replace,
+    )
+    counts: dict[str, int] = {}
+    for q in questions:
+        key = str(q["nbr_correct_answers"])
+        counts[key] = counts.get(key, 0) + 1
+    return {"name": name, "n_items": len(questions), "by_n_answers": dict(sorted(counts.items()))}
+
+
+def options(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """``[("a", text), ..., ("e", text)]`` of a question."""
+    return [(letter, item["answers"][letter]) for letter in LETTERS]
+
+
+def gold(item: dict[str, Any]) -> frozenset[str]:
+    """The correct letters of a question (lower case)."""
+    return frozenset(c.lower() for c in item["correct_answers"])
+
+
+def retrieval_query(item: dict[str, Any]) -> str:
+    """The retrieval query: the question followed by its five options (as in the reference)."""
+    return " ".join([item["question"], *(text for _, text in options(item))])
+
+
+def question_source(dataset: str, qid: str) -> str:
+    """The passage source naming one question of a data set (``--from-dataset`` passages)."""
+    return f"{dataset}#{qid}"
+
+
+def ensure_sample(store: Store) -> dict[str, str]:
+    """Import the shipped sample data set and corpus unless already there.
+
+    Returns ``{"dataset": "frenchmedmcqa-sample", "corpus": "french-sample"}``.
+    """
+    from engine.french.corpus import add_corpus_from_path
+
+    if not store.has_dataset(SAMPLE_DATASET):
+        import_frenchmedmcqa(store, samples_dir() / SAMPLE_FILE, SAMPLE_DATASET)
+    if SAMPLE_CORPUS not in {c["name"] for c in store.corpora()}:
+        add_corpus_from_path(store, samples_dir() / SAMPLE_PASSAGES, SAMPLE_CORPUS)
+    return {"dataset": SAMPLE_DATASET, "corpus": SAMPLE_CORPUS}

@@ -1,0 +1,63 @@
+"""Where medexam keeps its files.
+
+A source checkout keeps model files in ``models/`` and built retrieval indexes in ``indexes/``
+at the repository root; an installed or frozen app uses the user data folder. The database
+always lives in the user data folder unless ``--db`` (or ``MEDEXAM_DB``) says otherwise.
+``MEDEXAM_HOME`` moves the whole user data folder (tests use it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "medexam"
+
+
+def data_dir() -> Path:
+    """The user data folder (created on first use)."""
+    home = os.environ.get("MEDEXAM_HOME")
+    path = Path(home) if home else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def source_root() -> Path | None:
+    """The repository root when running from a source checkout, else None."""
+    if getattr(sys, "frozen", False):
+        return None
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "engine").is_dir():
+        return root
+    return None
+
+
+def _folder(name: str) -> Path:
+    root = source_root()
+    path = root / name if root is not None else data_dir() / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def models_dir() -> Path:
+    """Folder scanned for ``.gguf`` files (``models/`` in a checkout)."""
+    return _folder("models")
+
+
+def indexes_dir() -> Path:
+    """Folder holding built retrieval indexes (``indexes/`` in a checkout)."""
+    return _folder("indexes")
+
+
+def default_db_path() -> Path:
+    """The default SQLite database, ``MEDEXAM_DB`` if set."""
+    env = os.environ.get("MEDEXAM_DB")
+    return Path(env) if env else data_dir() / "medexam.db"
+
+
+def samples_dir() -> Path:
+    """The sample data sets shipped with medexam (written for it, marked as samples)."""
+    return Path(__file__).resolve().parent / "samples"

@@ -1,0 +1,391 @@
+"""The SQLite store: data sets and their items, runs, per-item answers, consultation turns,
+retrieval corpora and their passages.
+
+Every write commits at once, so an interrupted run keeps every answer it produced and can be
+resumed. JSON-valued columns (``data``, ``settings``, ``summary``, ``scores``, ``extra``,
+``meta``) are decoded on the way out.
+
+>>> store = Store(":memory:")
+>>> store.add_dataset("demo", "exam", [{"id": "q1", "question": "…"}])
+1
+>>> run_id = store.start_run("exam", "demo", "smollm2", {"shots": 0})
+>>> store.add_answer(run_id, "q1", response="B", chosen="B", gold="B", correct=True)
+>>> store.finish_run(run_id, {"accuracy": 100.0})
+>>> store.run(run_id)["status"]
+'finished'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from engine.migrations import migrate
+from engine.paths import default_db_path
+
+JSON_COLUMNS = {"data", "settings", "summary", "scores", "extra", "meta"}
+RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+
+class StoreError(Exception):
+    """A request the store cannot satisfy (unknown data set or run, duplicate name…)."""
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    for key in JSON_COLUMNS & out.keys():
+        if isinstance(out[key], str):
+            out[key] = json.loads(out[key])
+    return out
+
+
+class Store:
+    """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = str(path) if path is not None else str(default_db_path())
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(self.path, recreate=False)
+        if self.path != ":memory:":
+            self.db.enable_wal()
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA busy_timeout = 5000")
+        self.version = migrate(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- data sets ---------------------------------------------------------------------
+
+    def add_dataset(
+        self,
+        name: str,
+        activity: str,
+        items: Iterable[dict[str, Any]],
+        source: str = "",
+        meta: dict[str, Any] | None = None,
+        replace: bool = False,
+    ) -> int:
+        """Store a whole data set in one transaction; return its id.
+
+        Each item needs an ``id`` (kept as its key); ``type1`` or ``category``, if present,
+        becomes its category. A name already used raises :class:`StoreError` unless
+        ``replace`` is true.
+        """
+        rows = list(items)
+        keys = [str(item["id"]) for item in rows]
+        if len(set(keys)) != len(keys):
+            dup = next(k for k in keys if keys.count(k) > 1)
+            raise StoreError(f"duplicate item id {dup!r} in data set {name!r}")
+        with self.db.conn:
+            existing = self._dataset_row(name)
+            if existing is not None:
+                if not replace:
+                    raise StoreError(f"a data set named {name!r} already exists")
+                self.db.execute("DELETE FROM items WHERE dataset_id = ?", [existing["id"]])
+                self.db.execute("DELETE FROM datasets WHERE id = ?", [existing["id"]])
+            dataset_id = (
+                self.db["datasets"]
+                .insert(
+                    {
+                        "name": name,
+                        "activity": activity,
+                        "source": source,
+                        "created": now(),
+                        "n_items": len(rows),
+                        "meta": _dump(meta or {}),
+                    }
+                )
+                .last_pk
+            )
+            self.db["items"].insert_all(
+                (
+                    {
+                        "dataset_id": dataset_id,
+                        "key": key,
+                        "position": i,
+                        "category": item.get("type1") or item.get("category"),
+                        "data": _dump(item),
+                    }
+                    for i, (key, item) in enumerate(zip(keys, rows, strict=True))
+                ),
+                batch_size=500,
+            )
+        return int(dataset_id)
+
+    def _dataset_row(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db["datasets"].rows_where("name = ?", [name]))
+        return rows[0] if rows else None
+
+    def dataset(self, name: str) -> dict[str, Any]:
+        row = self._dataset_row(name)
+        if row is None:
+            raise StoreError(f"no data set named {name!r}")
+        return _decode(row)
+
+    def has_dataset(self, name: str) -> bool:
+        return self._dataset_row(name) is not None
+
+    def datasets(self, activity: str | None = None) -> list[dict[str, Any]]:
+        where, args = ("activity = ?", [activity]) if activity else (None, None)
+        return [_decode(r) for r in self.db["datasets"].rows_where(where, args, order_by="name")]
+
+    def items(self, dataset: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """The items of a data set, in import order, as the dicts that were stored."""
+        ds = self.dataset(dataset)
+        rows = self.db["items"].rows_where(
+            "dataset_id = ?", [ds["id"]], order_by="position", limit=limit
+        )
+        return [json.loads(r["data"]) for r in rows]
+
+    def delete_dataset(self, name: str) -> None:
+        ds = self.dataset(name)
+        with self.db.conn:
+            self.db.execute("DELETE FROM items WHERE dataset_id = ?", [ds["id"]])
+            self.db.execute("DELETE FROM datasets WHERE id = ?", [ds["id"]])
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        activity: str,
+        dataset: str,
+        model: str,
+        settings: dict[str, Any] | None = None,
+        runner: str = "model",
+        n_total: int = 0,
+    ) -> int:
+        """Record the start of a run; ``runner`` is ``model``, ``person`` or a baseline name."""
+        with self.db.conn:
+            return int(
+                self.db["runs"]
+                .insert(
+                    {
+                        "activity": activity,
+                        "dataset": dataset,
+                        "model": model,
+                        "runner": runner,
+                        "settings": _dump(settings or {}),
+                        "status": "running",
+                        "started": now(),
+                        "finished": None,
+                        "n_total": n_total,
+                        "n_done": 0,
+                        "summary": _dump({}),
+                        "error": None,
+                    }
+                )
+                .last_pk
+            )
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        try:
+            return _decode(self.db["runs"].get(run_id))
+        except sqlite_utils.db.NotFoundError:
+            raise StoreError(f"no run with id {run_id}") from None
+
+    def runs(self, activity: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        where, args = ("activity = ?", [activity]) if activity else (None, None)
+        rows = self.db["runs"].rows_where(where, args, order_by="id desc", limit=limit)
+        return [_decode(r) for r in rows]
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        self.run(run_id)
+        values = {k: (_dump(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
+        with self.db.conn:
+            self.db["runs"].update(run_id, values)
+
+    def finish_run(
+        self,
+        run_id: int,
+        summary: dict[str, Any],
+        status: str = "finished",
+        error: str | None = None,
+    ) -> None:
+        """Close a run with its summary; ``status`` is finished, cancelled or failed."""
+        if status not in RUN_STATUSES:
+            raise StoreError(f"unknown run status {status!r}")
+        self.update_run(run_id, summary=summary, status=status, finished=now(), error=error)
+
+    def delete_run(self, run_id: int) -> None:
+        self.run(run_id)
+        with self.db.conn:
+            self.db.execute("DELETE FROM answers WHERE run_id = ?", [run_id])
+            self.db.execute("DELETE FROM turns WHERE run_id = ?", [run_id])
+            self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+
+    # -- answers -------------------------------------------------------------------------
+
+    def add_answer(
+        self,
+        run_id: int,
+        item_key: str,
+        *,
+        response: str = "",
+        chosen: str | None = None,
+        gold: str | None = None,
+        correct: bool | None = None,
+        scores: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        latency_s: float | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        position: int | None = None,
+    ) -> None:
+        """Store (or replace) the answer to one item and commit at once."""
+        with self.db.conn:
+            self.db["answers"].upsert(
+                {
+                    "run_id": run_id,
+                    "item_key": str(item_key),
+                    "position": position,
+                    "response": response,
+                    "chosen": chosen,
+                    "gold": gold,
+                    "correct": None if correct is None else int(bool(correct)),
+                    "scores": _dump(scores or {}),
+                    "extra": _dump(extra or {}),
+                    "latency_s": latency_s,
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "created": now(),
+                },
+                pk=("run_id", "item_key"),
+            )
+            done = self.db.execute(
+                "SELECT count(*) FROM answers WHERE run_id = ?", [run_id]
+            ).fetchone()[0]
+            self.db["runs"].update(run_id, {"n_done": done})
+
+    def answers(self, run_id: int) -> list[dict[str, Any]]:
+        rows = self.db["answers"].rows_where("run_id = ?", [run_id], order_by="position, id")
+        return [_decode(r) for r in rows]
+
+    def answered_keys(self, run_id: int) -> set[str]:
+        """Item keys a run already answered (what ``--resume`` skips)."""
+        rows = self.db.execute("SELECT item_key FROM answers WHERE run_id = ?", [run_id])
+        return {r[0] for r in rows}
+
+    # -- consultation turns ----------------------------------------------------------------
+
+    def add_turn(
+        self,
+        run_id: int,
+        item_key: str,
+        turn: int,
+        role: str,
+        text: str,
+        *,
+        extra: dict[str, Any] | None = None,
+        latency_s: float | None = None,
+        tokens: int | None = None,
+    ) -> None:
+        """Store one utterance of a consultation and commit at once."""
+        with self.db.conn:
+            self.db["turns"].insert(
+                {
+                    "run_id": run_id,
+                    "item_key": str(item_key),
+                    "turn": turn,
+                    "role": role,
+                    "text": text,
+                    "extra": _dump(extra or {}),
+                    "latency_s": latency_s,
+                    "tokens": tokens,
+                    "created": now(),
+                }
+            )
+
+    def turns(self, run_id: int, item_key: str | None = None) -> list[dict[str, Any]]:
+        where, args = "run_id = ?", [run_id]
+        if item_key is not None:
+            where, args = where + " AND item_key = ?", [run_id, str(item_key)]
+        return [_decode(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]
+
+    def delete_turns(self, run_id: int, item_key: str) -> None:
+        """Drop the turns of one unfinished consultation (before it is resumed afresh)."""
+        with self.db.conn:
+            self.db.execute(
+                "DELETE FROM turns WHERE run_id = ? AND item_key = ?", [run_id, str(item_key)]
+            )
+
+    # -- corpora -------------------------------------------------------------------------
+
+    def add_corpus(
+        self,
+        name: str,
+        passages: Iterable[dict[str, Any]],
+        source: str = "",
+        fingerprint: str = "",
+        meta: dict[str, Any] | None = None,
+        replace: bool = False,
+    ) -> int:
+        """Store a corpus of passages (``{text, source, offset}``) in one transaction."""
+        rows = list(passages)
+        with self.db.conn:
+            existing = list(self.db["corpora"].rows_where("name = ?", [name]))
+            if existing:
+                if not replace:
+                    raise StoreError(f"a corpus named {name!r} already exists")
+                self.db.execute("DELETE FROM passages WHERE corpus_id = ?", [existing[0]["id"]])
+                self.db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]["id"]])
+            corpus_id = (
+                self.db["corpora"]
+                .insert(
+                    {
+                        "name": name,
+                        "source": source,
+                        "created": now(),
+                        "n_passages": len(rows),
+                        "fingerprint": fingerprint,
+                        "meta": _dump(meta or {}),
+                    }
+                )
+                .last_pk
+            )
+            self.db["passages"].insert_all(
+                (
+                    {
+                        "corpus_id": corpus_id,
+                        "position": i,
+                        "source": p.get("source", ""),
+                        "offset": p.get("offset", 0),
+                        "text": p["text"],
+                    }
+                    for i, p in enumerate(rows)
+                ),
+                batch_size=1000,
+            )
+        return int(corpus_id)
+
+    def corpus(self, name: str) -> dict[str, Any]:
+        rows = list(self.db["corpora"].rows_where("name = ?", [name]))
+        if not rows:
+            raise StoreError(f"no corpus named {name!r}")
+        return _decode(rows[0])
+
+    def corpora(self) -> list[dict[str, Any]]:
+        return [_decode(r) for r in self.db["corpora"].rows_where(order_by="name")]
+
+    def passages(self, corpus: str) -> Iterator[dict[str, Any]]:
+        """The passages of a corpus in order: ``{position, source, offset, text}``."""
+        c = self.corpus(corpus)
+        yield from self.db.query(
+            "SELECT position, source, offset, text FROM passages WHERE corpus_id = ? "
+            "ORDER BY position",
+            [c["id"]],
+        )
