@@ -471,6 +471,8 @@ class LocalModel:
     # -- transport ---------------------------------------------------------------------
 
     def _crashed(self) -> ModelCrashed:
+        if self._proc is not None:
+            self._proc.join(timeout=5)  # a closed pipe may be seen before the process is reaped
         code = self._proc.exitcode if self._proc is not None else None
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         self._reap()

@@ -1,0 +1,61 @@
+"""Shared fixtures. Every model used here is a real embedded model, run on the CPU."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Before any engine import: a private user data folder, offline hubs, headless Qt.
+os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-test-home-"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from engine.catalog import open_model  # noqa: E402
+from engine.runtime import LocalModel  # noqa: E402
+from engine.store import Store  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh database in a temporary folder."""
+    s = Store(tmp_path / "medexam.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> str:
+    """A database path for CLI tests (``medexam --db PATH …``)."""
+    return str(tmp_path / "cli.db")
+
+
+@pytest.fixture(scope="session")
+def chat_model() -> Iterator[LocalModel]:
+    """The default embedded chat model (SmolLM2-135M-Instruct), loaded once per session."""
+    model = open_model(None, n_ctx=4096)
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session")
+def base_model() -> Iterator[LocalModel]:
+    """The embedded multilingual base model (Gemma 3 270M), loaded once per session."""
+    model = open_model("gemma3-270m", n_ctx=4096)
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The public data sets beside the project (``../shared/data``); skips when absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("the public data sets are not in ../shared/data")
+    return SHARED_DATA
