@@ -318,7 +318,7 @@ info = resolve
 
 
 def list_models() -> list[ModelInfo]:
-    """Every model medexam can find. Gemma is listed even before it is assembled."""
+    """Every model medexam can find (Gemma is assembled on the first call, once)."""
     out: list[ModelInfo] = []
     seen: set[str] = set()
     for name in EMBEDDED:

@@ -3,7 +3,8 @@
 A source checkout keeps model files in ``models/`` and built retrieval indexes in ``indexes/``
 at the repository root; an installed or frozen app uses the user data folder. The database
 always lives in the user data folder unless ``--db`` (or ``MEDEXAM_DB``) says otherwise.
-``MEDEXAM_HOME`` moves the whole user data folder (tests use it).
+``MEDEXAM_HOME`` moves the user data folder and, with it, the models and indexes folders
+(the tests use it to leave a checkout untouched).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def source_root() -> Path | None:
 
 
 def _folder(name: str) -> Path:
-    root = source_root()
+    root = None if os.environ.get("MEDEXAM_HOME") else source_root()
     path = root / name if root is not None else data_dir() / name
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -1,1 +1,438 @@
-"""``medexam`` commands for this activity (registered on import)."""
+"""``medexam exam …`` and ``medexam import explaincpe|mcq``: the pharmacist exam activity
+(a thin shell over :mod:`engine.exam`)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engine.cli import cli, import_group
+from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.exam import dataset as dataset_mod
+from engine.exam.dataset import DatasetError
+from engine.exam.metrics import score_responses
+from engine.exam.prompts import format_question
+from engine.exam.runner import METHODS, TEMPLATES, ExamSettings, run_exam
+from engine.exam.session import ExamSession, SessionError, missed_items
+from engine.progress import Cancel, Progress
+from engine.store import StoreError
+
+ERRORS = (StoreError, DatasetError, SessionError, ValueError, KeyError, FileNotFoundError)
+
+
+def _model_errors() -> tuple[type[Exception], ...]:
+    from engine.runtime import ModelError
+
+    return (ModelError,)
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
+    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    if quiet:
+        yield None
+        return
+    bar = Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=Console(stderr=True),
+    )
+    task = bar.add_task(description, total=None, note="")
+    right = [0, 0]
+
+    def update(p: Progress) -> None:
+        note = p.message
+        if "correct" in p.info:
+            right[0] += bool(p.info["correct"])
+            right[1] += 1
+            note = f"{p.message} {'✓' if p.info['correct'] else '✗'}  {right[0]}/{right[1]} right"
+        bar.update(task, completed=p.done, total=p.total or None, note=note[:60])
+
+    with bar:
+        yield update
+
+
+def _import(
+    app: AppContext, path: str, fmt: str, name: str | None, replace: bool, as_json: bool
+) -> None:
+    ds = dataset_mod.import_file(app.store, path, fmt, name, replace=replace)
+    if as_json:
+        echo_json(ds)
+        return
+    click.echo(f"imported {ds['n_items']} questions as {ds['name']!r}")
+
+
+@import_group.command("explaincpe")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Data set name (default: the file name without its extension).")
+@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def import_explaincpe(
+    app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
+) -> None:
+    """Import an ExplainCPE JSON file (id, question, 5 options, answer, explanation, optional
+    analyse and type1/type2/type3). Every record is checked first; nothing is imported when
+    one is invalid."""
+    _import(app, path, "explaincpe", name, replace, as_json)
+
+
+@import_group.command("mcq")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Data set name (default: the file name without its extension).")
+@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_json: bool) -> None:
+    """Import single-answer multiple-choice questions from JSON, JSON Lines or CSV (the
+    ExplainCPE fields; 2 to 5 options; CSV options as columns A-E or a JSON/"|" list)."""
+    _import(app, path, "mcq", name, replace, as_json)
+
+
+@cli.group()
+def exam() -> None:
+    """Pharmacist exam questions: run a model, score responses, take an exam."""
+
+
+@exam.command("sample")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def exam_sample(app: AppContext, as_json: bool) -> None:
+    """Import the shipped sample questions as 'explaincpe-sample' (if not there yet)."""
+    name = dataset_mod.ensure_sample(app.store)
+    if as_json:
+        echo_json(app.store.dataset(name))
+        return
+    click.echo(f"data set {name!r} is ready")
+
+
+def _read_json_list(path: str, what: str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{what} {Path(path).name} is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise DatasetError(f"{what} {Path(path).name} must be a JSON list of objects")
+    return data
+
+
+@exam.command("score")
+@click.option(
+    "--gold",
+    "gold_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The questions (ExplainCPE JSON, JSON Lines or CSV).",
+)
+@click.option(
+    "--responses",
+    "responses_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSON list of objects with 'id' and the response field.",
+)
+@click.option("--field", required=True, help="The response field, e.g. one_with_response.")
+@json_option
+@friendly_errors(*ERRORS)
+def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -> None:
+    """Score published responses: accuracy, ROUGE-1/2/L against the gold explanations, by
+    question type. Published judgements (<setting>_judge) give the accuracy when present."""
+    gold = dataset_mod.load_file(gold_path, "mcq")
+    responses = _read_json_list(responses_path, "responses file")
+    result = score_responses(gold, responses, field)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"questions  {result['n']}")
+    line = f"accuracy   {result['accuracy']:.1f}"
+    if result["accuracy_source"] == "judge":
+        line += (
+            f"  (published judgements; extracted letters {result['accuracy_extracted']:.1f},"
+            f" agreement {result['judge_agreement']:.2f}%)"
+        )
+    click.echo(line)
+    click.echo(f"ROUGE-1    {result['rouge1']:.3f}")
+    click.echo(f"ROUGE-2    {result['rouge2']:.3f}")
+    click.echo(f"ROUGE-L    {result['rougeL']:.3f}")
+    _by_type_lines(result["by_type"])
+
+
+def _by_type_lines(by_type: dict[str, Any]) -> None:
+    for field, groups in by_type.items():
+        click.echo(f"{field}:")
+        for value, block in groups.items():
+            click.echo(f"  {value:<10} n={block['n']:<4} accuracy {block['accuracy']:5.1f}")
+
+
+@exam.command("run")
+@click.option("--dataset", help="Data set name (default: the sample questions).")
+@click.option("--model", "model_name", help="Model name or .gguf path (default: smollm2).")
+@click.option(
+    "--shots",
+    type=click.Choice(["0", "1", "4", "8"]),
+    default="0",
+    show_default=True,
+    help="Solved examples before each question.",
+)
+@click.option(
+    "--instruction/--no-instruction",
+    default=True,
+    show_default=True,
+    help="Open the prompt with the task instruction.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(["zh", "en"]),
+    default="zh",
+    show_default=True,
+    help="Language of the prompt template.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="generate",
+    show_default=True,
+    help="generate: answer and explanation; logprob: letter probabilities.",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
+@click.option("--resume", "resume", type=int, help="Continue an earlier run (its settings).")
+@click.option(
+    "--shots-from",
+    help="Data set the examples come from (default: its train split "
+    "if imported, else the data set itself).",
+)
+@click.option(
+    "--template",
+    type=click.Choice(TEMPLATES),
+    default="auto",
+    show_default=True,
+    help="Use the model's chat template (auto: when it has one).",
+)
+@click.option("--max-tokens", type=click.IntRange(1), default=320, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--n-ctx", type=click.IntRange(256), default=4096, show_default=True)
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def exam_run(
+    app: AppContext,
+    dataset: str | None,
+    model_name: str | None,
+    shots: str,
+    instruction: bool,
+    lang: str,
+    method: str,
+    limit: int | None,
+    resume: int | None,
+    shots_from: str | None,
+    template: str,
+    max_tokens: int,
+    seed: int,
+    n_ctx: int,
+    as_json: bool,
+) -> None:
+    """Run a model over an exam data set, storing each answer as it comes."""
+    from engine import catalog
+
+    store = app.store
+    settings = None
+    if resume is not None:
+        run = store.run(resume)
+        model_name = model_name or run["model"]
+        dataset = run["dataset"]
+    else:
+        dataset = dataset or dataset_mod.ensure_sample(store)
+        store.dataset(dataset)
+        settings = ExamSettings(
+            shots=int(shots),
+            instruction=instruction,
+            lang=lang,
+            method=method,
+            limit=limit,
+            seed=seed,
+            max_tokens=max_tokens,
+            template=template,
+            shots_from=shots_from,
+        )
+    try:
+        info = catalog.resolve(model_name)
+        model = catalog.open_model(model_name, n_ctx=n_ctx)
+    except _model_errors() as exc:
+        raise click.ClickException(str(exc)) from None
+    cancel = Cancel()
+    try:
+        with progress_bar(f"{info.name} on {dataset}", quiet=as_json) as update:
+            try:
+                summary = run_exam(
+                    store,
+                    model,
+                    dataset,
+                    settings,
+                    model_name=info.name,
+                    progress=update,
+                    cancel=cancel,
+                    resume=resume,
+                )
+            except KeyboardInterrupt:
+                cancel.set()
+                raise
+    finally:
+        model.close()
+    if as_json:
+        echo_json(summary)
+        return
+    _summary_lines(summary)
+
+
+def _summary_lines(s: dict[str, Any]) -> None:
+    click.echo(f"run        {s['run_id']} ({s['status']})")
+    click.echo(f"questions  {s['answered']}/{s['n']}")
+    click.echo(f"accuracy   {s['accuracy']:.1f}")
+    if s.get("rouge1") is not None:
+        click.echo(f"ROUGE      {s['rouge1']:.3f} / {s['rouge2']:.3f} / {s['rougeL']:.3f}")
+    if s.get("calibration"):
+        c = s["calibration"]
+        click.echo(
+            f"calibration ECE {c['ece']:.3f}  Brier {c['brier']:.3f}  "
+            f"mean confidence {c['mean_confidence']:.3f}"
+        )
+    if s.get("consistency", {}).get("n"):
+        c = s["consistency"]
+        click.echo(f"consistency {c['consistent']:.1f}% (n={c['n']})")
+    if s.get("seconds_per_question") is not None:
+        click.echo(f"s/question {s['seconds_per_question']:.2f}")
+    _by_type_lines(s["by_type"])
+    if s.get("error"):
+        click.echo(f"error      {s['error']}")
+
+
+@exam.command("take")
+@click.option("--dataset", help="Data set name (default: the sample questions).")
+@click.option(
+    "--timed",
+    "minutes",
+    type=click.FloatRange(min=0, min_open=True),
+    help="A timed exam of this many minutes (feedback at the end).",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
+@click.option("--review", is_flag=True, help="Only the questions missed in past sessions.")
+@click.option(
+    "--pass-mark",
+    type=click.FloatRange(0, 100),
+    default=60.0,
+    show_default=True,
+    help="Percent needed to pass.",
+)
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def exam_take(
+    app: AppContext,
+    dataset: str | None,
+    minutes: float | None,
+    limit: int | None,
+    review: bool,
+    pass_mark: float,
+    as_json: bool,
+) -> None:
+    """Take an exam in the terminal: answer A-E (or a-e), s to skip, q to quit (answers so
+    far are kept)."""
+    store = app.store
+    dataset = dataset or dataset_mod.ensure_sample(store)
+    keys = missed_items(store, dataset) if review else None
+    if review and not keys:
+        click.echo("nothing to review: no missed questions in past sessions")
+        return
+    session = ExamSession(
+        store,
+        dataset,
+        time_limit_s=minutes * 60 if minutes else None,
+        limit=limit,
+        keys=keys,
+        pass_mark=pass_mark,
+    )
+    # With --json the questions go to stderr and stdout carries only the result.
+    say = functools.partial(click.echo, err=as_json)
+    total = len(session.questions)
+    while (item := session.next_question()) is not None:
+        left = session.time_left()
+        clock = f"  [{int(left // 60)}:{int(left % 60):02d} left]" if left is not None else ""
+        say(f"\n({session.index + 1}/{total}){clock}")
+        say(format_question(item))
+        letters = "ABCDE"[: len(item["options"])]
+        while True:
+            raw = click.prompt(
+                f"answer ({letters[0]}-{letters[-1]}, s skip, q quit)",
+                default="",
+                show_default=False,
+                err=as_json,
+            ).strip()
+            if raw.lower() in ("q", "quit", "s") or (len(raw) == 1 and raw.upper() in letters):
+                break
+            say(f"please type one of {', '.join(letters)}, s or q")
+        if raw.lower() in ("q", "quit"):
+            break
+        if session.expired:
+            say("time is up: that answer came too late")
+            break
+        fb = session.skip() if raw.lower() == "s" else session.answer(raw)
+        if fb is not None:
+            say(
+                f"{'right' if fb.correct else f'wrong, the answer is {fb.gold}'} ({fb.seconds:.0f} s)"
+            )
+            if fb.explanation:
+                say(f"解析：{fb.explanation}")
+    result = session.finish()
+    if as_json:
+        echo_json(result.as_dict())
+        return
+    if session.mode == "timed":
+        for fb in result.feedback:
+            click.echo(f"  {fb.key}: {fb.chosen or '-'} {'✓' if fb.correct else '✗ ' + fb.gold}")
+    verdict = "passed" if result.passed else "not passed"
+    click.echo(
+        f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
+        f"{result.pass_mark:.0f}%): {verdict}"
+    )
+    _by_type_lines(result.by_type)
+    if result.missed:
+        click.echo(f"missed: {', '.join(result.missed)} (replay with --review)")
+    click.echo(f"session stored as run {result.run_id}")
+
+
+@exam.command("missed")
+@click.option("--dataset", help="Data set name (default: the sample questions).")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def exam_missed(app: AppContext, dataset: str | None, as_json: bool) -> None:
+    """Questions whose latest answer in past sessions was wrong."""
+    dataset = dataset or dataset_mod.SAMPLE_NAME
+    keys = missed_items(app.store, dataset)
+    if as_json:
+        echo_json(keys)
+        return
+    click.echo("\n".join(keys) if keys else "no missed questions")

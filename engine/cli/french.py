@@ -1,1 +1,484 @@
-"""``medexam`` commands for this activity (registered on import)."""
+"""``medexam french …`` and ``medexam import frenchmedmcqa``: French pharmacy questions with
+retrieved passages (a thin shell over :mod:`engine.french`)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from engine.cli import cli, import_group
+from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.french import corpus as corpus_mod
+from engine.french import dataset as dataset_mod
+from engine.french.corpus import CorpusError
+from engine.french.dataset import DatasetError
+from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, load_index
+from engine.french.reader import METHODS, THRESHOLD, format_letters
+from engine.french.scoring import ScoreError, score_files
+from engine.progress import Cancel, Progress
+from engine.runtime import ModelError
+from engine.store import StoreError
+
+ERRORS = (
+    StoreError,
+    DatasetError,
+    CorpusError,
+    ScoreError,
+    ModelError,
+    FileNotFoundError,
+    ValueError,
+)
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
+    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    if quiet:
+        yield None
+        return
+    bar = Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(description, total=None, note="")
+
+    def update(p: Progress) -> None:
+        note = p.message
+        if "hamming" in p.info:
+            note = f"{p.message}  {p.info.get('chosen') or '—'} / {p.info.get('gold')}"
+        bar.update(task, completed=p.done, total=p.total or None, note=note[:60])
+
+    with bar:
+        yield update
+
+
+def _summary_lines(summary: dict[str, Any]) -> None:
+    click.echo(f"questions   {summary['n']}")
+    if summary["n"]:
+        click.echo(f"Hamming     {summary['hamming']:.2f}")
+        click.echo(f"EMR         {summary['emr']:.2f}")
+        click.echo("by number of correct answers:")
+        for n, block in summary["by_n_answers"].items():
+            click.echo(
+                f"  {n}: n={block['n']:<5} Hamming {block['hamming']:6.2f}  EMR {block['emr']:6.2f}"
+            )
+    recall = summary.get("recall_at_k")
+    if recall:
+        click.echo(f"recall@{recall['k']}    {recall['recall']:.2f} (n={recall['n']})")
+
+
+def _warn_if_stale(app: AppContext, index: Index) -> None:
+    if not index.is_fresh(app.store):
+        click.echo(
+            f"Warning: index {index.name!r} was not built from the current corpus "
+            f"{index.corpus!r}; rebuild it with 'medexam french index'.",
+            err=True,
+        )
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+@import_group.command("frenchmedmcqa")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Data set name (default: the file name without .json).")
+@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def import_frenchmedmcqa(
+    app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
+) -> None:
+    """Import a FrenchMedMCQA JSON file (all records are checked first; nothing is imported
+    when one is invalid)."""
+    result = dataset_mod.import_frenchmedmcqa(app.store, path, name, replace=replace)
+    if as_json:
+        echo_json(result)
+        return
+    counts = ", ".join(f"{n} answer(s): {c}" for n, c in result["by_n_answers"].items())
+    click.echo(f"imported {result['n_items']} questions as {result['name']!r} ({counts})")
+    if result["duplicates_skipped"]:
+        numbers = ", ".join(map(str, result["duplicates_skipped"]))
+        click.echo(f"skipped exact repeats of earlier records: record(s) {numbers}")
+
+
+# -- french group --------------------------------------------------------------------------
+
+
+@cli.group()
+def french() -> None:
+    """French pharmacy questions (FrenchMedMCQA) answered with retrieved passages."""
+
+
+@french.command("sample")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def french_sample(app: AppContext, as_json: bool) -> None:
+    """Import the shipped sample questions and passages (if not there yet)."""
+    names = dataset_mod.ensure_sample(app.store)
+    if as_json:
+        echo_json(names)
+        return
+    click.echo(f"data set {names['dataset']!r} and corpus {names['corpus']!r} are ready")
+
+
+@french.group("corpus")
+def corpus_group() -> None:
+    """Passage corpora for retrieval."""
+
+
+@corpus_group.command("add")
+@click.argument("path", required=False, type=click.Path())
+@click.option("--name", required=True, help="Corpus name.")
+@click.option(
+    "--from-dataset",
+    "from_dataset",
+    help="Make one passage of each question of this data set and its correct options.",
+)
+@click.option(
+    "--min-chars",
+    type=click.IntRange(1),
+    default=corpus_mod.MIN_CHARS,
+    show_default=True,
+    help="Shortest passage.",
+)
+@click.option("--replace", is_flag=True, help="Replace a corpus of the same name.")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def corpus_add(
+    app: AppContext,
+    path: str | None,
+    name: str,
+    from_dataset: str | None,
+    min_chars: int,
+    replace: bool,
+    as_json: bool,
+) -> None:
+    """Add a corpus from PATH (a folder of .txt/.md files, one such file, or a JSONL file of
+    {"id", "text"}) or from a data set (--from-dataset)."""
+    if (path is None) == (from_dataset is None):
+        raise click.UsageError("give either PATH or --from-dataset")
+    if from_dataset:
+        result = corpus_mod.add_corpus_from_dataset(app.store, from_dataset, name, replace)
+    else:
+        with progress_bar("reading documents", quiet=as_json) as cb:
+            result = corpus_mod.add_corpus_from_path(
+                app.store,
+                path,
+                name,
+                replace,
+                min_chars=min_chars,
+                max_chars=max(min_chars, corpus_mod.MAX_CHARS),
+                progress=cb,
+            )
+    if as_json:
+        echo_json(result)
+        return
+    skipped = f", {result['skipped']} too short" if result.get("skipped") else ""
+    click.echo(
+        f"corpus {name!r}: {result['n_passages']} passages from {result['n_documents']} "
+        f"documents{skipped} (fingerprint {result['fingerprint'][:12]})"
+    )
+
+
+@corpus_group.command("list")
+@json_option
+@pass_app
+def corpus_list(app: AppContext, as_json: bool) -> None:
+    """Stored corpora."""
+    rows = app.store.corpora()
+    if as_json:
+        echo_json(rows)
+        return
+    for c in rows:
+        click.echo(
+            f"{c['name']:<28} {c['n_passages']:>8} passages  {c['fingerprint'][:12]}  {c['source']}"
+        )
+
+
+@french.command("index")
+@click.option("--corpus", required=True, help="Stored corpus to index.")
+@click.option("--retriever", type=click.Choice(RETRIEVERS), default="bm25", show_default=True)
+@click.option("--name", help="Index name (default: CORPUS-RETRIEVER).")
+@click.option(
+    "--model",
+    "embed_model",
+    help="Local sentence-transformers folder (default: the embedded MiniLM).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["lucene", "robertson"]),
+    default="lucene",
+    show_default=True,
+    help="BM25 IDF variant.",
+)
+@click.option("--force", is_flag=True, help="Rebuild even if the corpus did not change.")
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def french_index(
+    app: AppContext,
+    corpus: str,
+    retriever: str,
+    name: str | None,
+    embed_model: str | None,
+    method: str,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Build a retrieval index over a corpus (reused while the corpus is unchanged)."""
+    with progress_bar(f"indexing {corpus}", quiet=as_json) as cb:
+        index = build_index(
+            app.store,
+            corpus,
+            retriever,
+            name,
+            progress=cb,
+            model=embed_model,
+            method=method,
+            force=force,
+        )
+    info = {**index.manifest, "rebuilt": index.rebuilt}
+    if as_json:
+        echo_json(info)
+        return
+    verb = "built" if index.rebuilt else "up to date:"
+    click.echo(
+        f"{verb} index {index.name!r} ({retriever}, {len(index)} passages, "
+        f"{info.get('build_s', 0):.1f} s)"
+    )
+
+
+@french.command("indexes")
+@json_option
+def french_indexes(as_json: bool) -> None:
+    """Built indexes."""
+    rows = list_indexes()
+    if as_json:
+        echo_json(rows)
+        return
+    for m in rows:
+        click.echo(
+            f"{m['name']:<28} {m['retriever']:<7} {m['n_passages']:>8} passages  corpus {m['corpus']}"
+        )
+
+
+@french.command("search")
+@click.option("--index", "index_name", required=True, help="Index name.")
+@click.option("--query", required=True, help="Query text.")
+@click.option("-k", "k", type=click.IntRange(1), default=5, show_default=True)
+@json_option
+@friendly_errors(*ERRORS)
+def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
+    """Show the best passages for a query, with the query words highlighted."""
+    from engine.french.analyser import match_spans
+
+    index = load_index(index_name)
+    hits = index.search(query, k)
+    if as_json:
+        echo_json([h.as_dict() | {"spans": match_spans(h.text, query)} for h in hits])
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console()
+    if not hits:
+        console.print("no passage matches")
+    for rank, h in enumerate(hits, start=1):
+        text = Text(h.text)
+        for start, end in match_spans(h.text, query):
+            text.stylize("bold yellow", start, end)
+        console.print(
+            Text(f"{rank}. {h.source} (passage {h.passage_id}, score {h.score:.4f})", style="bold")
+        )
+        console.print(text)
+        console.print()
+
+
+@french.command("score")
+@click.option(
+    "--gold",
+    "gold_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="FrenchMedMCQA JSON file with the correct answers.",
+)
+@click.option(
+    "--predictions",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help='JSONL file of {"id", "answer"} lines.',
+)
+@json_option
+@friendly_errors(*ERRORS)
+def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
+    """Hamming score and EMR of predictions against gold answers."""
+    result = score_files(gold_path, predictions)
+    if as_json:
+        echo_json(result)
+        return
+    _summary_lines(result)
+    if result["missing"] or result["unknown"]:
+        click.echo(f"missing predictions: {result['missing']}; unknown ids: {result['unknown']}")
+
+
+@french.command("run")
+@click.option("--dataset", required=True, help="Data set to answer.")
+@click.option("--model", "model_name", default=None, help="Model name (default: smollm2).")
+@click.option("--index", "index_name", help="Index giving the passages.")
+@click.option(
+    "--no-context",
+    is_flag=True,
+    help="Give the model no passage (the default when --index is not given).",
+)
+@click.option(
+    "-k", "k", type=click.IntRange(1), default=1, show_default=True, help="Passages per question."
+)
+@click.option("--method", type=click.Choice(METHODS), default="generate", show_default=True)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=THRESHOLD,
+    show_default=True,
+    help="P(oui) needed to select an option (logprob method).",
+)
+@click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
+@click.option(
+    "--resume", "resume", type=int, default=None, help="Continue this run id with its own settings."
+)
+@json_option
+@pass_app
+@friendly_errors(*ERRORS)
+def french_run(
+    app: AppContext,
+    dataset: str,
+    model_name: str | None,
+    index_name: str | None,
+    no_context: bool,
+    k: int,
+    method: str,
+    threshold: float,
+    limit: int | None,
+    resume: int | None,
+    as_json: bool,
+) -> None:
+    """Answer a data set with a local model and store the run."""
+    from engine.french.runner import run_french
+
+    if index_name and no_context:
+        raise click.UsageError("--index and --no-context exclude each other")
+    if resume is not None:
+        run = app.store.run(resume)
+        settings = run["settings"] or {}
+        model_name, index_name = run["model"], settings.get("index")
+        k = settings.get("k") or k
+        method = settings.get("method", method)
+        threshold = settings.get("threshold", threshold)
+        limit = settings.get("limit", limit)
+    index = load_index(index_name) if index_name else None
+    if index is not None:
+        _warn_if_stale(app, index)
+    cancel = Cancel()
+    with progress_bar(f"{dataset}", quiet=as_json) as cb:
+        try:
+            summary = run_french(
+                app.store,
+                dataset,
+                model_name,
+                index=index,
+                k=k,
+                method=method,
+                threshold=threshold,
+                limit=limit,
+                resume=resume,
+                progress=cb,
+                cancel=cancel,
+            )
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+    if as_json:
+        echo_json(summary)
+    else:
+        click.echo(
+            f"run {summary['run_id']} {summary['status']}: {summary['model']} on "
+            f"{dataset}, {'no passage' if index is None else f'{k} passage(s) from {index.name}'}, "
+            f"method {method}"
+        )
+        _summary_lines(summary)
+    if summary["status"] == "failed":
+        click.echo(f"Error: {summary.get('error')}", err=True)
+        sys.exit(1)
+
+
+@french.command("take")
+@click.option("--dataset", required=True, help="Data set to practise.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
+@click.option("--index", "index_name", help="Show passages from this index.")
+@click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
+@pass_app
+@friendly_errors(*ERRORS)
+def french_take(
+    app: AppContext, dataset: str, limit: int | None, index_name: str | None, k: int
+) -> None:
+    """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from engine.french.session import FrenchSession
+
+    index = load_index(index_name) if index_name else None
+    if index is not None:
+        _warn_if_stale(app, index)
+    session = FrenchSession(app.store, dataset, limit=limit, index=index, k=k)
+    console = Console()
+    while not session.done:
+        view = session.question()
+        console.rule(f"Question {view.position + 1}/{view.total}")
+        for p in view.passages:
+            text = Text(p.text, style="dim")
+            for start, end in p.spans:
+                text.stylize("bold yellow", start, end)
+            console.print(Text(f"Document ({p.source})", style="italic"))
+            console.print(text)
+            console.print()
+        console.print(Text(view.question, style="bold"))
+        for letter, option in view.options:
+            console.print(f"  {letter.upper()}. {option}")
+        reply = click.prompt(
+            "Vos réponses (ex. A + D ; q pour arrêter)", default="", show_default=False
+        ).strip()
+        if reply.lower() in ("q", "quit", "quitter"):
+            break
+        fb = session.answer(reply)
+        verdict = "[green]exact[/green]" if fb.exact else "[red]inexact[/red]"
+        console.print(
+            f"{verdict}: vous avez choisi {format_letters(fb.chosen) or '—'}, "
+            f"réponse {format_letters(fb.gold)} (Hamming {fb.hamming:.2f})"
+        )
+    summary = session.finish()
+    console.rule("Bilan")
+    click.echo(f"run {summary['run_id']}: {summary['answered']}/{summary['total']} answered")
+    _summary_lines(summary)

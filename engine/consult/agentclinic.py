@@ -44,8 +44,8 @@ def humanize(name: str) -> str:
     words = [w for w in re.split(r"[_\s]+", str(name).strip()) if w]
     out = []
     for i, word in enumerate(words):
-        if len(word) > 1 and word.isupper():
-            out.append(word)  # acronym: CT, ENT, HEENT
+        if any(c.isupper() for c in word[1:]):
+            out.append(word)  # acronym or mixed case: CT, HEENT, XRay, HbA1c
         elif i == 0:
             out.append(word[:1].upper() + word[1:].lower())
         else:

@@ -39,20 +39,60 @@ _TASK_START = re.compile(
     r"quels|quelles)\b[^.?!]*\?\s*$",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"[^.?!。？！]+(?:[.?!。？！]+|$)")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_GENERIC_KEYS = {
+    "age",
+    "sex",
+    "gender",
+    "duration",
+    "onset",
+    "temperature",
+    "pulse",
+    "heart rate",
+    "blood pressure",
+    "respiratory rate",
+    "weight",
+    "height",
+    "oxygen saturation",
+}
+_COMPLAINT = re.compile(
+    r"\b(?:because of|complaining of|complains of|for evaluation of|with a history of|with)\s+"
+    r"(.+?)(?:\.\s|\.$|$)",
+    re.IGNORECASE,
+)
+_THIRD_PERSON = re.compile(
+    r"year-old|\b(comes|came|presents|presented|is brought|was brought)\b|\bthe patient\b",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (a full stop inside a number such as 39.4 does not end one)."""
+    parts = re.split(r"(?<=[.?!])\s+(?=\S)|(?<=[。？！])", text.strip())
+    return [p.strip() for p in parts if p.strip()]
+
 
 _KEY_RULES = [
     ("Vital signs", r"blood pressure|pulse|temperature|respirations|mm ?hg|/min|°[cf]"),
-    ("Laboratory results", r"serum|mg/dl|meq/l|mmol/l|hemoglobin|haemoglobin|leukocyte|"
-                           r"platelet|count|laboratory|urinalysis|g/dl"),
-    ("Imaging and tests", r"x-ray|radiograph|\bct\b|mri|ultrasound|ecg|electrocardiogram|"
-                          r"biopsy|echocardiograph"),
-    ("Physical examination", r"examination|exam shows|on palpation|auscultation|tender|"
-                             r"appears|is alert"),
+    (
+        "Laboratory results",
+        r"serum|mg/dl|meq/l|mmol/l|hemoglobin|haemoglobin|leukocyte|"
+        r"platelet|count|laboratory|urinalysis|g/dl",
+    ),
+    (
+        "Imaging and tests",
+        r"x-ray|radiograph|\bct\b|mri|ultrasound|ecg|electrocardiogram|"
+        r"biopsy|echocardiograph",
+    ),
+    (
+        "Physical examination",
+        r"examination|exam shows|on palpation|auscultation|tender|"
+        r"appears|is alert",
+    ),
     ("Social history", r"smok|alcohol|drinks|cigarette|works as|lives with|sexually active"),
     ("Medications", r"\btakes\b|medication|is taking|treated with|\bdaily\b"),
     ("Past medical history", r"history of|has had|was diagnosed|underwent|surgery"),
-]  # fmt: skip
+]
 
 
 def mcq_parts(item: dict[str, Any]) -> tuple[str, dict[str, str], str]:
@@ -72,33 +112,65 @@ def mcq_parts(item: dict[str, Any]) -> tuple[str, dict[str, str], str]:
 
 def split_stem(stem: str) -> tuple[str, str]:
     """(information, task question): the last question sentence is the task."""
-    sentences = [s.strip() for s in _SENTENCES.findall(stem.strip()) if s.strip()]
-    if not sentences:
+    parts = sentences(stem)
+    if not parts:
         return "", ""
-    for i in range(len(sentences) - 1, -1, -1):
-        if _TASK_START.search(sentences[i]) or sentences[i].endswith(("?", "？")):
-            return " ".join(sentences[:i]).strip(), " ".join(sentences[i:]).strip()
-    return " ".join(sentences[:-1]).strip(), sentences[-1]
+    for i in range(len(parts) - 1, -1, -1):
+        if _TASK_START.search(parts[i]) or parts[i].endswith(("?", "？")):
+            return " ".join(parts[:i]).strip(), " ".join(parts[i:]).strip()
+    return " ".join(parts[:-1]).strip(), parts[-1]
 
 
 def grounded(value: str, source: str, language: str = "en", share: float = 0.6) -> bool:
-    """Whether most of ``value``'s content words occur in ``source``."""
-    words = content_words(value, language)
+    """Whether ``value`` comes from ``source``: most of its distinct content words occur in it
+    and every number in it occurs there as written."""
+    words = set(content_words(value, language))
     if not words:
         return False
+    if set(_NUMBER.findall(value)) - set(_NUMBER.findall(source)):
+        return False
     have = set(content_words(source, language))
-    return sum(w in have for w in words) / len(words) >= share
+    return len(words & have) / len(words) >= share
+
+
+def fact_is_grounded(fact: Fact, source: str, language: str = "en") -> bool:
+    """A fact worth keeping: its value is grounded, at most 40 words long, and a value of a
+    single word (``2``) counts only under a usual key or a key found in the source."""
+    if len(fact.value.split()) > 40 or not grounded(fact.value, source, language):
+        return False
+    if len(set(content_words(fact.value, language))) >= 2:
+        return True
+    key = fact.key.lower().strip()
+    if key in _GENERIC_KEYS:
+        return True
+    return grounded(fact.key, source, language, share=1.0)
 
 
 def parse_facts(text: str) -> list[Fact]:
-    """``Key: value`` lines (bullets and numbering removed) as facts."""
+    """``Key: value`` lines (bullets and numbering removed) as facts; a line listing several
+    (``Age: 24, Sex: female``) gives one fact each."""
     facts = []
     for line in text.splitlines():
         line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
-        m = re.match(r"^([^:：]{1,60})[:：]\s*(.+)$", line)
-        if m and m.group(2).strip():
-            facts.append(Fact(m.group(1).strip(" *"), m.group(2).strip()))
+        line = re.sub(r"^(?:key|fact)\s*[:：]\s*", "", line, flags=re.IGNORECASE)
+        for part in re.split(r"[,;]\s+(?=[A-Z][\w /-]{0,40}[:：])", line):
+            m = re.match(r"^([^:：]{1,60})[:：]\s*(.+)$", part.strip())
+            key = m.group(1).strip(" *") if m else ""
+            if m and m.group(2).strip() and key.lower() not in ("key", "value"):
+                facts.append(Fact(key, m.group(2).strip().rstrip(",;")))
     return facts
+
+
+def fallback_opening(information: str) -> str:
+    """An opening request from the stem's first sentence (``…because of X`` → ``I've come in
+    because of X``)."""
+    first = first_sentences(information, 1)
+    m = _COMPLAINT.search(first)
+    if m:
+        complaint = m.group(1).strip().rstrip(".")
+        complaint = re.sub(r"\b(her|his)\b", "my", complaint)
+        return f"Hello doctor, I've come in because of {complaint}. Can you help me?"
+    return "Hello doctor, I'm not feeling well. Can you help me?"
 
 
 def sentence_key(sentence: str, first: bool = False) -> str:
@@ -129,7 +201,7 @@ def draft_case(
     dataset: str = "",
     language: str | None = None,
     model_name: str = "",
-    max_tokens: int = 320,
+    max_tokens: int = 200,
 ) -> Case:
     """A draft case from an exam item (``question``, ``options``, ``answer``).
 
@@ -143,32 +215,46 @@ def draft_case(
     review: list[str] = []
 
     first = first_sentences(information, 1)
-    g = model.chat([{"role": "user", "content": P0_PROMPT.format(first=first)}],
-                   max_tokens=96, temperature=0.0)  # fmt: skip
+    g = model.chat(
+        [{"role": "user", "content": P0_PROMPT.format(first=first)}], max_tokens=64, temperature=0.0
+    )
     opening = first_sentences(g.text.strip().strip('"'), 2)
-    made_up = set(re.findall(r"\d+", opening)) - set(re.findall(r"\d+", information))
-    if not opening or len(opening.split()) > 60 or made_up:
-        opening = "Hello doctor, I'm not feeling well. Can you help me?"
-        review.append("opening request: the model's draft was unusable; a generic one is used")
+    made_up = set(_NUMBER.findall(opening)) - set(_NUMBER.findall(information))
+    first_person = re.search(r"\b(i|i'm|i've|my|me)\b", opening, re.IGNORECASE)
+    if (
+        not opening
+        or len(opening.split()) > 60
+        or made_up
+        or not first_person
+        or _THIRD_PERSON.search(opening)
+    ):
+        opening = fallback_opening(information)
+        review.append("opening request: the model's draft was unusable; made from the stem")
 
-    g = model.chat([{"role": "user", "content": FACTS_PROMPT.format(information=information)}],
-                   max_tokens=max_tokens, temperature=0.0)  # fmt: skip
-    facts = []
+    g = model.chat(
+        [{"role": "user", "content": FACTS_PROMPT.format(information=information)}],
+        max_tokens=max_tokens,
+        temperature=0.0,
+    )
+    facts: list[Fact] = []
+    seen: set[tuple[str, str]] = set()
     for fact in parse_facts(g.text):
-        if grounded(fact.value, information, language):
+        if (fact.key, fact.value) in seen:
+            continue
+        seen.add((fact.key, fact.value))
+        if fact_is_grounded(fact, information, language):
             facts.append(fact)
         else:
             review.append(f"dropped fact not found in the question: {fact.key}: {fact.value}")
     covered = set()
     for fact in facts:
         covered |= set(content_words(fact.value, language))
-    sentences = [s.strip() for s in _SENTENCES.findall(information) if s.strip()]
-    for n, sentence in enumerate(sentences):
+    for n, sentence in enumerate(sentences(information)):
         words = content_words(sentence, language)
-        if words and sum(w in covered for w in words) / len(words) < 0.5:
+        if words and sum(w in covered for w in words) / len(words) < 0.8:
             facts.append(Fact(sentence_key(sentence, first=n == 0), sentence))
             covered |= set(words)
-            review.append(f"added a sentence no fact covered: {sentence[:60]}")
+            review.append(f"added a sentence the facts did not cover: {sentence[:60]}")
     facts = _unique(facts)
     record = {
         "id": f"{dataset or 'exam'}-{item.get('id')}",
@@ -177,12 +263,15 @@ def draft_case(
         "initial_request": opening,
         "task": {"question": question, "options": options, "answer": answer},
         "source": f"converted from {dataset or 'an exam'} item {item.get('id')}",
-        "meta": {"draft": True, "review": review, "model": model_name,
-                 "converted_from": {"dataset": dataset, "item": item.get("id")},
-                 "information": information},  # fmt: skip
+        "meta": {
+            "draft": True,
+            "review": list(dict.fromkeys(review)),
+            "model": model_name,
+            "converted_from": {"dataset": dataset, "item": item.get("id")},
+            "information": information,
+        },
     }
     case = validate_case(record)
     if not case.task.options or case.task.answer not in case.task.options:
         raise CaseError("the item has no valid options and answer")
     return case
-

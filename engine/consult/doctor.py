@@ -135,7 +135,7 @@ class ModelDoctor:
         model: Any,
         style: str = "long",
         max_turns: int = 10,
-        max_tokens: int = 64,
+        max_tokens: int = 48,
         seed: int = 0,
     ) -> None:
         if style not in STYLES:

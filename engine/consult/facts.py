@@ -1,14 +1,16 @@
 """Pick the facts a doctor's question asks about, so the patient is only ever given those.
 
 Each fact is a small document: its key's content words (counted twice, keys name what a
-question asks about) and its value's. A question is scored against them with BM25 (bm25s,
-Lucene variant); in English cases the question is also compared with each ``key: value`` by
+question asks about) and its value's. A question's content words, plus the record words its
+everyday words stand for (:data:`engine.consult.text.QUERY_EXPANSIONS`: "fever" also looks for
+"temperature"), are scored against them with BM25 (bm25s, Lucene variant); in English cases the question is also compared with each ``key: value`` by
 MiniLM embeddings, which bridges words BM25 cannot ("fever" ↔ "Temperature"). A fact is
 selected when
 
-* its BM25 score is at least ``min_bm25`` and at least ``relative`` × the best BM25 score, or
-* (``hybrid``/``embedding``) its cosine is at least ``min_cosine`` and within ``cosine_margin``
-  of the best cosine;
+* its BM25 score is above ``min_bm25`` (by default: it shares a content word with the
+  question) and at least ``relative`` × the best BM25 score, or
+* (``hybrid``/``embedding``) its cosine is at least ``min_cosine`` (``strong_cosine`` when
+  BM25 already selected something) and within ``cosine_margin`` of the best cosine;
 
 at most ``k`` facts are kept, best first. Nothing selected means the question asks about
 something the patient does not know.
@@ -21,7 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from engine.consult.cases import Fact
-from engine.consult.text import content_words
+from engine.consult.text import content_words, expand_question
 
 METHODS = ("bm25", "embedding", "hybrid")
 
@@ -55,10 +57,11 @@ class FactSelector:
         language: str = "en",
         method: str | None = None,
         k: int = 3,
-        min_bm25: float = 1.0,
+        min_bm25: float = 0.0,
         relative: float = 0.7,
         min_cosine: float = 0.35,
         cosine_margin: float = 0.08,
+        strong_cosine: float = 0.5,
     ) -> None:
         if method is None:
             method = "hybrid" if language == "en" else "bm25"
@@ -72,6 +75,7 @@ class FactSelector:
         self.relative = relative
         self.min_cosine = min_cosine
         self.cosine_margin = cosine_margin
+        self.strong_cosine = strong_cosine
         self._docs = [
             content_words(f.key, language) * 2 + content_words(f.value, language) for f in facts
         ]
@@ -87,7 +91,7 @@ class FactSelector:
         """BM25 score of every fact for ``question`` (zeros when no word matches)."""
         if self._bm25 is None or not self.facts:
             return np.zeros(len(self.facts), dtype=np.float32)
-        words = [w for w in content_words(question, self.language) if w]
+        words = [w for w in expand_question(question, self.language) if w]
         if not words:
             return np.zeros(len(self.facts), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(words), dtype=np.float32)
@@ -108,13 +112,15 @@ class FactSelector:
         cos = self.cosines(question)
         chosen: set[int] = set()
         top_b = float(bm25.max()) if len(bm25) else 0.0
-        if top_b >= self.min_bm25:
-            floor = max(self.min_bm25, self.relative * top_b)
-            chosen |= {i for i, s in enumerate(bm25) if s >= floor}
+        if top_b > self.min_bm25:
+            floor = self.relative * top_b
+            chosen |= {i for i, s in enumerate(bm25) if s > self.min_bm25 and s >= floor}
         if cos is not None and len(cos):
             top_c = float(cos.max())
-            if top_c >= self.min_cosine:
-                floor_c = max(self.min_cosine, top_c - self.cosine_margin)
+            # with words in common, only a close meaning adds a fact the words missed
+            least = self.min_cosine if not chosen else max(self.min_cosine, self.strong_cosine)
+            if top_c >= least:
+                floor_c = max(least, top_c - self.cosine_margin)
                 chosen |= {i for i, c in enumerate(cos) if c >= floor_c}
 
         def combined(i: int) -> float:

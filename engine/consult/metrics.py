@@ -36,10 +36,17 @@ from engine.consult.text import content_words
 from engine.rouge import Score, rouge_l, rouge_n, tokenize
 
 SUMMARY_KEYS = (
-    "patient_recall", "patient_precision", "patient_f1",
-    "doctor_recall", "doctor_precision", "doctor_f1",
-    "accuracy", "avg_turns", "avg_length", "diversity",
-)  # fmt: skip
+    "patient_recall",
+    "patient_precision",
+    "patient_f1",
+    "doctor_recall",
+    "doctor_precision",
+    "doctor_f1",
+    "accuracy",
+    "avg_turns",
+    "avg_length",
+    "diversity",
+)
 
 
 def patient_score(replies: Sequence[str], facts: Sequence[Fact]) -> Score:
@@ -197,10 +204,16 @@ def fact_view(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any
     whose question did not ask for them.
     """
     view = [
-        {"index": i, "key": f.key, "value": f.value, "status": "never_asked", "turn": None,
-         "leaked": False}
+        {
+            "index": i,
+            "key": f.key,
+            "value": f.value,
+            "status": "never_asked",
+            "turn": None,
+            "leaked": False,
+        }
         for i, f in enumerate(case.facts)
-    ]  # fmt: skip
+    ]
     for t in turns:
         extra = t.get("extra") or {}
         if t["role"] != "patient" or extra.get("kind") not in (None, "reply"):
@@ -220,11 +233,15 @@ def fact_view(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any
 
 def truncate(turns: Sequence[dict[str, Any]], fraction: float) -> list[dict[str, Any]]:
     """The opening and the first ``ceil(fraction × n)`` question–reply pairs of a dialogue."""
-    n = sum(1 for t in turns if t["role"] == "doctor" and
-            (t.get("extra") or {}).get("kind") in (None, "question"))  # fmt: skip
+    n = sum(
+        1
+        for t in turns
+        if t["role"] == "doctor" and (t.get("extra") or {}).get("kind") in (None, "question")
+    )
     keep = math.ceil(fraction * n - 1e-9)
-    return [t for t in turns if t["turn"] <= keep and
-            (t.get("extra") or {}).get("kind") != "conclusion"]  # fmt: skip
+    return [
+        t for t in turns if t["turn"] <= keep and (t.get("extra") or {}).get("kind") != "conclusion"
+    ]
 
 
 def turn_analysis(
@@ -259,12 +276,15 @@ def turn_analysis(
                 correct.append(bool(answer["correct"]))
             elif solver is not None:
                 correct.append(solver.answer(case, part).correct)
-        rows.append({
-            "fraction": fraction,
-            "patient_f1": round(100 * (_mean(p_f1) or 0.0), 2),
-            "doctor_f1": round(100 * (_mean(d_f1) or 0.0), 2),
-            "accuracy": round(100 * (_mean([float(c) for c in correct]) or 0.0), 2)
-            if correct else None,
-            "n": len(p_f1),
-        })  # fmt: skip
+        rows.append(
+            {
+                "fraction": fraction,
+                "patient_f1": round(100 * (_mean(p_f1) or 0.0), 2),
+                "doctor_f1": round(100 * (_mean(d_f1) or 0.0), 2),
+                "accuracy": round(100 * (_mean([float(c) for c in correct]) or 0.0), 2)
+                if correct
+                else None,
+                "n": len(p_f1),
+            }
+        )
     return rows

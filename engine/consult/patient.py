@@ -4,8 +4,9 @@ For every question the :class:`~engine.consult.facts.FactSelector` picks the fac
 about, and only those reach the patient model, with a system prompt asking for a short answer
 in everyday words in the case's language. So the patient
 
-* is honest: it cannot tell what it was not given, and a guard replaces a reply that carries a
-  number found in none of the given facts (a made-up measurement) by the facts themselves;
+* is honest: it cannot tell what it was not given, and a guard replaces a reply that states
+  none of the given facts, carries a number found in none of them (a made-up measurement) or
+  is mostly words found nowhere in them by the best-matching fact's value, read out plainly;
 * is strict: it sees only what the question asks about, never the rest of M;
 * is colloquial: the prompt asks for plain words, first person, one or two sentences.
 
@@ -21,9 +22,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.consult.cases import Case
+from engine.consult.cases import Case, Fact
 from engine.consult.facts import FactSelector, Match
-from engine.consult.text import LANGUAGE_NAMES, UNKNOWN_PHRASES, first_sentences
+from engine.consult.metrics import revealed
+from engine.consult.text import (
+    LANGUAGE_NAMES,
+    UNKNOWN_PHRASES,
+    content_words,
+    first_sentences,
+    lay_words,
+)
 
 SYSTEM_PROMPT = """You are a patient talking with your doctor. You are not a doctor.
 You came in saying: "{opening}"
@@ -66,7 +74,7 @@ class Patient:
         model: Any,
         match: str | None = None,
         max_facts: int = 3,
-        max_tokens: int = 80,
+        max_tokens: int = 60,
         seed: int = 0,
     ) -> None:
         self.case = case
@@ -93,21 +101,38 @@ class Patient:
         return UNKNOWN_PHRASES.get(self.case.language, UNKNOWN_PHRASES["en"])
 
     def read_out(self, facts: list[Match]) -> str:
-        """The given facts said plainly (used when the model's reply fails the guard)."""
-        if self.case.language == "fr":
-            return " ".join(f"{m.key} : {m.value}." for m in facts)
+        """The best-matching fact's value said plainly (when the model's reply fails the
+        guard): only what the question most asked for."""
+        values = [m.value.strip().rstrip(".") for m in facts[:1]]
         if self.case.language == "zh":
-            return "".join(f"{m.key}：{m.value}。" for m in facts)
-        return " ".join(f"{m.key}: {m.value}." for m in facts).replace("..", ".")
+            return "".join(f"{v}。" for v in values)
+        if self.case.language == "en":
+            values = [lay_words(v) for v in values]
+        return " ".join(f"{v[:1].upper()}{v[1:]}." for v in values)
 
     def check(self, text: str, question: str, facts: list[Match]) -> str | None:
-        """The reply to keep, or None when it fails the honesty guard."""
+        """The reply to keep (at most three sentences), or None when it fails the guard.
+
+        A reply passes when it states at least one given fact, carries no number absent from
+        the facts, the question and the opening request, and at most half of its content
+        words come from none of those.
+        """
         text = first_sentences(text.strip().strip('"').strip(), 3)
+        if re.search(r"[.!?。！？]", text) and not re.search(r"[.!?。！？)\"]$", text):
+            text = re.sub(r"(?<=[.!?。！？])[^.!?。！？]*$", "", text).strip()  # cut off mid-way
         if not text:
             return None
-        known = set(_NUMBER.findall(" ".join([question] + [f"{m.key} {m.value}" for m in facts])))
-        known |= set(_NUMBER.findall(self.case.initial_request))
-        if any(n not in known for n in _NUMBER.findall(text)):
+        language = self.case.language
+        support = " ".join(
+            [question, self.case.initial_request] + [f"{m.key} {m.value}" for m in facts]
+        )
+        if set(_NUMBER.findall(text)) - set(_NUMBER.findall(support)):
+            return None
+        if not any(revealed(text, Fact(m.key, m.value), language) for m in facts):
+            return None
+        words = content_words(text, language)
+        known = set(content_words(support, language)) | set(content_words(lay_words(support)))
+        if words and sum(w not in known for w in words) / len(words) > 0.5:
             return None
         return text
 

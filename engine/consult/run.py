@@ -37,7 +37,8 @@ def runner_for(doctor: str) -> str:
 
 
 class _Models:
-    """Opens catalog models once per name and closes them at the end."""
+    """Opens models once per name; closes at the end only those it opened itself (models
+    from a caller's ``opener`` belong to the caller)."""
 
     def __init__(self, opener: Any = None) -> None:
         self.opener = opener
@@ -49,16 +50,25 @@ class _Models:
             if self.opener is None:
                 from engine.catalog import open_model
 
-                self.opener = open_model
-            self.opened[key] = self.opener(key)
+                self.opened[key] = open_model(key, n_ctx=4096)
+            else:
+                self.opened[key] = self.opener(key)
         return self.opened[key]
 
     def close(self) -> None:
-        for model in self.opened.values():
-            close = getattr(model, "close", None)
-            if close is not None:
-                close()
+        if self.opener is None:
+            for model in self.opened.values():
+                model.close()
         self.opened.clear()
+
+
+def _label(name: str, opener: Any) -> str:
+    """The catalog name of a model (checks that it exists unless a caller supplies models)."""
+    if opener is not None:
+        return name
+    from engine.catalog import resolve
+
+    return resolve(None if name == DEFAULT_MODEL else name).name
 
 
 def consult_one(
@@ -85,12 +95,19 @@ def consult_one(
         metrics["similarity"] = task.similarity
         if store is not None and run_id is not None:
             store.add_answer(
-                run_id, case.id, response=task.response, chosen=task.chosen, gold=task.gold,
-                correct=task.correct, scores=metrics,
+                run_id,
+                case.id,
+                response=task.response,
+                chosen=task.chosen,
+                gold=task.gold,
+                correct=task.correct,
+                scores=metrics,
                 extra={"task_kind": case.task.kind, "turns": 0, **task.extra},
-                latency_s=task.latency_s, prompt_tokens=task.prompt_tokens,
-                completion_tokens=task.completion_tokens, position=position,
-            )  # fmt: skip
+                latency_s=task.latency_s,
+                prompt_tokens=task.prompt_tokens,
+                completion_tokens=task.completion_tokens,
+                position=position,
+            )
         return metrics
     if doctor in ORACLES:
         agent: Any = OracleDoctor(doctor.split("-", 1)[1], max_turns=max_turns, seed=seed)
@@ -143,8 +160,9 @@ def run_consult(
     ``run_id`` and ``status``), which is also stored with the run.
 
     ``resume`` continues a run: its stored settings are used, answered cases are skipped and
-    an interrupted consultation is started again. ``opener(name)`` opens a model (default
-    :func:`engine.catalog.open_model`; ``None`` means the default chat model).
+    an interrupted consultation is started again. ``opener(name)`` supplies the model for a
+    name (``None`` = the default chat model) and keeps ownership of it; by default models are
+    opened with :func:`engine.catalog.open_model` and closed at the end.
     """
     if resume is not None:
         run = store.run(resume)
@@ -162,11 +180,21 @@ def run_consult(
     if solver is None:
         solver = doctor if is_model_doctor else DEFAULT_MODEL
     patient = patient or DEFAULT_MODEL
-    settings = {"doctor": doctor, "patient": patient, "solver": solver, "style": style,
-                "max_turns": max_turns, "limit": limit, "seed": seed,
-                "answer_method": answer_method}  # fmt: skip
+    settings = {
+        "doctor": doctor,
+        "patient": patient,
+        "solver": solver,
+        "style": style,
+        "max_turns": max_turns,
+        "limit": limit,
+        "seed": seed,
+        "answer_method": answer_method,
+    }
+    needed = [solver] + ([] if doctor in BASELINES else [patient])
+    needed += [doctor] if is_model_doctor else []
+    labels = {name: _label(name, opener) for name in needed}  # unknown names fail here
     if resume is None:
-        model_name = doctor if is_model_doctor else solver
+        model_name = labels[doctor] if is_model_doctor else labels[solver]
         run_id = store.start_run(
             ACTIVITY,
             cases,
@@ -189,12 +217,27 @@ def run_consult(
                 cancel.check()
             store.delete_turns(run_id, case.id)
             metrics = consult_one(
-                case, doctor, patient_model=patient_model, solver=the_solver,
-                doctor_model=doctor_model, style=style, max_turns=max_turns, seed=seed,
-                store=store, run_id=run_id, position=position, cancel=cancel,
-            )  # fmt: skip
-            report(progress, len(done) + n, len(all_cases), case.id,
-                   correct=metrics["correct"], turns=metrics["turns"])  # fmt: skip
+                case,
+                doctor,
+                patient_model=patient_model,
+                solver=the_solver,
+                doctor_model=doctor_model,
+                style=style,
+                max_turns=max_turns,
+                seed=seed,
+                store=store,
+                run_id=run_id,
+                position=position,
+                cancel=cancel,
+            )
+            report(
+                progress,
+                len(done) + n,
+                len(all_cases),
+                case.id,
+                correct=metrics["correct"],
+                turns=metrics["turns"],
+            )
     except Cancelled:
         status = "cancelled"
     except Exception as exc:

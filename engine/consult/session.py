@@ -80,8 +80,9 @@ class Consultation:
 
     @property
     def questions_asked(self) -> int:
-        return sum(1 for t in self.turns if t["role"] == "doctor"
-                   and t["extra"].get("kind") == "question")  # fmt: skip
+        return sum(
+            1 for t in self.turns if t["role"] == "doctor" and t["extra"].get("kind") == "question"
+        )
 
     @property
     def questions_left(self) -> int:
@@ -97,11 +98,22 @@ class Consultation:
         return task_text(self.case.task)
 
     def _record(
-        self, turn: int, role: str, text: str, extra: dict[str, Any],
-        latency_s: float | None = None, tokens: int | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        row = {"turn": turn, "role": role, "text": text, "extra": extra,
-               "latency_s": latency_s, "tokens": tokens}  # fmt: skip
+        self,
+        turn: int,
+        role: str,
+        text: str,
+        extra: dict[str, Any],
+        latency_s: float | None = None,
+        tokens: int | None = None,
+    ) -> dict[str, Any]:
+        row = {
+            "turn": turn,
+            "role": role,
+            "text": text,
+            "extra": extra,
+            "latency_s": latency_s,
+            "tokens": tokens,
+        }
         self.turns.append(row)
         if self.store is not None and self.run_id is not None:
             self.store.add_turn(
@@ -138,9 +150,14 @@ class Consultation:
 
     def _record_question(self, question: str, extra: dict[str, Any] | None = None) -> int:
         turn = self.questions_asked + 1
-        self._record(turn, "doctor", question.strip(), {"kind": "question", **(extra or {})},
-                     latency_s=(extra or {}).get("latency_s"),
-                     tokens=(extra or {}).get("completion_tokens"))  # fmt: skip
+        self._record(
+            turn,
+            "doctor",
+            question.strip(),
+            {"kind": "question", **(extra or {})},
+            latency_s=(extra or {}).get("latency_s"),
+            tokens=(extra or {}).get("completion_tokens"),
+        )
         return turn
 
     def _record_reply(self, turn: int, question: str, reply: PatientReply) -> dict[str, Any]:
@@ -154,8 +171,14 @@ class Consultation:
         }
         if reply.raw and reply.raw != reply.text:
             extra["raw"] = reply.raw
-        return self._record(turn, "patient", reply.text, extra, latency_s=reply.latency_s,
-                            tokens=reply.completion_tokens or None)  # fmt: skip
+        return self._record(
+            turn,
+            "patient",
+            reply.text,
+            extra,
+            latency_s=reply.latency_s,
+            tokens=reply.completion_tokens or None,
+        )
 
     def ask(self, question: str, doctor_extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Put ``question`` to the patient; return the reply turn (``text``, ``extra``…)."""
@@ -172,8 +195,12 @@ class Consultation:
     def conclude(self, text: str, reason: str | None = None) -> None:
         """Record what a model doctor said instead of a question (not a question turn)."""
         if text.strip():
-            self._record(self.questions_asked + 1, "doctor", text.strip(),
-                         {"kind": "conclusion", "reason": reason})  # fmt: skip
+            self._record(
+                self.questions_asked + 1,
+                "doctor",
+                text.strip(),
+                {"kind": "conclusion", "reason": reason},
+            )
 
     def finish(self, answer: str | None = None) -> ConsultResult:
         """Complete the task: score ``answer`` (a person's) or let the solver answer.
@@ -192,8 +219,9 @@ class Consultation:
             raise ConsultationError("no answer given and no solver to answer the task")
         metrics = consultation_metrics(self.case, self.turns, task.correct)
         metrics["similarity"] = task.similarity
-        conclusion = next((t for t in reversed(self.turns)
-                           if t["extra"].get("kind") == "conclusion"), None)  # fmt: skip
+        conclusion = next(
+            (t for t in reversed(self.turns) if t["extra"].get("kind") == "conclusion"), None
+        )
         self.result = ConsultResult(
             self.case.id,
             task,
@@ -204,13 +232,23 @@ class Consultation:
         )
         if self.store is not None and self.run_id is not None:
             self.store.add_answer(
-                self.run_id, self.case.id, response=task.response, chosen=task.chosen,
-                gold=task.gold, correct=task.correct, scores=metrics,
-                extra={"task_kind": self.case.task.kind, "turns": self.questions_asked,
-                       **task.extra},
-                latency_s=task.latency_s, prompt_tokens=task.prompt_tokens,
-                completion_tokens=task.completion_tokens, position=self.position,
-            )  # fmt: skip
+                self.run_id,
+                self.case.id,
+                response=task.response,
+                chosen=task.chosen,
+                gold=task.gold,
+                correct=task.correct,
+                scores=metrics,
+                extra={
+                    "task_kind": self.case.task.kind,
+                    "turns": self.questions_asked,
+                    **task.extra,
+                },
+                latency_s=task.latency_s,
+                prompt_tokens=task.prompt_tokens,
+                completion_tokens=task.completion_tokens,
+                position=self.position,
+            )
         return self.result
 
 

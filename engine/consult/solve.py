@@ -66,8 +66,10 @@ def clean_diagnosis(text: str) -> str:
     line = re.sub(
         r"^(final )?(answer|diagnosis|the (most likely |final )?diagnosis( is)?|"
         r"the patient (most likely )?has|most likely|you (most likely |probably )?have)\s*[:,-]?\s*",
-        "", line, flags=re.IGNORECASE,
-    )  # fmt: skip
+        "",
+        line,
+        flags=re.IGNORECASE,
+    )
     return line.strip(" .*")
 
 
@@ -162,14 +164,18 @@ class Solver:
         if case.task.kind == "mcq" and self.method == "logprobs":
             letters = list(case.task.options)
             prompt = self.model.chat_prompt(messages, add_generation_prompt=True)
-            scores = self.model.logprobs(prompt, letters)
+            scores = self.model.logprobs(prompt, letters, chat_formatted=True)
             chosen = max(letters, key=lambda k: scores.get(k, float("-inf")))
             result = TaskResult(chosen, chosen, case.task.answer, chosen == case.task.answer)
             result.extra["logprobs"] = {k: round(float(v), 4) for k, v in scores.items()}
             result.prompt_tokens = self.model.count_tokens(prompt)
         else:
+            diagnosis = case.task.kind == "diagnosis"
             g = self.model.chat(
-                messages, max_tokens=self.max_tokens, temperature=0.0, seed=self.seed
+                messages,
+                max_tokens=min(self.max_tokens, 24) if diagnosis else self.max_tokens,
+                temperature=0.0,
+                seed=self.seed,
             )
             result = score_answer(case.task, g.text)
             result.prompt_tokens = g.prompt_tokens or 0

@@ -3,11 +3,11 @@
 Rules are tried from the most explicit to the least, and the first rule that finds a single
 letter wins:
 
-1. a declared answer: ``答案：B``, ``正确答案是选项D``, ``本题选C``, ``the correct answer is C``,
-   ``Answer: (b)``, ``la bonne réponse est B``, ``Réponse : E``;
-2. a reply that opens with a letter: ``B``, ``B. 吸入制剂``, ``(C)``, ``选项E：…``, ``Option A: …``;
-3. a concluding statement: ``选项D是正确答案``, ``故本题选项A为答案``, ``D is correct``,
-   ``B est la bonne réponse``;
+1. a declared answer: ``答案：B``, ``正确答案是选项D``, ``本题选C``, ``选D``,
+   ``the correct answer is C``, ``Answer: (b)``, ``la bonne réponse est B``, ``Réponse : E``;
+2. a concluding statement: ``选项D是正确答案``, ``综上所述，选项D错误，为本题答案``,
+   ``Option A is correct``, ``C is the correct answer``, ``la proposition B est correcte``;
+3. a reply that opens with a letter: ``B``, ``B. 吸入制剂``, ``(C)``, ``选项E：…``, ``Option A: …``;
 4. the text of exactly one option, without its letter.
 
 A reply whose declared answer names no option (``答案是没有错误的选项``, ``none of the above``)
@@ -72,6 +72,8 @@ _ZH_DECLARED = [
     # 故选D / 本题选C / 宜选B / 应选择A / 选择答案A
     r"(?:故|因此|所以|本题|该题|宜|应|应该|应当|则|即|只能|可以|我)\s*(?:选择?|选用)\s*(?:答案|选项)?\s*"
     + _L,
+    # 选D (opening the reply or a clause)
+    r"(?:^|(?<=[\s，,。：:；;！!]))选(?:择|用)?\s*" + _L,
 ]
 _EN_DECLARED = [
     r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*(?:option\s*|choice\s*|answer\s*)?"
@@ -110,6 +112,7 @@ _CONCLUDING = [
     re.compile(
         r"(?:故|因此|所以|综上所述?|综上)[，,]?\s*(?:本题)?(?:的)?(?:答案|选项)?\s*(?:是|为)?\s*选项\s*"
         + _L
+        + r"(?=\s*(?:[。.!！;；\n]|$))"
     ),
     re.compile(r"\boption\s*" + _L + r"\s*is\s*(?:the\s+)?(?:correct|right|best)", re.IGNORECASE),
     re.compile(
@@ -228,8 +231,9 @@ def split_answer_explanation(text: str) -> tuple[str, str]:
 
 _ARGUED = [
     re.compile(
-        r"(?:故|因此|所以|综上所述?|综上|因而|即)[，,]?\s*(?:本题|该题|此题)?(?:的)?(?:正确)?(?:答案|选项)?\s*(?:应该|应当|应)?\s*(?:是|为|选择?|选)?\s*[:：]?\s*(?:选项)?\s*"
-        + _L
+        r"(?:故|因此|所以|综上所述?|综上|因而|即)[，,]?\s*(?:本题|该题|此题)?(?:的)?"
+        r"(?:(?:正确|最佳)?(?:答案|选项)\s*(?:应该|应当|应)?\s*(?:是|为|选择?)|应?选择?)"
+        r"\s*[:：]?\s*(?:选项)?\s*" + _L
     ),
     re.compile(
         r"(?:therefore|thus|hence|so)[, ]+(?:the\s+)?(?:correct\s+)?(?:answer|option)\s*(?:is)?\s*(?:option\s*)?"
@@ -240,9 +244,10 @@ _ARGUED = [
 ]
 
 
-def argued_letter(explanation: str, options: Sequence[str] | None = None) -> str | None:
-    """The letter an explanation argues for: its concluding "故本题选D" / "therefore B", else
-    the answer it declares anywhere; None when it never commits to one."""
+def argued_letter(explanation: str) -> str | None:
+    """The letter an explanation argues for: its last concluding "故本题选D" / "therefore B",
+    else an answer it states outright; None when it never commits to one (merely discussing
+    options, or quoting their texts, is no commitment)."""
     norm = _normalise(explanation or "")
     last: re.Match[str] | None = None
     for pattern in _ARGUED:
@@ -253,4 +258,8 @@ def argued_letter(explanation: str, options: Sequence[str] | None = None) -> str
                 last = m
     if last is not None:
         return _letter(last)
-    return extract_answer(explanation, options)
+    for pattern in [*_DECLARED, *_CONCLUDING]:
+        m = _single(pattern, norm)
+        if m is not None:
+            return _letter(m)
+    return None

@@ -23,8 +23,9 @@ questions and give an explanation.", "Question: …", "Option A: …", "Answer: 
 Examples come from a training pool (the train split when the store holds it), are the same
 for every question of a run (so the model can reuse the computed prefix), are drawn with a
 seed, and for four and eight shots are balanced over the question types (``type1``, or the
-polarity read from the wording when the pool has no types). When the pool is the data set
-being asked, a question never sees itself as an example: a spare example takes its place.
+polarity read from the wording when the pool has no types), preferring short examples.
+When the pool is the data set being asked, a question never sees itself as an example: a
+spare example takes its place.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ LABELS = {
         "explanation": "Explanation: ",
     },
 }
-# Examples longer than this (question, options and explanation, in characters) are not
-# used, so an eight-shot prompt fits a small model's context.
-MAX_SHOT_CHARS = 420
+# Examples up to this length (question, options and explanation, in characters) are used
+# first, so an eight-shot prompt fits a small model's context and the prefix stays cheap.
+MAX_SHOT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -123,31 +124,36 @@ def select_shots(
 ) -> list[dict[str, Any]]:
     """``k`` (+ ``spares``) examples from ``pool``, reproducibly.
 
-    Only examples with an explanation and at most :data:`MAX_SHOT_CHARS` characters are used
-    (all examples when too few are that short). They are shuffled with ``seed`` within each
-    question type and taken in turn from each type, so four and eight shots hold the types in
-    equal numbers where the pool allows. The spares follow the ``k`` examples.
+    Examples with an explanation are grouped by question type and shuffled with ``seed``
+    within each group; the groups take turns, so four and eight shots hold the types in equal
+    numbers where the pool allows. Within a group, examples of at most
+    :data:`MAX_SHOT_CHARS` characters come first, so prompts stay short enough for small
+    models. The spares follow the ``k`` examples.
     """
     want = k + spares
     if want <= 0 or not pool:
         return []
     usable = [i for i in pool if i.get("explanation")] or list(pool)
-    short = [i for i in usable if _shot_chars(i) <= MAX_SHOT_CHARS]
-    if len(short) >= want:
-        usable = short
     usable = sorted(usable, key=lambda i: str(i["id"]))
     rng = random.Random(seed)
-    groups: dict[str, list[dict[str, Any]]] = {}
+    short: dict[str, list[dict[str, Any]]] = {}
+    long: dict[str, list[dict[str, Any]]] = {}
     for item in usable:
-        groups.setdefault(polarity(item), []).append(item)
-    order = sorted(groups, key=lambda g: (-len(groups[g]), g))
-    for name in order:
-        rng.shuffle(groups[name])
-    chosen: list[dict[str, Any]] = []
-    while len(chosen) < want and any(groups[g] for g in order):
+        kind = polarity(item)
+        short.setdefault(kind, [])
+        long.setdefault(kind, [])
+        (short if _shot_chars(item) <= MAX_SHOT_CHARS else long)[kind].append(item)
+    order = sorted(short, key=lambda g: (-len(short[g]) - len(long[g]), g))
+    for group in (short, long):
         for name in order:
-            if groups[name] and len(chosen) < want:
-                chosen.append(groups[name].pop())
+            rng.shuffle(group[name])
+    # Each group's list is taken from its end: the short examples first.
+    queues = {name: long[name] + short[name] for name in order}
+    chosen: list[dict[str, Any]] = []
+    while len(chosen) < want and any(queues.values()):
+        for name in order:
+            if queues[name] and len(chosen) < want:
+                chosen.append(queues[name].pop())
     return chosen
 
 

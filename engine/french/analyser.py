@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_FRENCH
@@ -71,23 +70,36 @@ def fold_accents(text: str) -> str:
 _FOLDED_STOP_WORDS = frozenset(fold_accents(w) for w in STOP_WORDS)
 
 
-@lru_cache(maxsize=200_000)
-def analyse_word(word: str) -> str | None:
-    """The index term of one word, or None for a stop word (``word`` as found in the text)."""
+def _term(word: str) -> str | None:
     lower = word.lower()
     if lower in STOP_WORDS or fold_accents(lower) in _FOLDED_STOP_WORDS:
         return None
-    return fold_accents(_stemmer.stemWord(lower))
+    return fold_accents(_stemmer.stemWord(lower)) or None
+
+
+class _TermCache(dict[str, str | None]):
+    """word → index term, computed on first sight (bounded: cleared when it grows too big)."""
+
+    limit = 1_000_000
+
+    def __missing__(self, word: str) -> str | None:
+        if len(self) >= self.limit:
+            self.clear()
+        term = self[word] = _term(word)
+        return term
+
+
+_cache = _TermCache()
+
+
+def analyse_word(word: str) -> str | None:
+    """The index term of one word, or None for a stop word (``word`` as found in the text)."""
+    return _cache[word]
 
 
 def analyse(text: str) -> list[str]:
     """The index terms of ``text`` in order (repeats kept: BM25 counts them)."""
-    out = []
-    for match in _WORD.finditer(text):
-        term = analyse_word(match.group())
-        if term is not None:
-            out.append(term)
-    return out
+    return [t for t in map(_cache.__getitem__, _WORD.findall(text)) if t is not None]
 
 
 def analyse_many(texts: list[str]) -> list[list[str]]:

@@ -2,8 +2,8 @@
 
 bm25s computes, at build time, the BM25 weight of every (passage, term) pair into a sparse CSC
 matrix; a query then adds up the columns of its terms. :class:`BM25` keeps that matrix, scores
-a query with one vectorised gather-add per query term and selects the top hits with
-``argpartition``. Query terms are counted as often as they occur, as in rank-bm25.
+a query with one vectorised scatter-add (``np.add.at``) per distinct query term and selects the
+top hits with a partition. Query terms are counted as often as they occur, as in rank-bm25.
 
 Two IDF variants are offered (bm25s ``method``):
 
@@ -92,13 +92,20 @@ class BM25:
         return [vocab[t] for t in terms if t and t in vocab]
 
     def scores(self, terms: list[str]) -> np.ndarray:
-        """The BM25 score of every passage for the analysed query ``terms``."""
+        """The BM25 score of every passage for the analysed query ``terms``.
+
+        A term repeated in the query counts as often as it occurs (as in rank-bm25): its
+        column is added once, multiplied by its count.
+        """
         out = np.zeros(self.n_docs, dtype=self.data.dtype)
-        indptr, indices, data = self.indptr, self.indices, self.data
+        counts: dict[int, int] = {}
         for t in self.term_ids(terms):
+            counts[t] = counts.get(t, 0) + 1
+        indptr, indices, data = self.indptr, self.indices, self.data
+        for t, count in counts.items():
             start, end = indptr[t], indptr[t + 1]
-            # Within one term's column each passage appears once: a plain gather-add is exact.
-            out[indices[start:end]] += data[start:end]
+            weights = data[start:end] if count == 1 else data[start:end] * count
+            np.add.at(out, indices[start:end], weights)
         return out
 
     def search(self, terms: list[str], k: int = 10) -> tuple[list[int], list[float]]:

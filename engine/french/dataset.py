@@ -71,10 +71,14 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def load_questions(path: str | Path, max_problems: int = 10) -> list[dict[str, Any]]:
+def load_questions(
+    path: str | Path, max_problems: int = 10, duplicates_out: list[int] | None = None
+) -> list[dict[str, Any]]:
     """Read and validate a FrenchMedMCQA JSON file; return the normalised questions.
 
-    Raises :class:`DatasetError` naming up to ``max_problems`` bad records.
+    Raises :class:`DatasetError` naming up to ``max_problems`` bad records. A record that
+    repeats an earlier one exactly (same id, same content) is kept once; its record number is
+    appended to ``duplicates_out`` when given. The same id with other content is an error.
     """
     path = Path(path)
     try:
@@ -87,14 +91,21 @@ def load_questions(path: str | Path, max_problems: int = 10) -> list[dict[str, A
         raise DatasetError(f"{path}: expected a JSON list of questions")
     if not data:
         raise DatasetError(f"{path}: the file holds no questions")
-    problems, seen = [], {}
+    problems, seen, keep, duplicates = [], {}, [], []
     for number, record in enumerate(data, start=1):
         problem = record_problem(record)
         if problem is None:
             key = str(record["id"])
             if key in seen:
-                problem = f"duplicate id {key!r} (first seen in record {seen[key]})"
+                first = data[seen[key] - 1]
+                if record == first:  # the very same question twice: keep one
+                    duplicates.append(number)
+                    continue
+                problem = (
+                    f"duplicate id {key!r} with other content (first seen in record {seen[key]})"
+                )
             seen.setdefault(key, number)
+            keep.append(record)
         if problem is not None:
             problems.append(f"record {number}: {problem}")
     if problems:
@@ -104,7 +115,10 @@ def load_questions(path: str | Path, max_problems: int = 10) -> list[dict[str, A
             + "; ".join(problems[:max_problems])
             + more
         )
-    return [normalise(r) for r in data]
+    questions = [normalise(r) for r in keep]
+    if duplicates_out is not None:
+        duplicates_out.extend(duplicates)
+    return questions
 
 
 def import_frenchmedmcqa(
@@ -112,10 +126,12 @@ def import_frenchmedmcqa(
 ) -> dict[str, Any]:
     """Validate ``path`` and store it as data set ``name`` (default: the file's stem).
 
-    Returns ``{"name", "n_items", "by_n_answers"}``. All or nothing: a bad record stores nothing.
+    Returns ``{"name", "n_items", "by_n_answers", "duplicates_skipped"}`` (record numbers of
+    exact repeats kept once). All or nothing: a bad record stores nothing.
     """
     path = Path(path)
-    questions = load_questions(path)
+    duplicates: list[int] = []
+    questions = load_questions(path, duplicates_out=duplicates)
     name = name or path.stem
     is_sample = all(q.get("sample") for q in questions)
     store.add_dataset(
@@ -130,7 +146,12 @@ def import_frenchmedmcqa(
     for q in questions:
         key = str(q["nbr_correct_answers"])
         counts[key] = counts.get(key, 0) + 1
-    return {"name": name, "n_items": len(questions), "by_n_answers": dict(sorted(counts.items()))}
+    return {
+        "name": name,
+        "n_items": len(questions),
+        "by_n_answers": dict(sorted(counts.items())),
+        "duplicates_skipped": duplicates,
+    }
 
 
 def options(item: dict[str, Any]) -> list[tuple[str, str]]:

@@ -3,7 +3,8 @@
 Two methods:
 
 * ``generate``: the model writes its answer ("A + D") and :func:`parse_letters` reads the
-  letters out of free French text.
+  letters out of free French text; when it finds none (small models often copy an option
+  instead of naming it), :func:`match_option_texts` picks the options whose text is quoted.
 * ``logprob``: each option is judged on its own. For option X the model sees the passages, the
   question and "Proposition X : …  Cette proposition est-elle exacte ?", and we read the
   probabilities of its next word being *oui* or *non* (both capitalisations summed),
@@ -93,6 +94,29 @@ def parse_letters(text: str) -> list[str]:
     return []
 
 
+def _normalise(text: str) -> str:
+    from engine.french.analyser import fold_accents
+
+    return " ".join(re.findall(r"\w+", fold_accents(text.lower())))
+
+
+def match_option_texts(response: str, item: dict[str, Any]) -> list[str]:
+    """Letters of the options whose whole text the response quotes (case, accents and
+    punctuation ignored): the fallback when a model answers with option texts, not letters.
+
+    >>> item = {"answers": {"a": "Le foie", "b": "Le rein", "c": "x", "d": "y", "e": "z"}}
+    >>> match_option_texts("C'est le rein, évidemment.", item)
+    ['b']
+    """
+    said = f" {_normalise(response)} "
+    found = []
+    for letter in LETTERS:
+        option = _normalise(item["answers"][letter])
+        if len(option) >= 3 and f" {option} " in said:
+            found.append(letter)
+    return found
+
+
 def format_letters(letters: list[str] | set[str] | frozenset[str]) -> str:
     """``["a", "d"]`` → ``"A + D"``."""
     return " + ".join(c.upper() for c in sorted(letters))
@@ -178,8 +202,17 @@ class Reader:
                 seed=0,
                 stop=["\n\n", "Question :"],
             )
+        letters, how = parse_letters(g.text), "letters"
+        if not letters:
+            letters, how = match_option_texts(g.text, item), "option_text"
         return ReaderAnswer(
-            parse_letters(g.text), g.text, None, g.prompt_tokens, g.completion_tokens, g.seconds
+            letters,
+            g.text,
+            None,
+            g.prompt_tokens,
+            g.completion_tokens,
+            g.seconds,
+            {"parsed_from": how if letters else "nothing"},
         )
 
     def _logprob(self, item: dict[str, Any], passages: list[str]) -> ReaderAnswer:

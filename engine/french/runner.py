@@ -99,7 +99,7 @@ def run_french(
     reader = Reader(model, method=method, threshold=threshold)
     # Recall is known when the passages were made from this very data set's questions.
     recall_known = index is not None and index.corpus_dataset == dataset
-    status, error = "finished", None
+    status, error, interrupted = "finished", None, False
     total = len(items)
     try:
         for position, item in enumerate(items):
@@ -152,6 +152,8 @@ def run_french(
             )
     except Cancelled:
         status = "cancelled"
+    except KeyboardInterrupt:
+        status, interrupted = "cancelled", True
     except (ModelCrashed, ModelError) as exc:
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     finally:
@@ -162,4 +164,6 @@ def run_french(
     if error:
         summary["error"] = error
     store.finish_run(run_id, summary, status=status, error=error)
+    if interrupted:
+        raise KeyboardInterrupt
     return summary

@@ -1,0 +1,220 @@
+"""Exam metrics: accuracy, explanation ROUGE, per-type accuracy, calibration, consistency.
+
+* accuracy — percent of questions answered with the gold letter;
+* ROUGE-1/2/L — the mean over questions of the per-question F-measure between the response
+  and the gold explanation, computed as the ExplainCPE paper did
+  (:func:`engine.rouge.rouge_scores`: jieba segmentation, rouge-chinese scoring);
+* by type — accuracy for each value of ``type1``, ``type2`` and ``type3`` (paper Table 5);
+* expected calibration error and Brier score — for runs that read the probabilities of the
+  letters (``logprob`` method);
+* consistency — how often the letter an explanation argues for ("故本题选D") is the letter
+  the response chose.
+
+:func:`score_responses` scores a file of published responses against the gold questions;
+on the ExplainCPE ChatGPT responses it reproduces every ChatGPT row of the paper's Table 8.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from engine.exam.dataset import TYPE_FIELDS
+from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
+from engine.rouge import rouge_scores
+
+ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
+JUDGE_RIGHT = "正确"
+
+
+def accuracy(correct: Iterable[bool | None]) -> float:
+    """Percent of true values (``None`` counts as wrong); 0 for no questions."""
+    values = [bool(c) for c in correct]
+    return 100.0 * sum(values) / len(values) if values else 0.0
+
+
+def mean_rouge(responses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean per-question ROUGE F-measures (``rouge1``, ``rouge2``, ``rougeL``)."""
+    totals = dict.fromkeys(ROUGE_KEYS, 0.0)
+    for response, reference in zip(responses, references, strict=True):
+        scores = rouge_scores(response or "", reference or "")
+        for key in ROUGE_KEYS:
+            totals[key] += scores[key].fmeasure
+    n = len(responses)
+    return {k: (v / n if n else 0.0) for k, v in totals.items()}
+
+
+def by_type(
+    items: Sequence[Mapping[str, Any]], correct: Sequence[bool | None]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Accuracy per value of each type field the items carry::
+
+    {"type1": {"正向": {"n": 128, "correct": 70, "accuracy": 54.7}, …}, …}
+    """
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for field in TYPE_FIELDS:
+        groups: dict[str, list[bool]] = {}
+        for item, ok in zip(items, correct, strict=True):
+            value = item.get(field)
+            if value:
+                groups.setdefault(str(value), []).append(bool(ok))
+        if groups:
+            out[field] = {
+                value: {"n": len(oks), "correct": sum(oks), "accuracy": round(accuracy(oks), 1)}
+                for value, oks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            }
+    return out
+
+
+def normalise(logprobs: Mapping[str, float]) -> dict[str, float]:
+    """Probabilities from log-probabilities, renormalised over the given letters."""
+    if not logprobs:
+        return {}
+    top = max(logprobs.values())
+    weights = {k: math.exp(v - top) for k, v in logprobs.items()}
+    total = sum(weights.values())
+    return {k: w / total for k, w in weights.items()}
+
+
+def expected_calibration_error(
+    confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
+) -> float:
+    """ECE: the bin-size-weighted mean gap between confidence and accuracy, over ``bins``
+    equal-width confidence bins (0 for no questions)."""
+    n = len(confidences)
+    if n == 0:
+        return 0.0
+    sums = [[0, 0.0, 0.0] for _ in range(bins)]  # count, confidence, correct
+    for conf, ok in zip(confidences, correct, strict=True):
+        b = min(int(conf * bins), bins - 1)
+        sums[b][0] += 1
+        sums[b][1] += conf
+        sums[b][2] += float(bool(ok))
+    return sum(abs(c - a) for count, c, a in sums if count) / n
+
+
+def brier_score(distributions: Sequence[Mapping[str, float]], gold: Sequence[str]) -> float:
+    """Multi-class Brier score: mean over questions of the squared error of the probability
+    vector against the one-hot gold answer (0 is perfect, 2 the worst)."""
+    if not distributions:
+        return 0.0
+    total = 0.0
+    for dist, answer in zip(distributions, gold, strict=True):
+        letters = set(dist) | {answer}
+        total += sum((dist.get(k, 0.0) - (1.0 if k == answer else 0.0)) ** 2 for k in letters)
+    return total / len(distributions)
+
+
+def calibration(
+    distributions: Sequence[Mapping[str, float]], gold: Sequence[str], bins: int = 10
+) -> dict[str, float]:
+    """ECE, Brier score and mean confidence of letter distributions (``logprob`` runs)."""
+    confidences = [max(d.values()) if d else 0.0 for d in distributions]
+    chosen = [max(d, key=d.get) if d else None for d in distributions]
+    correct = [c == g for c, g in zip(chosen, gold, strict=True)]
+    return {
+        "ece": expected_calibration_error(confidences, correct, bins),
+        "brier": brier_score(distributions, gold),
+        "mean_confidence": sum(confidences) / len(confidences) if confidences else 0.0,
+    }
+
+
+def consistency(responses: Sequence[str], chosen: Sequence[str | None]) -> dict[str, Any]:
+    """How often the explanation argues for the letter the response chose.
+
+    The explanation is the text after ``解析：`` (the whole response without one); the letter
+    it argues for is :func:`engine.exam.extract.argued_letter`. Only responses with both a
+    chosen letter and an argued one count: ``n`` of them, ``consistent`` percent.
+    """
+    n = agree = 0
+    for response, letter in zip(responses, chosen, strict=True):
+        if not letter:
+            continue
+        head, explanation = split_answer_explanation(response or "")
+        if not head:
+            # No "解析：" heading: drop the declared answer so it is not counted twice.
+            explanation = (response or "")[find_answer(response or "").start + 1 :]
+        argued = argued_letter(explanation)
+        if argued is None:
+            continue
+        n += 1
+        agree += argued == letter
+    return {"n": n, "consistent": round(100.0 * agree / n, 1) if n else None}
+
+
+# -- scoring a file of responses ------------------------------------------------------------
+
+
+def judge_field(field: str) -> str:
+    """The published judgement field of a response field (``x_response`` → ``x_judge``)."""
+    return (
+        field[: -len("_response")] + "_judge" if field.endswith("_response") else field + "_judge"
+    )
+
+
+def score_responses(
+    gold: Sequence[Mapping[str, Any]],
+    responses: Sequence[Mapping[str, Any]],
+    field: str,
+) -> dict[str, Any]:
+    """Score ``responses[i][field]`` against the gold question with the same ``id``.
+
+    Returns ``n``, ``accuracy`` (percent, 1 decimal), ``rouge1``/``rouge2``/``rougeL``
+    (3 decimals), ``by_type``, ``consistency`` and ``items`` (``{id, extracted, correct}``).
+    Only questions present in both lists are scored.
+
+    When the responses carry the published judgements (``<setting>_judge``: 正确/错误, as
+    the ExplainCPE release does), ``accuracy`` is the judged accuracy, which is what the
+    paper reports, and ``accuracy_extracted`` and ``judge_agreement`` show how the letters
+    extracted here compare; otherwise ``accuracy`` comes from the extracted letters.
+    """
+    by_id = {str(g["id"]): g for g in gold}
+    jfield = judge_field(field)
+    pairs = []
+    missing = 0
+    for r in responses:
+        g = by_id.get(str(r.get("id")))
+        if g is None:
+            missing += 1
+            continue
+        if field not in r:
+            raise KeyError(f"response {r.get('id')!r} has no field {field!r}")
+        pairs.append((g, r))
+    texts = [str(r[field] or "") for _, r in pairs]
+    items_out = []
+    extracted_ok: list[bool] = []
+    for (g, r), text in zip(pairs, texts, strict=True):
+        letter = find_answer(text, g.get("options")).letter
+        ok = letter == g["answer"]
+        extracted_ok.append(ok)
+        row: dict[str, Any] = {
+            "id": g["id"],
+            "extracted": letter,
+            "gold": g["answer"],
+            "correct": ok,
+        }
+        if jfield in r:
+            row["judge"] = r[jfield]
+        items_out.append(row)
+    judged = [r.get(jfield) for _, r in pairs]
+    has_judge = bool(pairs) and all(j is not None for j in judged)
+    correct = [j == JUDGE_RIGHT for j in judged] if has_judge else extracted_ok
+    rouge = mean_rouge(texts, [str(g.get("explanation", "")) for g, _ in pairs])
+    out: dict[str, Any] = {
+        "field": field,
+        "n": len(pairs),
+        "accuracy": round(accuracy(correct), 1),
+        "accuracy_source": "judge" if has_judge else "extracted",
+        "accuracy_extracted": round(accuracy(extracted_ok), 1),
+        **{k: round(v, 3) for k, v in rouge.items()},
+        "by_type": by_type([g for g, _ in pairs], correct),
+        "consistency": consistency(texts, [i["extracted"] for i in items_out]),
+        "items": items_out,
+    }
+    if has_judge:
+        agree = sum(a == b for a, b in zip(correct, extracted_ok, strict=True))
+        out["judge_agreement"] = round(100.0 * agree / len(pairs), 2)
+    if missing:
+        out["unmatched_responses"] = missing
+    return out

@@ -1,0 +1,335 @@
+"""A person taking an exam: practice mode and timed exams.
+
+* **practice** — after each answer the session says whether it was right and shows the gold
+  explanation; on request a model explains the question, streamed piece by piece.
+* **timed** — a time limit for the whole exam; no feedback until the end, and questions left
+  when time is up count as wrong.
+
+Every answer is stored as soon as it is given (a ``person`` run), with the seconds spent on
+the question. The result has the score, whether it reaches the pass mark (60 % unless told
+otherwise), accuracy per question type and the questions missed. :func:`missed_items` lists
+the questions a person still gets wrong across past sessions, and a new session can replay
+exactly those (``keys=``).
+
+>>> # session = ExamSession(store, "explaincpe-sample", limit=5)
+>>> # q = session.next_question(); fb = session.answer("B"); fb.correct, fb.explanation
+>>> # result = session.finish()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from engine.exam.dataset import ACTIVITY, letters_for
+from engine.exam.metrics import accuracy, by_type
+from engine.exam.prompts import explanation_messages
+from engine.store import Store, StoreError
+
+MODES = ("practice", "timed")
+PERSON = "person"
+DEFAULT_PASS_MARK = 60.0
+
+
+class SessionError(Exception):
+    """A request the session cannot serve (answer after the end, bad letter…)."""
+
+
+@dataclass
+class Feedback:
+    """What a person learns after answering (in a timed exam, only at the end)."""
+
+    key: str
+    chosen: str | None
+    gold: str
+    correct: bool
+    explanation: str
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SessionResult:
+    """The outcome of a session."""
+
+    run_id: int
+    mode: str
+    n: int
+    answered: int
+    correct: int
+    score: float  # percent of all questions (unanswered count as wrong)
+    accuracy: float  # percent of the answered questions
+    pass_mark: float
+    passed: bool
+    seconds: float
+    seconds_per_question: float | None
+    by_type: dict[str, Any]
+    missed: list[str]
+    status: str
+    feedback: list[Feedback] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["feedback"] = [f.as_dict() for f in self.feedback]
+        return out
+
+
+class ExamSession:
+    """One sitting of ``dataset`` by a person; answers are stored as they come.
+
+    ``keys`` restricts the session to those questions (a review of missed ones), in data set
+    order; ``limit`` keeps the first N. ``time_limit_s`` makes it a timed exam (``mode`` is
+    then ``timed`` unless given). The run starts when the session is created.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        dataset: str,
+        *,
+        mode: str | None = None,
+        time_limit_s: float | None = None,
+        limit: int | None = None,
+        keys: Sequence[str] | None = None,
+        pass_mark: float = DEFAULT_PASS_MARK,
+        clock: Any = time.monotonic,
+    ) -> None:
+        mode = mode or ("timed" if time_limit_s else "practice")
+        if mode not in MODES:
+            raise SessionError(f"mode must be one of {MODES} (got {mode!r})")
+        if time_limit_s is not None and time_limit_s <= 0:
+            raise SessionError("the time limit must be positive")
+        if not 0 <= pass_mark <= 100:
+            raise SessionError("the pass mark is a percentage between 0 and 100")
+        self.store = store
+        self.dataset = dataset
+        self.mode = mode
+        self.time_limit_s = time_limit_s
+        self.pass_mark = float(pass_mark)
+        self._clock = clock
+        items = store.items(dataset)
+        if keys is not None:
+            wanted = {str(k) for k in keys}
+            items = [i for i in items if str(i["id"]) in wanted]
+        if limit is not None:
+            items = items[:limit]
+        if not items:
+            raise SessionError("no questions to ask")
+        self.questions: list[dict[str, Any]] = items
+        self.run_id = store.start_run(
+            ACTIVITY,
+            dataset,
+            PERSON,
+            {
+                "mode": mode,
+                "time_limit_s": time_limit_s,
+                "pass_mark": self.pass_mark,
+                "limit": limit,
+                "keys": [str(k) for k in keys] if keys is not None else None,
+            },
+            runner=PERSON,
+            n_total=len(items),
+        )
+        self.started = clock()
+        self.index = 0
+        self._shown_at: float | None = None
+        self.feedback: list[Feedback] = []
+        self.finished = False
+        self.result: SessionResult | None = None
+
+    # -- time ------------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        return self._clock() - self.started
+
+    def time_left(self) -> float | None:
+        """Seconds left in a timed exam (never below 0); None without a limit."""
+        if self.time_limit_s is None:
+            return None
+        return max(0.0, self.time_limit_s - self.elapsed())
+
+    @property
+    def expired(self) -> bool:
+        left = self.time_left()
+        return left is not None and left <= 0
+
+    # -- questions ---------------------------------------------------------------------------
+
+    @property
+    def remaining(self) -> int:
+        return len(self.questions) - self.index
+
+    def next_question(self) -> dict[str, Any] | None:
+        """The question to show now (its clock starts), or None when the session is over
+        (all asked, time up, or finished)."""
+        if self.finished or self.index >= len(self.questions) or self.expired:
+            return None
+        if self._shown_at is None:
+            self._shown_at = self._clock()
+        return self.questions[self.index]
+
+    def answer(self, letter: str | None) -> Feedback | None:
+        """Answer the current question (``None`` skips it) and store the answer.
+
+        Returns the feedback in practice mode, None in a timed exam (feedback comes with
+        :meth:`finish`). An answer given after the time is up is not accepted.
+        """
+        item = self.next_question()
+        if item is None:
+            raise SessionError("the session is over" if not self.expired else "time is up")
+        chosen = None
+        if letter is not None:
+            chosen = letter.strip().upper()
+            if chosen not in letters_for(item):
+                raise SessionError(
+                    f"answer with one of {', '.join(letters_for(item))} (got {letter!r})"
+                )
+        now = self._clock()
+        seconds = now - (self._shown_at if self._shown_at is not None else now)
+        key = str(item["id"])
+        correct = chosen == item["answer"]
+        self.store.add_answer(
+            self.run_id,
+            key,
+            response=chosen or "",
+            chosen=chosen,
+            gold=item["answer"],
+            correct=correct,
+            latency_s=seconds,
+            position=self.index,
+            extra={"mode": self.mode, "skipped": chosen is None},
+        )
+        fb = Feedback(key, chosen, item["answer"], correct, item.get("explanation", ""), seconds)
+        self.feedback.append(fb)
+        self.index += 1
+        self._shown_at = None
+        return fb if self.mode == "practice" else None
+
+    def skip(self) -> Feedback | None:
+        """Leave the current question unanswered (it counts as wrong)."""
+        return self.answer(None)
+
+    def stream_explanation(
+        self, model: Any, key: str | None = None, lang: str = "zh", max_tokens: int = 400
+    ) -> Iterator[str]:
+        """A model's explanation of a question (default: the last one answered), piece by
+        piece as ``model.stream_chat`` produces it; the whole text is stored with the run
+        afterwards. Practice mode only. ``model.cancel()`` stops it early."""
+        if self.mode != "practice" and not self.finished:
+            raise SessionError("explanations are shown after a timed exam")
+        if key is None:
+            if not self.feedback:
+                raise SessionError("no question answered yet")
+            key = self.feedback[-1].key
+        item = next((q for q in self.questions if str(q["id"]) == str(key)), None)
+        if item is None:
+            raise SessionError(f"no question {key!r} in this session")
+        stream = model.stream_chat(explanation_messages(item, lang), max_tokens=max_tokens)
+        pieces: list[str] = []
+        t0 = time.perf_counter()
+        for piece in stream:
+            pieces.append(piece)
+            yield piece
+        n = len(self.store.turns(self.run_id, str(key)))
+        self.store.add_turn(
+            self.run_id,
+            str(key),
+            n,
+            "model",
+            "".join(pieces),
+            extra={"model": getattr(model, "path", "")},
+            latency_s=time.perf_counter() - t0,
+        )
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def finish(self, status: str | None = None) -> SessionResult:
+        """End the session (status ``finished``, or ``cancelled`` when questions are left and
+        time is not up) and return its result, stored as the run's summary."""
+        if self.result is not None:
+            return self.result
+        self.finished = True
+        if status is None:
+            status = "finished" if self.remaining == 0 or self.expired else "cancelled"
+        result = session_result(self.store, self.run_id, self.questions, self.pass_mark)
+        result.mode = self.mode
+        result.status = status
+        result.seconds = round(self.elapsed(), 3)
+        result.feedback = list(self.feedback)
+        self.store.finish_run(self.run_id, _summary(result), status=status)
+        self.result = result
+        return result
+
+
+def _summary(result: SessionResult) -> dict[str, Any]:
+    out = result.as_dict()
+    out.pop("feedback")
+    return out
+
+
+def session_result(
+    store: Store,
+    run_id: int,
+    questions: Sequence[dict[str, Any]] | None = None,
+    pass_mark: float | None = None,
+) -> SessionResult:
+    """The result of a (past or current) person run from its stored answers."""
+    run = store.run(run_id)
+    if run["runner"] != PERSON:
+        raise StoreError(f"run {run_id} is not a person's session")
+    settings = run["settings"] or {}
+    if questions is None:
+        questions = store.items(run["dataset"])
+        if settings.get("keys") is not None:
+            wanted = set(settings["keys"])
+            questions = [q for q in questions if str(q["id"]) in wanted]
+        if settings.get("limit"):
+            questions = questions[: settings["limit"]]
+    if pass_mark is None:
+        pass_mark = float(settings.get("pass_mark", DEFAULT_PASS_MARK))
+    answers = {a["item_key"]: a for a in store.answers(run_id)}
+    answered = [q for q in questions if str(q["id"]) in answers]
+    oks = [bool(answers[str(q["id"])]["correct"]) for q in answered]
+    secs = [answers[str(q["id"])]["latency_s"] or 0.0 for q in answered]
+    score = accuracy(oks + [False] * (len(questions) - len(answered))) if questions else 0.0
+    missed = [str(q["id"]) for q, ok in zip(answered, oks, strict=True) if not ok]
+    return SessionResult(
+        run_id=run_id,
+        mode=settings.get("mode", "practice"),
+        n=len(questions),
+        answered=len(answered),
+        correct=sum(oks),
+        score=round(score, 1),
+        accuracy=round(accuracy(oks), 1),
+        pass_mark=pass_mark,
+        passed=score >= pass_mark,
+        seconds=round(sum(secs), 3),
+        seconds_per_question=round(sum(secs) / len(secs), 3) if secs else None,
+        by_type=by_type(answered, oks),
+        missed=missed,
+        status=run["status"],
+    )
+
+
+def person_runs(store: Store, dataset: str | None = None) -> list[dict[str, Any]]:
+    """Past person sessions (newest first), optionally of one data set."""
+    return [
+        r
+        for r in store.runs(ACTIVITY)
+        if r["runner"] == PERSON and (dataset is None or r["dataset"] == dataset)
+    ]
+
+
+def missed_items(store: Store, dataset: str) -> list[str]:
+    """Keys of the questions of ``dataset`` whose latest answer in a person's sessions was
+    wrong (or skipped), in data set order: what a review session replays."""
+    latest: dict[str, bool] = {}
+    for run in reversed(person_runs(store, dataset)):  # oldest first
+        for a in store.answers(run["id"]):
+            latest[a["item_key"]] = bool(a["correct"])
+    order = [str(i["id"]) for i in store.items(dataset)]
+    return [k for k in order if latest.get(k) is False]

@@ -1,0 +1,257 @@
+"""A student practising FrenchMedMCQA questions, optionally with retrieved passages.
+
+:class:`FrenchSession` is what the terminal (``medexam french take``) and the GUI draw: the
+current question and its options, the passages retrieved for it with the query words located
+(accent- and stem-aware character spans, ready to highlight), a multi-select answer, the
+per-question Hamming score and exact match, and the overall scores. The session is stored as
+a person run (``runner="person"``), each answer as soon as it is given.
+
+>>> session = FrenchSession(store, "frenchmedmcqa-sample", index=index, limit=3)  # doctest: +SKIP
+>>> view = session.question()                                                    # doctest: +SKIP
+>>> view.passages[0].marked("[", "]")                                            # doctest: +SKIP
+>>> feedback = session.answer(["a", "c"])                                        # doctest: +SKIP
+>>> feedback.hamming, feedback.exact, session.summary()["hamming"]               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.french.analyser import mark, match_spans
+from engine.french.dataset import ACTIVITY, LETTERS, gold, options, retrieval_query
+from engine.french.index import Index
+from engine.french.reader import format_letters, parse_letters
+from engine.french.scoring import exact, hamming, summarise
+from engine.store import Store, StoreError
+
+PERSON = "person"
+
+
+@dataclass
+class PassageView:
+    """A retrieved passage and the character spans of the words it shares with the query."""
+
+    passage_id: int
+    source: str
+    score: float
+    text: str
+    spans: list[tuple[int, int]]
+
+    def marked(self, before: str = "[", after: str = "]") -> str:
+        """The text with each matched word wrapped in ``before`` … ``after``."""
+        return mark(self.text, self.spans, before, after)
+
+
+@dataclass
+class QuestionView:
+    """One question as shown to the student (the gold answer is not in it)."""
+
+    position: int
+    total: int
+    id: str
+    question: str
+    options: list[tuple[str, str]]
+    passages: list[PassageView] = field(default_factory=list)
+    answered: bool = False
+
+
+@dataclass
+class Feedback:
+    """The verdict on one answer."""
+
+    id: str
+    chosen: list[str]
+    gold: list[str]
+    hamming: float
+    exact: bool
+
+    @property
+    def missed(self) -> list[str]:
+        """Exact options the student did not select."""
+        return sorted(set(self.gold) - set(self.chosen))
+
+    @property
+    def wrong(self) -> list[str]:
+        """Selected options that are not exact."""
+        return sorted(set(self.chosen) - set(self.gold))
+
+
+def _letters(answer: Iterable[str] | str) -> list[str]:
+    if isinstance(answer, str):
+        return parse_letters(answer)
+    out = set()
+    for x in answer:
+        letter = str(x).strip().lower()
+        if letter not in LETTERS:
+            raise ValueError(f"not an option letter: {x!r}")
+        out.add(letter)
+    return sorted(out)
+
+
+class FrenchSession:
+    """A stored practice session over ``dataset`` (the first ``limit`` questions).
+
+    With ``index``, each question comes with its ``k`` best passages for the query "question +
+    options". Answer with :meth:`answer` (letters, a list or text like "A + D"); questions may be
+    answered in any order, each once. :meth:`finish` closes the run with the summary.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        dataset: str,
+        limit: int | None = None,
+        index: Index | None = None,
+        k: int = 1,
+        run_id: int | None = None,
+    ) -> None:
+        self.store = store
+        self.dataset = dataset
+        self.index = index
+        self.k = k
+        self.items = store.items(dataset, limit)
+        if not self.items:
+            raise StoreError(f"data set {dataset!r} holds no question")
+        self._feedback: dict[str, Feedback] = {}
+        self._passages: dict[tuple[str, str, int], list[PassageView]] = {}
+        self._shown: dict[str, list[PassageView]] = {}
+        if run_id is None:
+            settings = {
+                "index": index.name if index else None,
+                "k": k if index else 0,
+                "limit": limit,
+            }
+            self.run_id = store.start_run(
+                ACTIVITY, dataset, PERSON, settings, runner=PERSON, n_total=len(self.items)
+            )
+        else:
+            run = store.run(run_id)
+            if run["runner"] != PERSON or run["dataset"] != dataset:
+                raise StoreError(f"run {run_id} is not a practice session on {dataset!r}")
+            self.run_id = run_id
+            for a in store.answers(run_id):
+                extra = a["extra"] or {}
+                self._feedback[a["item_key"]] = Feedback(
+                    a["item_key"],
+                    extra.get("pred", []),
+                    extra.get("gold", []),
+                    (a["scores"] or {}).get("hamming", 0.0),
+                    bool(a["correct"]),
+                )
+            store.update_run(run_id, status="running")
+        self.position = self._next_unanswered(0)
+
+    @classmethod
+    def resume(
+        cls, store: Store, run_id: int, index: Index | None = None, k: int = 1
+    ) -> FrenchSession:
+        """Continue a stored session (its unanswered questions)."""
+        run = store.run(run_id)
+        limit = (run["settings"] or {}).get("limit")
+        return cls(store, run["dataset"], limit, index, k, run_id=run_id)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _next_unanswered(self, start: int) -> int:
+        for i in range(start, len(self.items)):
+            if self.items[i]["id"] not in self._feedback:
+                return i
+        for i in range(0, start):
+            if self.items[i]["id"] not in self._feedback:
+                return i
+        return len(self.items)
+
+    @property
+    def done(self) -> bool:
+        """True once every question is answered."""
+        return len(self._feedback) == len(self.items)
+
+    def passages(self, position: int) -> list[PassageView]:
+        """The retrieved passages of question ``position`` with the query words located
+        (``index`` and ``k`` may be changed between questions)."""
+        item = self.items[position]
+        if self.index is None:
+            self._shown[item["id"]] = []
+            return []
+        key = (item["id"], self.index.name, self.k)
+        if key not in self._passages:
+            query = retrieval_query(item)
+            self._passages[key] = [
+                PassageView(h.passage_id, h.source, h.score, h.text, match_spans(h.text, query))
+                for h in self.index.search(query, self.k)
+            ]
+        self._shown[item["id"]] = self._passages[key]
+        return self._passages[key]
+
+    def question(self, position: int | None = None) -> QuestionView:
+        """Question ``position`` (default: the next unanswered one)."""
+        position = self.position if position is None else position
+        if not 0 <= position < len(self.items):
+            raise IndexError(f"no question at position {position}")
+        item = self.items[position]
+        return QuestionView(
+            position,
+            len(self.items),
+            item["id"],
+            item["question"],
+            options(item),
+            self.passages(position),
+            item["id"] in self._feedback,
+        )
+
+    def answer(self, answer: Iterable[str] | str, position: int | None = None) -> Feedback:
+        """Record the letters chosen for question ``position`` (default: the current one) and
+        return the verdict. An empty answer is allowed and scored as such."""
+        position = self.position if position is None else position
+        if not 0 <= position < len(self.items):
+            raise IndexError(f"no question at position {position}")
+        item = self.items[position]
+        if item["id"] in self._feedback:
+            raise StoreError(f"question {item['id']!r} is already answered")
+        chosen, truth = _letters(answer), sorted(gold(item))
+        fb = Feedback(
+            item["id"], chosen, truth, round(hamming(chosen, truth), 4), exact(chosen, truth)
+        )
+        passages = self._shown.get(item["id"], [])
+        self.store.add_answer(
+            self.run_id,
+            item["id"],
+            response=format_letters(chosen),
+            chosen=format_letters(chosen),
+            gold=format_letters(truth),
+            correct=fb.exact,
+            scores={"hamming": fb.hamming, "exact": fb.exact},
+            extra={
+                "pred": chosen,
+                "gold": truth,
+                "n_answers": len(truth),
+                "passages": [{"passage_id": p.passage_id, "source": p.source} for p in passages],
+            },
+            position=position,
+        )
+        self._feedback[item["id"]] = fb
+        self.position = self._next_unanswered(position + 1)
+        return fb
+
+    def feedback(self, position: int) -> Feedback | None:
+        """The verdict already given on question ``position``, if answered."""
+        return self._feedback.get(self.items[position]["id"])
+
+    def summary(self) -> dict[str, Any]:
+        """``{run_id, answered, total, n, hamming, emr, by_n_answers}`` (percent)."""
+        pairs = [(fb.chosen, fb.gold) for fb in self._feedback.values()]
+        return {
+            "run_id": self.run_id,
+            "answered": len(pairs),
+            "total": len(self.items),
+            **summarise(pairs),
+        }
+
+    def finish(self) -> dict[str, Any]:
+        """Close the run (finished if all answered, else cancelled) and return the summary."""
+        summary = self.summary()
+        self.store.finish_run(self.run_id, summary, "finished" if self.done else "cancelled")
+        return summary

@@ -1,0 +1,254 @@
+"""The main window: a navigation list on the left, one screen at a time on the right, and a
+status bar naming the loaded model.
+
+Screens are built the first time they are shown, so the window opens at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.models import ModelHost, set_setting, setting
+from gui.widgets.common import AppContext
+from gui.workers import Jobs
+
+# key, navigation label, module, class, tooltip
+SCREENS: list[tuple[str, str, str, str, str]] = [
+    ("exam", "Exam", "gui.widgets.qt_exam", "ExamScreen",
+     "Pharmacist exam practice, timed exams and model evaluation"),
+    ("consult", "Consultation", "gui.widgets.qt_consult", "ConsultScreen",
+     "Interview a simulated patient, then make your diagnosis"),
+    ("french", "French QA", "gui.widgets.qt_french", "FrenchScreen",
+     "French medical questions with retrieved passages (several answers may be right)"),
+    ("results", "Results", "gui.widgets.qt_results", "ResultsScreen",
+     "Every run: details, comparisons, charts and exports"),
+    ("models", "Models", "gui.widgets.qt_models", "ModelsScreen",
+     "Local GGUF models: add, inspect, load and test"),
+]  # fmt: skip
+
+
+class MainWindow(QMainWindow):
+    """medexam's window over the database ``db_path``; ``store`` is the UI thread's
+    :class:`~engine.store.Store` (opened by :meth:`ready` when not given)."""
+
+    def __init__(self, db_path: str | None = None, store: Any = None) -> None:
+        super().__init__()
+        self.setWindowTitle("medexam")
+        self.setMinimumSize(1000, 660)
+        self.host = ModelHost(self)
+        self.jobs = Jobs(db_path, self)
+        self.ctx = AppContext(
+            db_path=db_path, store=store, host=self.host, jobs=self.jobs,
+            status=self.show_status, window=self,
+        )  # fmt: skip
+        self.screens: dict[str, QWidget] = {}
+        self.is_ready = False
+        self._build()
+        self.host.changed.connect(self._model_changed)
+        self.jobs.busy_changed.connect(self._busy_changed)
+        self._model_changed()
+        geometry = setting("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1280, 820)
+
+    def ready(self) -> None:
+        """Open the database and show the last screen (called once the window is up, so it
+        appears at once)."""
+        if self.is_ready:
+            return
+        if self.ctx.store is None:
+            from engine.store import Store
+
+            self.ctx.store = Store(self.ctx.db_path)
+        if self.ctx.db_path is None:
+            self.ctx.db_path = self.jobs.db_path = self.ctx.store.path
+        self.is_ready = True
+        self.nav.setEnabled(True)
+        self.import_button.setEnabled(True)
+        self._restore()
+        # Read the model catalog in the background (it reads every GGUF header).
+        self.ctx.refresh_models()
+
+    # -- layout ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        central = QWidget()
+        lay = QHBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+
+        side = QWidget()
+        side.setObjectName("sidebar")
+        side.setFixedWidth(200)
+        sl = QVBoxLayout(side)
+        sl.setContentsMargins(12, 16, 12, 12)
+        sl.setSpacing(6)
+        name = QLabel("medexam")
+        name.setObjectName("appName")
+        tagline = QLabel("Medical exam practice")
+        tagline.setObjectName("appTagline")
+        sl.addWidget(name)
+        sl.addWidget(tagline)
+        self.nav = QListWidget()
+        self.nav.setObjectName("nav")
+        self.nav.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for key, label, _m, _c, tip in SCREENS:
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setToolTip(tip)
+            self.nav.addItem(item)
+        self.nav.currentRowChanged.connect(self._show_row)
+        sl.addWidget(self.nav, 1)
+        self.import_button = QPushButton("Import data…")
+        self.import_button.setToolTip("Import questions, cases or a corpus from a file")
+        self.import_button.clicked.connect(lambda: self.open_import())
+        sl.addWidget(self.import_button)
+
+        self.stack = QStackedWidget()
+        loading = QLabel("Opening…")
+        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        loading.setObjectName("muted")
+        self.stack.addWidget(loading)
+        self.nav.setEnabled(False)
+        self.import_button.setEnabled(False)
+        lay.addWidget(side)
+        lay.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.model_label = QLabel()
+        self.model_label.setObjectName("modelStatus")
+        self.busy_label = QLabel()
+        self.statusBar().addPermanentWidget(self.busy_label)
+        self.statusBar().addPermanentWidget(self.model_label)
+        self.statusBar().setSizeGripEnabled(False)
+
+        menu = self.menuBar().addMenu("&File")
+        for label, kind in [
+            ("Import exam questions…", "exam"),
+            ("Import consultation cases…", "consult"),
+            ("Import French questions…", "french"),
+            ("Import a French corpus…", "corpus"),
+        ]:
+            action = QAction(label, self)
+            action.triggered.connect(lambda _=False, k=kind: self.open_import(k))
+            menu.addAction(action)
+        menu.addSeparator()
+        quit_action = QAction("Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        menu.addAction(quit_action)
+        go = self.menuBar().addMenu("&Go")
+        for i, (_key, label, *_rest) in enumerate(SCREENS):
+            action = QAction(label, self)
+            action.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
+            action.triggered.connect(lambda _=False, row=i: self.nav.setCurrentRow(row))
+            go.addAction(action)
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction("About medexam", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _about(self) -> None:
+        from engine import __version__
+
+        QMessageBox.about(
+            self,
+            "About medexam",
+            f"<b>medexam</b> {__version__}<br>Offline medical exam practice and local "
+            "language model evaluation.<br><br>Everything runs on this computer; "
+            f"the database is<br><code>{self.ctx.store.path}</code>",
+        )
+
+    # -- navigation --------------------------------------------------------------------
+
+    def screen(self, key: str) -> QWidget:
+        """The screen ``key`` (built on first use)."""
+        if key not in self.screens:
+            _k, _label, module, cls, _tip = next(s for s in SCREENS if s[0] == key)
+            widget = getattr(importlib.import_module(module), cls)(self.ctx)
+            widget.setObjectName("page")
+            self.screens[key] = widget
+            self.stack.addWidget(widget)
+        return self.screens[key]
+
+    def go(self, key: str) -> QWidget:
+        """Show screen ``key`` and return it."""
+        row = next(i for i, s in enumerate(SCREENS) if s[0] == key)
+        self.nav.setCurrentRow(row)
+        return self.screens[key]
+
+    def _show_row(self, row: int) -> None:
+        if row < 0 or not self.is_ready:
+            return
+        key = SCREENS[row][0]
+        widget = self.screen(key)
+        self.stack.setCurrentWidget(widget)
+        set_setting("window/screen", key)
+        shown = getattr(widget, "shown", None)
+        if shown is not None:
+            shown()
+
+    def open_import(self, kind: str | None = None) -> None:
+        from gui.widgets.qt_import import ImportDialog
+
+        dialog = ImportDialog(self.ctx, kind, self)
+        dialog.open()
+
+    # -- status ------------------------------------------------------------------------
+
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def _model_changed(self) -> None:
+        self.model_label.setText(self.host.description)
+        colour = {"ready": "#15803d", "loading": "#1d4ed8", "crashed": "#b91c1c"}.get(
+            self.host.state, "#4b5563"
+        )
+        self.model_label.setStyleSheet(f"color: {colour};")
+        self.model_label.setToolTip(self.host.error or "The model the app works with")
+
+    def _busy_changed(self, n: int) -> None:
+        self.busy_label.setText("" if n == 0 else "Working…" if n == 1 else f"{n} tasks running")
+
+    # -- settings ----------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        key = setting("window/screen", "exam")
+        rows = [s[0] for s in SCREENS]
+        row = rows.index(key) if key in rows else 0
+        if self.nav.currentRow() == row:
+            self._show_row(row)
+        else:
+            self.nav.setCurrentRow(row)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        set_setting("window/geometry", self.saveGeometry())
+        for widget in self.screens.values():
+            closing = getattr(widget, "closing", None)
+            if closing is not None:
+                closing()
+        self.jobs.stop_all()
+        host = self.host
+        if host.model is not None:
+            host.model.cancel()
+        self.jobs.wait(15_000)
+        host.unload()
+        super().closeEvent(event)

@@ -1,0 +1,58 @@
+"""Helpers for driving the app from tests and scripts (pytest-qt, the screenshot script).
+
+>>> window = open_window(tmp_path, model=chat_model)       # doctest: +SKIP
+>>> exam = window.go("exam")                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+
+def open_window(folder: str | Path, model: Any = None, model_name: str = "smollm2") -> Any:
+    """A ready main window over ``folder/medexam.db`` with its settings in
+    ``folder/gui.ini``; ``model``, if given, is used as the loaded model (not closed)."""
+    from gui.app import create_app, create_window
+
+    folder = Path(folder)
+    create_app()
+    window = create_window(str(folder / "medexam.db"), settings_path=str(folder / "gui.ini"))
+    if model is not None:
+        window.host.adopt(model, model_name)
+    return window
+
+
+def message_boxes() -> list[QMessageBox]:
+    """The message boxes open now."""
+    return [w for w in QApplication.topLevelWidgets()
+            if isinstance(w, QMessageBox) and w.isVisible()]  # fmt: skip
+
+
+def close_message_boxes() -> list[str]:
+    """Close every open message box; return their texts."""
+    texts = []
+    for box in message_boxes():
+        texts.append(box.text())
+        box.done(0)
+    return texts
+
+
+def click_button(box: QMessageBox, text: str) -> None:
+    """Press the button labelled ``text`` of a message box."""
+    for b in box.buttons():
+        if b.text() == text:
+            b.click()
+            return
+    raise LookupError(f"no button {text!r} in {[b.text() for b in box.buttons()]}")
+
+
+def idle(window: Any) -> bool:
+    """No job is running."""
+    return not window.jobs.active
+
+
+def visible(widget: QWidget) -> bool:
+    return widget.isVisible()

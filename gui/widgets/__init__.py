@@ -1,0 +1,1 @@
+"""One module per screen (``qt_<screen>.py``) and the small widgets they share."""

@@ -1,0 +1,171 @@
+"""QtCharts helpers: scores over time and bars by category, in the app's colours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCharts import (
+    QBarCategoryAxis,
+    QBarSeries,
+    QBarSet,
+    QChart,
+    QChartView,
+    QDateTimeAxis,
+    QHorizontalBarSeries,
+    QLineSeries,
+    QScatterSeries,
+    QValueAxis,
+)
+from PySide6.QtCore import QDateTime, QMargins, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+
+PALETTE = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b5563"]
+
+
+def _chart(title: str) -> QChart:
+    chart = QChart()
+    chart.setTitle(title)
+    font = QFont()
+    font.setPointSizeF(10.5)
+    font.setBold(True)
+    chart.setTitleFont(font)
+    chart.setBackgroundRoundness(8)
+    chart.setMargins(QMargins(6, 6, 6, 6))
+    chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
+    chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
+    return chart
+
+
+class ChartView(QChartView):
+    """A chart view that blends into the white card it sits in."""
+
+    def setChart(self, chart: QChart) -> None:  # noqa: N802 - Qt's name
+        chart.setBackgroundBrush(QColor("#ffffff"))
+        chart.setBackgroundRoundness(0)
+        chart.setMargins(QMargins(0, 0, 0, 0))
+        super().setChart(chart)
+
+
+def view(chart: QChart | None = None) -> QChartView:
+    v = ChartView()
+    v.setChart(chart or _chart(""))
+    v.setRenderHint(QPainter.RenderHint.Antialiasing)
+    v.setMinimumHeight(200)
+    v.setBackgroundBrush(QColor("#ffffff"))
+    v.setStyleSheet("QGraphicsView { border: none; background: #ffffff; }")
+    return v
+
+
+def _percent_axis(title: str = "Score (%)") -> QValueAxis:
+    axis = QValueAxis()
+    axis.setRange(0, 100)
+    axis.setTickType(QValueAxis.TickType.TicksDynamic)
+    axis.setTickAnchor(0)
+    axis.setTickInterval(20)
+    axis.setLabelFormat("%d")
+    axis.setTitleText(title)
+    return axis
+
+
+def scores_over_time(series: dict[str, list[tuple[datetime, float]]], title: str) -> QChart:
+    """One line per name: ``(when, score %)`` points, sorted by time."""
+    chart = _chart(title)
+    points = [p for pts in series.values() for p in pts]
+    if not points:
+        chart.setTitle(f"{title} — no scored runs yet")
+        return chart
+    x = QDateTimeAxis()
+    x.setFormat("d MMM HH:mm")
+    x.setTitleText("Started")
+    y = _percent_axis()
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    for i, (name, pts) in enumerate(sorted(series.items())):
+        colour = QColor(PALETTE[i % len(PALETTE)])
+        line = QLineSeries()
+        line.setName(name)
+        line.setPen(QPen(colour, 2))
+        dots = QScatterSeries()
+        dots.setColor(colour)
+        dots.setBorderColor(colour)
+        dots.setMarkerSize(8)
+        for when, score in sorted(pts):
+            ms = QDateTime(when).toMSecsSinceEpoch()
+            line.append(ms, score)
+            dots.append(ms, score)
+        for s in (line, dots):
+            chart.addSeries(s)
+            s.attachAxis(x)
+            s.attachAxis(y)
+        chart.legend().markers(dots)[0].setVisible(False)
+    from datetime import timedelta
+
+    lo = min(p[0] for p in points)
+    hi = max(p[0] for p in points)
+    if lo == hi:
+        lo, hi = lo - timedelta(hours=1), hi + timedelta(hours=1)
+    pad = (hi - lo) * 0.04
+    x.setRange(QDateTime(lo - pad), QDateTime(hi + pad))
+    y.setRange(-4, 104)
+    x.setTickCount(min(6, max(2, len(points))))
+    return chart
+
+
+def bars(
+    rows: Sequence[tuple[str, float, int]],
+    title: str,
+    horizontal: bool = True,
+    mark: float | None = None,
+) -> QChart:
+    """A bar per ``(label, value %, n)``; ``n`` is shown in the label."""
+    chart = _chart(title)
+    if not rows:
+        chart.setTitle(f"{title} — nothing to show")
+        return chart
+    bar_set = QBarSet("Score")
+    bar_set.setColor(QColor(PALETTE[0]))
+    bar_set.setBorderColor(QColor(PALETTE[0]))
+    labels = []
+    for label, value, n in rows:
+        bar_set.append(float(value))
+        labels.append(f"{label} (n={n})" if n else label)
+    series: Any = QHorizontalBarSeries() if horizontal else QBarSeries()
+    series.append(bar_set)
+    series.setLabelsVisible(True)
+    series.setLabelsFormat("@value")
+    series.setLabelsPrecision(3)
+    series.setBarWidth(0.6)
+    chart.addSeries(series)
+    cats = QBarCategoryAxis()
+    cats.append(labels)
+    vals = _percent_axis()
+    if horizontal:
+        chart.addAxis(cats, Qt.AlignmentFlag.AlignLeft)
+        chart.addAxis(vals, Qt.AlignmentFlag.AlignBottom)
+    else:
+        chart.addAxis(cats, Qt.AlignmentFlag.AlignBottom)
+        chart.addAxis(vals, Qt.AlignmentFlag.AlignLeft)
+    series.attachAxis(cats)
+    series.attachAxis(vals)
+    chart.legend().setVisible(False)
+    if mark is not None:
+        line = QLineSeries()
+        line.setName("Pass mark")
+        line.setPen(QPen(QColor("#dc2626"), 2, Qt.PenStyle.DashLine))
+        # a vertical (or horizontal) reference line across the category range
+        if horizontal:
+            line.append(mark, -0.5)
+            line.append(mark, len(rows) - 0.5)
+        else:
+            line.append(-0.5, mark)
+            line.append(len(rows) - 0.5, mark)
+        chart.addSeries(line)
+        ax = QValueAxis()
+        ax.setRange(-0.5, len(rows) - 0.5)
+        ax.setVisible(False)
+        chart.addAxis(ax, Qt.AlignmentFlag.AlignRight if horizontal else Qt.AlignmentFlag.AlignTop)
+        line.attachAxis(vals)
+        line.attachAxis(ax)
+    return chart

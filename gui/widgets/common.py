@@ -1,0 +1,486 @@
+"""Small widgets and helpers every screen uses: page header, cards, a progress row with a
+Stop button, pickers for data sets and models, and error dialogs."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.progress import Progress
+
+
+@dataclass
+class AppContext:
+    """What every screen is given: the database, its UI-thread store, the model host, the
+    job runner, and ways to talk to the window."""
+
+    db_path: str | None
+    store: Any
+    host: Any
+    jobs: Any
+    status: Callable[[str], None] = print
+    data_changed: list[Callable[[], None]] = field(default_factory=list)
+    runs_changed: list[Callable[[], None]] = field(default_factory=list)
+    models_changed: list[Callable[[], None]] = field(default_factory=list)
+    model_list: list[Any] | None = None  # catalog ModelInfo objects, once read
+    window: Any = None
+
+    def refresh_models(self) -> None:
+        """Read the model catalog in the background (reading GGUF headers takes a moment)."""
+        from engine import catalog
+
+        def done(models: list[Any]) -> None:
+            self.model_list = models
+            for fn in list(self.models_changed):
+                fn()
+
+        self.jobs.start(lambda job: catalog.list_models(), on_done=done,
+                        on_error=lambda e: show_error(self.window, e, self))  # fmt: skip
+
+    def notify_data(self) -> None:
+        """Data sets or corpora changed (after an import)."""
+        for fn in list(self.data_changed):
+            fn()
+
+    def notify_runs(self) -> None:
+        """A run was started, finished or deleted."""
+        for fn in list(self.runs_changed):
+            fn()
+
+
+def esc(text: Any) -> str:
+    return html.escape("" if text is None else str(text))
+
+
+class Header(QWidget):
+    """A screen's title and a one-line explanation under it."""
+
+    def __init__(self, title: str, subtitle: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 4)
+        lay.setSpacing(2)
+        t = QLabel(title)
+        t.setObjectName("pageTitle")
+        lay.addWidget(t)
+        self.subtitle = QLabel(subtitle)
+        self.subtitle.setObjectName("pageSubtitle")
+        self.subtitle.setWordWrap(True)
+        lay.addWidget(self.subtitle)
+
+
+class Card(QFrame):
+    """A white rounded panel with an optional title."""
+
+    def __init__(self, title: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("card")
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(16, 14, 16, 14)
+        self.layout_.setSpacing(8)
+        if title:
+            label = QLabel(title)
+            label.setObjectName("cardTitle")
+            self.layout_.addWidget(label)
+
+    def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
+        self.layout_.addWidget(widget, stretch)
+        return widget
+
+    def add_layout(self, layout: Any) -> Any:
+        self.layout_.addLayout(layout)
+        return layout
+
+
+def primary(button: QPushButton) -> QPushButton:
+    """Style a button as the main action of its area."""
+    button.setProperty("kind", "primary")
+    return button
+
+
+def muted(label: QLabel) -> QLabel:
+    label.setObjectName("muted")
+    return label
+
+
+def text_view(min_height: int = 0) -> QTextBrowser:
+    """A read-only rich text area that opens no links."""
+    view = QTextBrowser()
+    view.setOpenLinks(False)
+    view.setOpenExternalLinks(False)
+    if min_height:
+        view.setMinimumHeight(min_height)
+    return view
+
+
+class ProgressRow(QWidget):
+    """A progress bar, a line of text and a Stop button, for a long job."""
+
+    stop_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(True)
+        self.bar.setFormat("%v / %m")
+        self.label = QLabel("")
+        self.label.setObjectName("muted")
+        self.label.setMinimumWidth(220)
+        self.stop = QPushButton("Stop")
+        self.stop.setEnabled(False)
+        self.stop.clicked.connect(self.stop_clicked)
+        lay.addWidget(self.bar, 1)
+        lay.addWidget(self.label)
+        lay.addWidget(self.stop)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+
+    def started(self, total: int = 0, message: str = "Starting…") -> None:
+        self.bar.setRange(0, max(total, 0))
+        self.bar.setValue(0)
+        self.label.setText(message)
+        self.stop.setEnabled(True)
+
+    def update(self, p: Progress, message: str | None = None) -> None:
+        self.bar.setRange(0, max(p.total, 1))
+        self.bar.setValue(p.done)
+        self.label.setText(message if message is not None else p.message)
+
+    def ended(self, message: str = "") -> None:
+        self.stop.setEnabled(False)
+        self.label.setText(message)
+        if self.bar.maximum() == 0:
+            self.bar.setRange(0, 1)
+
+
+class DatasetPicker(QWidget):
+    """A data set combo box for one activity, with an Import… button next to it."""
+
+    changed = Signal(str)
+    import_clicked = Signal()
+
+    def __init__(
+        self, ctx: AppContext, activity: str, parent: QWidget | None = None, compact: bool = False
+    ) -> None:
+        super().__init__(parent)
+        self.ctx, self.activity = ctx, activity
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.combo = QComboBox()
+        self.combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.combo.setMinimumContentsLength(14 if compact else 20)
+        self.combo.currentIndexChanged.connect(lambda _i: self.changed.emit(self.name or ""))
+        self.import_button = QPushButton("+" if compact else "Import…")
+        self.import_button.setToolTip("Import a data set from a file")
+        if compact:
+            self.import_button.setFixedWidth(34)
+            self.import_button.setStyleSheet("padding: 0; font-size: 14pt; font-weight: 600;")
+        self.import_button.clicked.connect(self.import_clicked)
+        lay.addWidget(self.combo, 1)
+        lay.addWidget(self.import_button)
+        ctx.data_changed.append(self.reload)
+        self.reload()
+
+    def reload(self, select: str | None = None) -> None:
+        current = select or self.name
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        for ds in self.ctx.store.datasets(self.activity):
+            label = f"{ds['name']} ({ds['n_items']})"
+            self.combo.addItem(label, ds["name"])
+            self.combo.setItemData(
+                self.combo.count() - 1,
+                f"{ds['n_items']} items, from {ds.get('source') or 'an import'}",
+                Qt.ItemDataRole.ToolTipRole,
+            )
+        if current:
+            i = self.combo.findData(current)
+            if i >= 0:
+                self.combo.setCurrentIndex(i)
+        self.combo.blockSignals(False)
+        self.changed.emit(self.name or "")
+
+    @property
+    def name(self) -> str | None:
+        return self.combo.currentData()
+
+    def select(self, name: str) -> None:
+        i = self.combo.findData(name)
+        if i >= 0:
+            self.combo.setCurrentIndex(i)
+
+
+class ModelCombo(QComboBox):
+    """Every catalog model; defaults to the selected (loaded) one."""
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setMinimumWidth(180)
+        ctx.models_changed.append(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        current = self.currentData() or self.ctx.host.name or self.ctx.host.selected
+        self.blockSignals(True)
+        self.clear()
+        if self.ctx.model_list is None:
+            self.addItem(current, current)  # until the catalog is read
+        for m in self.ctx.model_list or []:
+            kind = "chat" if m.chat_template else "base"
+            self.addItem(f"{m.name}  ({m.parameters_human}, {kind})", m.name)
+        i = self.findData(current)
+        if i >= 0:
+            self.setCurrentIndex(i)
+        self.blockSignals(False)
+
+    @property
+    def name(self) -> str | None:
+        return self.currentData()
+
+
+def model_crashed(exc: BaseException) -> bool:
+    from engine.runtime import ModelCrashed
+
+    return isinstance(exc, ModelCrashed)
+
+
+def show_error(parent: QWidget | None, exc: BaseException | str, ctx: AppContext | None = None,
+               title: str = "Something went wrong") -> None:  # fmt: skip
+    """Tell the user what failed in a dialog; a crashed model gets a Restart button."""
+    from engine.progress import Cancelled
+
+    if isinstance(exc, Cancelled):
+        return
+    if not isinstance(exc, str) and model_crashed(exc):
+        if ctx is not None:
+            ctx.host.mark_crashed(str(exc))
+        offer_restart(parent, str(exc), ctx)
+        return
+    message = exc if isinstance(exc, str) else str(exc) or type(exc).__name__
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle(title)
+    box.setText(message)
+    detail = getattr(exc, "__traceback_text__", None)
+    if detail and not _expected(exc):
+        box.setDetailedText(detail)
+    box.open()
+
+
+def _expected(exc: Any) -> bool:
+    """Errors that are the user's input, not a bug: no traceback shown."""
+    from engine.runtime import ModelError
+    from engine.store import StoreError
+
+    if isinstance(exc, ModelError | StoreError | ValueError | FileNotFoundError | OSError):
+        return True
+    return type(exc).__name__.endswith("Error") and type(exc).__module__.startswith("engine")
+
+
+def offer_restart(parent: QWidget | None, message: str, ctx: AppContext | None) -> None:
+    """The model process died: say so and offer to start it again."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("The model stopped")
+    box.setText("The model stopped working. Your answers so far are saved.")
+    box.setInformativeText(message)
+    restart = box.addButton("Restart model", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("Later", QMessageBox.ButtonRole.RejectRole)
+
+    def done(_result: int) -> None:
+        if box.clickedButton() is restart and ctx is not None:
+            restart_model(ctx)
+
+    box.finished.connect(done)
+    box.open()
+
+
+def restart_model(ctx: AppContext) -> None:
+    ctx.status("Restarting the model…")
+    ctx.jobs.start(
+        lambda job: ctx.host.restart(),
+        on_done=lambda _m: ctx.status("The model is running again."),
+        on_error=lambda e: show_error(ctx.window, e, None, "The model could not restart"),
+    )
+
+
+def check_crash(ctx: AppContext, summary: dict[str, Any] | None) -> bool:
+    """After a run that failed: if the model process died, say so and offer a restart."""
+    model = ctx.host.model
+    if summary and summary.get("status") == "failed":
+        if model is not None and not model.alive:
+            ctx.host.mark_crashed(summary.get("error") or "")
+            offer_restart(ctx.window, summary.get("error") or "", ctx)
+            return True
+        show_error(ctx.window, summary.get("error") or "The run failed.", ctx, "The run failed")
+        return True
+    return False
+
+
+def hline() -> QFrame:
+    line = QFrame()
+    line.setFrameShape(QFrame.Shape.HLine)
+    line.setObjectName("separator")
+    return line
+
+
+def form_row(label: str, widget: QWidget, tip: str = "") -> QHBoxLayout:
+    row = QHBoxLayout()
+    lab = QLabel(label)
+    lab.setMinimumWidth(110)
+    if tip:
+        lab.setToolTip(tip)
+        widget.setToolTip(tip)
+    row.addWidget(lab)
+    row.addWidget(widget, 1)
+    return row
+
+
+def center(widget: QWidget) -> QWidget:
+    wrap = QWidget()
+    lay = QHBoxLayout(wrap)
+    lay.addStretch(1)
+    lay.addWidget(widget)
+    lay.addStretch(1)
+    lay.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    return wrap
+
+
+def repolish(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property changed."""
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+    for child in widget.findChildren(QWidget):
+        child.style().unpolish(child)
+        child.style().polish(child)
+
+
+class OptionButton(QFrame):
+    """One answer option: a letter badge and its text (wrapped); click to select it.
+
+    Its ``state`` property drives the style: ``""``, ``selected``, ``correct``, ``wrong``,
+    ``missed`` (a right option the user did not pick).
+    """
+
+    clicked = Signal(str)
+
+    def __init__(self, letter: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.letter = letter
+        self.setObjectName("option")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setProperty("state", "")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(12, 9, 12, 9)
+        lay.setSpacing(12)
+        self.badge = QLabel(letter.upper())
+        self.badge.setObjectName("badge")
+        self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.badge.setFixedSize(28, 28)
+        self.label = QLabel(text)
+        self.label.setObjectName("optionText")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        lay.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addWidget(self.label, 1)
+        self.locked = False
+
+    def set_state(self, state: str) -> None:
+        self.setProperty("state", state)
+        repolish(self)
+
+    @property
+    def state(self) -> str:
+        return str(self.property("state") or "")
+
+    def mousePressEvent(self, event: Any) -> None:  # noqa: N802
+        if not self.locked and event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.letter)
+        super().mousePressEvent(event)
+
+
+class OptionList(QWidget):
+    """The options of a question; one answer (``multi=False``) or several.
+
+    Keyboard: the option letters select (when the list has focus or via shortcuts the
+    screen adds).
+    """
+
+    selection_changed = Signal()
+
+    def __init__(self, multi: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.multi = multi
+        self.lay = QVBoxLayout(self)
+        self.lay.setContentsMargins(0, 0, 0, 0)
+        self.lay.setSpacing(8)
+        self.buttons: dict[str, OptionButton] = {}
+
+    def set_options(self, options: list[tuple[str, str]]) -> None:
+        for b in self.buttons.values():
+            b.setParent(None)
+            b.deleteLater()
+        self.buttons = {}
+        for letter, text in options:
+            b = OptionButton(letter, text)
+            b.clicked.connect(self.toggle)
+            self.lay.addWidget(b)
+            self.buttons[letter] = b
+        self.selection_changed.emit()
+
+    def toggle(self, letter: str) -> None:
+        if letter not in self.buttons or self.buttons[letter].locked:
+            return
+        b = self.buttons[letter]
+        if self.multi:
+            b.set_state("" if b.state == "selected" else "selected")
+        else:
+            for other in self.buttons.values():
+                other.set_state("selected" if other is b else "")
+        self.selection_changed.emit()
+
+    def selected(self) -> list[str]:
+        return [k for k, b in self.buttons.items() if b.state == "selected"]
+
+    def reveal(self, gold: list[str] | str, chosen: list[str] | str | None) -> None:
+        """Show which options were right; lock the list."""
+        gold_set = {g.lower() for g in gold}
+        chosen_set = {c.lower() for c in (chosen or [])}
+        for letter, b in self.buttons.items():
+            key = letter.lower()
+            b.locked = True
+            b.setCursor(Qt.CursorShape.ArrowCursor)
+            if key in gold_set:
+                b.set_state("correct" if key in chosen_set or not self.multi else "missed")
+            elif key in chosen_set:
+                b.set_state("wrong")
+            else:
+                b.set_state("")
+
+    def lock(self) -> None:
+        for b in self.buttons.values():
+            b.locked = True
+            b.setCursor(Qt.CursorShape.ArrowCursor)

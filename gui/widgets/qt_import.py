@@ -1,0 +1,255 @@
+"""Import a data set or a corpus from a file: exam questions, consultation cases, French
+questions, or a French corpus. The engine's importers check every record; their message is
+shown as it is (it names the record and the reason)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.models import set_setting, setting
+from gui.widgets.common import AppContext, muted
+
+# kind → (title, [(format key, label, file filter, pick a folder?)])
+KINDS: dict[str, tuple[str, list[tuple[str, str, str, bool]]]] = {
+    "exam": ("Exam questions", [
+        ("explaincpe", "ExplainCPE (JSON list, five options and an explanation)",
+         "JSON (*.json);;All files (*)", False),
+        ("mcq", "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
+         "Question files (*.json *.jsonl *.csv);;All files (*)", False),
+    ]),
+    "consult": ("Consultation cases", [
+        ("cases", "medexam cases (JSON or JSON Lines)",
+         "Cases (*.json *.jsonl);;All files (*)", False),
+        ("agentclinic", "AgentClinic OSCE cases (JSON Lines)",
+         "AgentClinic (*.jsonl *.json);;All files (*)", False),
+    ]),
+    "french": ("French questions", [
+        ("frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)", False),
+    ]),
+    "corpus": ("French corpus", [
+        ("file", "A text, Markdown or JSON Lines file", "Documents (*.txt *.md *.jsonl)"
+         ";;All files (*)", False),
+        ("folder", "A folder of .txt and .md files", "", True),
+        ("dataset", "The questions of an imported French set (one passage each)", "", False),
+    ]),
+}  # fmt: skip
+
+
+def import_job(job: Any, kind: str, fmt: str, source: str, name: str, replace: bool) -> str:
+    """Run the engine importer for ``kind``/``fmt``; return a one-line report."""
+    store = job.store
+    if kind == "exam":
+        from engine.exam.dataset import import_file
+
+        ds = import_file(store, source, fmt, name, replace)
+        return f"Imported {ds['n_items']} questions as “{ds['name']}”."
+    if kind == "consult":
+        if fmt == "agentclinic":
+            from engine.consult.agentclinic import import_agentclinic as importer
+        else:
+            from engine.consult.cases import import_cases as importer
+        importer(store, source, name, replace)
+        return f"Imported {store.dataset(name)['n_items']} cases as “{name}”."
+    if kind == "french":
+        from engine.french.dataset import import_frenchmedmcqa
+
+        info = import_frenchmedmcqa(store, source, name, replace)
+        return f"Imported {info['n_items']} questions as “{info['name']}”."
+    if kind == "corpus":
+        from engine.french.corpus import add_corpus_from_dataset, add_corpus_from_path
+
+        if fmt == "dataset":
+            info = add_corpus_from_dataset(store, source, name, replace)
+        else:
+            info = add_corpus_from_path(store, source, name, replace,
+                                        progress=job.progress, cancel=job.cancel)  # fmt: skip
+        return f"Stored {info['n_passages']} passages as corpus “{info['name']}”."
+    raise ValueError(f"unknown kind of import {kind!r}")
+
+
+class ImportDialog(QDialog):
+    def __init__(self, ctx: AppContext, kind: str | None = None,
+                 parent: QWidget | None = None) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.ctx = ctx
+        self.job: Any = None
+        self.report = ""
+        self.setWindowTitle("Import data")
+        self.setMinimumWidth(560)
+        lay = QVBoxLayout(self)
+        lay.setSpacing(12)
+        lay.setContentsMargins(20, 18, 20, 16)
+        intro = muted(QLabel("Every record is checked first; nothing is stored if one is bad."))
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(10)
+        self.kind = QComboBox()
+        for key, (title, _f) in KINDS.items():
+            self.kind.addItem(title, key)
+        self.format = QComboBox()
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("Choose a file")
+        self.browse = QPushButton("Browse…")
+        self.browse.clicked.connect(self.choose)
+        self.dataset = QComboBox()
+        prow = QHBoxLayout()
+        prow.addWidget(self.path, 1)
+        prow.addWidget(self.dataset, 1)
+        prow.addWidget(self.browse)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("Name in medexam")
+        self.replace = QCheckBox("Replace an existing one with this name")
+        for i, (label, w) in enumerate([("What", self.kind), ("Format", self.format)]):
+            grid.addWidget(QLabel(label), i, 0)
+            grid.addWidget(w, i, 1)
+        grid.addWidget(QLabel("From"), 2, 0)
+        grid.addLayout(prow, 2, 1)
+        grid.addWidget(QLabel("Name"), 3, 0)
+        grid.addWidget(self.name, 3, 1)
+        grid.addWidget(self.replace, 4, 1)
+        grid.setColumnStretch(1, 1)
+        lay.addLayout(grid)
+        self.bar = QProgressBar()
+        self.bar.setVisible(False)
+        lay.addWidget(self.bar)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.message)
+        self.buttons = QDialogButtonBox()
+        self.import_button = self.buttons.addButton(
+            "Import", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.import_button.setProperty("kind", "primary")
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.import_button.clicked.connect(self.start)
+        self.close_button.clicked.connect(self._close)
+        lay.addWidget(self.buttons)
+
+        self.kind.currentIndexChanged.connect(self._kind_changed)
+        self.format.currentIndexChanged.connect(self._format_changed)
+        self.path.textChanged.connect(self._path_changed)
+        if kind is not None and self.kind.findData(kind) >= 0:
+            self.kind.setCurrentIndex(self.kind.findData(kind))
+        self._kind_changed()
+
+    # -- form ------------------------------------------------------------------------------
+
+    @property
+    def formats(self) -> list[tuple[str, str, str, bool]]:
+        return KINDS[self.kind.currentData()][1]
+
+    def _format(self) -> tuple[str, str, str, bool]:
+        return self.formats[max(self.format.currentIndex(), 0)]
+
+    def _kind_changed(self) -> None:
+        self.format.blockSignals(True)
+        self.format.clear()
+        for key, label, _filter, _folder in self.formats:
+            self.format.addItem(label, key)
+        self.format.blockSignals(False)
+        self._format_changed()
+
+    def _format_changed(self) -> None:
+        key = self._format()[0]
+        from_dataset = key == "dataset"
+        self.path.setVisible(not from_dataset)
+        self.browse.setVisible(not from_dataset)
+        self.dataset.setVisible(from_dataset)
+        if from_dataset:
+            self.dataset.clear()
+            for ds in self.ctx.store.datasets("french"):
+                self.dataset.addItem(ds["name"], ds["name"])
+            if not self.name.text() and self.dataset.count():
+                self.name.setText(f"{self.dataset.currentData()}-passages")
+        self.path.setPlaceholderText("Choose a folder" if self._format()[3] else "Choose a file")
+        self.message.setText("")
+
+    def _path_changed(self, text: str) -> None:
+        if text.strip():
+            self.name.setText(Path(text.strip()).stem)
+
+    def choose(self) -> None:
+        _key, _label, filters, folder = self._format()
+        start = setting("import/dir", str(Path.home()))
+        if folder:
+            path = QFileDialog.getExistingDirectory(self, "Choose a folder", start)
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, "Choose a file", start, filters)
+        if path:
+            set_setting("import/dir", str(Path(path).parent))
+            self.path.setText(path)
+
+    # -- importing --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        kind, fmt = self.kind.currentData(), self._format()[0]
+        source = self.dataset.currentData() if fmt == "dataset" else self.path.text().strip()
+        name = self.name.text().strip()
+        if not source:
+            self._fail("Choose what to import first.")
+            return
+        if not name:
+            self._fail("Give it a name.")
+            return
+        self.message.setText("")
+        self.bar.setVisible(True)
+        self.bar.setRange(0, 0)
+        self.import_button.setEnabled(False)
+        self.job = self.ctx.jobs.start(
+            import_job, kind, fmt, source, name, self.replace.isChecked(),
+            on_progress=self._progress, on_done=self._done, on_error=self._error,
+            on_ended=self._ended,
+        )  # fmt: skip
+
+    def _progress(self, p: Any) -> None:
+        self.bar.setRange(0, max(p.total, 1))
+        self.bar.setValue(p.done)
+
+    def _done(self, report: str) -> None:
+        self.report = report
+        self.ctx.notify_data()
+        self.ctx.status(report)
+        self.message.setStyleSheet("color: #15803d;")
+        self.message.setText(report)
+        self.accept()
+
+    def _error(self, exc: BaseException) -> None:
+        text = str(exc) or type(exc).__name__
+        if "already exists" in text:
+            text += " — tick “Replace” or choose another name."
+        self._fail(text)
+
+    def _fail(self, text: str) -> None:
+        self.message.setStyleSheet("color: #b91c1c;")
+        self.message.setText(text)
+
+    def _ended(self) -> None:
+        self.job = None
+        self.bar.setVisible(False)
+        self.import_button.setEnabled(True)
+
+    def _close(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+        self.reject()

@@ -1,0 +1,391 @@
+"""Models: the catalog (embedded and added GGUF files), a model's details, how it is loaded,
+load/unload, and a test prompt that shows the generation speed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.models import set_setting
+from gui.widgets.common import AppContext, Card, Header, esc, muted, primary, show_error, text_view
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
+
+
+class ModelsScreen(QWidget):
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.stream_job: Any = None
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(28, 22, 28, 20)
+        outer.setSpacing(14)
+        outer.addWidget(
+            Header(
+                "Models",
+                "Local GGUF models. Everything runs on this computer; nothing is downloaded.",
+            )
+        )
+        body = QHBoxLayout()
+        body.setSpacing(16)
+        outer.addLayout(body, 1)
+
+        # -- the list ------------------------------------------------------------------
+        left = Card("Available models")
+        self.list = QListWidget()
+        self.list.setObjectName("plain")
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.currentItemChanged.connect(lambda *_: self._show_info())
+        left.add(self.list, 1)
+        row = QHBoxLayout()
+        self.add_button = QPushButton("Add .gguf file…")
+        self.add_button.clicked.connect(self.add_file)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Forget an added model (the file is not deleted)")
+        self.remove_button.clicked.connect(self.remove_model)
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        left.add_layout(row)
+        left.setMinimumWidth(300)
+        left.setMaximumWidth(380)
+        body.addWidget(left)
+
+        right = QVBoxLayout()
+        right.setSpacing(16)
+        body.addLayout(right, 1)
+
+        # -- details and settings --------------------------------------------------------
+        top = QHBoxLayout()
+        top.setSpacing(16)
+        self.info_card = Card("Details")
+        self.info = QLabel("Reading the model catalog…")
+        self.info.setTextFormat(Qt.TextFormat.RichText)
+        self.info.setWordWrap(True)
+        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.info_card.add(self.info, 1)
+        top.addWidget(self.info_card, 3)
+
+        sc = Card("How it runs")
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(8)
+        settings = ctx.host.load_settings()
+        self.n_ctx = QSpinBox()
+        self.n_ctx.setRange(512, 131072)
+        self.n_ctx.setSingleStep(1024)
+        self.n_ctx.setValue(settings["n_ctx"])
+        self.n_ctx.setSuffix(" tokens")
+        self.threads = QSpinBox()
+        self.threads.setRange(0, 256)
+        self.threads.setSpecialValueText("Automatic")
+        self.threads.setValue(settings["n_threads"] or 0)
+        self.gpu = QSpinBox()
+        self.gpu.setRange(-2, 999)
+        self.gpu.setSpecialValueText("Automatic")
+        layers = settings["n_gpu_layers"]
+        self.gpu.setValue(-2 if layers is None else layers)
+        self.gpu.setToolTip("-1 offloads every layer; 0 keeps the model on the CPU")
+        self.gpu_note = muted(QLabel("Checking for GPU support…"))
+        self.gpu_note.setWordWrap(True)
+        grid.addWidget(QLabel("Context"), 0, 0)
+        grid.addWidget(self.n_ctx, 0, 1)
+        grid.addWidget(QLabel("CPU threads"), 1, 0)
+        grid.addWidget(self.threads, 1, 1)
+        grid.addWidget(QLabel("GPU layers"), 2, 0)
+        grid.addWidget(self.gpu, 2, 1)
+        grid.addWidget(self.gpu_note, 3, 0, 1, 2)
+        sc.add_layout(grid)
+        for w in (self.n_ctx, self.threads, self.gpu):
+            w.valueChanged.connect(self._save_settings)
+        buttons = QHBoxLayout()
+        self.load_button = primary(QPushButton("Load"))
+        self.load_button.clicked.connect(self.load)
+        self.unload_button = QPushButton("Unload")
+        self.unload_button.clicked.connect(self.unload)
+        buttons.addWidget(self.load_button)
+        buttons.addWidget(self.unload_button)
+        buttons.addStretch(1)
+        sc.add_layout(buttons)
+        self.state = muted(QLabel(""))
+        self.state.setWordWrap(True)
+        sc.add(self.state)
+        sc.layout_.addStretch(1)
+        top.addWidget(sc, 2)
+        right.addLayout(top)
+
+        # -- a test prompt ---------------------------------------------------------------
+        tc = Card("Try it")
+        prow = QHBoxLayout()
+        self.prompt = QLineEdit("In one sentence, what does paracetamol treat?")
+        self.prompt.returnPressed.connect(self.test_prompt)
+        self.run_button = primary(QPushButton("Generate"))
+        self.run_button.clicked.connect(self.test_prompt)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self._stop)
+        prow.addWidget(self.prompt, 1)
+        prow.addWidget(self.run_button)
+        prow.addWidget(self.stop_button)
+        tc.add_layout(prow)
+        self.output = text_view(120)
+        self.output.setPlaceholderText("The model's reply appears here as it is written.")
+        tc.add(self.output, 1)
+        self.speed = muted(QLabel(""))
+        tc.add(self.speed)
+        right.addWidget(tc, 1)
+
+        ctx.models_changed.append(self.reload)
+        ctx.host.changed.connect(self._host_changed)
+        ctx.jobs.start(self._gpu_support, on_done=self._gpu_known)
+        self.reload()
+        self._host_changed()
+
+    # -- the catalog ---------------------------------------------------------------------
+
+    def reload(self) -> None:
+        models = self.ctx.model_list
+        current = self.current.name if self.current is not None else self.ctx.host.selected
+        self.list.clear()
+        if models is None:
+            return
+        for m in models:
+            kind = "chat" if m.chat_template else "base"
+            origin = {"embedded": "built in", "added": "added", "folder": "models folder"}.get(
+                m.origin, m.origin
+            )
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole + 1,
+                         f"{m.parameters_human} · {m.quantization} · {kind} · {origin}")  # fmt: skip
+            item.setData(Qt.ItemDataRole.UserRole, m)
+            self.list.addItem(item)
+            if m.name == current:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        self._label_items()
+        self._show_info()
+
+    def _label_items(self) -> None:
+        """Item texts, marking the loaded model."""
+        host = self.ctx.host
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            m = item.data(Qt.ItemDataRole.UserRole)
+            loaded = host.model is not None and host.name == m.name and host.state == "ready"
+            mark = "  ● loaded" if loaded else ""
+            item.setText(f"{m.name}{mark}\n{item.data(Qt.ItemDataRole.UserRole + 1)}")
+            line = self.list.fontMetrics().lineSpacing()
+            item.setSizeHint(QSize(0, 2 * line + 20))
+
+    @property
+    def current(self) -> Any:
+        item = self.list.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+
+    def _show_info(self) -> None:
+        m = self.current
+        if m is None:
+            self.info.setText("No model selected.")
+            return
+        rows = [
+            ("Name", m.name),
+            ("Description", m.description),
+            ("Architecture", m.architecture),
+            ("Parameters", m.parameters_human),
+            ("Quantization", m.quantization),
+            ("Trained context", f"{m.context_length:,} tokens"),
+            ("Kind", "chat (has a chat template)" if m.chat_template else "base (completion)"),
+            ("File size", _size(m.file_size)),
+            ("File", Path(m.path).name),
+        ]
+        cells = "".join(
+            f"<tr><td style='color:#6b7280; padding:2px 14px 2px 0'>{esc(k)}</td>"
+            f"<td style='padding:2px 0'>{esc(v)}</td></tr>"
+            for k, v in rows
+        )
+        self.info.setText(f"<table>{cells}</table>")
+        self.info.setToolTip(m.path)
+        self.remove_button.setEnabled(m.origin == "added")
+        self._host_changed()
+
+    def add_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Add a GGUF model", "", "GGUF models (*.gguf);;All files (*)"
+        )
+        if path:
+            self.add_path(path)
+
+    def add_path(self, path: str, name: str | None = None) -> None:
+        """Check ``path`` and add it to the catalog (in the background)."""
+        from engine import catalog
+
+        def done(info: Any) -> None:
+            self.ctx.status(f"Added {info.name}.")
+            set_setting("model/name", info.name)
+            self.ctx.refresh_models()
+
+        self.ctx.jobs.start(
+            lambda job: catalog.add_model(path, name),
+            on_done=done,
+            on_error=lambda e: show_error(self, e, self.ctx, "This file cannot be added"),
+        )
+
+    def remove_model(self) -> None:
+        from engine import catalog
+
+        m = self.current
+        if m is None or m.origin != "added":
+            return
+        try:
+            catalog.remove_model(m.name)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx)
+            return
+        self.ctx.refresh_models()
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _save_settings(self) -> None:
+        set_setting("model/n_ctx", self.n_ctx.value())
+        set_setting("model/n_threads", self.threads.value())
+        set_setting("model/n_gpu_layers", self.gpu.value())
+
+    @staticmethod
+    def _gpu_support(job: Any) -> tuple[bool, int]:
+        from engine.runtime import available_cores, gpu_offload_supported
+
+        return gpu_offload_supported(), available_cores()
+
+    def _gpu_known(self, result: tuple[bool, int]) -> None:
+        can, cores = result
+        self.threads.setToolTip(f"Automatic uses all {cores} available cores")
+        self.threads.setSpecialValueText(f"Automatic ({cores})")
+        if can:
+            self.gpu_note.setText("This build can offload layers to the GPU.")
+        else:
+            self.gpu_note.setText("This build runs on the CPU only (no GPU offload).")
+            self.gpu.setEnabled(False)
+
+    def load(self) -> None:
+        m = self.current
+        if m is None:
+            return
+        self._save_settings()
+        set_setting("model/name", m.name)
+        host = self.ctx.host
+        if host.model is not None and host.name == m.name:
+            host.unload()  # reload with the new settings
+        self.ctx.jobs.start(
+            lambda job: host.get(m.name),
+            on_done=lambda model: self.ctx.status(f"{m.name} is loaded."),
+            on_error=lambda e: show_error(self, e, self.ctx, "The model could not be loaded"),
+        )
+
+    def unload(self) -> None:
+        self.ctx.host.unload()
+
+    def _host_changed(self) -> None:
+        self._label_items()
+        host = self.ctx.host
+        m = self.current
+        here = m is not None and host.name == m.name
+        if here and host.state == "ready":
+            info = host.model.info if host.model is not None else {}
+            detail = (f"Loaded: context {info.get('n_ctx', '?')}, "
+                      f"{info.get('n_threads', '?')} threads, "
+                      f"{info.get('n_gpu_layers', 0)} GPU layers.")  # fmt: skip
+            self.state.setText(detail)
+        elif here and host.state == "loading":
+            self.state.setText("Loading…")
+        elif here and host.state == "crashed":
+            self.state.setText("The model process stopped. Load it again to restart it.")
+        elif host.model is not None and host.name:
+            self.state.setText(f"{host.name} is loaded; loading this one replaces it.")
+        else:
+            self.state.setText("Not loaded. It loads by itself when first needed.")
+        self.unload_button.setEnabled(host.model is not None)
+        self.load_button.setText("Reload" if here and host.state == "ready" else "Load")
+
+    # -- test prompt ---------------------------------------------------------------------
+
+    def test_prompt(self) -> None:
+        m = self.current
+        prompt = self.prompt.text().strip()
+        if m is None or not prompt or self.stream_job is not None:
+            return
+        host = self.ctx.host
+        set_setting("model/name", m.name)
+
+        def job(job: Any) -> Any:
+            model = host.get(m.name)
+            if model.has_chat_template:
+                stream = model.stream_chat([{"role": "user", "content": prompt}], max_tokens=160)
+            else:
+                stream = model.stream_complete(prompt, max_tokens=96)
+            for piece in stream:
+                job.piece(piece)
+                if job.cancelled:
+                    stream.cancel()
+            return stream.result
+
+        self.output.clear()
+        self.speed.setText("Generating…")
+        self.run_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.stream_job = self.ctx.jobs.start(
+            job,
+            on_piece=self._piece,
+            on_done=self._generated,
+            on_error=lambda e: show_error(self, e, self.ctx, "Generation failed"),
+            on_ended=self._ended,
+        )
+
+    def _piece(self, text: str) -> None:
+        from PySide6.QtGui import QTextCursor
+
+        cursor = self.output.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text)
+        self.output.setTextCursor(cursor)
+
+    def _generated(self, g: Any) -> None:
+        if g is None:
+            return
+        self.ctx.host.last_speed = g.tokens_per_second
+        self.speed.setText(
+            f"{g.completion_tokens} tokens in {g.seconds:.2f} s · "
+            f"{g.tokens_per_second:.1f} tokens/s · prompt {g.prompt_tokens} tokens"
+            + (" · stopped" if g.finish_reason == "cancelled" else "")
+        )
+
+    def _stop(self) -> None:
+        if self.stream_job is not None:
+            self.stream_job.stop()
+            model = self.ctx.host.model
+            if model is not None:
+                model.cancel()
+
+    def _ended(self) -> None:
+        self.stream_job = None
+        self.run_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        if self.speed.text() == "Generating…":
+            self.speed.setText("")

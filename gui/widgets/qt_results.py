@@ -1,0 +1,431 @@
+"""Results: every run in a filterable table, a run's details with its per-item answers, two
+runs side by side, charts of scores over time and by category, and CSV/JSON export."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.models import (
+    AnswersModel,
+    RowsModel,
+    RunsFilter,
+    RunsModel,
+    activity_name,
+    category_scores,
+    compare_runs,
+    format_value,
+    set_setting,
+    setting,
+    summary_rows,
+)
+from gui.widgets.common import AppContext, Header, esc, muted, show_error, text_view
+
+
+def _table(model: Any) -> QTableView:
+    t = QTableView()
+    t.setModel(model)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setAlternatingRowColors(True)
+    t.verticalHeader().setVisible(False)
+    t.verticalHeader().setDefaultSectionSize(26)
+    t.setShowGrid(False)
+    t.setWordWrap(False)
+    t.horizontalHeader().setHighlightSections(False)
+    return t
+
+
+def _item_html(item: dict[str, Any] | None) -> str:
+    """The question of an answer, as it was asked: exam and French options, or a case's
+    opening request."""
+    if not item:
+        return ""
+    if "initial_request" in item:  # a consultation case
+        return f"<p style='color:#374151'><i>“{esc(item['initial_request'])}”</i></p>"
+    options = item.get("options") or item.get("answers") or []
+    if isinstance(options, dict):
+        pairs = [(k.upper(), v) for k, v in options.items()]
+    else:
+        pairs = list(zip("ABCDE", options, strict=False))
+    lines = "".join(f"<div style='margin-left:10px'>{k}. {esc(v)}</div>" for k, v in pairs)
+    return f"<p style='margin-bottom:2px'><b>{esc(item.get('question', ''))}</b></p>{lines}"
+
+
+class ResultsScreen(QWidget):
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(28, 22, 28, 20)
+        outer.setSpacing(12)
+        outer.addWidget(
+            Header("Results", "Every exam, consultation and French run — yours and the models'.")
+        )
+
+        # -- filters and actions ---------------------------------------------------------
+        bar = QHBoxLayout()
+        bar.setSpacing(8)
+        self.activity = QComboBox()
+        self.activity.addItem("All activities", "")
+        for key in ("exam", "consult", "french"):
+            self.activity.addItem(activity_name(key), key)
+        self.who = QComboBox()
+        self.who.setMinimumWidth(140)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by model, data set or status")
+        self.search.setClearButtonEnabled(True)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Select two runs (Ctrl+click) to compare them")
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Save the selected run as CSV or JSON")
+        self.delete_button = QPushButton("Delete")
+        bar.addWidget(self.activity)
+        bar.addWidget(self.who)
+        bar.addWidget(self.search, 1)
+        bar.addWidget(self.compare_button)
+        bar.addWidget(self.export_button)
+        bar.addWidget(self.delete_button)
+        outer.addLayout(bar)
+
+        self.runs = RunsModel(self)
+        self.proxy = RunsFilter(self)
+        self.proxy.setSourceModel(self.runs)
+        self.table = _table(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        h = self.table.horizontalHeader()
+        h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._details_tab(), "Details")
+        self.tabs.addTab(self._compare_tab(), "Compare")
+        self.charts_tab = QWidget()
+        self.charts_layout = QHBoxLayout(self.charts_tab)
+        self.charts_layout.setContentsMargins(0, 8, 0, 0)
+        self.tabs.addTab(self.charts_tab, "Charts")
+        self.time_chart: Any = None
+        self.cat_chart: Any = None
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        outer.addWidget(split, 1)
+
+        self.activity.currentIndexChanged.connect(self._filter)
+        self.who.currentIndexChanged.connect(self._filter)
+        self.search.textChanged.connect(self._filter)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selected())
+        self.table.doubleClicked.connect(lambda *_: self.tabs.setCurrentIndex(0))
+        self.compare_button.clicked.connect(self.compare_selected)
+        self.export_button.clicked.connect(lambda: self.export_selected())
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.tabs.currentChanged.connect(lambda i: self._refresh_charts() if i == 2 else None)
+        ctx.runs_changed.append(self.reload)
+        saved = setting("results/activity", "")
+        i = self.activity.findData(saved)
+        if i >= 0:
+            self.activity.setCurrentIndex(i)
+        self.reload()
+
+    # -- tabs ------------------------------------------------------------------------------
+
+    def _details_tab(self) -> QWidget:
+        w = QSplitter(Qt.Orientation.Horizontal)
+        self.summary = text_view()
+        self.summary.setMinimumWidth(260)
+        right = QSplitter(Qt.Orientation.Vertical)
+        self.answers = AnswersModel(self)
+        self.answers_table = _table(self.answers)
+        ah = self.answers_table.horizontalHeader()
+        ah.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        ah.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        self.answers_table.selectionModel().selectionChanged.connect(lambda *_: self._item())
+        self.item_view = text_view()
+        self.item_view.setPlaceholderText("Select an answer to read it in full.")
+        right.addWidget(self.answers_table)
+        right.addWidget(self.item_view)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 2)
+        w.addWidget(self.summary)
+        w.addWidget(right)
+        w.setStretchFactor(0, 2)
+        w.setStretchFactor(1, 5)
+        w.setContentsMargins(0, 8, 0, 0)
+        return w
+
+    def _compare_tab(self) -> QWidget:
+        w = QWidget()
+        lay = QHBoxLayout(w)
+        lay.setContentsMargins(0, 8, 0, 0)
+        self.compare_metrics = RowsModel(
+            [("Metric", lambda r: r[0]), ("Run A", lambda r: format_value(r[1])),
+             ("Run B", lambda r: format_value(r[2]))], self)  # fmt: skip
+        self.compare_items = RowsModel(
+            [("Item", lambda r: r[0]), ("A chose", lambda r: r[1]), ("B chose", lambda r: r[2]),
+             ("A", lambda r: {1: "✓", 0: "✗"}.get(r[3], "·")),
+             ("B", lambda r: {1: "✓", 0: "✗"}.get(r[4], "·"))], self)  # fmt: skip
+        self.compare_items.colour = lambda r: "#b91c1c" if r[1] != r[2] else None
+        left = QVBoxLayout()
+        self.compare_title = muted(QLabel("Select two runs in the table, then press Compare."))
+        self.compare_title.setWordWrap(True)
+        self.compare_title.setTextFormat(Qt.TextFormat.RichText)
+        left.addWidget(self.compare_title)
+        mt = _table(self.compare_metrics)
+        mt.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        left.addWidget(mt, 1)
+        right = QVBoxLayout()
+        self.compare_agree = muted(QLabel(""))
+        right.addWidget(self.compare_agree)
+        it = _table(self.compare_items)
+        it.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        right.addWidget(it, 1)
+        lay.addLayout(left, 1)
+        lay.addLayout(right, 1)
+        return w
+
+    # -- data ------------------------------------------------------------------------------
+
+    def shown(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        selected = self.selected_ids()
+        self.runs.reload(self.ctx.store)
+        whos = sorted({("You" if r["runner"] == "person" else r["model"]) for r in self.runs.rows})
+        current = self.who.currentData()
+        self.who.blockSignals(True)
+        self.who.clear()
+        self.who.addItem("Everyone", "")
+        for w in whos:
+            self.who.addItem(w, w)
+        i = self.who.findData(current)
+        self.who.setCurrentIndex(max(i, 0))
+        self.who.blockSignals(False)
+        self._filter()
+        self.select_runs(selected)
+        if self.tabs.currentIndex() == 2:
+            self._refresh_charts()
+
+    def _filter(self) -> None:
+        set_setting("results/activity", self.activity.currentData())
+        self.proxy.set_filter(self.activity.currentData(), self.search.text(),
+                              self.who.currentData() or "")  # fmt: skip
+        self._selected()
+        if self.tabs.currentIndex() == 2:
+            self._refresh_charts()
+
+    def selected_ids(self) -> list[int]:
+        rows = self.table.selectionModel().selectedRows()
+        return [self.proxy.data(r, RowsModel.ROW_ROLE)["id"] for r in rows]
+
+    def select_runs(self, ids: list[int]) -> None:
+        sm = self.table.selectionModel()
+        sm.clearSelection()
+        for i in range(self.proxy.rowCount()):
+            index = self.proxy.index(i, 0)
+            if self.proxy.data(index, RowsModel.ROW_ROLE)["id"] in ids:
+                sm.select(index, QItemSelectionModel.SelectionFlag.Select
+                          | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
+
+    def _selected(self) -> None:
+        ids = self.selected_ids()
+        self.compare_button.setEnabled(len(ids) == 2)
+        self.export_button.setEnabled(len(ids) == 1)
+        self.delete_button.setEnabled(bool(ids))
+        if len(ids) == 1:
+            self.show_run(ids[0])
+        if self.tabs.currentIndex() == 2:
+            self._refresh_charts()
+
+    def show_run(self, run_id: int) -> None:
+        """Fill the Details tab with one run."""
+        store = self.ctx.store
+        try:
+            run = store.run(run_id)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx)
+            return
+        self.current_run = run
+        try:
+            self.current_items = {str(i["id"]): i for i in store.items(run["dataset"])}
+        except Exception:  # noqa: BLE001 - the data set may have been deleted since
+            self.current_items = {}
+        who = "You" if run["runner"] == "person" else f"{run['model']} ({run['runner']})"
+        lines = [
+            f"<h3 style='margin:0'>Run {run['id']} · {esc(activity_name(run['activity']))}</h3>",
+            f"<p style='color:#6b7280'>{esc(who)} on <b>{esc(run['dataset'])}</b><br>"
+            f"{esc((run['started'] or '')[:19].replace('T', ' '))} · {esc(run['status'])}"
+            f" · {run['n_done']}/{run['n_total']} done</p>",
+        ]
+        if run.get("error"):
+            lines.append(f"<p style='color:#b91c1c'>{esc(run['error'])}</p>")
+        rows = summary_rows(run["summary"])
+        if rows:
+            cells = "".join(
+                f"<tr><td style='color:#4b5563;padding:2px 12px 2px 0'>{esc(label)}</td>"
+                f"<td align='right'><b>{esc(format_value(v))}</b></td></tr>"
+                for _k, label, v in rows
+            )
+            lines.append(f"<table>{cells}</table>")
+        settings = run.get("settings") or {}
+        if settings:
+            text = ", ".join(f"{k}={v}" for k, v in settings.items() if v not in (None, ""))
+            lines.append(f"<p style='color:#6b7280'><small>Settings: {esc(text)}</small></p>")
+        self.summary.setHtml("".join(lines))
+        self.answers.set_rows(store.answers(run_id))
+        self.item_view.clear()
+
+    def _item(self) -> None:
+        rows = self.answers_table.selectionModel().selectedRows()
+        if not rows:
+            return
+        a = self.answers.row(rows[0].row())
+        run = self.current_run
+        parts = [f"<h4 style='margin:0'>{esc(a['item_key'])}</h4>",
+                 f"<p>Chosen: <b>{esc(a.get('chosen'))}</b> · Gold: <b>{esc(a.get('gold'))}</b>"
+                 + (f" · {a['latency_s']:.1f} s" if a.get("latency_s") else "") + "</p>"]  # fmt: skip
+        parts.append(_item_html(self.current_items.get(str(a["item_key"]))))
+        if a.get("response") and a.get("response") != a.get("chosen"):
+            parts.append(f"<p style='white-space:pre-wrap'>{esc(a['response'])}</p>")
+        scores = {k: v for k, v in (a.get("scores") or {}).items()
+                  if isinstance(v, int | float | bool)}  # fmt: skip
+        if scores:
+            parts.append("<p style='color:#6b7280'><small>"
+                         + esc(", ".join(f"{k}: {format_value(v)}" for k, v in scores.items()))
+                         + "</small></p>")  # fmt: skip
+        if run["activity"] == "consult":
+            turns = self.ctx.store.turns(run["id"], a["item_key"])
+            for t in turns:
+                who = {"doctor": "Doctor", "patient": "Patient"}.get(t["role"], t["role"])
+                colour = "#1d4ed8" if t["role"] == "doctor" else "#047857"
+                parts.append(f"<p><b style='color:{colour}'>{who}:</b> {esc(t['text'])}</p>")
+        self.item_view.setHtml("".join(parts))
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def compare_selected(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) != 2:
+            return
+        a, b = sorted(ids)
+        try:
+            cmp = compare_runs(self.ctx.store, a, b)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx)
+            return
+
+        def name(r: dict[str, Any]) -> str:
+            who = "You" if r["runner"] == "person" else r["model"]
+            return f"#{r['id']} {who} · {r['dataset']}"
+
+        self.compare_title.setText(f"<b>A</b>: {esc(name(cmp['a']))}<br>"
+                                   f"<b>B</b>: {esc(name(cmp['b']))}")  # fmt: skip
+        self.compare_metrics.set_rows(cmp["metrics"])
+        self.compare_items.set_rows(cmp["items"])
+        n = len(cmp["items"])
+        self.compare_agree.setText(
+            f"{n} items answered by both; same answer on {cmp['agree']}."
+            if n
+            else "The two runs have no item in common."
+        )
+        self.tabs.setCurrentIndex(1)
+
+    def export_selected(self, path: str | None = None) -> str | None:
+        """Export the selected run; asks where unless ``path`` is given. Returns the path."""
+        from engine.export import export_run
+
+        ids = self.selected_ids()
+        if len(ids) != 1:
+            return None
+        run_id = ids[0]
+        if not path:
+            last = setting("results/export_dir", str(Path.home()))
+            path, chosen = QFileDialog.getSaveFileName(
+                self, "Export run", str(Path(last) / f"run-{run_id}.csv"),
+                "CSV (*.csv);;JSON (*.json)",
+            )  # fmt: skip
+            if not path:
+                return None
+            if not Path(path).suffix:
+                path += ".json" if "JSON" in chosen else ".csv"
+        fmt = "json" if path.lower().endswith(".json") else "csv"
+        try:
+            text = export_run(self.ctx.store, run_id, fmt)
+            Path(path).write_text(text, encoding="utf-8", newline="")
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx, "Export failed")
+            return None
+        set_setting("results/export_dir", str(Path(path).parent))
+        self.ctx.status(f"Saved run {run_id} to {path}")
+        return path
+
+    def delete_selected(self) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        answer = QMessageBox.question(
+            self, "Delete runs",
+            f"Delete {len(ids)} run(s) with their answers? This cannot be undone.",
+        )  # fmt: skip
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        for run_id in ids:
+            self.ctx.store.delete_run(run_id)
+        self.reload()
+
+    # -- charts ----------------------------------------------------------------------------
+
+    def _refresh_charts(self) -> None:
+        from gui.widgets import charts
+
+        runs = [r for r in self.proxy.runs() if r["status"] in ("finished", "cancelled")]
+        series: dict[str, list[tuple[datetime, float]]] = {}
+        from engine.export import headline_value
+
+        for r in runs:
+            score = headline_value(r)
+            if score is None or not r.get("started"):
+                continue
+            who = "You" if r["runner"] == "person" else r["model"]
+            name = f"{who} · {activity_name(r['activity'])}"
+            when = datetime.fromisoformat(r["started"]).astimezone().replace(tzinfo=None)
+            series.setdefault(name, []).append((when, score))
+        if self.time_chart is None:
+            self.time_chart = charts.view()
+            self.cat_chart = charts.view()
+            self.charts_layout.addWidget(self.time_chart, 3)
+            self.charts_layout.addWidget(self.cat_chart, 2)
+        self.time_chart.setChart(charts.scores_over_time(series, "Scores over time"))
+        ids = self.selected_ids()
+        if len(ids) == 1:
+            run = self.ctx.store.run(ids[0])
+            what, rows = category_scores(run, self.ctx.store)
+            title = f"Run {run['id']}: {what}" if what else f"Run {run['id']}: no categories"
+            self.cat_chart.setChart(charts.bars(rows, title))
+        else:
+            self.cat_chart.setChart(charts.bars([], "Select one run to see its categories"))

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Build the one-folder medexam app with PyInstaller: packaging/dist/medexam/medexam.
+#
+# Runs from any directory. Uses the project's virtual environment (.venv at the repository
+# root; set PYTHON to use another interpreter). Extra arguments go to PyInstaller, e.g.
+#   packaging/build.sh --clean      # forget PyInstaller's cache first
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+
+python=${PYTHON:-}
+if [[ -z $python ]]; then
+    for candidate in "$root/.venv/bin/python" "$root/.venv/Scripts/python.exe"; do
+        if [[ -x $candidate ]]; then
+            python=$candidate
+            break
+        fi
+    done
+fi
+if [[ -z $python ]]; then
+    echo "build.sh: no virtual environment at $root/.venv (create it, or set PYTHON)" >&2
+    exit 1
+fi
+if ! "$python" -c "import PyInstaller" 2>/dev/null; then
+    echo "build.sh: PyInstaller is missing; install it with: $python -m pip install -e '$root[package]'" >&2
+    exit 1
+fi
+
+start=$SECONDS
+"$python" -m PyInstaller \
+    --noconfirm \
+    --distpath "$here/dist" \
+    --workpath "$here/build" \
+    "$@" \
+    "$here/medexam.spec"
+
+app="$here/dist/medexam"
+echo
+echo "Built $app in $((SECONDS - start)) s ($(du -sh "$app" | cut -f1))."
+"$app/medexam" --version

@@ -1,0 +1,99 @@
+"""Doctors without a model: stop detection, the oracle's questions, answering the task."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.consult.cases import Case, Fact, Task
+from engine.consult.doctor import OracleDoctor, conclusion_reason, first_question, oracle_key
+from engine.consult.solve import (
+    clean_diagnosis,
+    diagnosis_match,
+    extract_letter,
+    normalize_diagnosis,
+    score_answer,
+)
+
+CASE = Case(
+    "c",
+    [Fact("Age", "40"), Fact("Vital signs - Blood pressure", "120/80"), Fact("ECG", "normal")],
+    "Hi doctor.",
+    Task(question="Which?", options={"A": "Angina", "B": "Reflux"}, answer="B"),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "question"),
+    [
+        ("Do you have a fever?", None, "Do you have a fever?"),
+        ("I'm sorry to hear that. How long has it lasted? Any pain?", None,
+         "How long has it lasted?"),
+        ("Tell me about your medical history.", None, "Tell me about your medical history."),
+        ("Based on your symptoms, you most likely have reflux.", "conclusion", None),
+        ("I have enough information. The diagnosis is angina.", "conclusion", None),
+        ("The answer is B. Do you smoke?", "conclusion", "Do you smoke?"),
+        ("Okay.", "no_question", None),
+        ("  ", "empty", None),
+        ("J'ai assez d'informations.", "conclusion", None),
+        ("您吸烟吗？", None, "您吸烟吗？"),
+    ],
+)  # fmt: skip
+def test_stop_detection(text: str, reason: str | None, question: str | None) -> None:
+    assert conclusion_reason(text) == reason
+    assert first_question(text) == question
+
+
+def test_oracle_orders() -> None:
+    direct = OracleDoctor("direct").questions(CASE)
+    assert direct == [
+        "Can you tell me about age?",
+        "Can you tell me about vital signs - blood pressure?",
+        "Can you tell me about ECG?",
+    ]
+    assert OracleDoctor("reverse").questions(CASE) == direct[::-1]
+    shuffled = OracleDoctor("random", seed=3).questions(CASE)
+    assert sorted(shuffled) == sorted(direct)
+    assert OracleDoctor("random", seed=3).questions(CASE) == shuffled  # seeded
+    assert OracleDoctor("direct", max_turns=2).questions(CASE) == direct[:2]
+    assert oracle_key("Chest CT - Findings") == "chest CT - findings"
+
+
+def test_oracle_moves_until_done() -> None:
+    doctor = OracleDoctor("direct", max_turns=2)
+    turns: list[dict] = [{"turn": 0, "role": "patient", "text": "Hi", "extra": {}}]
+    move = doctor.next(CASE, turns)
+    assert move.question == "Can you tell me about age?"
+    turns += [{"turn": 1, "role": "doctor", "text": move.question, "extra": {}}] * 2
+    assert doctor.next(CASE, turns).stop and doctor.next(CASE, turns).reason == "max_turns"
+    with pytest.raises(ValueError):
+        OracleDoctor("sideways")
+
+
+def test_mcq_answers_are_letters() -> None:
+    assert extract_letter("B", CASE.task.options) == "B"
+    assert extract_letter("The answer is (a).", CASE.task.options) == "A"
+    assert extract_letter("reflux", CASE.task.options) == "B"
+    result = score_answer(CASE.task, "b")
+    assert (result.chosen, result.gold, result.correct) == ("B", "B", True)
+    assert score_answer(CASE.task, "no idea").chosen is None
+
+
+def test_diagnosis_matching() -> None:
+    assert normalize_diagnosis("The Ménière's disease (MD)") == "meniere s disease"
+    assert diagnosis_match("Progressive multifocal encephalopathy", "Progressive multifocal "
+                           "encephalopathy (PML)")  # fmt: skip
+    assert diagnosis_match("PML", "Progressive multifocal encephalopathy (PML)")
+    assert diagnosis_match("I think it is myasthenia gravis", "Myasthenia gravis")
+    assert not diagnosis_match("Lambert-Eaton syndrome", "Myasthenia gravis")
+    assert not diagnosis_match("", "Myasthenia gravis")
+    assert clean_diagnosis("The most likely diagnosis is myasthenia gravis.\nBecause…") == (
+        "myasthenia gravis"
+    )
+
+
+def test_diagnosis_answers_report_match_and_similarity() -> None:
+    task = Task(diagnosis="Myasthenia gravis")
+    right = score_answer(task, "Diagnosis: myasthenia gravis")
+    assert right.correct and right.similarity > 0.95
+    wrong = score_answer(task, "Multiple sclerosis")
+    assert not wrong.correct and wrong.similarity < right.similarity

@@ -1,0 +1,97 @@
+"""Finding the answer letter in free text (Chinese, English, French)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.exam.extract import (
+    argued_letter,
+    extract_answer,
+    find_answer,
+    split_answer_explanation,
+)
+
+OPTIONS = ["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"]
+
+
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [
+        ("答案：B", "B"),
+        ("答案：B.吸入制剂\n解析：吸入制剂为肺部给药。", "B"),
+        ("\n\n答案：选项D：喷雾剂", "D"),
+        ("正确答案是选项C。", "C"),
+        ("本题答案为：E", "E"),
+        ("选D", "D"),
+        ("故本题选A。", "A"),
+        ("该题的正确答案是B。\n\nA选项：……", "B"),
+        ("正确选项：D\n\n解析：……", "D"),
+        ("答案：Ｃ", "C"),  # full-width letter
+        ("选项E：不溶于水的毒物，可用适当溶剂清洗", "E"),
+        ("综上所述，选项D错误，为本题答案。", "D"),
+        ("因此，本题宜选B。", "B"),
+        ("the correct answer is C", "C"),
+        ("Answer: (b) because rifampicin induces CYP3A4.", "B"),
+        ("I would choose option D.", "D"),
+        ("Option A is correct.", "A"),
+        ("la bonne réponse est B", "B"),
+        ("Réponse : E", "E"),
+        ("La réponse correcte est la proposition c.", "C"),
+        ("B", "B"),
+        ("(C)", "C"),
+        ("D. 喷雾剂", "D"),
+        ("喷雾剂", "D"),  # the text of an option without its letter
+        ("我认为是粉雾剂，因为它用于肺部给药", "E"),
+    ],
+)
+def test_letters_in_many_forms(text, letter):
+    assert extract_answer(text, OPTIONS) == letter
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "This is a drug used for asthma.",  # the article "a" is no answer
+        "维生素A和CYP3A4的关系需要进一步说明。",  # letters inside words
+        "综上，选项A、D、E错误，因此该题答案为B和C。",  # several letters: no single answer
+        "综上，本题的答案是没有错误的选项。",  # declares that no option is the answer
+        "口服液和贴剂都不对。",  # two option texts: ambiguous
+    ],
+)
+def test_no_letter(text):
+    assert extract_answer(text, OPTIONS) is None
+
+
+def test_declared_answer_wins_over_a_leading_option_discussion():
+    text = "选项B：吸入制剂 可以经肺部给药；选项C：贴剂 仅经皮肤给药。因此，本题的正确答案是选项B：吸入制剂。"
+    found = find_answer(text, OPTIONS)
+    assert (found.letter, found.rule) == ("B", "declared")
+
+
+def test_explanation_consistency_helpers():
+    head, explanation = split_answer_explanation(
+        "答案：D.喷雾剂\n解析：喷雾剂可多途径给药。故本题选D。"
+    )
+    assert head.startswith("答案：D") and explanation.endswith("故本题选D。")
+    assert argued_letter(explanation) == "D"
+    # Discussing options is no commitment.
+    assert argued_letter("因此，选项A的说法是正确的；选项B错误。") is None
+    assert argued_letter("Therefore the answer is B.") == "B"
+
+
+def test_agreement_with_the_published_judgements(shared_data):
+    """Extracted letter right ⇔ published judge says 正确, on all seven settings."""
+    rows = json.loads((shared_data / "explaincpe" / "chatgpt_test_responses.json").read_text())
+    settings = [k[: -len("_response")] for k in rows[0] if k.endswith("_response")]
+    assert len(settings) == 7
+    agree = total = 0
+    for row in rows:
+        for s in settings:
+            extracted = extract_answer(row[f"{s}_response"], row["options"])
+            agree += (extracted == row["answer"]) == (row[f"{s}_judge"] == "正确")
+            total += 1
+    assert total == 7 * 189
+    assert 100 * agree / total >= 99.5, f"agreement {100 * agree / total:.2f}%"

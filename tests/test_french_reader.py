@@ -1,0 +1,190 @@
+"""The reader: answer letters read from French text, per-option probabilities, and real runs
+of the embedded models with and without retrieved passages."""
+
+from __future__ import annotations
+
+import contextlib
+
+import french_fixtures
+import pytest
+from french_fixtures import sample_questions
+
+from engine.catalog import open_model
+from engine.french import prompts
+from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET
+from engine.french.index import build_index
+from engine.french.reader import (
+    Reader,
+    format_letters,
+    match_option_texts,
+    parse_letters,
+    select_options,
+)
+from engine.french.runner import run_french
+from engine.progress import Cancel
+from engine.runtime import ModelCrashed
+
+indexes = french_fixtures.indexes
+sample_store = french_fixtures.sample_store
+
+
+@pytest.mark.parametrize(
+    ("text", "letters"),
+    [
+        ("A + D", "ad"),
+        ("A + D + E", "ade"),
+        ("ad", "ad"),
+        ("A,D", "ad"),
+        ("a ; d", "ad"),
+        ("(A) (C)", "ac"),
+        ("B", "b"),
+        ("e.", "e"),
+        ("Réponses : B et C", "bc"),
+        ("Réponse(s) : A + C", "ac"),
+        ("La réponse est A", "a"),
+        ("La bonne réponse est la proposition C, car l'acide…", "c"),
+        ("Les réponses exactes sont A, C et E.", "ace"),
+        ("réponses correctes : c, d, e", "cde"),
+        ("D'après le document, la réponse est B.", "b"),
+        ("B\n\nExplication : la warfarine est surveillée par l'INR.", "b"),
+        ("Les propositions A et C sont exactes.", "ac"),
+        ("**A**, **D**", "ad"),
+        ("Réponse : a) Sont formées de noyaux d'hélium", "a"),
+        ("Je ne sais pas.", ""),
+        ("", ""),
+    ],
+)
+def test_parse_letters(text, letters):
+    assert parse_letters(text) == list(letters)
+
+
+def test_option_texts_as_fallback_and_letter_format():
+    item = sample_questions()[1]
+    said = "Son efficacité est surveillée par l'INR (International Normalized Ratio)."
+    assert match_option_texts(said, item) == ["b"]
+    assert match_option_texts("Aucune idée", item) == []
+    assert format_letters({"d", "a"}) == "A + D" and format_letters([]) == ""
+
+
+def test_select_options_always_at_least_one():
+    assert select_options({"a": 0.9, "b": 0.5, "c": 0.1, "d": 0.49, "e": 0.2}) == ["a", "b"]
+    assert select_options({"a": 0.1, "b": 0.2, "c": 0.3, "d": 0.2, "e": 0.1}) == ["c"]
+    assert select_options({c: 0.8 for c in "abcde"}, threshold=0.9) == ["a"]
+
+
+def test_prompts_hold_passages_question_and_options():
+    item = sample_questions()[0]
+    message = prompts.user_message(item, ["Un document de référence."])
+    assert message.startswith("Documents :\n[1] Un document de référence.")
+    assert "A. La toxicité est principalement hépatique" in message
+    assert "E. Le risque" in message and prompts.INSTRUCTION in message
+    assert "Documents" not in prompts.user_message(item, [])
+    option = prompts.option_user_message(item, [], "c")
+    assert "Proposition C : Le métabolite toxique" in option and prompts.OPTION_QUESTION in option
+
+
+def test_reader_rejects_unknown_method():
+    with pytest.raises(ValueError, match="unknown method"):
+        Reader(None, method="vote")
+
+
+@pytest.mark.slow
+def test_generate_with_and_without_context(chat_model, sample_store, indexes):
+    index = build_index(sample_store, SAMPLE_CORPUS, "bm25")
+    with_context = run_french(
+        sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", index=index, k=1, limit=2
+    )
+    without = run_french(sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", limit=2)
+    for summary in (with_context, without):
+        assert summary["status"] == "finished" and summary["n"] == 2
+        assert 0 <= summary["hamming"] <= 100 and 0 <= summary["emr"] <= summary["hamming"]
+        assert set(summary["by_n_answers"]) <= {"1", "2", "3", "4", "5"}
+    answers = sample_store.answers(with_context["run_id"])
+    assert [a["item_key"] for a in answers] == ["sample-01", "sample-02"]
+    assert answers[0]["gold"] == "A + B + C" and answers[0]["response"]
+    assert answers[0]["extra"]["passages"][0]["source"].startswith("sample-p")
+    assert answers[0]["prompt_tokens"] > sample_store.answers(without["run_id"])[0]["prompt_tokens"]
+    run = sample_store.run(with_context["run_id"])
+    assert run["status"] == "finished" and run["settings"]["index"] == index.name
+    assert run["summary"]["hamming"] == with_context["hamming"]
+    assert with_context["recall_at_k"] is None  # the sample passages do not name questions
+
+
+@pytest.mark.slow
+def test_logprob_method_selects_options(chat_model, sample_store):
+    summary = run_french(
+        sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", method="logprob", limit=2
+    )
+    assert summary["status"] == "finished" and summary["n"] == 2
+    for answer in sample_store.answers(summary["run_id"]):
+        probabilities = answer["extra"]["probabilities"]
+        assert set(probabilities) == set("abcde")
+        assert all(0 <= p <= 1 for p in probabilities.values())
+        chosen = set(answer["extra"]["pred"])
+        assert chosen and chosen == set(select_options(probabilities))
+
+
+@pytest.mark.slow
+def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
+    from engine.french.corpus import add_corpus_from_dataset
+
+    add_corpus_from_dataset(sample_store, SAMPLE_DATASET, "own")
+    index = build_index(sample_store, "own", "bm25")
+    cancel = Cancel()
+
+    def stop_after_first(progress) -> None:
+        cancel.set()
+
+    first = run_french(
+        sample_store,
+        SAMPLE_DATASET,
+        chat_model,
+        model_name="smollm2",
+        index=index,
+        k=2,
+        limit=3,
+        progress=stop_after_first,
+        cancel=cancel,
+    )
+    assert first["status"] == "cancelled" and first["n"] == 1
+    assert sample_store.run(first["run_id"])["status"] == "cancelled"
+    resumed = run_french(
+        sample_store,
+        SAMPLE_DATASET,
+        chat_model,
+        model_name="smollm2",
+        index=index,
+        k=2,
+        limit=3,
+        resume=first["run_id"],
+    )
+    assert resumed["status"] == "finished" and resumed["n"] == 3
+    assert resumed["run_id"] == first["run_id"]
+    # Each question's own passage is in the corpus: recall@2 is measured on all three.
+    assert resumed["recall_at_k"]["n"] == 3 and resumed["recall_at_k"]["recall"] == 100.0
+
+
+@pytest.mark.slow
+def test_a_crashed_model_fails_the_run(sample_store):
+    model = open_model(None)
+    with contextlib.suppress(ModelCrashed):  # the crash is reported here already
+        model._crash_for_test()
+    summary = run_french(sample_store, SAMPLE_DATASET, model, model_name="smollm2", limit=2)
+    model.close()
+    assert summary["status"] == "failed" and "ModelCrashed" in summary["error"]
+    assert sample_store.run(summary["run_id"])["status"] == "failed"
+
+
+@pytest.mark.slow
+def test_base_model_without_chat_template(base_model, sample_store):
+    assert not base_model.has_chat_template
+    for method in ("generate", "logprob"):
+        summary = run_french(
+            sample_store,
+            SAMPLE_DATASET,
+            base_model,
+            model_name="gemma3-270m",
+            method=method,
+            limit=1,
+        )
+        assert summary["status"] == "finished" and summary["n"] == 1

@@ -1,0 +1,90 @@
+"""The Consultation screen, driven end to end: a person interviews the simulated patient
+(the reply streams), ends the consultation and answers the task, then sees the facts
+revealed and the metrics; and a model doctor consults the model patient, the transcript
+shown live. The model is the real embedded one."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gui.testing import close_message_boxes, open_window
+
+pytestmark = pytest.mark.gui
+LONG = 300_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, chat_model):
+    w = open_window(tmp_path, model=chat_model)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    close_message_boxes()
+
+
+def click(qtbot, widget):
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def test_person_consults_the_patient_and_answers(qtbot, window):
+    p = window.go("consult").person
+    p.dataset.select("cases-sample")
+    p.case_list.setCurrentRow(0)
+    case = p.case_list.currentItem().data(Qt.ItemDataRole.UserRole)
+    assert "The patient says" in p.brief.text()
+    p.max_turns.setValue(2)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.consultation is not None and p.ask_button.isEnabled(), timeout=LONG)
+    assert case.initial_request.split(",")[0] in p.chat.toPlainText()
+    assert p.left_label.text() == "2 question(s) left"
+
+    p.question.setText("Where exactly is the pain?")
+    click(qtbot, p.ask_button)
+    assert p.busy and p.turns[-2] == {"role": "doctor", "text": "Where exactly is the pain?"}
+    qtbot.waitUntil(lambda: p.reply_job is None and not p.busy, timeout=LONG)
+    roles = [t["role"] for t in p.consultation.turns]
+    assert roles == ["patient", "doctor", "patient"]
+    reply = p.consultation.turns[-1]["text"]
+    assert reply and reply.split()[0] in p.chat.toPlainText()
+    assert p.left_label.text() == "1 question(s) left"
+
+    click(qtbot, p.end_button)
+    assert p.side.currentIndex() == 1
+    assert p.task_options.isVisibleTo(p) and len(p.task_options.buttons) == 5
+    p.task_options.toggle(case.task.answer)
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.side.currentIndex() == 2, timeout=LONG)
+    assert "Right diagnosis" in p.verdict.text()
+    assert len(p.facts.rows) == len(case.facts)
+    assert {f["status"] for f in p.facts.rows} <= {"revealed", "given", "never_asked"}
+    assert p.metrics.rows[0] == ("Questions asked", "1")
+
+    run = window.ctx.store.runs("consult")[0]
+    assert run["runner"] == "person" and run["status"] == "finished"
+    assert run["summary"]["accuracy"] == 100.0
+    assert len(window.ctx.store.turns(run["id"])) == 3
+
+    p.reset()
+    assert p.side.currentIndex() == 0 and p.start_button.isEnabled()
+
+
+def test_model_doctor_against_model_patient_shows_the_transcript(qtbot, window):
+    m = window.go("consult").models
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    m.dataset.select("cases-sample")
+    m.doctor.setCurrentIndex(m.doctor.findData("model"))
+    m.doctor_model.setCurrentIndex(m.doctor_model.findData("smollm2"))
+    m.patient_model.setCurrentIndex(m.patient_model.findData("smollm2"))
+    m.turns_spin.setValue(1)
+    m.limit.setValue(1)
+    click(qtbot, m.run_button)
+    qtbot.waitUntil(lambda: len(m.turns) >= 1, timeout=LONG)  # live, before the end
+    qtbot.waitUntil(lambda: m.job is None, timeout=LONG)
+    run = window.ctx.store.runs("consult")[0]
+    assert run["runner"] == "model" and run["status"] == "finished", run.get("error")
+    stored = window.ctx.store.turns(run["id"])
+    assert [t["text"] for t in stored] == [t["text"] for t in m.turns]
+    assert "Doctor" in m.transcript.toPlainText() and "Patient" in m.transcript.toPlainText()
+    assert f"Run #{run['id']} finished" in m.summary.text()
+    assert "answered" in m.case_label.text()

@@ -1,0 +1,130 @@
+"""The Exam screen, driven end to end: a practice session with feedback and a streamed model
+explanation, the report with missed questions to review, a timed exam, and a model
+evaluation that is stopped and resumed. The model is the real embedded one."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gui.testing import close_message_boxes, open_window
+
+pytestmark = pytest.mark.gui
+LONG = 240_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, chat_model):
+    w = open_window(tmp_path, model=chat_model)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    close_message_boxes()
+
+
+def click(qtbot, widget):
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
+    p = window.go("exam").practice
+    p.dataset.select("explaincpe-sample")
+    p.mode_practice.setChecked(True)
+    p.count.setValue(2)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
+    assert p.position.text() == "Question 1 of 2"
+    assert len(p.options.buttons) == 5
+
+    # Question 1: the right answer, clicked.
+    gold = p.item["answer"]
+    click(qtbot, p.options.buttons[gold])
+    assert p.submit_button.isEnabled()
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    assert p.verdict.text().startswith("Correct")
+    assert p.explanation.text() == p.item["explanation"]
+    assert p.options.buttons[gold].state == "correct"
+
+    # The model explains, streamed; stopping keeps what it wrote.
+    click(qtbot, p.explain_button)
+    qtbot.waitUntil(lambda: p.model_text.toPlainText().strip() != "", timeout=LONG)
+    click(qtbot, p.explain_stop)
+    qtbot.waitUntil(lambda: p.explain_job is None, timeout=LONG)
+    run_id = p.session.run_id
+    turns = window.ctx.store.turns(run_id)
+    assert turns and turns[0]["role"] == "model" and turns[0]["text"]
+
+    # Question 2: a wrong answer.
+    click(qtbot, p.next_button)
+    qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.answered)
+    wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
+    second = p.item
+    p.options.toggle(wrong)
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    assert p.verdict.text().startswith("Not quite")
+    assert p.options.buttons[wrong].state == "wrong"
+
+    # The report: 1 of 2, the missed question to review.
+    click(qtbot, p.next_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
+    assert p.score_label.text() == "50%"
+    assert "Not passed" in p.pass_label.text()
+    assert second["question"] in p.missed_view.toPlainText()
+    run = window.ctx.store.run(run_id)
+    assert run["runner"] == "person" and run["status"] == "finished"
+    assert run["summary"]["score"] == 50.0
+
+    # Reviewing replays only the missed question.
+    assert p.review_button.isEnabled()
+    click(qtbot, p.review_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.run_id != run_id)
+    assert p.position.text() == "Question 1 of 1"
+    assert p.item["id"] == second["id"]
+
+
+def test_timed_exam_gives_no_feedback_until_the_end(qtbot, window):
+    p = window.go("exam").practice
+    p.mode_timed.setChecked(True)
+    p.minutes.setValue(5)
+    p.count.setValue(2)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
+    assert "left" in p.clock.text()
+    p.options.toggle(p.item["answer"])
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy)
+    assert not p.feedback.isVisible()
+    click(qtbot, p.end_button)  # ends early: the second question counts as wrong
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
+    assert p.result.score == 50.0 and p.result.status == "cancelled"
+    assert "ended early" in p.stats_label.text()
+
+
+def test_model_evaluation_stops_and_resumes(qtbot, window):
+    ev = window.go("exam").evaluation
+    window.window().activateWindow()
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    ev.dataset.select("explaincpe-sample")
+    ev.model.setCurrentIndex(ev.model.findData("smollm2"))
+    ev.method.setCurrentIndex(ev.method.findData("logprob"))
+    ev.shots.setCurrentIndex(ev.shots.findData(0))
+    ev.limit.setValue(3)
+    click(qtbot, ev.run_button)
+    qtbot.waitUntil(lambda: len(ev.answers) >= 1, timeout=LONG)
+    click(qtbot, ev.progress.stop)
+    qtbot.waitUntil(lambda: ev.job is None, timeout=LONG)
+    run = window.ctx.store.runs("exam")[0]
+    assert run["runner"] == "model" and run["model"] == "smollm2"
+    assert run["status"] == "cancelled" and run["n_done"] < 3
+    assert ev.live.text().endswith("%")
+
+    # Resume it: the remaining questions are answered, none twice.
+    assert ev.resumable.currentData() == run["id"]
+    click(qtbot, ev.resume_button)
+    qtbot.waitUntil(lambda: ev.job is None and window.ctx.store.run(run["id"])["status"]
+                    == "finished", timeout=LONG)  # fmt: skip
+    answers = window.ctx.store.answers(run["id"])
+    assert sorted(a["item_key"] for a in answers) == ["sample-01", "sample-02", "sample-03"]
+    assert "Run #" in ev.summary.text() and "finished" in ev.summary.text()

@@ -1,0 +1,99 @@
+"""The French QA screen, driven end to end: questions with retrieved passages (the query
+words highlighted), several options ticked, Hamming score and exact match per question and
+overall, the retriever and k changed mid-session; and a model run. The model is the real
+embedded one."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gui.testing import close_message_boxes, open_window
+from gui.widgets.qt_french import HIGHLIGHT
+
+pytestmark = pytest.mark.gui
+LONG = 300_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, chat_model):
+    w = open_window(tmp_path, model=chat_model)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    close_message_boxes()
+
+
+def click(qtbot, widget):
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def test_practice_with_highlighted_passages(qtbot, window):
+    p = window.go("french").practice
+    qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
+    qtbot.waitUntil(lambda: p.retrieval.corpus.findData("french-sample") >= 0)
+    p.dataset.select("frenchmedmcqa-sample")
+    r = p.retrieval
+    r.corpus.setCurrentIndex(r.corpus.findData("french-sample"))
+    r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
+    r.k.setValue(2)
+    p.limit.setValue(2)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
+    assert p.position.text() == "Question 1 of 2"
+    assert len(p.view.passages) == 2
+    html = p.passages.toHtml()
+    assert "Passage 2" in p.passages.toPlainText()
+    assert "#fde68a" in html  # the query words are highlighted
+    assert HIGHLIGHT.startswith("<span")
+
+    # Fewer passages: the current question is retrieved again.
+    r.k.setValue(1)
+    qtbot.waitUntil(lambda: not p.busy and "Passage 2" not in p.passages.toPlainText(),
+                    timeout=LONG)  # fmt: skip
+
+    # Tick two options, one of them right.
+    gold = ["a", "b", "c"]  # sample-01: paracetamol poisoning
+    assert p.view.id == "sample-01"
+    for letter in ("a", "d"):
+        click(qtbot, p.options.buttons[letter])
+    assert p.options.selected() == ["a", "d"]
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    assert "Partly right" in p.verdict.text() and "Hamming score 25%" in p.verdict.text()
+    assert p.options.buttons["a"].state == "correct"
+    assert p.options.buttons["d"].state == "wrong"
+    assert all(p.options.buttons[x].state in ("correct", "missed") for x in gold)
+    assert "Hamming 25%" in p.total.text() and "EMR 0%" in p.total.text()
+
+    click(qtbot, p.next_button)
+    qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy, timeout=LONG)
+    right = sorted(p.session.items[1]["correct_answers"])
+    for letter in right:
+        p.options.toggle(letter)
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: "Finished" in p.total.text(), timeout=LONG)
+    run = window.ctx.store.runs("french")[0]
+    assert run["runner"] == "person" and run["status"] == "finished"
+    assert run["summary"]["hamming"] == pytest.approx(62.5)
+    assert run["summary"]["emr"] == 50.0
+
+
+def test_model_run_over_french_questions(qtbot, window):
+    m = window.go("french").runs
+    qtbot.waitUntil(lambda: m.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    m.dataset.select("frenchmedmcqa-sample")
+    m.model.setCurrentIndex(m.model.findData("smollm2"))
+    r = m.retrieval
+    r.corpus.setCurrentIndex(r.corpus.findData("french-sample"))
+    r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
+    r.k.setValue(1)
+    m.method.setCurrentIndex(m.method.findData("generate"))
+    m.limit.setValue(1)
+    click(qtbot, m.run_button)
+    qtbot.waitUntil(lambda: m.job is None and "Run #" in m.summary.text(), timeout=LONG)
+    run = window.ctx.store.runs("french")[0]
+    assert run["runner"] == "model" and run["status"] == "finished", run.get("error")
+    assert run["settings"]["retriever"] == "bm25" and run["settings"]["k"] == 1
+    assert len(m.rows.rows) == 1 and m.live.text().endswith("%")

@@ -1,0 +1,105 @@
+"""The Results screen: every run in a filterable table, a run's per-item answers, two runs
+compared, charts, and CSV/JSON export. The runs are made through the engine's own session
+API (a person's answers need no model)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.exam.dataset import ensure_sample
+from engine.exam.session import ExamSession
+from gui.models import RowsModel
+from gui.testing import close_message_boxes, open_window
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = open_window(tmp_path)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    close_message_boxes()
+
+
+def sit(store, answers):
+    """A person's exam session answering ``answers`` in order."""
+    s = ExamSession(store, ensure_sample(store), limit=len(answers))
+    for letter in answers:
+        s.next_question()
+        s.answer(letter)
+    s.finish()
+    return s.run_id
+
+
+def test_table_filter_details_compare_charts_export(qtbot, window, tmp_path):
+    store = window.ctx.store
+    first = sit(store, ["B", "A", "A"])
+    second = sit(store, ["B", "C", "A"])
+    run3 = store.start_run("consult", "cases-sample", "smollm2", {}, runner="model", n_total=1)
+    store.finish_run(run3, {"accuracy": 0.0, "n": 1}, status="cancelled")
+
+    r = window.go("results")
+    assert r.proxy.rowCount() == 3
+    r.activity.setCurrentIndex(r.activity.findData("exam"))
+    assert r.proxy.rowCount() == 2
+    assert {x["id"] for x in r.proxy.runs()} == {first, second}
+    r.search.setText("cases")
+    assert r.proxy.rowCount() == 0
+    r.search.clear()
+    r.who.setCurrentIndex(r.who.findData("You"))
+    assert r.proxy.rowCount() == 2
+
+    # One run: its summary and its answers, one per question.
+    r.select_runs([first])
+    assert r.selected_ids() == [first]
+    assert len(r.answers.rows) == 3
+    assert "Run " + str(first) in r.summary.toPlainText()
+    marks = [r.answers.data(r.answers.index(i, 0)) for i in range(3)]
+    assert marks.count("✓") == sum(bool(a["correct"]) for a in store.answers(first))
+    r.answers_table.selectRow(0)
+    shown = r.item_view.toPlainText()
+    assert store.answers(first)[0]["item_key"] in shown
+    assert store.items("explaincpe-sample")[0]["question"] in shown
+
+    # Two runs side by side.
+    r.select_runs([first, second])
+    assert r.compare_button.isEnabled()
+    r.compare_selected()
+    assert r.tabs.currentIndex() == 1
+    labels = [row[0] for row in r.compare_metrics.rows]
+    assert "Score (%)" in labels
+    assert len(r.compare_items.rows) == 3
+    assert "same answer on 2" in r.compare_agree.text()
+
+    # Charts: scores over time for the filtered runs, categories of the selected one.
+    r.select_runs([first])
+    r.tabs.setCurrentIndex(2)
+    assert r.time_chart is not None
+    chart = r.time_chart.chart()
+    assert chart.series() and chart.title() == "Scores over time"
+    assert "Accuracy by kind of question" in r.cat_chart.chart().title()
+    assert r.cat_chart.chart().series()
+
+    # Export.
+    out_csv = r.export_selected(str(tmp_path / "run.csv"))
+    with open(out_csv, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 and rows[0]["run_id"] == str(first)
+    out_json = r.export_selected(str(tmp_path / "run.json"))
+    data = json.loads(Path(out_json).read_text(encoding="utf-8"))
+    assert data["run"]["id"] == first and len(data["answers"]) == 3
+
+
+def test_new_runs_appear_without_refreshing(qtbot, window):
+    r = window.go("results")
+    assert r.proxy.rowCount() == 0
+    run_id = sit(window.ctx.store, ["A"])
+    window.ctx.notify_runs()
+    assert r.proxy.rowCount() == 1
+    assert r.proxy.data(r.proxy.index(0, 0), RowsModel.ROW_ROLE)["id"] == run_id
