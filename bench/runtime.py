@@ -23,8 +23,9 @@ PROMPT = "Write a long, detailed essay on the history of pharmacy, from antiquit
 def raw_tps(llm, prompt_tokens: list[int], n: int) -> float:
     llm.reset()
     times = []
-    for i, _token in enumerate(llm.generate(prompt_tokens, temp=0.0, top_k=40, top_p=0.95,
-                                            min_p=0.0, repeat_penalty=1.0)):
+    for i, _token in enumerate(
+        llm.generate(prompt_tokens, temp=0.0, top_k=40, top_p=0.95, min_p=0.0, repeat_penalty=1.0)
+    ):
         times.append(time.perf_counter())
         if i + 1 >= n:
             break
@@ -32,8 +33,7 @@ def raw_tps(llm, prompt_tokens: list[int], n: int) -> float:
 
 
 def engine_tps(model, n: int) -> float:
-    stream = model.stream_chat([{"role": "user", "content": PROMPT}], max_tokens=n,
-                               temperature=0.0)
+    stream = model.stream_chat([{"role": "user", "content": PROMPT}], max_tokens=n, temperature=0.0)
     first = None
     for _piece in stream:
         if first is None:
@@ -59,9 +59,14 @@ def main() -> None:
     info = resolve(args.model)
     threads = available_cores()
     model = open_model(args.model, n_ctx=2048, n_threads=threads)
-    llm = llama_cpp.Llama(model_path=info.path, n_ctx=2048, n_threads=threads,
-                          n_threads_batch=threads, n_gpu_layers=model.settings.n_gpu_layers,
-                          verbose=False)
+    llm = llama_cpp.Llama(
+        model_path=info.path,
+        n_ctx=2048,
+        n_threads=threads,
+        n_threads_batch=threads,
+        n_gpu_layers=model.settings.n_gpu_layers,
+        verbose=False,
+    )
     prompt = model.chat_prompt([{"role": "user", "content": PROMPT}])
     tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
     # Warm both once, then alternate.
@@ -72,13 +77,21 @@ def main() -> None:
         engine.append(engine_tps(model, args.tokens))
         raw.append(raw_tps(llm, tokens, args.tokens))
         if not args.json:
-            print(f"round {r + 1}: engine {engine[-1]:.1f} tok/s, raw {raw[-1]:.1f} tok/s",
-                  file=sys.stderr)
+            print(
+                f"round {r + 1}: engine {engine[-1]:.1f} tok/s, raw {raw[-1]:.1f} tok/s",
+                file=sys.stderr,
+            )
     model.close()
     e, w = statistics.median(engine), statistics.median(raw)
-    result = {"model": info.name, "threads": threads, "tokens": args.tokens,
-              "rounds": args.rounds, "engine_tps": round(e, 2), "raw_tps": round(w, 2),
-              "ratio": round(e / w, 3)}
+    result = {
+        "model": info.name,
+        "threads": threads,
+        "tokens": args.tokens,
+        "rounds": args.rounds,
+        "engine_tps": round(e, 2),
+        "raw_tps": round(w, 2),
+        "ratio": round(e / w, 3),
+    }
     print(json.dumps(result))
 
 
