@@ -16,7 +16,16 @@ HEADLINE_KEYS = {"exam": "accuracy", "french": "hamming", "consult": "accuracy"}
 def headline_value(run: dict[str, Any]) -> float | None:
     """The run's main score (accuracy, Hamming score…) in percent, if it has one."""
     summary = run.get("summary") or {}
-    for key in (HEADLINE_KEYS.get(run.get("activity", ""), ""), "accuracy", "hamming", "score"):
+    # A person's session counts unanswered questions as wrong: its "score", not the accuracy
+    # over the questions answered, is what it earned.
+    first = "score" if run.get("runner") == "person" else ""
+    for key in (
+        first,
+        HEADLINE_KEYS.get(run.get("activity", ""), ""),
+        "accuracy",
+        "hamming",
+        "score",
+    ):
         value = summary.get(key)
         if isinstance(value, int | float):
             return float(value)

@@ -112,3 +112,14 @@ def test_runs_list_show_export(db_path):
 
     missing = CliRunner().invoke(cli, ["--db", db_path, "runs", "show", "99"])
     assert missing.exit_code == 1 and "no run with id 99" in missing.output
+
+
+def test_a_persons_headline_counts_unanswered_questions(store):
+    from engine.export import headline_value
+
+    run_id = store.start_run("exam", "demo", "person", runner="person", n_total=3)
+    store.finish_run(run_id, {"score": 33.3, "accuracy": 100.0}, status="cancelled")
+    assert headline_value(store.run(run_id)) == 33.3
+    model_run = store.start_run("exam", "demo", "smollm2", n_total=3)
+    store.finish_run(model_run, {"accuracy": 50.0})
+    assert headline_value(store.run(model_run)) == 50.0
