@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
 
+from engine.progress import Progress, ProgressCallback
 from engine.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,3 +58,46 @@ def friendly_errors(*kinds: type[BaseException]) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+@contextlib.contextmanager
+def progress_bar(
+    description: str,
+    quiet: bool = False,
+    note: Callable[[Progress], str] | None = None,
+    transient: bool = False,
+) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs
+    (``None`` when ``quiet``). ``note`` turns each step into the text shown after the bar
+    (default: the step's message)."""
+    if quiet:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    bar = Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=Console(stderr=True),
+        transient=transient,
+    )
+    task = bar.add_task(description, total=None, note="")
+
+    def update(p: Progress) -> None:
+        text = note(p) if note is not None else p.message
+        bar.update(task, completed=p.done, total=p.total or None, note=text[:60])
+
+    with bar:
+        yield update

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from engine.cli import cli, import_group
 from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.cli.common import progress_bar as common_progress_bar
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
@@ -27,34 +26,15 @@ DOCTOR_HELP = "model (the default chat model), a catalog model name, " + ", ".jo
 )
 
 
-@contextlib.contextmanager
-def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
-    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs."""
-    if quiet:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as Bar
+def _note(p: Progress) -> str:
+    if "correct" in p.info:
+        return f"{p.message} {'✓' if p.info['correct'] else '✗'} {p.info['turns']} turns"
+    return p.message
 
-    bar = Bar(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[note]}"),
-        console=Console(stderr=True),
-    )
-    task = bar.add_task(description, total=None, note="")
 
-    def update(p: Progress) -> None:
-        note = p.message
-        if "correct" in p.info:
-            note = f"{p.message} {'✓' if p.info['correct'] else '✗'} {p.info['turns']} turns"
-        bar.update(task, completed=p.done, total=p.total or None, note=note[:50])
-
-    with bar:
-        yield update
+def progress_bar(description: str, quiet: bool = False) -> Any:
+    """The shared progress bar, noting each case's result and its number of turns."""
+    return common_progress_bar(description, quiet, _note)
 
 
 def _imported(app: AppContext, name: str, as_json: bool) -> None:

@@ -14,6 +14,7 @@ import click
 
 from engine.cli import cli, import_group
 from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.cli.common import progress_bar as common_progress_bar
 from engine.exam import dataset as dataset_mod
 from engine.exam.dataset import DatasetError
 from engine.exam.metrics import score_responses
@@ -34,41 +35,17 @@ def _model_errors() -> tuple[type[Exception], ...]:
 
 @contextlib.contextmanager
 def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
-    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.progress import Progress as Bar
-
-    if quiet:
-        yield None
-        return
-    bar = Bar(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[note]}"),
-        console=Console(stderr=True),
-    )
-    task = bar.add_task(description, total=None, note="")
+    """The shared progress bar, noting each answer and the running count of right ones."""
     right = [0, 0]
 
-    def update(p: Progress) -> None:
-        note = p.message
-        if "correct" in p.info:
-            right[0] += bool(p.info["correct"])
-            right[1] += 1
-            note = f"{p.message} {'✓' if p.info['correct'] else '✗'}  {right[0]}/{right[1]} right"
-        bar.update(task, completed=p.done, total=p.total or None, note=note[:60])
+    def note(p: Progress) -> str:
+        if "correct" not in p.info:
+            return p.message
+        right[0] += bool(p.info["correct"])
+        right[1] += 1
+        return f"{p.message} {'✓' if p.info['correct'] else '✗'}  {right[0]}/{right[1]} right"
 
-    with bar:
+    with common_progress_bar(description, quiet, note) as update:
         yield update
 
 

@@ -3,15 +3,14 @@ retrieved passages (a thin shell over :mod:`engine.french`)."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from engine.cli import cli, import_group
 from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.cli.common import progress_bar as common_progress_bar
 from engine.french import corpus as corpus_mod
 from engine.french import dataset as dataset_mod
 from engine.french.corpus import CorpusError
@@ -34,42 +33,15 @@ ERRORS = (
 )
 
 
-@contextlib.contextmanager
-def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
-    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.progress import Progress as Bar
+def _note(p: Progress) -> str:
+    if "hamming" in p.info:
+        return f"{p.message}  {p.info.get('chosen') or '—'} / {p.info.get('gold')}"
+    return p.message
 
-    if quiet:
-        yield None
-        return
-    bar = Bar(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[note]}"),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = bar.add_task(description, total=None, note="")
 
-    def update(p: Progress) -> None:
-        note = p.message
-        if "hamming" in p.info:
-            note = f"{p.message}  {p.info.get('chosen') or '—'} / {p.info.get('gold')}"
-        bar.update(task, completed=p.done, total=p.total or None, note=note[:60])
-
-    with bar:
-        yield update
+def progress_bar(description: str, quiet: bool = False) -> Any:
+    """The shared progress bar, noting the letters chosen against the gold ones."""
+    return common_progress_bar(description, quiet, _note, transient=True)
 
 
 def _summary_lines(summary: dict[str, Any]) -> None:
