@@ -7,6 +7,16 @@ decoding, measured alternately in one run.
 The last line is JSON with ``engine_tps``, ``raw_tps`` and ``ratio`` (engine / raw; the
 goal is >= 0.95). Tokens per second count the tokens after the first one over the time
 from the first to the last, seen by the caller, so prompt processing is left out of both.
+
+    python bench/runtime.py --pair [--model NAME] [--seconds 4] [--rounds 3] [--json]
+
+Two models generating at once, from two threads: the combined speed of two LocalModel
+instances (a) each with every core (llama.cpp threads spin-wait, so that collapses) and
+(b) each given its share, ``set_threads(max(1, physical_cores() // 2))``, against one
+model alone. The last line is JSON with ``alone_tok_s``, ``pair_oversubscribed_tok_s``,
+``pair_shared_tok_s`` and ``ratio_shared`` (shared pair / alone; the goal is >= 0.9). A
+pair's speed counts the pieces (about one per token) the streams produced while all were
+generating, over that time; each stream stops after ``--seconds`` (or ``--tokens``).
 """
 
 from __future__ import annotations
@@ -15,7 +25,9 @@ import argparse
 import json
 import statistics
 import sys
+import threading
 import time
+from typing import Any
 
 PROMPT = "Write a long, detailed essay on the history of pharmacy, from antiquity to today."
 
@@ -43,21 +55,109 @@ def engine_tps(model, n: int) -> float:
     return (stream.result.completion_tokens - 1) / (last - first)
 
 
+def piece_times(model: Any, n: int, deadline: float) -> list[float]:
+    """When each piece of a greedy generation of up to ``n`` tokens arrived; the stream is
+    cancelled at ``deadline`` (a perf_counter time)."""
+    stream = model.stream_chat([{"role": "user", "content": PROMPT}], max_tokens=n, temperature=0.0)
+    times: list[float] = []
+    for _piece in stream:
+        times.append(time.perf_counter())
+        if times[-1] > deadline:
+            stream.cancel()
+    return times
+
+
+def together_tps(models: list[Any], n: int, seconds: float) -> float:
+    """Combined pieces per second of ``models`` generating at once, one thread each, over
+    the time all of them were generating."""
+    barrier = threading.Barrier(len(models))
+    times: list[list[float]] = [[] for _ in models]
+
+    def run(i: int) -> None:
+        barrier.wait()
+        times[i] = piece_times(models[i], n, time.perf_counter() + seconds)
+
+    workers = [threading.Thread(target=run, args=(i,)) for i in range(len(models))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    start = max(t[0] for t in times)
+    end = min(t[-1] for t in times)
+    pieces = sum(sum(1 for x in t if start < x <= end) for t in times)
+    return pieces / (end - start) if end > start else 0.0
+
+
+def pair(args: argparse.Namespace) -> dict[str, Any]:
+    """One model alone, then two at once: oversubscribed, then sharing the cores."""
+    from engine.catalog import open_model, resolve
+    from engine.models.hardware import available_cores, physical_cores
+
+    info = resolve(args.model)
+    physical, logical = physical_cores(), available_cores()
+    share = max(1, physical // 2)
+    models = [open_model(args.model, n_ctx=2048, n_threads=physical) for _ in range(2)]
+    say = (lambda *_: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    try:
+        for m in models:  # warm both
+            piece_times(m, 16, time.perf_counter() + 5)
+        runs: dict[str, list[float]] = {"alone": [], "oversubscribed": [], "shared": []}
+        for r in range(args.rounds):
+            for m in models:
+                m.set_threads(physical)
+            runs["alone"].append(together_tps(models[:1], args.tokens, args.seconds))
+            for m in models:
+                m.set_threads(logical)
+            runs["oversubscribed"].append(together_tps(models, args.tokens, args.seconds))
+            for m in models:
+                m.set_threads(share)
+            runs["shared"].append(together_tps(models, args.tokens, args.seconds))
+            say(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in runs.items()))
+    finally:
+        for m in models:
+            m.close()
+    alone, over, shared = (statistics.median(runs[k]) for k in runs)
+    say(f"two models, every core each: {over:.1f} tok/s together ({over / alone:.2f} x alone)")
+    say(f"two models, {share} thread(s) each: {shared:.1f} tok/s ({shared / alone:.2f} x alone)")
+    return {
+        "model": info.name,
+        "physical_cores": physical,
+        "logical_cores": logical,
+        "threads_alone": physical,
+        "threads_oversubscribed": logical,
+        "threads_shared": share,
+        "tokens": args.tokens,
+        "rounds": args.rounds,
+        "alone_tok_s": round(alone, 2),
+        "pair_oversubscribed_tok_s": round(over, 2),
+        "pair_shared_tok_s": round(shared, 2),
+        "ratio_oversubscribed": round(over / alone, 3),
+        "ratio_shared": round(shared / alone, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalog name (default: smollm2)")
-    parser.add_argument("--tokens", type=int, default=128)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=None, help="128; 512 with --pair")
+    parser.add_argument("--rounds", type=int, default=None, help="5; 3 with --pair")
+    parser.add_argument("--pair", action="store_true", help="two models at once (see above)")
+    parser.add_argument("--seconds", type=float, default=4.0, help="--pair: per stream")
     parser.add_argument("--json", action="store_true", help="only the JSON line")
     args = parser.parse_args()
+    if args.pair:
+        args.tokens, args.rounds = args.tokens or 512, args.rounds or 3
+        print(json.dumps(pair(args)))
+        return
+    args.tokens, args.rounds = args.tokens or 128, args.rounds or 5
 
     import llama_cpp
 
     from engine.catalog import open_model, resolve
-    from engine.runtime import available_cores
+    from engine.models.hardware import physical_cores
 
     info = resolve(args.model)
-    threads = available_cores()
+    threads = physical_cores()
     model = open_model(args.model, n_ctx=2048, n_threads=threads)
     llm = llama_cpp.Llama(
         model_path=info.path,

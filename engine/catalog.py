@@ -7,6 +7,9 @@
 * Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
   folder.
+* Models served over the OpenAI API (vLLM, llama-server, Ollama…) added by address
+  (:func:`add_served`), remembered there too: the address, the server's model id and the
+  name of the environment variable holding the API key (never the key).
 
 Every file is checked before it is used: :func:`read_gguf_info` reads the GGUF header and
 raises :class:`BadModelFile` with one clear sentence for a missing, truncated or foreign
@@ -20,10 +23,13 @@ import os
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.paths import data_dir, models_dir
 from engine.runtime import LocalModel, ModelError
+
+if TYPE_CHECKING:
+    from engine.models.served import ServedModel
 
 DEFAULT_MODEL = "smollm2"
 GGUF_MAGIC = b"GGUF"
@@ -39,7 +45,7 @@ class ModelInfo:
 
     name: str
     path: str
-    origin: str  # "embedded", "folder" or "added"
+    origin: str  # "embedded", "folder", "added" or "served"
     description: str
     architecture: str
     parameters: int
@@ -47,6 +53,13 @@ class ModelInfo:
     context_length: int
     chat_template: bool
     file_size: int
+    api_model: str = ""  # a served model's id on its server
+    api_key_env: str = ""  # the environment variable holding a served model's API key
+
+    @property
+    def served(self) -> bool:
+        """Whether the model runs on a server (``path`` is then its address)."""
+        return self.origin == "served"
 
     @property
     def parameters_human(self) -> str:
@@ -244,9 +257,23 @@ def _registry_path() -> Path:
     return data_dir() / "models.json"
 
 
-def _registry() -> dict[str, str]:
+def _raw_registry() -> dict[str, Any]:
     p = _registry_path()
     return json.loads(p.read_text()) if p.exists() else {}
+
+
+def _write_registry(reg: dict[str, Any]) -> None:
+    _registry_path().write_text(json.dumps(reg, indent=2))
+
+
+def _registry() -> dict[str, str]:
+    """Added files: name → path."""
+    return {k: v for k, v in _raw_registry().items() if isinstance(v, str)}
+
+
+def _served() -> dict[str, dict[str, Any]]:
+    """Added served models: name → ``{"url", "api_model", "api_key_env"}``."""
+    return {k: v for k, v in _raw_registry().items() if isinstance(v, dict) and "url" in v}
 
 
 def add_model(path: str | Path, name: str | None = None) -> ModelInfo:
@@ -256,18 +283,70 @@ def add_model(path: str | Path, name: str | None = None) -> ModelInfo:
     name = name or p.stem
     if name in EMBEDDED:
         raise ModelError(f"{name!r} is the name of an embedded model; choose another name")
-    reg = _registry()
+    reg = _raw_registry()
     reg[name] = str(p)
-    _registry_path().write_text(json.dumps(reg, indent=2))
+    _write_registry(reg)
+    return info(name)
+
+
+def add_served(
+    url: str,
+    name: str,
+    api_model: str | None = None,
+    api_key_env: str | None = None,
+) -> ModelInfo:
+    """Remember the model served at ``url`` (``http://HOST:PORT/v1``) under ``name``, once
+    the server answers. ``api_model`` defaults to the only model ``/v1/models`` lists;
+    ``api_key_env`` names the environment variable read for the API key at run time."""
+    from urllib.parse import urlparse
+
+    from engine.models.served import list_server_models
+
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ModelError(f"{url!r} is not a server address (http://HOST:PORT/v1)")
+    if not name or name in EMBEDDED:
+        raise ModelError(f"{name!r} cannot name a served model; choose another name")
+    try:
+        ids = [str(m.get("id")) for m in list_server_models(url, api_key_env)]
+    except ModelError as exc:  # a server that does not answer is bad input here, not a crash
+        raise ModelError(str(exc)) from None
+    if api_model is None:
+        if len(ids) != 1:
+            raise ModelError(
+                f"{url} serves {len(ids)} models ({', '.join(ids) or 'none'}); "
+                "name one with --api-model"
+            )
+        api_model = ids[0]
+    elif api_model not in ids:
+        raise ModelError(f"{url} serves no model {api_model!r} (it serves {', '.join(ids)})")
+    reg = _raw_registry()
+    reg[name] = {"url": url.rstrip("/"), "api_model": api_model, "api_key_env": api_key_env}
+    _write_registry(reg)
     return info(name)
 
 
 def remove_model(name: str) -> None:
-    reg = _registry()
+    """Forget an added model (a file or a served model); the file itself stays."""
+    reg = _raw_registry()
     if name not in reg:
         raise ModelError(f"no added model named {name!r}")
     del reg[name]
-    _registry_path().write_text(json.dumps(reg, indent=2))
+    _write_registry(reg)
+
+
+def server_status(m: ModelInfo) -> dict[str, Any]:
+    """Whether a served model's server answers now: ``{"answers", "models", "error"}``."""
+    from engine.models.served import list_server_models
+
+    try:
+        listed = list_server_models(m.path, m.api_key_env or None, timeout=3.0)
+    except ModelError as exc:
+        return {"answers": False, "models": [], "error": str(exc)}
+    ids = [str(x.get("id")) for x in listed]
+    if m.api_model not in ids:
+        return {"answers": False, "models": ids, "error": f"{m.api_model!r} is not served"}
+    return {"answers": True, "models": ids, "error": ""}
 
 
 # -- lookup ----------------------------------------------------------------------------------
@@ -302,14 +381,35 @@ def _locate(name: str) -> tuple[Path, str, str]:
     p = Path(name).expanduser()
     if p.suffix == ".gguf" or p.exists():
         return p.resolve(), "file", ""
-    known = ", ".join(sorted({*EMBEDDED, *reg, *(q.stem for q in models_dir().glob("*.gguf"))}))
+    folder = (q.stem for q in models_dir().glob("*.gguf"))
+    known = ", ".join(sorted({*EMBEDDED, *reg, *_served(), *folder}))
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 
+def _served_info(name: str, entry: dict[str, Any]) -> ModelInfo:
+    return ModelInfo(
+        name=name,
+        path=str(entry["url"]),
+        origin="served",
+        description=f"{entry['api_model']} served at {entry['url']}",
+        architecture="served",
+        parameters=0,
+        quantization="",
+        context_length=0,
+        chat_template=True,
+        file_size=0,
+        api_model=str(entry["api_model"]),
+        api_key_env=str(entry.get("api_key_env") or ""),
+    )
+
+
 def resolve(name: str | None = None) -> ModelInfo:
-    """The model called ``name`` (an embedded name, an added name, a file in the models
-    folder, or a path to a .gguf); ``None`` is the default chat model."""
+    """The model called ``name`` (an embedded name, an added name or served model, a file in
+    the models folder, or a path to a .gguf); ``None`` is the default chat model."""
     name = name or DEFAULT_MODEL
+    served = _served().get(name)
+    if served is not None:
+        return _served_info(name, served)
     path, origin, desc = _locate(name)
     return _make_info(name if origin != "file" else path.stem, path, origin, desc)
 
@@ -336,6 +436,7 @@ def list_models() -> list[ModelInfo]:
         except ModelError:
             continue
         seen.add(path)
+    out.extend(_served_info(name, entry) for name, entry in _served().items())
     for p in sorted(models_dir().glob("*.gguf")):
         if str(p) in seen or p.suffix != ".gguf":
             continue
@@ -346,7 +447,12 @@ def list_models() -> list[ModelInfo]:
     return out
 
 
-def open_model(name: str | None = None, **settings: Any) -> LocalModel:
-    """Load the model called ``name`` (see :func:`resolve`) in its own process."""
+def open_model(name: str | None = None, **settings: Any) -> LocalModel | ServedModel:
+    """Load the model called ``name`` (see :func:`resolve`) in its own process, or connect
+    to its server (a served model; the load ``settings`` are then the server's business)."""
     m = resolve(name)
+    if m.served:
+        from engine.models.served import ServedModel
+
+        return ServedModel(m.path, m.api_model, name=m.name, api_key_env=m.api_key_env or None)
     return LocalModel(m.path, **settings)

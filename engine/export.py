@@ -1,35 +1,47 @@
-"""Reading runs back out: a headline score, a full detail view, CSV and JSON exports."""
+"""Reading runs back out: a headline score, a full detail view, and exports a spreadsheet
+can use.
+
+* CSV: one row per answer with the question text, its options and type fields, the gold
+  answer beside the response, one column per score and per ``extra`` field (nested values
+  flattened: ``extra_probs_A``); consultations add a turns file (run, case, turn, speaker,
+  text, facts revealed).
+* JSON: everything stored — the run (with its label), its answers, turns and the items it
+  answered.
+* XLSX (openpyxl): the answers, the turns and the run on sheets of one workbook.
+
+>>> write_export(store, 12, "run-12.csv")     # doctest: +SKIP
+[PosixPath('run-12.csv'), PosixPath('run-12-turns.csv')]
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
+from engine.activities import headline_value
+from engine.reports.label import run_label
 from engine.store import Store
 
-# The summary key that best sums up a run, by activity.
-HEADLINE_KEYS = {"exam": "accuracy", "french": "hamming", "consult": "accuracy"}
+__all__ = [
+    "FORMATS",
+    "answer_table",
+    "export_run",
+    "export_turns",
+    "headline",
+    "headline_value",
+    "run_detail",
+    "turn_table",
+    "write_export",
+]
 
-
-def headline_value(run: dict[str, Any]) -> float | None:
-    """The run's main score (accuracy, Hamming score…) in percent, if it has one."""
-    summary = run.get("summary") or {}
-    # A person's session counts unanswered questions as wrong: its "score", not the accuracy
-    # over the questions answered, is what it earned.
-    first = "score" if run.get("runner") == "person" else ""
-    for key in (
-        first,
-        HEADLINE_KEYS.get(run.get("activity", ""), ""),
-        "accuracy",
-        "hamming",
-        "score",
-    ):
-        value = summary.get(key)
-        if isinstance(value, int | float):
-            return float(value)
-    return None
+FORMATS = ("csv", "json", "xlsx")
+#: Item fields that say what kind of question it is (ExplainCPE types, FrenchMedMCQA's).
+TYPE_FIELDS = ("type1", "type2", "type3", "type", "nbr_correct_answers", "subject_name")
+LETTERS = "ABCDEFGHIJ"
+Table = tuple[list[str], list[dict[str, Any]]]
 
 
 def headline(run: dict[str, Any]) -> str:
@@ -38,46 +50,243 @@ def headline(run: dict[str, Any]) -> str:
 
 
 def run_detail(store: Store, run_id: int) -> dict[str, Any]:
-    """A run with its answers and consultation turns."""
+    """A run (with its ``label``) with its answers and consultation turns."""
+    run = store.run(run_id)
+    run["label"] = run_label(run)
+    return {"run": run, "answers": store.answers(run_id), "turns": store.turns(run_id)}
+
+
+def _items(store: Store, dataset: str) -> dict[str, dict[str, Any]]:
+    try:
+        return {str(i["id"]): i for i in store.items(dataset)}
+    except Exception:  # noqa: BLE001 - the data set may have been deleted since the run
+        return {}
+
+
+def _options(options: Any) -> str:
+    if isinstance(options, dict):
+        pairs = [(str(k).upper(), v) for k, v in options.items()]
+    elif isinstance(options, list):
+        pairs = list(zip(LETTERS, options, strict=False))
+    else:
+        return ""
+    return "\n".join(f"{k}. {v}" for k, v in pairs)
+
+
+def _question(item: dict[str, Any]) -> dict[str, Any]:
+    """The question columns of an item: text, options and (for cases) the opening."""
+    task = item.get("task")
+    if isinstance(task, dict):  # a consultation case
+        return {
+            "question": task.get("question", ""),
+            "options": _options(task.get("options")),
+            "opening_request": item.get("initial_request", ""),
+        }
     return {
-        "run": store.run(run_id),
-        "answers": store.answers(run_id),
-        "turns": store.turns(run_id),
+        "question": item.get("question", ""),
+        "options": _options(item.get("options") or item.get("answers")),
     }
 
 
-ANSWER_COLUMNS = [
-    "item_key",
-    "chosen",
-    "gold",
-    "correct",
-    "response",
+def _cell(value: Any) -> Any:
+    """A value a spreadsheet reads: booleans as 1/0, lists of plain values joined, other
+    structures as JSON text."""
+    if isinstance(value, bool):
+        return int(value)
+    if value is None or isinstance(value, int | float | str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return "; ".join(str(v) for v in value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _flatten(prefix: str, values: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (values or {}).items():
+        flat = isinstance(value, dict) and all(
+            v is None or isinstance(v, int | float | str | bool) for v in value.values()
+        )
+        if flat and value:
+            out.update({f"{prefix}{key}_{sub}": _cell(v) for sub, v in value.items()})
+        else:
+            out[f"{prefix}{key}"] = _cell(value)
+    return out
+
+
+def answer_table(store: Store, run_id: int) -> Table:
+    """The answers of a run as spreadsheet rows: ``(columns, rows)`` (see the module)."""
+    run = store.run(run_id)
+    label = run_label(run)
+    items = _items(store, run["dataset"])
+    rows, columns = [], {}
+    for a in store.answers(run_id):
+        item = items.get(str(a["item_key"]), {})
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "run_label": label,
+            "item_key": a["item_key"],
+            "position": a["position"],
+            **_question(item),
+            **{f: _cell(item[f]) for f in TYPE_FIELDS if f in item},
+            "gold": a["gold"],
+            "chosen": a["chosen"],
+            "correct": _cell(None if a["correct"] is None else bool(a["correct"])),
+            "response": a["response"],
+            **_flatten("score_", a["scores"]),
+            **_flatten("extra_", a["extra"]),
+            "latency_s": a["latency_s"],
+            "prompt_tokens": a["prompt_tokens"],
+            "completion_tokens": a["completion_tokens"],
+            "created": a["created"],
+        }
+        rows.append(row)
+        columns.update(dict.fromkeys(row))
+    head = ["run_id", "run_label", "item_key", "position", "question", "options"]
+    tail = ["latency_s", "prompt_tokens", "completion_tokens", "created"]
+    middle = [c for c in columns if c not in head and c not in tail]
+    return [*head, *middle, *tail], rows
+
+
+def _fact_keys(case: dict[str, Any], indices: Any) -> str:
+    facts = case.get("facts") or []
+    names = []
+    for i in indices or []:
+        if isinstance(i, int) and 0 <= i < len(facts):
+            names.append(str(facts[i].get("key", i)))
+        else:
+            names.append(str(i))
+    return "; ".join(names)
+
+
+TURN_COLUMNS = [
+    "run_id",
+    "case",
+    "turn",
+    "speaker",
+    "kind",
+    "text",
+    "facts_revealed",
+    "facts_leaked",
+    "facts_given",
+    "source",
     "latency_s",
-    "prompt_tokens",
-    "completion_tokens",
-    "scores",
-    "extra",
+    "tokens",
     "created",
 ]
 
 
-def export_run(store: Store, run_id: int, fmt: str) -> str:
-    """A run as JSON (run, answers, turns) or CSV (one row per answer, JSON-valued columns
-    as JSON text)."""
-    detail = run_detail(store, run_id)
-    if fmt == "json":
-        return json.dumps(detail, ensure_ascii=False, indent=2) + "\n"
-    if fmt != "csv":
-        raise ValueError(f"unknown export format {fmt!r} (csv or json)")
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["run_id", *ANSWER_COLUMNS])
-    for a in detail["answers"]:
-        writer.writerow(
-            [run_id]
-            + [
-                json.dumps(a[c], ensure_ascii=False) if isinstance(a[c], dict | list) else a[c]
-                for c in ANSWER_COLUMNS
-            ]
+def turn_table(store: Store, run_id: int) -> Table:
+    """The consultation turns of a run, one row per utterance: who spoke, what, and which
+    of the case's facts (by key) the reply revealed, leaked or was given."""
+    run = store.run(run_id)
+    cases = _items(store, run["dataset"])
+    rows = []
+    for t in store.turns(run_id):
+        extra = t["extra"] or {}
+        case = cases.get(str(t["item_key"]), {})
+        given = [f.get("index") for f in extra.get("facts") or [] if isinstance(f, dict)]
+        rows.append(
+            {
+                "run_id": run_id,
+                "case": t["item_key"],
+                "turn": t["turn"],
+                "speaker": t["role"],
+                "kind": extra.get("kind", ""),
+                "text": t["text"],
+                "facts_revealed": _fact_keys(case, extra.get("revealed")),
+                "facts_leaked": _fact_keys(case, extra.get("leaked")),
+                "facts_given": _fact_keys(case, given),
+                "source": extra.get("source", ""),
+                "latency_s": t["latency_s"],
+                "tokens": t["tokens"],
+                "created": t["created"],
+            }
         )
+    return list(TURN_COLUMNS), rows
+
+
+def _csv(table: Table) -> str:
+    columns, rows = table
+    out = io.StringIO()
+    writer = csv.DictWriter(out, columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
     return out.getvalue()
+
+
+def export_json(store: Store, run_id: int) -> str:
+    """Everything about a run: the run, its answers, its turns and the items it answered."""
+    detail = run_detail(store, run_id)
+    items = _items(store, detail["run"]["dataset"])
+    keys = [str(a["item_key"]) for a in detail["answers"]]
+    detail["items"] = {k: items[k] for k in keys if k in items}
+    return json.dumps(detail, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_run(store: Store, run_id: int, fmt: str) -> str:
+    """A run as JSON (everything) or CSV (one row per answer, see :func:`answer_table`)."""
+    if fmt == "json":
+        return export_json(store, run_id)
+    if fmt == "csv":
+        return _csv(answer_table(store, run_id))
+    raise ValueError(f"unknown export format {fmt!r} (csv or json)")
+
+
+def export_turns(store: Store, run_id: int) -> str:
+    """The consultation turns of a run as CSV (see :func:`turn_table`)."""
+    return _csv(turn_table(store, run_id))
+
+
+def turns_path(path: Path) -> Path:
+    """Where the turns file goes beside an answers CSV (``run.csv`` → ``run-turns.csv``)."""
+    return path.with_name(f"{path.stem}-turns{path.suffix}")
+
+
+def _xlsx(store: Store, run_id: int, path: Path) -> None:
+    from openpyxl import Workbook
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return ILLEGAL_CHARACTERS_RE.sub("", value)[:32767]
+        return value
+
+    book = Workbook()
+    sheets = [("answers", answer_table(store, run_id))]
+    turns = turn_table(store, run_id)
+    if turns[1]:
+        sheets.append(("turns", turns))
+    run = run_detail(store, run_id)["run"]
+    info = {k: v for k, v in run.items() if k not in ("settings", "summary")}
+    info.update(_flatten("settings_", run["settings"]))
+    info.update(_flatten("summary_", run["summary"]))
+    sheets.append(
+        ("run", (["field", "value"], [{"field": k, "value": _cell(v)} for k, v in info.items()]))
+    )
+    for i, (name, (columns, rows)) in enumerate(sheets):
+        sheet = book.active if i == 0 else book.create_sheet()
+        sheet.title = name
+        sheet.append(columns)
+        for row in rows:
+            sheet.append([clean(row.get(c)) for c in columns])
+        sheet.freeze_panes = "A2"
+    book.save(path)
+
+
+def write_export(store: Store, run_id: int, path: str | Path, fmt: str | None = None) -> list[Path]:
+    """Export a run to ``path`` as ``fmt`` (csv, json or xlsx; by default the file's
+    suffix, CSV without one); return the files written. A CSV export of a run with
+    consultation turns writes them beside it (:func:`turns_path`)."""
+    path = Path(path)
+    fmt = fmt or path.suffix.lower().lstrip(".") or "csv"
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if fmt == "xlsx":
+        _xlsx(store, run_id, path)
+        return [path]
+    path.write_text(export_run(store, run_id, fmt), encoding="utf-8", newline="")
+    written = [path]
+    if fmt == "csv" and store.turns(run_id):
+        turns_path(path).write_text(export_turns(store, run_id), encoding="utf-8", newline="")
+        written.append(turns_path(path))
+    return written

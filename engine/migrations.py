@@ -8,10 +8,12 @@ at the last complete version. Append new migrations; never edit a released one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
-Migration = Callable[[sqlite_utils.Database], None]
+Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def _m1_initial(db: sqlite_utils.Database) -> None:
@@ -114,25 +116,146 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db["passages"].create_index(["corpus_id", "position"], unique=True)
 
 
-MIGRATIONS: list[Migration] = [_m1_initial]
+RUN_COLUMNS = (
+    "activity TEXT, dataset TEXT, model TEXT, runner TEXT, settings TEXT, status TEXT, "
+    "started TEXT, finished TEXT, n_total INTEGER, n_done INTEGER, summary TEXT, error TEXT"
+)
+RUN_COPY = (
+    "id, activity, dataset, model, runner, settings, status, started, finished, n_total, "
+    "n_done, summary, error"
+)
+
+
+def _m2_run_owner(db: sqlite_utils.Database) -> None:
+    """Runs record the process that runs them; run ids are never reused after a delete.
+
+    SQLite adds AUTOINCREMENT only by rebuilding the table (foreign keys are off meanwhile,
+    see :func:`migrate`); every row keeps its id.
+    """
+    db.execute(
+        f"CREATE TABLE runs_new (id INTEGER PRIMARY KEY AUTOINCREMENT, {RUN_COLUMNS}, "
+        "owner_pid INTEGER, owner_host TEXT, owner_started REAL)"
+    )
+    db.execute(f"INSERT INTO runs_new ({RUN_COPY}) SELECT {RUN_COPY} FROM runs")
+    db.execute("DROP TABLE runs")
+    db.execute("ALTER TABLE runs_new RENAME TO runs")
+    db.execute("CREATE INDEX idx_runs_activity ON runs (activity)")
+
+
+def _m3_review_cards(db: sqlite_utils.Database) -> None:
+    """Person profiles, and a spaced-repetition card per profile and question with the log
+    of its reviews (see :mod:`engine.review`). The ``default`` profile always exists."""
+    db.execute(
+        "CREATE TABLE profiles (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created TEXT)"
+    )
+    db.execute("INSERT INTO profiles (name, created) VALUES ('default', datetime('now'))")
+    db.execute(
+        "CREATE TABLE cards (id INTEGER PRIMARY KEY AUTOINCREMENT, profile TEXT NOT NULL, "
+        "activity TEXT NOT NULL, dataset TEXT NOT NULL, item_key TEXT NOT NULL, topic TEXT, "
+        "state INTEGER, step INTEGER, stability REAL, difficulty REAL, due TEXT, "
+        "last_review TEXT, reps INTEGER DEFAULT 0, lapses INTEGER DEFAULT 0, "
+        "last_rating INTEGER, last_correct INTEGER, created TEXT, updated TEXT)"
+    )
+    db.execute("CREATE UNIQUE INDEX idx_cards_item ON cards (profile, dataset, item_key)")
+    db.execute("CREATE INDEX idx_cards_due ON cards (profile, due)")
+    db.execute(
+        "CREATE TABLE card_reviews (id INTEGER PRIMARY KEY, "
+        "card_id INTEGER NOT NULL REFERENCES cards(id), reviewed TEXT, rating INTEGER, "
+        "suggested INTEGER, correct INTEGER, seconds REAL, source TEXT, run_id INTEGER, "
+        "state_before INTEGER, due TEXT)"
+    )
+    db.execute("CREATE INDEX idx_card_reviews_card ON card_reviews (card_id)")
+
+
+def _json_columns(column: str, keys: list[str]) -> str:
+    """``json_extract(column, '$.key') AS key`` for each key (``a.b`` → ``a_b``)."""
+    return ", ".join(f"json_extract({column}, '$.{k}') AS {k.replace('.', '_')}" for k in keys)
+
+
+def _m4_views(db: sqlite_utils.Database) -> None:
+    """Readable views for sqlite3 and Datasette: ``v_runs`` (a run per row, its distinguishing
+    settings and headline scores as columns) and ``v_answers`` (an answer per row, joined with
+    its run and its item's question and types, the scores as columns)."""
+    settings = "method shots lang instruction doctor patient patient_mode solver retriever k"
+    scores = "accuracy score hamming emr rouge1 rouge2 rougeL patient_f1 doctor_f1 avg_turns"
+    per_answer = "rouge1 rouge2 rougeL hamming exact patient_f1 doctor_f1"
+    db.execute(
+        "CREATE VIEW v_runs AS SELECT r.id AS run_id, r.activity, r.dataset, r.model, r.runner, "
+        "r.status, r.started, r.finished, r.n_done, r.n_total, "
+        f"{_json_columns('r.settings', [*settings.split(), 'corpus'])}, "
+        f"{_json_columns('r.summary', [*scores.split(), 'calibration.ece'])}, "
+        "r.error, r.settings, r.summary FROM runs r"
+    )
+    db.execute(
+        "CREATE VIEW v_answers AS SELECT a.run_id, r.activity, r.dataset, r.model, r.runner, "
+        "a.item_key, a.position, coalesce(json_extract(i.data, '$.question'), "
+        "json_extract(i.data, '$.task.question')) AS question, i.category, "
+        f"{_json_columns('i.data', ['type1', 'type2', 'type3'])}, "
+        "a.gold, a.chosen, a.correct, a.response, "
+        f"{_json_columns('a.scores', per_answer.split())}, "
+        "json_extract(a.extra, '$.confidence') AS confidence, a.latency_s, a.prompt_tokens, "
+        "a.completion_tokens, a.created, a.scores, a.extra FROM answers a "
+        "JOIN runs r ON r.id = a.run_id LEFT JOIN datasets d ON d.name = r.dataset "
+        "LEFT JOIN items i ON i.dataset_id = d.id AND i.key = a.item_key"
+    )
+
+
+MIGRATIONS: list[Migration] = [_m1_initial, _m2_run_owner, _m3_review_cards, _m4_views]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+class SchemaTooNew(Exception):
+    """The database was written by a newer medexam (``found`` > ``known``)."""
+
+    def __init__(self, found: int, known: int) -> None:
+        super().__init__(f"schema {found}; this one knows {known}")
+        self.found = found
+        self.known = known
+
+
+class MigrationError(Exception):
+    """A migration left the database inconsistent; it was rolled back."""
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
-    return db.execute("PRAGMA user_version").fetchone()[0]
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _broken_keys(db: sqlite_utils.Database) -> set[tuple[object, ...]]:
+    return {tuple(row) for row in db.execute("PRAGMA foreign_key_check").fetchall()}
 
 
 def migrate(db: sqlite_utils.Database, migrations: list[Migration] | None = None) -> int:
-    """Bring ``db`` up to the newest schema; return the version it is at."""
+    """Bring ``db`` up to the newest schema; return the version it is at.
+
+    Raises :class:`SchemaTooNew`, touching nothing, when the database is newer than the
+    migrations known here. Each step runs in one transaction holding the write lock (a step
+    another process applied meanwhile is skipped). Foreign keys are off while migrations run
+    (so tables can be rebuilt) and checked before each step commits; a step that breaks them
+    is rolled back (:class:`MigrationError`).
+    """
     steps = MIGRATIONS if migrations is None else migrations
     current = schema_version(db)
     if current > len(steps):
-        raise RuntimeError(
-            f"database schema version {current} is newer than this medexam ({len(steps)}); "
-            "upgrade medexam"
-        )
-    for version, step in enumerate(steps[current:], start=current + 1):
-        with db.conn:
-            step(db)
-            db.execute(f"PRAGMA user_version = {version}")
+        raise SchemaTooNew(current, len(steps))
+    if current == len(steps):
+        return current
+    foreign_keys = db.execute("PRAGMA foreign_keys").fetchone()[0]
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for version, step in enumerate(steps[current:], start=current + 1):
+            with db.conn:
+                db.execute("BEGIN IMMEDIATE")
+                if schema_version(db) >= version:  # another process migrated meanwhile
+                    continue
+                before = _broken_keys(db)
+                step(db)
+                broken = _broken_keys(db) - before
+                if broken:
+                    raise MigrationError(
+                        f"migration to schema {version} breaks {len(broken)} foreign key(s)"
+                    )
+                db.execute(f"PRAGMA user_version = {version}")
+    finally:
+        db.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
     return schema_version(db)

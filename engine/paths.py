@@ -13,15 +13,18 @@ import os
 import sys
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "medexam"
 
 
 def data_dir() -> Path:
     """The user data folder (created on first use)."""
     home = os.environ.get("MEDEXAM_HOME")
-    path = Path(home) if home else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    if home:
+        path = Path(home)
+    else:
+        import platformdirs  # only where the folder is not given
+
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -54,7 +57,12 @@ def indexes_dir() -> Path:
 
 
 def default_db_path() -> Path:
-    """The default SQLite database, ``MEDEXAM_DB`` if set."""
+    """The default SQLite database, ``MEDEXAM_DB`` if set.
+
+    The user data folder is created for the default database; a database named by
+    ``MEDEXAM_DB`` (or ``--db``) must be in a folder that exists (:class:`~engine.store.Store`
+    refuses it otherwise).
+    """
     env = os.environ.get("MEDEXAM_DB")
     return Path(env) if env else data_dir() / "medexam.db"
 

@@ -13,23 +13,36 @@ resumed. JSON-valued columns (``data``, ``settings``, ``summary``, ``scores``, `
 >>> store.finish_run(run_id, {"accuracy": 100.0})
 >>> store.run(run_id)["status"]
 'finished'
+
+A run records the process that runs it (``owner_pid``, ``owner_host``, ``owner_started``).
+Its status reads ``running`` while that process may still be at work and ``interrupted`` once
+it is gone without finishing (derived when read, nothing is written); :meth:`Store.claim_run`
+makes the calling process the owner before a run is resumed. Run ids are never reused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
-from engine.migrations import migrate
+from engine.migrations import SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
+from engine.owner import HOST, current_owner, owner_alive
 from engine.paths import default_db_path
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 JSON_COLUMNS = {"data", "settings", "summary", "scores", "extra", "meta"}
-RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+#: Every status a run can read as; ``interrupted`` is derived, never stored.
+RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
+#: The statuses :meth:`Store.finish_run` closes a run with.
+FINAL_STATUSES = ("finished", "cancelled", "failed")
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class StoreError(Exception):
@@ -52,22 +65,110 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _check_file(path: Path, create_folder: bool) -> None:
+    """Refuse, before SQLite opens it, a path that cannot hold a medexam database."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a medexam database")
+    if not path.parent.is_dir():
+        if not create_folder:
+            raise StoreError(f"folder {path.parent} does not exist")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+        if header != SQLITE_HEADER:
+            raise StoreError(f"{path} is not a medexam database")
+
+
+def _check_schema(db: sqlite_utils.Database, path: str) -> None:
+    """Refuse (reading only) another program's database or a newer medexam's."""
+    import sqlite3
+
+    try:
+        version = schema_version(db)
+        tables = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a medexam database ({exc})") from None
+    if version == 0 and tables[0]:
+        raise StoreError(f"{path} is not a medexam database")
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} was written by a newer medexam "
+            f"(schema {version}; this one knows {SCHEMA_VERSION})"
+        )
+
+
+def _run_view(row: dict[str, Any]) -> dict[str, Any]:
+    """A decoded run row whose ``running`` status reads ``interrupted`` once its owner is
+    gone (runs stored before owners were recorded have none: they are gone too)."""
+    run = _decode(row)
+    if run.get("status") == "running" and owner_alive(run) is False:
+        run["status"] = "interrupted"
+    return run
+
+
 class Store:
-    """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``."""
+    """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``.
+
+    Opening refuses with one clear :class:`StoreError`, leaving the file untouched, a file
+    that is not a medexam database, one written by a newer medexam, and a path whose folder
+    does not exist (only the default database's folder is created).
+    """
 
     def __init__(self, path: str | Path | None = None) -> None:
+        import sqlite3
+
+        import sqlite_utils  # here, not at import: modules naming Store stay light
+
+        chosen = path is not None or bool(os.environ.get("MEDEXAM_DB"))
         self.path = str(path) if path is not None else str(default_db_path())
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path, recreate=False)
-        if self.path != ":memory:":
-            self.db.enable_wal()
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA busy_timeout = 5000")
-        self.version = migrate(self.db)
+        memory = self.path == ":memory:"
+        if not memory:
+            _check_file(Path(self.path), create_folder=not chosen)
+        try:
+            self.db = sqlite_utils.Database(self.path, recreate=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path} ({exc})") from None
+        try:
+            _check_schema(self.db, self.path)
+            if not memory:
+                self.db.enable_wal()
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA busy_timeout = 5000")
+            self.version = migrate(self.db)
+        except SchemaTooNew as exc:
+            self.db.close()
+            raise StoreError(f"{self.path} was written by a newer medexam ({exc})") from None
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise StoreError(f"cannot open {self.path} ({exc})") from None
+        except BaseException:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         self.db.close()
+
+    @contextlib.contextmanager
+    def _transaction(self, immediate: bool = True) -> Iterator[None]:
+        """One transaction around the block (the enclosing one when already inside one);
+        ``immediate`` takes the write lock at once, before the block reads."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    def transaction(self, immediate: bool = False) -> contextlib.AbstractContextManager[None]:
+        """One transaction around a block of writes (for modules that keep their own tables,
+        such as :mod:`engine.review`); joins the enclosing one when already inside one."""
+        return self._transaction(immediate)
 
     # -- data sets ---------------------------------------------------------------------
 
@@ -91,7 +192,7 @@ class Store:
         if len(set(keys)) != len(keys):
             dup = next(k for k in keys if keys.count(k) > 1)
             raise StoreError(f"duplicate item id {dup!r} in data set {name!r}")
-        with self.db.conn:
+        with self._transaction():
             existing = self._dataset_row(name)
             if existing is not None:
                 if not replace:
@@ -154,7 +255,7 @@ class Store:
 
     def delete_dataset(self, name: str) -> None:
         ds = self.dataset(name)
-        with self.db.conn:
+        with self._transaction():
             self.db.execute("DELETE FROM items WHERE dataset_id = ?", [ds["id"]])
             self.db.execute("DELETE FROM datasets WHERE id = ?", [ds["id"]])
 
@@ -169,8 +270,9 @@ class Store:
         runner: str = "model",
         n_total: int = 0,
     ) -> int:
-        """Record the start of a run; ``runner`` is ``model``, ``person`` or a baseline name."""
-        with self.db.conn:
+        """Record the start of a run, owned by this process; ``runner`` is ``model``,
+        ``person`` or a baseline name. Return its id (never one a deleted run had)."""
+        with self._transaction():
             return int(
                 self.db["runs"]
                 .insert(
@@ -187,26 +289,73 @@ class Store:
                         "n_done": 0,
                         "summary": _dump({}),
                         "error": None,
+                        **current_owner(),
                     }
                 )
                 .last_pk
             )
 
     def run(self, run_id: int) -> dict[str, Any]:
+        """One run; its ``status`` reads ``interrupted`` when its owner is gone."""
+        from sqlite_utils.db import NotFoundError
+
         try:
-            return _decode(self.db["runs"].get(run_id))
-        except sqlite_utils.db.NotFoundError:
+            return _run_view(self.db["runs"].get(run_id))
+        except NotFoundError:
             raise StoreError(f"no run with id {run_id}") from None
 
     def runs(self, activity: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first (statuses as in :meth:`run`)."""
         where, args = ("activity = ?", [activity]) if activity else (None, None)
         rows = self.db["runs"].rows_where(where, args, order_by="id desc", limit=limit)
-        return [_decode(r) for r in rows]
+        return [_run_view(r) for r in rows]
+
+    def live(self, run: int | dict[str, Any]) -> bool:
+        """Whether a run (id or dict) may still be at work: its status reads ``running``.
+
+        True for this process's runs and live processes' on this host, and for runs of
+        another host (whose processes cannot be checked); false once the owner is gone.
+        """
+        row = self.run(run) if isinstance(run, int) else run
+        return row.get("status") == "running" and owner_alive(row) is not False
+
+    def claim_run(self, run_id: int, force: bool = False) -> dict[str, Any]:
+        """Make this process the run's owner and mark it running again (before resuming it).
+
+        Sets status ``running``, clears ``finished`` and ``error``, and returns the run.
+        Refused with :class:`StoreError` while another process may still be running it (a
+        live process on this host, or any process on another host) unless ``force``.
+        """
+        with self._transaction(immediate=True):  # no other process claims it meanwhile
+            run = self.run(run_id)
+            me = current_owner()
+            mine = run["owner_pid"] == me["owner_pid"] and run["owner_host"] == HOST
+            if not force and run["status"] == "running" and not mine:
+                raise StoreError(
+                    f"run {run_id} is still running in another medexam process "
+                    f"(pid {run['owner_pid']} on {run['owner_host']})"
+                )
+            self.db.execute(
+                "UPDATE runs SET status = 'running', finished = NULL, error = NULL, "
+                "owner_pid = ?, owner_host = ?, owner_started = ? WHERE id = ?",
+                [me["owner_pid"], me["owner_host"], me["owner_started"], run_id],
+            )
+        return self.run(run_id)
 
     def update_run(self, run_id: int, **fields: Any) -> None:
-        self.run(run_id)
+        """Change a run's columns. Setting ``status="running"`` claims the run first
+        (:meth:`claim_run`); ``interrupted`` is derived and cannot be stored."""
+        status = fields.get("status")
+        if status == "interrupted":
+            raise StoreError("'interrupted' is read from a run whose process is gone, not set")
+        if status is not None and status not in RUN_STATUSES:
+            raise StoreError(f"unknown run status {status!r}")
+        if status == "running":
+            self.claim_run(run_id)
+        else:
+            self.run(run_id)
         values = {k: (_dump(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
-        with self.db.conn:
+        with self._transaction():
             self.db["runs"].update(run_id, values)
 
     def finish_run(
@@ -217,13 +366,17 @@ class Store:
         error: str | None = None,
     ) -> None:
         """Close a run with its summary; ``status`` is finished, cancelled or failed."""
-        if status not in RUN_STATUSES:
-            raise StoreError(f"unknown run status {status!r}")
+        if status not in FINAL_STATUSES:
+            raise StoreError(
+                f"unknown run status {status!r}"
+                if status not in RUN_STATUSES
+                else f"a run cannot be finished as {status!r}"
+            )
         self.update_run(run_id, summary=summary, status=status, finished=now(), error=error)
 
     def delete_run(self, run_id: int) -> None:
         self.run(run_id)
-        with self.db.conn:
+        with self._transaction():
             self.db.execute("DELETE FROM answers WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM turns WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
@@ -247,7 +400,7 @@ class Store:
         position: int | None = None,
     ) -> None:
         """Store (or replace) the answer to one item and commit at once."""
-        with self.db.conn:
+        with self._transaction():
             self.db["answers"].upsert(
                 {
                     "run_id": run_id,
@@ -295,7 +448,7 @@ class Store:
         tokens: int | None = None,
     ) -> None:
         """Store one utterance of a consultation and commit at once."""
-        with self.db.conn:
+        with self._transaction():
             self.db["turns"].insert(
                 {
                     "run_id": run_id,
@@ -318,7 +471,7 @@ class Store:
 
     def delete_turns(self, run_id: int, item_key: str) -> None:
         """Drop the turns of one unfinished consultation (before it is resumed afresh)."""
-        with self.db.conn:
+        with self._transaction():
             self.db.execute(
                 "DELETE FROM turns WHERE run_id = ? AND item_key = ?", [run_id, str(item_key)]
             )
@@ -336,7 +489,7 @@ class Store:
     ) -> int:
         """Store a corpus of passages (``{text, source, offset}``) in one transaction."""
         rows = list(passages)
-        with self.db.conn:
+        with self._transaction():
             existing = list(self.db["corpora"].rows_where("name = ?", [name]))
             if existing:
                 if not replace:

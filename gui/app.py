@@ -71,6 +71,8 @@ def run(db_path: str | None = None, argv: list[str] | None = None) -> int:
     window = create_window(db_path, ready=False)
     window.show()
     app.processEvents()  # paint it now
+    if os.environ.get("MEDEXAM_STARTUP_PROBE"):  # bench/startup.py: the wall clock at paint
+        print(f"painted at {time.time():.6f}", file=sys.stderr, flush=True)
     shown = time.time() - _process_start()
     timing = os.environ.get("MEDEXAM_STARTUP_TIMING")
 

@@ -36,6 +36,8 @@ SCREENS: list[tuple[str, str, str, str, str]] = [
      "Interview a simulated patient, then make your diagnosis"),
     ("french", "French QA", "gui.widgets.qt_french", "FrenchScreen",
      "French medical questions with retrieved passages (several answers may be right)"),
+    ("review", "Review", "gui.widgets.qt_review", "ReviewScreen",
+     "Questions you missed, back when they are due; mastery by topic; Anki decks"),
     ("results", "Results", "gui.widgets.qt_results", "ResultsScreen",
      "Every run: details, comparisons, charts and exports"),
     ("models", "Models", "gui.widgets.qt_models", "ModelsScreen",
@@ -81,6 +83,9 @@ class MainWindow(QMainWindow):
         if self.ctx.db_path is None:
             self.ctx.db_path = self.jobs.db_path = self.ctx.store.path
         self.is_ready = True
+        self.host.pool  # noqa: B018 - observe the engine's models from now on
+        self._model_changed()
+        self.update_review_count()
         self.nav.setEnabled(True)
         self.import_button.setEnabled(True)
         self._restore()
@@ -202,9 +207,17 @@ class MainWindow(QMainWindow):
         widget = self.screen(key)
         self.stack.setCurrentWidget(widget)
         set_setting("window/screen", key)
+        self.update_review_count()
         shown = getattr(widget, "shown", None)
         if shown is not None:
             shown()
+
+    def update_review_count(self) -> None:
+        """Show the cards due now beside Review in the sidebar."""
+        from gui.widgets.qt_review import nav_label
+
+        row = next(i for i, s in enumerate(SCREENS) if s[0] == "review")
+        self.nav.item(row).setText(nav_label(self.ctx.store))
 
     def open_import(self, kind: str | None = None) -> None:
         from gui.widgets.qt_import import ImportDialog
@@ -250,5 +263,5 @@ class MainWindow(QMainWindow):
         if host.model is not None:
             host.model.cancel()
         self.jobs.wait(15_000)
-        host.unload()
+        host.close()
         super().closeEvent(event)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -22,6 +22,15 @@ from PySide6.QtCore import (
     Signal,
 )
 from PySide6.QtGui import QColor
+
+# Labels and summaries are the engine's; the screens import them from here.
+from engine.activities import activity_name as activity_name
+from engine.activities import headline_value
+from engine.reports.label import label_matches, run_label
+from engine.results import summary_rows as summary_rows
+
+if TYPE_CHECKING:
+    from engine.models.pool import ModelPool
 
 _SETTINGS_PATH: str | None = None
 
@@ -61,28 +70,16 @@ def set_setting(key: str, value: Any) -> None:
     s.sync()
 
 
-# -- the loaded model -------------------------------------------------------------------
-
-
-class _Borrowed:
-    """A loaded model lent to an engine function that closes what it opened: ``close()`` is
-    ignored, everything else goes to the model."""
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-
-    def close(self) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
+# -- the models ----------------------------------------------------------------------------
 
 
 class ModelHost(QObject):
-    """The model the app works with (one at a time, like LM Studio), in its own process.
+    """The app's view of the engine's model pool (:mod:`engine.models.pool`).
 
-    :meth:`get` loads it on first use (call it from a worker thread: loading takes a moment);
-    ``changed`` fires when it is loaded, unloaded, crashes or restarts.
+    Runs lease their own models from :attr:`pool` (a doctor, a patient and a solver may all
+    differ); the host itself holds one lease, on the model the app works with for a person
+    (the selected one, :meth:`get`). ``changed`` fires whenever the pool reports a change —
+    a model loading, ready, working, crashed or unloaded — from whatever thread.
     """
 
     changed = Signal()
@@ -90,16 +87,35 @@ class ModelHost(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lock = threading.RLock()
-        self.model: Any = None
+        self._pool: ModelPool | None = None
+        self._unsubscribe: Callable[[], None] = lambda: None
+        self.model: Any = None  # the host's own lease
         self.name: str | None = None
-        self.state = "unloaded"  # unloaded, loading, ready, crashed
         self.error = ""
-        self._owned = True
         self.last_speed: float | None = None
 
-    # settings remembered between sessions
+    @property
+    def pool(self) -> ModelPool:
+        """The process's model pool, shared with engine calls (set up on first use, after
+        the window is on screen)."""
+        if self._pool is None:
+            from engine.models.pool import default_pool
+
+            self._pool = default_pool()
+            self._pool.settings_for = lambda name: self.load_settings()
+            self._unsubscribe = self._pool.subscribe(self._on_event)
+        return self._pool
+
+    def _on_event(self, event: Any) -> None:
+        if event.name == self.name and event.kind in ("failed", "crashed"):
+            self.error = event.error
+        elif event.name == self.name and event.kind == "ready":
+            self.error = ""
+        self.changed.emit()
+
     @property
     def selected(self) -> str:
+        """The model chosen in the app (remembered between sessions)."""
         return str(setting("model/name", "smollm2"))
 
     def load_settings(self) -> dict[str, Any]:
@@ -112,83 +128,83 @@ class ModelHost(QObject):
             "n_gpu_layers": None if layers == -2 else layers,
         }
 
-    def _set_state(self, state: str, error: str = "") -> None:
-        self.state, self.error = state, error
-        self.changed.emit()
+    @property
+    def state(self) -> str:
+        """unloaded, loading, ready or crashed: the state of the host's model."""
+        if self._pool is None:
+            return "unloaded"
+        return self._pool.state(self.name or self.selected)
 
     def get(self, name: str | None = None) -> Any:
-        """The loaded model called ``name`` (default: the selected one), loading it if needed.
-
-        Blocks while loading: call from a worker thread.
-        """
-        from engine.catalog import open_model
-
+        """The model called ``name`` (default: the selected one), leased by the host and
+        loaded if needed. Blocks while loading: call from a worker thread."""
         name = name or self.selected
         with self._lock:
-            if self.model is not None and self.name == name and self.model.alive:
+            if self.model is not None and self.name == name:
+                if not self.model.alive:
+                    self.model.restart()
                 return self.model
-            self._close()
+            self._release()
             self.name = name
-            self._set_state("loading")
             try:
-                self.model = open_model(name, **self.load_settings())
+                self.model = self.pool.acquire(name)
             except Exception as exc:
-                self.model = None
-                self._set_state("unloaded", str(exc))
+                self.error = str(exc)
+                self.changed.emit()
                 raise
-            self._owned = True
-            self._set_state("ready")
+            self.name = self.model.name
             return self.model
 
-    def borrowed(self, name: str | None = None) -> _Borrowed:
-        """:meth:`get`, wrapped so an engine function's ``close()`` leaves it loaded."""
-        return _Borrowed(self.get(name))
-
-    def opener(self, name: str | None) -> _Borrowed:
-        """An ``opener(name)`` for engine runs: ``None`` or ``"model"`` means the selected one."""
-        return self.borrowed(None if name in (None, "model") else name)
-
-    def adopt(self, model: Any, name: str) -> None:
-        """Use an already loaded model (it is not closed by :meth:`unload`)."""
-        with self._lock:
-            self._close()
-            self.model, self.name, self._owned = model, name, False
-            self._set_state("ready")
-
-    def _close(self) -> None:
-        if self.model is not None and self._owned:
+    def _release(self) -> None:
+        if self.model is not None:
             self.model.close()
         self.model = None
 
     def unload(self) -> None:
-        """Free the model's memory."""
+        """Give back the host's model and free every model no run is using."""
         with self._lock:
-            self._close()
-            self._set_state("unloaded")
+            self._release()
+            self.pool.unload()
+        self.changed.emit()
 
     def restart(self) -> Any:
-        """Start the model process afresh (after a crash). Blocks: call from a worker."""
+        """Start every crashed model afresh, the host's own first (after a crash). Blocks:
+        call from a worker."""
         with self._lock:
             if self.model is None:
-                return self.get(self.name)
-            self._set_state("loading")
-            self.model.restart()
-            self._set_state("ready")
+                self.get(self.name)
+            elif not self.model.alive:
+                self.model.restart()
+            for m in self.pool.status():
+                if m["state"] == "crashed":
+                    self.pool.restart(m["name"])
             return self.model
 
     def mark_crashed(self, message: str) -> None:
-        self._set_state("crashed", message)
+        self.error = message
+        self.changed.emit()
+
+    def close(self) -> None:
+        """When the window closes: stop observing the pool and give back the lease (the
+        pool closes its models at exit)."""
+        self._unsubscribe()
+        self._release()
+        if self._pool is not None:
+            self._pool.unload()
 
     @property
     def description(self) -> str:
         """One line for the status bar."""
         name = self.name or self.selected
+        status = self._pool.status() if self._pool is not None else []
+        working = [m["name"] for m in status if m["working"]]
+        busy = f" · working: {', '.join(working)}" if working else ""
         return {
             "unloaded": f"Model: {name} (not loaded)",
             "loading": f"Model: {name} — loading…",
-            "ready": f"Model: {name} — ready",
+            "ready": f"Model: {name} — ready{busy}",
             "crashed": f"Model: {name} — stopped, restart it",
-        }[self.state]
+        }.get(self.state, f"Model: {name}")
 
 
 # -- table models ---------------------------------------------------------------------------
@@ -260,8 +276,6 @@ class RowsModel(QAbstractTableModel):
 
 
 def _score(run: dict[str, Any]) -> float | None:
-    from engine.export import headline_value
-
     return headline_value(run)
 
 
@@ -269,17 +283,11 @@ def _who(run: dict[str, Any]) -> str:
     return "You" if run.get("runner") == "person" else run.get("model", "")
 
 
-ACTIVITY_NAMES = {"exam": "Exam", "consult": "Consultation", "french": "French QA"}
-
-
-def activity_name(activity: str) -> str:
-    return ACTIVITY_NAMES.get(activity, activity)
-
-
 RUN_COLUMNS: list[Column] = [
     ("#", lambda r: r["id"]),
     ("Activity", lambda r: activity_name(r["activity"])),
     ("Who", _who),
+    ("Setting", run_label),
     ("Data set", lambda r: r["dataset"]),
     ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
     ("Done", lambda r: f"{r.get('n_done', 0)}/{r.get('n_total', 0)}"),
@@ -294,7 +302,7 @@ class RunsModel(RowsModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(RUN_COLUMNS, parent)
         self.colour = lambda r: {"failed": "#b91c1c", "cancelled": "#92400e",
-                                 "running": "#1d4ed8"}.get(r.get("status", ""))  # fmt: skip
+                                 "running": "#1d4ed8", "interrupted": "#92400e"}.get(r.get("status", ""))  # fmt: skip
         self.colour_columns = {len(RUN_COLUMNS) - 1}
         self.tooltip = lambda r: r.get("error") or None
 
@@ -303,7 +311,8 @@ class RunsModel(RowsModel):
 
 
 class RunsFilter(QSortFilterProxyModel):
-    """Filters runs by activity, status and free text (model or data set)."""
+    """Filters runs by activity, who ran them and free text (in the setting label, model,
+    data set or status)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -336,10 +345,7 @@ class RunsFilter(QSortFilterProxyModel):
             return False
         if self.who and _who(run) != self.who:
             return False
-        if self.text:
-            hay = f"{run['model']} {run['dataset']} {run.get('status', '')}".lower()
-            return self.text in hay
-        return True
+        return not self.text or label_matches(run, self.text)
 
     def runs(self) -> list[dict[str, Any]]:
         """The runs passing the filter, in the shown order."""
@@ -374,60 +380,6 @@ class AnswersModel(RowsModel):
 
 # -- reading summaries for display ---------------------------------------------------------
 
-# Readable names for the summary keys the engines write.
-METRIC_NAMES = {
-    "accuracy": "Accuracy (%)",
-    "hamming": "Hamming score (%)",
-    "emr": "Exact match ratio (%)",
-    "n": "Items",
-    "rouge1": "ROUGE-1",
-    "rouge2": "ROUGE-2",
-    "rougeL": "ROUGE-L",
-    "patient_recall": "Patient recall (%)",
-    "patient_precision": "Patient precision (%)",
-    "patient_f1": "Patient F1 (%)",
-    "doctor_recall": "Doctor recall (%)",
-    "doctor_precision": "Doctor precision (%)",
-    "doctor_f1": "Doctor F1 (%)",
-    "avg_turns": "Questions per case",
-    "avg_length": "Words per question",
-    "diversity": "Question diversity (%)",
-    "leakage": "Leakage (%)",
-    "similarity": "Diagnosis similarity (%)",
-    "passed": "Passed",
-    "pass_mark": "Pass mark (%)",
-    "correct": "Correct",
-    "seconds": "Time (s)",
-    "mean_seconds": "Seconds per question",
-    "seconds_per_question": "Seconds per question",
-    "answered": "Answered",
-    "accuracy_answered": "Accuracy of the answered (%)",
-    "no_letter": "Replies without a letter",
-    "score": "Score (%)",
-    "recall_at_k": "Recall at k",
-}
-
-
-def metric_name(key: str) -> str:
-    return METRIC_NAMES.get(key, key.replace("_", " ").capitalize())
-
-
-def summary_rows(summary: dict[str, Any] | None) -> list[tuple[str, str, Any]]:
-    """The scalar entries of a run summary as ``(key, label, value)``, nested blocks of
-    scalars flattened one level (``recall_at_k`` → "Recall at k: recall")."""
-    out: list[tuple[str, str, Any]] = []
-    skip = {"run_id", "dataset", "model", "settings", "status", "items", "error"}
-    for key, value in (summary or {}).items():
-        if key in skip or key.startswith("by_"):
-            continue
-        if isinstance(value, dict):
-            for sub, v in value.items():
-                if isinstance(v, int | float | str | bool) or v is None:
-                    out.append((f"{key}.{sub}", f"{metric_name(key)}: {sub}", v))
-        elif isinstance(value, int | float | str | bool) or value is None:
-            out.append((key, metric_name(key), value))
-    return out
-
 
 def format_value(value: Any) -> str:
     if value is None:
@@ -439,76 +391,20 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-# The question type fields of ExplainCPE, in words.
-TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
-
-
 def category_scores(
     run: dict[str, Any], store: Any = None
 ) -> tuple[str, list[tuple[str, float, int]]]:
-    """Scores by category of one run, as ``(what, [(category, score %, n)])``.
+    """Scores by category of one run: :func:`engine.results.category_scores`."""
+    from engine.results import category_scores as scores
 
-    Taken from the run's summary where the engine gave a breakdown (``by_type`` of exams,
-    ``by_n_answers`` of French runs); otherwise the share of correct answers per item
-    category of the data set.
-    """
-    summary = run.get("summary") or {}
-    by_type = summary.get("by_type")
-    if isinstance(by_type, dict) and by_type:
-        field = next((f for f in ("type2", "type1", "type3") if f in by_type), next(iter(by_type)))
-        block = by_type[field]
-        if isinstance(block, dict) and all(isinstance(v, dict) for v in block.values()):
-            return f"Accuracy by {TYPE_NAMES.get(field, field)}", [
-                (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0)) for k, v in block.items()
-            ]
-    by_n = summary.get("by_n_answers")
-    if isinstance(by_n, dict) and by_n:
-        return "Hamming score by number of right answers", [
-            (f"{k} right", float(v.get("hamming") or 0.0), int(v.get("n") or 0))
-            for k, v in by_n.items()
-            if isinstance(v, dict)
-        ]
-    if store is None:
-        return "", []
-    try:
-        items = {str(i["id"]): i for i in store.items(run["dataset"])}
-    except Exception:  # noqa: BLE001 - the data set may have been deleted
-        return "", []
-    groups: dict[str, list[bool]] = {}
-    for a in store.answers(run["id"]):
-        item = items.get(str(a["item_key"]), {})
-        cat = item.get("type1") or item.get("category")
-        if cat and a.get("correct") is not None:
-            groups.setdefault(str(cat), []).append(bool(a["correct"]))
-    return "Accuracy by category", [
-        (k, 100.0 * sum(v) / len(v), len(v)) for k, v in sorted(groups.items())
-    ]
+    return scores(run, store)
 
 
 def compare_runs(store: Any, a: int, b: int) -> dict[str, Any]:
-    """Two runs side by side: their summary metrics and the items they answered differently.
+    """Two runs side by side: :func:`engine.results.compare_runs`."""
+    from engine.results import compare_runs as compare
 
-    ``metrics``: ``[(label, value_a, value_b)]``; ``items``: ``[(key, answer_a, answer_b,
-    correct_a, correct_b)]`` for items both answered; ``agree``: how many they answered alike.
-    """
-    ra, rb = store.run(a), store.run(b)
-    sa = {k: v for k, _l, v in summary_rows(ra["summary"])}
-    sb = {k: v for k, _l, v in summary_rows(rb["summary"])}
-    labels = {
-        k: label for k, label, _v in summary_rows(ra["summary"]) + summary_rows(rb["summary"])
-    }
-    keys = list(dict.fromkeys([*sa, *sb]))
-    metrics = [(labels[k], sa.get(k), sb.get(k)) for k in keys]
-    ans_a = {x["item_key"]: x for x in store.answers(a)}
-    ans_b = {x["item_key"]: x for x in store.answers(b)}
-    both = [k for k in ans_a if k in ans_b]
-    items = [
-        (k, ans_a[k].get("chosen"), ans_b[k].get("chosen"), ans_a[k].get("correct"),
-         ans_b[k].get("correct"))
-        for k in both
-    ]  # fmt: skip
-    agree = sum(1 for _k, x, y, _cx, _cy in items if x == y)
-    return {"a": ra, "b": rb, "metrics": metrics, "items": items, "agree": agree}
+    return compare(store, a, b)
 
 
 # -- adapters over engine calls (see the notes on each) ------------------------------------
@@ -553,38 +449,3 @@ class StoreTap:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
-
-
-def start_person_consultation(store: Any, dataset: str, case: Any, patient_model: Any,
-                              max_turns: int = 10) -> Any:  # fmt: skip
-    """A person's consultation of one case, stored as a ``person`` run of one item.
-
-    (The consultation engine runs model doctors over whole data sets; a person's single
-    consultation is this run around :class:`engine.consult.session.Consultation`.)
-    """
-    from engine.consult.cases import ACTIVITY
-    from engine.consult.session import Consultation
-
-    run_id = store.start_run(ACTIVITY, dataset, "person",
-                             {"doctor": "person", "case": case.id, "max_turns": max_turns},
-                             runner="person", n_total=1)  # fmt: skip
-    consultation = Consultation(case, patient_model, store=store, run_id=run_id,
-                                max_turns=max_turns, position=0)  # fmt: skip
-    consultation.start()
-    return consultation
-
-
-def finish_person_consultation(consultation: Any, answer: str) -> Any:
-    """Score the person's answer, close the run with the engine's summary; the result."""
-    from engine.consult.metrics import summarize
-
-    result = consultation.finish(answer)
-    store, run_id = consultation.store, consultation.run_id
-    store.finish_run(run_id, summarize([result.metrics]))
-    return result
-
-
-def abandon_person_consultation(consultation: Any) -> None:
-    """Close the run of a consultation left before its task was answered (``cancelled``,
-    no score)."""
-    consultation.store.finish_run(consultation.run_id, {"n": 0}, status="cancelled")

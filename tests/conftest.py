@@ -15,8 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from engine.catalog import open_model  # noqa: E402
-from engine.runtime import LocalModel  # noqa: E402
+from engine.models.pool import PooledModel, default_pool  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,19 +37,18 @@ def db_path(tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def chat_model() -> Iterator[LocalModel]:
-    """The default embedded chat model (SmolLM2-135M-Instruct), loaded once per session."""
-    model = open_model(None, n_ctx=4096)
-    yield model
-    model.close()
+def chat_model() -> Iterator[PooledModel]:
+    """The default embedded chat model (SmolLM2-135M-Instruct), leased from the process's
+    model pool for the whole session: runs that name it ("smollm2") use this same model."""
+    with default_pool().lease("smollm2") as model:
+        yield model
 
 
 @pytest.fixture(scope="session")
-def base_model() -> Iterator[LocalModel]:
-    """The embedded multilingual base model (Gemma 3 270M), loaded once per session."""
-    model = open_model("gemma3-270m", n_ctx=4096)
-    yield model
-    model.close()
+def base_model() -> Iterator[PooledModel]:
+    """The embedded multilingual base model (Gemma 3 270M), held the same way."""
+    with default_pool().lease("gemma3-270m") as model:
+        yield model
 
 
 @pytest.fixture(scope="session")

@@ -54,7 +54,10 @@ def test_import_agentclinic(db_path: str, tmp_path: Path) -> None:
     path = tmp_path / "osce.jsonl"
     path.write_text(json.dumps(OSCE) + "\n" + json.dumps(OSCE) + "\n")
     result = invoke(db_path, "import", "agentclinic", str(path), "--name", "ac")
-    assert result.exit_code == 0 and "imported 2 cases as 'ac'" in result.output
+    assert (
+        result.exit_code == 0
+        and "imported 2 cases (AgentClinic MedQA (OSCE)) as 'ac'" in result.output
+    )
     result = invoke(db_path, "consult", "cases", "--cases", "ac", "--json")
     first = json.loads(result.stdout)[0]
     assert first["id"] == "ac-001" and first["task"] == {

@@ -31,7 +31,7 @@ CASE = Case(
         ("Tell me about your medical history.", None, "Tell me about your medical history."),
         ("Based on your symptoms, you most likely have reflux.", "conclusion", None),
         ("I have enough information. The diagnosis is angina.", "conclusion", None),
-        ("The answer is B. Do you smoke?", "conclusion", "Do you smoke?"),
+        ("The answer is B. Do you smoke?", None, "Do you smoke?"),  # a question goes on
         ("Okay.", "no_question", None),
         ("  ", "empty", None),
         ("J'ai assez d'informations.", "conclusion", None),
@@ -54,17 +54,18 @@ def test_oracle_orders() -> None:
     shuffled = OracleDoctor("random", seed=3).questions(CASE)
     assert sorted(shuffled) == sorted(direct)
     assert OracleDoctor("random", seed=3).questions(CASE) == shuffled  # seeded
-    assert OracleDoctor("direct", max_turns=2).questions(CASE) == direct[:2]
     assert oracle_key("Chest CT - Findings") == "chest CT - findings"
 
 
-def test_oracle_moves_until_done() -> None:
-    doctor = OracleDoctor("direct", max_turns=2)
+def test_oracle_moves_until_every_key_is_asked() -> None:
+    doctor = OracleDoctor("direct")
     turns: list[dict] = [{"turn": 0, "role": "patient", "text": "Hi", "extra": {}}]
     move = doctor.next(CASE, turns)
     assert move.question == "Can you tell me about age?"
     turns += [{"turn": 1, "role": "doctor", "text": move.question, "extra": {}}] * 2
-    assert doctor.next(CASE, turns).stop and doctor.next(CASE, turns).reason == "max_turns"
+    assert not doctor.next(CASE, turns).stop  # the third key is still to ask
+    turns += [{"turn": 3, "role": "doctor", "text": "x", "extra": {}}]
+    assert doctor.next(CASE, turns).stop and doctor.next(CASE, turns).reason == "all_asked"
     with pytest.raises(ValueError):
         OracleDoctor("sideways")
 

@@ -15,16 +15,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def opener(chat_model):
-    return lambda name: chat_model
+    """The default chat model, already held in the pool (runs lease it from there)."""
+    return chat_model
 
 
 @pytest.mark.parametrize(
     ("doctor", "max_turns", "runner"),
     [
         ("model", 2, "model"),
-        ("oracle-direct", 1, "oracle-direct"),
-        ("oracle-random", 1, "oracle-random"),
-        ("oracle-reverse", 1, "oracle-reverse"),
         ("upper", 10, "upper"),
         ("lower", 10, "lower"),
     ],
@@ -32,7 +30,7 @@ def opener(chat_model):
 def test_every_doctor_reports_every_metric(store, opener, doctor, max_turns, runner) -> None:
     name = ensure_sample(store)
     seen = []
-    summary = run_consult(store, name, doctor, max_turns=max_turns, limit=1, opener=opener,
+    summary = run_consult(store, name, doctor, max_turns=max_turns, limit=1,
                           progress=seen.append)  # fmt: skip
     assert summary["status"] == "finished" and summary["n"] == 1
     for key in SUMMARY_KEYS + ("leakage",):
@@ -47,11 +45,6 @@ def test_every_doctor_reports_every_metric(store, opener, doctor, max_turns, run
     turns = store.turns(summary["run_id"], "sample-01")
     questions = [t for t in turns if t["role"] == "doctor" and t["extra"]["kind"] == "question"]
     assert summary["avg_turns"] == len(questions) <= max_turns
-    if doctor.startswith("oracle"):
-        assert len(questions) == 1 and questions[0]["text"].startswith("Can you tell me about")
-        reply = next(t for t in turns if t["role"] == "patient" and t["turn"] == 1)
-        assert reply["extra"]["facts"], "the oracle's question always reaches its fact"
-        assert summary["doctor_recall"] > 0 and summary["patient_recall"] > 0
     if doctor in ("upper", "lower"):
         assert turns == [] and summary["avg_turns"] == 0 and summary["diversity"] is None
         assert answer["extra"]["context"] == ("all" if doctor == "upper" else "opening")
@@ -60,8 +53,7 @@ def test_every_doctor_reports_every_metric(store, opener, doctor, max_turns, run
 
 def test_model_doctor_prompt_styles(store, opener) -> None:
     name = ensure_sample(store)
-    summary = run_consult(store, name, "model", style="short", max_turns=1, limit=1,
-                          opener=opener)  # fmt: skip
+    summary = run_consult(store, name, "model", style="short", max_turns=1, limit=1)  # fmt: skip
     assert store.run(summary["run_id"])["settings"]["style"] == "short"
     assert summary["avg_turns"] <= 1
 
@@ -73,7 +65,7 @@ def test_diagnosis_cases_report_match_and_similarity(store, opener) -> None:
          "Test_Results": {"Acetylcholine_Receptor_Antibodies": "Present"},
          "Correct_Diagnosis": "Myasthenia gravis"}, "mg-1")  # fmt: skip
     save_cases(store, "mg", [case])
-    summary = run_consult(store, "mg", "oracle-direct", max_turns=1, opener=opener)
+    summary = run_consult(store, "mg", "oracle-direct", max_turns=1)
     assert 0.0 <= summary["similarity"] <= 100.0
     (answer,) = store.answers(summary["run_id"])
     assert answer["gold"] == "Myasthenia gravis" and answer["response"]
@@ -88,13 +80,13 @@ def test_cancel_then_resume(store, opener) -> None:
         if p.done >= 1:
             cancel.set()
 
-    first = run_consult(store, name, "lower", limit=2, opener=opener,
+    first = run_consult(store, name, "lower", limit=2,
                         progress=stop_after_first, cancel=cancel)  # fmt: skip
-    assert first["status"] == "cancelled" and first["n"] == 1
+    assert first["status"] == "cancelled" and first["answered"] == 1 and first["n"] == 2
     assert store.run(first["run_id"])["status"] == "cancelled"
-    again = run_consult(store, "", resume=first["run_id"], opener=opener)
+    again = run_consult(store, "", resume=first["run_id"])
     assert again["run_id"] == first["run_id"] and again["status"] == "finished"
-    assert again["n"] == 2
+    assert again["n"] == again["answered"] == 2
     assert store.answered_keys(first["run_id"]) == {"sample-01", "sample-02"}
 
 
@@ -102,15 +94,20 @@ def test_unknown_data_set_fails_cleanly(store, opener) -> None:
     from engine.store import StoreError
 
     with pytest.raises(StoreError):
-        run_consult(store, "nope", "upper", opener=opener)
+        run_consult(store, "nope", "upper")
 
 
 def test_turn_analysis_with_a_solver(store, opener, chat_model) -> None:
     from engine.consult.metrics import turn_analysis
     from engine.consult.solve import Solver
 
-    name = ensure_sample(store)
-    summary = run_consult(store, name, "oracle-direct", max_turns=2, limit=1, opener=opener)
+    case = convert_record(
+        {"Patient_Actor": {"Demographics": "35-year-old woman", "History": "Double vision"},
+         "Test_Results": {"Acetylcholine_Receptor_Antibodies": "Present"},
+         "Correct_Diagnosis": "Myasthenia gravis"}, "mg-1")  # fmt: skip
+    save_cases(store, "mg", [case])
+    summary = run_consult(store, "mg", "oracle-direct", max_turns=1)
+    assert summary["avg_turns"] == 3  # every key, whatever max_turns says
     rows = turn_analysis(store, summary["run_id"], fractions=(0.5, 1.0),
                          solver=Solver(chat_model))  # fmt: skip
     assert [r["fraction"] for r in rows] == [0.5, 1.0]

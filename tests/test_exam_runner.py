@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
-from engine.catalog import open_model
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, fit_shots, run_exam, uses_chat
+from engine.models.pool import ModelPool
 from engine.progress import Cancel
 
 pytestmark = pytest.mark.slow
@@ -17,10 +20,8 @@ def test_logprob_run_reads_letter_probabilities(store, chat_model):
     seen = []
     summary = run_exam(
         store,
-        chat_model,
         dataset,
-        ExamSettings(method="logprob", limit=3),
-        model_name="smollm2",
+        ExamSettings(model="smollm2", method="logprob", limit=3),
         progress=seen.append,
     )
     assert summary["status"] == "finished"
@@ -46,8 +47,8 @@ def test_logprob_run_reads_letter_probabilities(store, chat_model):
 
 def test_generate_run_extracts_letters_and_scores_explanations(store, chat_model):
     dataset = ensure_sample(store)
-    settings = ExamSettings(method="generate", limit=3, max_tokens=24)
-    summary = run_exam(store, chat_model, dataset, settings, model_name="smollm2")
+    settings = ExamSettings(model="smollm2", method="generate", limit=3, max_tokens=24)
+    summary = run_exam(store, dataset, settings)
     assert summary["status"] == "finished" and summary["answered"] == 3
     assert summary["rouge1"] is not None and 0.0 <= summary["rouge1"] <= 1.0
     assert "consistency" in summary and "by_type" in summary
@@ -63,10 +64,8 @@ def test_cancel_then_resume(store, chat_model):
     cancel = Cancel()
     first = run_exam(
         store,
-        chat_model,
         dataset,
-        ExamSettings(method="logprob", limit=3, shots=1),
-        model_name="smollm2",
+        ExamSettings(model="smollm2", method="logprob", limit=3, shots=1),
         cancel=cancel,
         on_answer=lambda item, answer: cancel.set(),
     )
@@ -75,7 +74,6 @@ def test_cancel_then_resume(store, chat_model):
     asked = []
     second = run_exam(
         store,
-        chat_model,
         None,
         resume=first["run_id"],
         on_answer=lambda item, answer: asked.append(item["id"]),
@@ -89,17 +87,19 @@ def test_cancel_then_resume(store, chat_model):
 
 def test_a_crash_fails_the_run_and_keeps_the_answers(store):
     dataset = ensure_sample(store)
-    model = open_model(None, n_ctx=1024)
+    pool = ModelPool(settings_for=lambda name: {"n_ctx": 1024})
     try:
-        summary = run_exam(
-            store,
-            model,
-            dataset,
-            ExamSettings(method="logprob", limit=3),
-            on_answer=lambda item, answer: model._crash_for_test(),
-        )
+        with pool.lease("smollm2") as held:
+            summary = run_exam(
+                store,
+                dataset,
+                ExamSettings(model="smollm2", method="logprob", limit=3),
+                pool=pool,
+                on_answer=lambda item, answer: os.kill(held.pid, signal.SIGKILL),
+            )
+            assert pool.state("smollm2") == "crashed"
     finally:
-        model.close()
+        pool.close()
     assert summary["status"] == "failed" and "stopped" in summary["error"]
     assert summary["answered"] == 1
     run = store.run(summary["run_id"])

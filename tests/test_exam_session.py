@@ -73,8 +73,11 @@ def test_timed_exam_withholds_feedback_and_stops_at_the_limit(store):
     assert result.status == "finished"
     assert (result.answered, result.correct, result.n) == (1, 1, 4)
     assert result.score == 25.0 and result.passed  # pass mark 25 %
-    assert result.accuracy == 100.0
+    # Accuracy counts unanswered questions as wrong, as for a model; beside it, the answered.
+    assert result.accuracy == 25.0 and result.accuracy_answered == 100.0
     assert len(result.feedback) == 1 and result.feedback[0].correct
+    # The three questions time cut off are missed, to review.
+    assert result.missed == [str(q["id"]) for q in session.questions[1:]]
 
 
 def test_quitting_keeps_the_answers(store):

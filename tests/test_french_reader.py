@@ -3,13 +3,13 @@ of the embedded models with and without retrieved passages."""
 
 from __future__ import annotations
 
-import contextlib
+import os
+import signal
 
 import french_fixtures
 import pytest
 from french_fixtures import sample_questions
 
-from engine.catalog import open_model
 from engine.french import prompts
 from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET
 from engine.french.index import build_index
@@ -21,8 +21,8 @@ from engine.french.reader import (
     select_options,
 )
 from engine.french.runner import run_french
+from engine.models.pool import ModelPool
 from engine.progress import Cancel
-from engine.runtime import ModelCrashed
 
 indexes = french_fixtures.indexes
 sample_store = french_fixtures.sample_store
@@ -92,9 +92,9 @@ def test_reader_rejects_unknown_method():
 def test_generate_with_and_without_context(chat_model, sample_store, indexes):
     index = build_index(sample_store, SAMPLE_CORPUS, "bm25")
     with_context = run_french(
-        sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", index=index, k=1, limit=2
+        sample_store, SAMPLE_DATASET, "smollm2", index=index.name, k=1, limit=2
     )
-    without = run_french(sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", limit=2)
+    without = run_french(sample_store, SAMPLE_DATASET, "smollm2", limit=2)
     for summary in (with_context, without):
         assert summary["status"] == "finished" and summary["n"] == 2
         assert 0 <= summary["hamming"] <= 100 and 0 <= summary["emr"] <= summary["hamming"]
@@ -112,9 +112,7 @@ def test_generate_with_and_without_context(chat_model, sample_store, indexes):
 
 @pytest.mark.slow
 def test_logprob_method_selects_options(chat_model, sample_store):
-    summary = run_french(
-        sample_store, SAMPLE_DATASET, chat_model, model_name="smollm2", method="logprob", limit=2
-    )
+    summary = run_french(sample_store, SAMPLE_DATASET, "smollm2", method="logprob", limit=2)
     assert summary["status"] == "finished" and summary["n"] == 2
     for answer in sample_store.answers(summary["run_id"]):
         probabilities = answer["extra"]["probabilities"]
@@ -133,27 +131,26 @@ def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
     cancel = Cancel()
 
     def stop_after_first(progress) -> None:
-        cancel.set()
+        if progress.done >= 1:
+            cancel.set()
 
     first = run_french(
         sample_store,
         SAMPLE_DATASET,
-        chat_model,
-        model_name="smollm2",
-        index=index,
+        "smollm2",
+        index=index.name,
         k=2,
         limit=3,
         progress=stop_after_first,
         cancel=cancel,
     )
-    assert first["status"] == "cancelled" and first["n"] == 1
+    assert first["status"] == "cancelled" and first["answered"] == 1
     assert sample_store.run(first["run_id"])["status"] == "cancelled"
     resumed = run_french(
         sample_store,
         SAMPLE_DATASET,
-        chat_model,
-        model_name="smollm2",
-        index=index,
+        "smollm2",
+        index=index.name,
         k=2,
         limit=3,
         resume=first["run_id"],
@@ -165,14 +162,26 @@ def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
 
 
 @pytest.mark.slow
-def test_a_crashed_model_fails_the_run(sample_store):
-    model = open_model(None)
-    with contextlib.suppress(ModelCrashed):  # the crash is reported here already
-        model._crash_for_test()
-    summary = run_french(sample_store, SAMPLE_DATASET, model, model_name="smollm2", limit=2)
-    model.close()
-    assert summary["status"] == "failed" and "ModelCrashed" in summary["error"]
-    assert sample_store.run(summary["run_id"])["status"] == "failed"
+def test_a_crash_fails_the_run_and_a_resume_restarts_the_model(sample_store):
+    pool = ModelPool()
+    try:
+        with pool.lease("smollm2") as held:
+            summary = run_french(
+                sample_store,
+                SAMPLE_DATASET,
+                "smollm2",
+                limit=2,
+                pool=pool,
+                progress=lambda p: p.done == 1 and os.kill(held.pid, signal.SIGKILL),
+            )
+            assert summary["status"] == "failed" and "stopped" in summary["error"]
+            assert summary["answered"] == 1
+            assert sample_store.run(summary["run_id"])["status"] == "failed"
+            resumed = run_french(sample_store, SAMPLE_DATASET, resume=summary["run_id"], pool=pool)
+            assert resumed["status"] == "finished" and resumed["answered"] == 2
+            assert held.alive  # the lease outlives the restart of its model
+    finally:
+        pool.close()
 
 
 @pytest.mark.slow
@@ -182,8 +191,7 @@ def test_base_model_without_chat_template(base_model, sample_store):
         summary = run_french(
             sample_store,
             SAMPLE_DATASET,
-            base_model,
-            model_name="gemma3-270m",
+            "gemma3-270m",
             method=method,
             limit=1,
         )

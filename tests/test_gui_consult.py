@@ -16,7 +16,7 @@ LONG = 300_000
 
 @pytest.fixture
 def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path, model=chat_model)
+    w = open_window(tmp_path)
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -88,3 +88,26 @@ def test_model_doctor_against_model_patient_shows_the_transcript(qtbot, window):
     assert "Doctor" in m.transcript.toPlainText() and "Patient" in m.transcript.toPlainText()
     assert f"Run #{run['id']} finished" in m.summary.text()
     assert "answered" in m.case_label.text()
+
+
+def test_model_vs_model_with_two_different_models(qtbot, window, base_model):
+    """Doctor smollm2 and patient gemma3-270m (the solver is the doctor's model): the run
+    leases both from the pool at once and finishes."""
+    m = window.go("consult").models
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    m.dataset.select("cases-sample")
+    m.doctor.setCurrentIndex(m.doctor.findData("model"))
+    m.doctor_model.setCurrentIndex(m.doctor_model.findData("smollm2"))
+    m.patient_model.setCurrentIndex(m.patient_model.findData("gemma3-270m"))
+    m.turns_spin.setValue(1)
+    m.limit.setValue(1)
+    click(qtbot, m.run_button)
+    qtbot.waitUntil(lambda: m.job is None, timeout=LONG)
+    run = window.ctx.store.runs("consult")[0]
+    assert run["status"] == "finished", run.get("error")
+    settings = run["settings"]
+    assert (settings["doctor"], settings["patient"]) == ("smollm2", "gemma3-270m")
+    assert settings["solver"] == "smollm2"
+    patient_turns = [t for t in window.ctx.store.turns(run["id"]) if t["role"] == "patient"]
+    assert len(patient_turns) >= 2  # the opening request and a reply from gemma3-270m
+    assert not close_message_boxes()

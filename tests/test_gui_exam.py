@@ -15,7 +15,7 @@ LONG = 240_000
 
 @pytest.fixture
 def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path, model=chat_model)
+    w = open_window(tmp_path)
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -60,7 +60,8 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.answered)
     wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
     second = p.item
-    p.options.toggle(wrong)
+    qtbot.keyClick(p, wrong.lower())  # the letter keys choose an option
+    assert p.options.selected() == [wrong]
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.feedback.isVisible())
     assert p.verdict.text().startswith("Not quite")

@@ -17,7 +17,7 @@ LONG = 300_000
 
 @pytest.fixture
 def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path, model=chat_model)
+    w = open_window(tmp_path)
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -97,3 +97,45 @@ def test_model_run_over_french_questions(qtbot, window):
     assert run["runner"] == "model" and run["status"] == "finished", run.get("error")
     assert run["settings"]["retriever"] == "bm25" and run["settings"]["k"] == 1
     assert len(m.rows.rows) == 1 and m.live.text().endswith("%")
+
+
+START_AT_ONCE = """
+import sys
+from PySide6.QtWidgets import QApplication
+from gui.testing import message_boxes, open_window
+
+window = open_window(sys.argv[1])
+window.show()
+practice = window.go("french").practice
+practice.start_button.click()  # at once: the sample data is still loading
+app = QApplication.instance()
+clicked = False
+for _ in range(600):
+    app.processEvents()
+    if practice.view is not None or message_boxes():
+        break
+    if not clicked and practice.start_button.isEnabled():
+        practice.start_button.click()  # the moment it can start
+        clicked = True
+    window.thread().msleep(20)
+print("boxes:", [b.text() for b in message_boxes()])
+print("question:", practice.view.id if practice.view is not None else None)
+"""
+
+
+def test_start_pressed_at_once_after_opening(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = os.environ | {"MEDEXAM_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", START_AT_ONCE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "KeyError" not in out.stdout + out.stderr
+    assert "boxes: []" in out.stdout and "question: sample-" in out.stdout, out.stdout

@@ -11,7 +11,6 @@ import signal
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.catalog import open_model
 from gui.testing import click_button, close_message_boxes, message_boxes, open_window
 
 pytestmark = pytest.mark.gui
@@ -20,7 +19,7 @@ LONG = 240_000
 
 @pytest.fixture
 def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path, model=chat_model)
+    w = open_window(tmp_path)
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -68,27 +67,22 @@ def test_prompt_streams_and_shows_speed(qtbot, window):
 
 
 def test_model_crash_offers_a_restart(qtbot, window):
-    model = open_model(None, n_ctx=1024)
-    try:
-        window.host.adopt(model, "smollm2")
-        m = window.go("models")
-        qtbot.waitUntil(lambda: m.list.count() >= 2, timeout=LONG)
-        m.list.setCurrentRow(names(m).index("smollm2"))
-        m.prompt.setText("Write a long story about a pharmacist.")
-        click(qtbot, m.run_button)
-        qtbot.waitUntil(lambda: m.output.toPlainText().strip() != "", timeout=LONG)
-        os.kill(model.pid, signal.SIGKILL)  # the model process dies mid-generation
-        qtbot.waitUntil(lambda: bool(message_boxes()), timeout=LONG)
-        box = message_boxes()[0]
-        assert box.windowTitle() == "The model stopped"
-        assert "crashed" in window.model_label.text() or "stopped" in window.model_label.text()
-        click_button(box, "Restart model")
-        qtbot.waitUntil(lambda: window.host.state == "ready" and model.alive, timeout=LONG)
-        assert m.run_button.isEnabled()
-        # Still usable: generate again.
-        m.prompt.setText("Say hi.")
-        click(qtbot, m.run_button)
-        qtbot.waitUntil(lambda: m.stream_job is None and "tokens/s" in m.speed.text(),
-                        timeout=LONG)  # fmt: skip
-    finally:
-        model.close()
+    m = window.go("models")
+    qtbot.waitUntil(lambda: m.list.count() >= 2, timeout=LONG)
+    m.list.setCurrentRow(names(m).index("smollm2"))
+    m.prompt.setText("Write a long story about a pharmacist.")
+    click(qtbot, m.run_button)
+    qtbot.waitUntil(lambda: m.output.toPlainText().strip() != "", timeout=LONG)
+    model = window.host.model
+    os.kill(model.pid, signal.SIGKILL)  # the model process dies mid-generation
+    qtbot.waitUntil(lambda: bool(message_boxes()), timeout=LONG)
+    box = message_boxes()[0]
+    assert box.windowTitle() == "The model stopped"
+    assert "crashed" in window.model_label.text() or "stopped" in window.model_label.text()
+    click_button(box, "Restart model")
+    qtbot.waitUntil(lambda: window.host.state == "ready" and model.alive, timeout=LONG)
+    assert m.run_button.isEnabled()
+    # Still usable: generate again.
+    m.prompt.setText("Say hi.")
+    click(qtbot, m.run_button)
+    qtbot.waitUntil(lambda: m.stream_job is None and "tokens/s" in m.speed.text(), timeout=LONG)

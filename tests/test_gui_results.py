@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
@@ -103,3 +104,34 @@ def test_new_runs_appear_without_refreshing(qtbot, window):
     window.ctx.notify_runs()
     assert r.proxy.rowCount() == 1
     assert r.proxy.data(r.proxy.index(0, 0), RowsModel.ROW_ROLE)["id"] == run_id
+
+
+def test_setting_column_filter_and_report_tab(qtbot, window, tmp_path):
+    from engine.reports import run_label
+
+    store = window.ctx.store
+    first = sit(store, ["B", "A", "A"])
+    second = sit(store, ["B", "C", "C"])
+    r = window.go("results")
+    headers = [
+        r.runs.headerData(i, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+        for i in range(r.runs.columnCount())
+    ]
+    column = headers.index("Setting")
+    shown = r.proxy.data(r.proxy.index(0, column))
+    assert shown == run_label(store.run(second)) and shown.startswith("you")
+    r.search.setText(shown.split(" · ")[-1].upper())  # the label is searched too
+    assert r.proxy.rowCount() == 2
+    r.search.setText("no such setting")
+    assert r.proxy.rowCount() == 0
+    r.search.clear()
+
+    assert r.make_report([]) is None and not r.save_report_button.isEnabled()
+    r.select_runs([first, second])
+    report = r.make_report()
+    assert r.tabs.currentIndex() == 3 and r.save_report_button.isEnabled()
+    assert [x["id"] for x in report["runs"]] == [first, second]
+    assert "ExplainCPE Table 8" in r.report_view.toPlainText()
+    saved = r.save_report(str(tmp_path / "report.html"))
+    page = Path(saved).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and f"#{first}" in page

@@ -23,14 +23,14 @@ def test_every_screen_opens(qtbot, tmp_path):
     w = open_window(tmp_path)
     qtbot.addWidget(w)
     w.show()
-    assert w.nav.count() == len(SCREENS) == 5
-    assert [w.nav.item(i).text() for i in range(5)] == [
-        "Exam", "Consultation", "French QA", "Results", "Models"
-    ]  # fmt: skip
+    names = ["Exam", "Consultation", "French QA", "Review", "Results", "Models"]
+    assert w.nav.count() == len(SCREENS) == len(names)
+    assert [w.nav.item(i).text().split("  (")[0] for i in range(len(names))] == names
     for key, *_ in SCREENS:
         screen = w.go(key)
         assert w.stack.currentWidget() is screen
-    assert "smollm2" in w.model_label.text() and "not loaded" in w.model_label.text()
+    label = w.model_label.text()  # "ready" when an earlier test left the model in the pool
+    assert "smollm2" in label and ("not loaded" in label or "ready" in label)
     close_message_boxes()
 
 

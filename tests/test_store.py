@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION, migrate, schema_version
+from engine.migrations import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
 from engine.store import Store, StoreError
 
 QUESTIONS = [
@@ -121,5 +121,11 @@ def test_migrations_upgrade_an_older_database(tmp_path):
     assert db["runs"].count == 1  # data kept
     # Opening it with this medexam, whose schema is older, is refused clearly.
     db.close()
-    with pytest.raises(RuntimeError, match="newer than this medexam"):
+    known = len(MIGRATIONS)
+    with pytest.raises(
+        StoreError,
+        match=rf"written by a newer medexam \(schema {known + 1}; this one knows {known}",
+    ):
         Store(path)
+    with pytest.raises(SchemaTooNew):
+        migrate(sqlite_utils.Database(path))

@@ -7,18 +7,28 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engine.progress import Progress, ProgressCallback
-from engine.store import Store
+
+if TYPE_CHECKING:
+    from engine.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class DatabaseError(click.ClickException):
+    """The database cannot be opened: click prints ``Error: <why>`` and exits with 1."""
+
+
 class AppContext:
-    """Holds the ``--db`` path; opens the store on first use."""
+    """Holds the ``--db`` path; opens the store on first use.
+
+    A database that cannot be opened (not a medexam database, written by a newer medexam,
+    in a folder that does not exist…) ends any command with one ``Error:`` line, status 1.
+    """
 
     def __init__(self, db_path: str | None) -> None:
         self.db_path = db_path
@@ -27,7 +37,12 @@ class AppContext:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.db_path)
+            from engine.store import Store, StoreError
+
+            try:
+                self._store = Store(self.db_path)
+            except StoreError as exc:
+                raise DatabaseError(str(exc)) from None
         return self._store
 
 
@@ -37,6 +52,16 @@ pass_app = click.make_pass_decorator(AppContext)
 def json_option(func: F) -> F:
     """Add ``--json`` (machine-readable output) to a command."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def concurrency_option(func: F) -> F:
+    """Add ``--concurrency N`` (items in flight at once) to a model-run command."""
+    return click.option(
+        "--concurrency",
+        type=click.IntRange(1, 256),
+        default=None,
+        help="Items answered at once (default: 8 when every model is served, else 1).",
+    )(func)
 
 
 def echo_json(value: Any) -> None:
@@ -94,10 +119,85 @@ def progress_bar(
         transient=transient,
     )
     task = bar.add_task(description, total=None, note="")
+    shown = False
 
     def update(p: Progress) -> None:
+        nonlocal shown
+        if not shown:  # drawn from the first step on, so an early error stands alone
+            bar.start()
+            shown = True
         text = note(p) if note is not None else p.message
         bar.update(task, completed=p.done, total=p.total or None, note=text[:60])
 
-    with bar:
+    try:
         yield update
+    finally:
+        if shown:
+            bar.stop()
+
+
+def given_options(ctx: click.Context, mapping: dict[str, str]) -> dict[str, Any]:
+    """The options the user typed (not left at their defaults), as run settings:
+    ``mapping`` is setting key → click parameter name."""
+    from click.core import ParameterSource
+
+    out = {}
+    for key, param in mapping.items():
+        if ctx.get_parameter_source(param) not in (ParameterSource.DEFAULT, None):
+            out[key] = ctx.params[param]
+    return out
+
+
+def execute_run(
+    app: AppContext,
+    activity_id: str,
+    dataset: str | None,
+    settings: dict[str, Any],
+    *,
+    resume: int | None,
+    quiet: bool,
+    title: str,
+    show: Callable[[dict[str, Any]], None],
+    note: Callable[[Progress], str] | None = None,
+    load: dict[str, Any] | None = None,
+    concurrency: int | None = None,
+) -> dict[str, Any]:
+    """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
+    summary, and end the way a command line should: Ctrl-C cancels the run (exit 130, saying
+    how to resume it); a run that failed prints its error and exits 1. ``load`` holds the
+    models' load settings (``n_ctx``…); ``concurrency`` the items in flight at once."""
+    from engine.models.pool import default_pool
+    from engine.progress import Cancel
+    from engine.runs import run
+
+    if load:
+        default_pool().settings_for = lambda name: dict(load)
+
+    cancel = Cancel()
+    started: list[int] = []
+    try:
+        with progress_bar(title, quiet, note) as update:
+            summary = run(
+                app.store,
+                activity_id,
+                dataset,
+                settings,
+                resume=resume,
+                progress=update,
+                cancel=cancel,
+                on_start=started.append,
+                concurrency=concurrency,
+            )
+    except KeyboardInterrupt:
+        where = f"run {started[0]} cancelled; resume it with --resume {started[0]}"
+        click.echo(where if started else "cancelled", err=True)
+        sys.exit(130)
+    show(summary)
+    if summary.get("status") == "failed":
+        click.echo(
+            f"Error: run {summary['run_id']} failed: {summary.get('error')} "
+            f"(resume it with --resume {summary['run_id']})",
+            err=True,
+        )
+        sys.exit(1)
+    return summary

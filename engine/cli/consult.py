@@ -7,45 +7,70 @@ from typing import Any
 
 import click
 
-from engine.cli import cli, import_group
-from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
-from engine.cli.common import progress_bar as common_progress_bar
+from engine.cli.common import (
+    AppContext,
+    concurrency_option,
+    echo_json,
+    execute_run,
+    friendly_errors,
+    given_options,
+    json_option,
+    pass_app,
+)
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
 from engine.consult.metrics import SUMMARY_KEYS, fact_view, turn_analysis
-from engine.consult.run import BASELINES, ORACLES, run_consult
-from engine.consult.session import Consultation, ConsultationError
-from engine.progress import Cancel, Progress
-from engine.runtime import ModelError
+from engine.consult.patient import MODES
+from engine.consult.report import FORMATS, ReportError
+from engine.consult.run import BASELINES, ORACLES
+from engine.consult.session import ConsultationError
+from engine.models.protocol import ModelError
+from engine.progress import Progress
+from engine.runs import RunError
+from engine.settings import SettingsError
 from engine.store import StoreError
 
-ERRORS = (StoreError, CaseError, ConsultationError, ModelError, ValueError, FileNotFoundError)
+ERRORS = (
+    StoreError,
+    RunError,
+    CaseError,
+    ConsultationError,
+    ModelError,
+    ValueError,
+    FileNotFoundError,
+    ReportError,
+    SettingsError,
+)
+PATIENT_MODE_HELP = (
+    "paper: the patient model gets all the facts, the opening request and the dialogue, "
+    "with honesty/strictness/colloquial instructions, and what it reveals is measured; "
+    "grounded: only the facts a question asks about reach it, and a guard reads a fact "
+    "out when its reply strays (tiny models, students)."
+)
 DOCTOR_HELP = "model (the default chat model), a catalog model name, " + ", ".join(
     ORACLES + BASELINES
 )
 
 
 def _note(p: Progress) -> str:
-    if "correct" in p.info:
-        return f"{p.message} {'✓' if p.info['correct'] else '✗'} {p.info['turns']} turns"
+    if p.info.get("correct") is not None:
+        turns = p.info.get("turns")
+        return f"{p.message} {'✓' if p.info['correct'] else '✗'} {turns} turns"
     return p.message
-
-
-def progress_bar(description: str, quiet: bool = False) -> Any:
-    """The shared progress bar, noting each case's result and its number of turns."""
-    return common_progress_bar(description, quiet, _note)
 
 
 def _imported(app: AppContext, name: str, as_json: bool) -> None:
     ds = app.store.dataset(name)
     if as_json:
         echo_json(ds)
-    else:
-        click.echo(f"imported {ds['n_items']} cases as {ds['name']!r}")
+        return
+    found = (ds.get("meta") or {}).get("agentclinic_format")
+    kind = f" ({agentclinic.FORMAT_NAMES.get(found, found)})" if found else ""
+    click.echo(f"imported {ds['n_items']} cases{kind} as {ds['name']!r}")
 
 
-@import_group.command("agentclinic")
+@click.command("agentclinic")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", help="Data set name (default: the file name).")
 @click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
@@ -55,7 +80,8 @@ def _imported(app: AppContext, name: str, as_json: bool) -> None:
 def import_agentclinic(
     app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
-    """Import AgentClinic OSCE cases (JSONL) as consultation cases."""
+    """Import AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV OSCE or NEJM; JSONL) as
+    consultation cases; says which format it found."""
     from pathlib import Path
 
     name = name or Path(path).stem
@@ -63,7 +89,7 @@ def import_agentclinic(
     _imported(app, name, as_json)
 
 
-@import_group.command("cases")
+@click.command("cases")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", help="Data set name (default: the file name).")
 @click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
@@ -81,7 +107,7 @@ def import_cases(
     _imported(app, name, as_json)
 
 
-@cli.group()
+@click.group()
 def consult() -> None:
     """Consultations with a simulated patient: chat, run doctors, convert questions."""
 
@@ -120,49 +146,35 @@ def consult_chat(
     max_turns: int,
 ) -> None:
     """Be the doctor: ask questions (/done or an empty line to stop), then answer the task."""
-    from engine.catalog import open_model
+    from engine.consult import session
+    from engine.models.pool import default_pool
 
     store = app.store
     name = _cases_name(app, cases_name)
     case = cases_mod.get_case(store, name, case_id)
-    model = open_model(patient_name, n_ctx=4096)
-    run_id = store.start_run(
-        "consult",
-        name,
-        "person",
-        {
-            "doctor": "person",
-            "patient": patient_name or "model",
-            "max_turns": max_turns,
-            "case": case.id,
-        },
-        runner="person",
-        n_total=1,
-    )
-    try:
-        c = Consultation(case, model, store=store, run_id=run_id, max_turns=max_turns)
-        click.echo(f"Patient: {c.start()}")
-        while c.questions_left:
-            try:
-                question = click.prompt("Doctor", default="", show_default=False).strip()
-            except click.Abort:
-                question = ""
-            if not question or question == "/done":
-                break
-            click.echo(f"Patient: {c.ask(question)['text']}")
-        click.echo("")
-        click.echo(c.task_text)
+    with default_pool().lease(patient_name) as model:
+        c = session.start_person_consultation(store, name, case, model, max_turns)
+        run_id = c.run_id
         try:
-            answer = click.prompt("Your answer", default="", show_default=False)
-        except click.Abort:
-            answer = ""
-        result = c.finish(answer)
-    except BaseException:
-        store.finish_run(run_id, _summary_of(store, run_id), "cancelled")
-        raise
-    finally:
-        model.close()
-    store.finish_run(run_id, _summary_of(store, run_id))
+            click.echo(f"Patient: {c.case.initial_request}")
+            while c.questions_left:
+                try:
+                    question = click.prompt("Doctor", default="", show_default=False).strip()
+                except click.Abort:
+                    question = ""
+                if not question or question == "/done":
+                    break
+                click.echo(f"Patient: {c.ask(question)['text']}")
+            click.echo("")
+            click.echo(c.task_text)
+            try:
+                answer = click.prompt("Your answer", default="", show_default=False)
+            except click.Abort:
+                answer = ""
+            result = session.finish_person_consultation(c, answer)
+        except BaseException:
+            session.abandon_person_consultation(c)
+            raise
     verdict = "correct" if result.correct else "wrong"
     click.echo(f"{verdict}: the answer is {result.task.gold}")
     if result.task.similarity is not None:
@@ -174,68 +186,182 @@ def consult_chat(
     click.echo(json.dumps({"run_id": run_id, **result.metrics}, default=str))
 
 
-def _summary_of(store: Any, run_id: int) -> dict[str, Any]:
-    from engine.consult.run import run_summary
-
-    return run_summary(store, run_id)
-
-
 @consult.command("run")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @click.option("--doctor", default="model", show_default=True, help=DOCTOR_HELP)
 @click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
-@click.option("--solver", "solver_name", help="Model answering the task (default: the doctor's).")
+@click.option(
+    "--patient-mode",
+    type=click.Choice(MODES),
+    default="paper",
+    show_default=True,
+    help=PATIENT_MODE_HELP,
+)
+@click.option(
+    "--solver",
+    "solver_name",
+    help="Model answering the task (default: the fixed solver set with `consult solver`).",
+)
 @click.option("--style", type=click.Choice(["long", "short"]), default="long", show_default=True)
-@click.option("--max-turns", type=click.IntRange(1), default=10, show_default=True)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Safety cap on a model doctor's questions (oracles always ask every key).",
+)
+@click.option(
+    "--doctor-max-tokens",
+    type=click.IntRange(16),
+    default=128,
+    show_default=True,
+    help="Length cap of one doctor turn (an unfinished last sentence is dropped).",
+)
+@click.option(
+    "--drop-conclusions",
+    is_flag=True,
+    help="Leave the doctor's closing words out of the solver's context.",
+)
 @click.option("--limit", type=click.IntRange(1), help="Only the first N cases.")
 @click.option("--resume", type=int, help="Continue an interrupted run.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@concurrency_option
 @json_option
+@click.pass_context
 @pass_app
 @friendly_errors(*ERRORS)
 def consult_run(
     app: AppContext,
+    ctx: click.Context,
     cases_name: str | None,
     doctor: str,
     patient_name: str | None,
+    patient_mode: str,
     solver_name: str | None,
     style: str,
     max_turns: int,
+    doctor_max_tokens: int,
+    drop_conclusions: bool,
     limit: int | None,
     resume: int | None,
     seed: int,
+    concurrency: int | None,
     as_json: bool,
 ) -> None:
     """Run a doctor (or a baseline) over the cases; the last line is the summary as JSON."""
-    name = None if resume is not None else _cases_name(app, cases_name)
-    cancel = Cancel()
-    with progress_bar(f"{doctor} on {name or f'run {resume}'}", quiet=as_json) as update:
-        try:
-            summary = run_consult(
-                app.store,
-                name or "",
-                doctor,
-                patient=patient_name,
-                solver=solver_name,
-                style=style,
-                max_turns=max_turns,
-                limit=limit,
-                resume=resume,
-                seed=seed,
-                progress=update,
-                cancel=cancel,
-            )
-        except KeyboardInterrupt:
-            cancel.set()
-            raise
-    if not as_json:
-        click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
-        for key in SUMMARY_KEYS + ("leakage",):
-            value = summary.get(key)
-            click.echo(f"{key:<18} {'—' if value is None else value}")
-        if summary.get("error"):
-            click.echo(f"error: {summary['error']}")
-    click.echo(json.dumps(summary, default=str))
+    settings = {
+        "doctor": doctor,
+        "patient": patient_name,
+        "solver": solver_name,
+        "style": style,
+        "max_turns": max_turns,
+        "limit": limit,
+        "seed": seed,
+        "patient_mode": patient_mode,
+        "doctor_max_tokens": doctor_max_tokens,
+        "keep_conclusions": not drop_conclusions,
+    }
+    name = None
+    if resume is not None:
+        params = {k: k for k in settings} | {
+            "patient": "patient_name",
+            "solver": "solver_name",
+            "keep_conclusions": "drop_conclusions",
+        }
+        typed = given_options(ctx, params)
+        settings = {k: v for k, v in settings.items() if k in typed}
+    else:
+        name = _cases_name(app, cases_name)
+
+    def show(summary: dict[str, Any]) -> None:
+        if not as_json:
+            click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
+            for key in SUMMARY_KEYS + ("leakage", "patient_mode", "solver_model"):
+                value = summary.get(key)
+                click.echo(f"{key:<18} {'—' if value is None else value}")
+        click.echo(json.dumps(summary, default=str))
+
+    execute_run(
+        app,
+        "consult",
+        name,
+        settings,
+        concurrency=concurrency,
+        resume=resume,
+        quiet=as_json,
+        title=f"{doctor} on {name or f'run {resume}'}",
+        show=show,
+        note=_note,
+    )
+
+
+@consult.command("solver")
+@click.argument("model_name", required=False)
+@click.option("--reset", is_flag=True, help="Back to the default chat model.")
+@pass_app
+@friendly_errors(*ERRORS)
+def consult_solver(app: AppContext, model_name: str | None, reset: bool) -> None:
+    """Show or set the fixed solver: the model that answers the task of every consultation
+    run (so that doctors are compared on the same footing). `model` is the default chat
+    model. Stored in the user data folder's settings.json; `consult run --solver` overrides
+    it for one run."""
+    from engine import settings
+
+    if reset:
+        settings.set("solver", None)
+    elif model_name:
+        if model_name != "model":
+            from engine.catalog import resolve
+
+            resolve(model_name)  # an unknown model fails here, in one line
+        settings.set("solver", model_name)
+    click.echo(f"solver: {settings.get('solver')}")
+
+
+@consult.command("table")
+@click.argument("run_ids", nargs=-1, type=int, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--no-bounds",
+    is_flag=True,
+    help="Do not add the latest upper/lower bound runs of the same data set.",
+)
+@pass_app
+@friendly_errors(*ERRORS)
+def consult_table(app: AppContext, run_ids: tuple[int, ...], fmt: str, no_bounds: bool) -> None:
+    """Runs in the paper's Table 2 layout (Case | Patient Rec/Pre/F1/Len | Doctor
+    Rec/Pre/F1/Len | Turn | Acc), upper bound first and lower bound last; warns when the
+    runs' solvers differ."""
+    from engine.consult.report import paper_table, render_table
+
+    click.echo(render_table(paper_table(app.store, run_ids, bounds=not no_bounds), fmt))
+
+
+@consult.command("export-dialogues")
+@click.argument("run_ids", nargs=-1, type=int, required=True)
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False), required=True, help="JSONL file."
+)
+@click.option(
+    "--answer",
+    type=click.Choice(["gold", "run"]),
+    default="gold",
+    show_default=True,
+    help="Final turn: the case's answer (golden dialogues) or the answer the run gave.",
+)
+@click.option("--correct-only", is_flag=True, help="Only consultations answered right.")
+@pass_app
+@friendly_errors(*ERRORS)
+def consult_export_dialogues(
+    app: AppContext, run_ids: tuple[int, ...], out_path: str, answer: str, correct_only: bool
+) -> None:
+    """Write consultations (oracle or model runs) as chat-format JSONL for fine-tuning:
+    system, user (patient) and assistant (doctor) turns, then the final answer."""
+    from engine.consult.report import write_dialogues
+
+    with open(out_path, "w", encoding="utf-8") as out:
+        n = write_dialogues(app.store, run_ids, out, answer=answer, correct_only=correct_only)
+    click.echo(f"wrote {n} dialogues to {out_path}")
 
 
 @consult.command("show")

@@ -3,50 +3,60 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from engine.cli import cli, import_group
-from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
-from engine.cli.common import progress_bar as common_progress_bar
+from engine.cli.common import (
+    AppContext,
+    concurrency_option,
+    echo_json,
+    execute_run,
+    friendly_errors,
+    given_options,
+    json_option,
+    pass_app,
+)
 from engine.exam import dataset as dataset_mod
 from engine.exam.dataset import DatasetError
 from engine.exam.metrics import score_responses
 from engine.exam.prompts import format_question
-from engine.exam.runner import METHODS, TEMPLATES, ExamSettings, run_exam
+from engine.exam.runner import METHODS, TEMPLATES
 from engine.exam.session import ExamSession, SessionError, missed_items
-from engine.progress import Cancel, Progress
+from engine.models.protocol import ModelError
+from engine.progress import Progress
+from engine.review.profiles import resolve
+from engine.runs import RunError
 from engine.store import StoreError
 
-ERRORS = (StoreError, DatasetError, SessionError, ValueError, KeyError, FileNotFoundError)
+ERRORS = (
+    StoreError,
+    RunError,
+    ModelError,
+    DatasetError,
+    SessionError,
+    ValueError,
+    KeyError,
+    FileNotFoundError,
+)
 
 
-def _model_errors() -> tuple[type[Exception], ...]:
-    from engine.runtime import ModelError
-
-    return (ModelError,)
-
-
-@contextlib.contextmanager
-def progress_bar(description: str, quiet: bool = False) -> Iterator[Any]:
-    """The shared progress bar, noting each answer and the running count of right ones."""
+def _note_right() -> Callable[[Progress], str]:
+    """A progress note with each answer and the running count of right ones."""
     right = [0, 0]
 
     def note(p: Progress) -> str:
-        if "correct" not in p.info:
+        if p.info.get("correct") is None:
             return p.message
         right[0] += bool(p.info["correct"])
         right[1] += 1
         return f"{p.message} {'✓' if p.info['correct'] else '✗'}  {right[0]}/{right[1]} right"
 
-    with common_progress_bar(description, quiet, note) as update:
-        yield update
+    return note
 
 
 def _import(
@@ -59,7 +69,7 @@ def _import(
     click.echo(f"imported {ds['n_items']} questions as {ds['name']!r}")
 
 
-@import_group.command("explaincpe")
+@click.command("explaincpe")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--name", help="Data set name (default: the file name without its extension).")
 @click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
@@ -75,7 +85,7 @@ def import_explaincpe(
     _import(app, path, "explaincpe", name, replace, as_json)
 
 
-@import_group.command("mcq")
+@click.command("mcq")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--name", help="Data set name (default: the file name without its extension).")
 @click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
@@ -88,7 +98,7 @@ def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_j
     _import(app, path, "mcq", name, replace, as_json)
 
 
-@cli.group()
+@click.group()
 def exam() -> None:
     """Pharmacist exam questions: run a model, score responses, take an exam."""
 
@@ -211,11 +221,14 @@ def _by_type_lines(by_type: dict[str, Any]) -> None:
 @click.option("--max-tokens", type=click.IntRange(1), default=320, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--n-ctx", type=click.IntRange(256), default=4096, show_default=True)
+@concurrency_option
 @json_option
+@click.pass_context
 @pass_app
 @friendly_errors(*ERRORS)
 def exam_run(
     app: AppContext,
+    ctx: click.Context,
     dataset: str | None,
     model_name: str | None,
     shots: str,
@@ -229,59 +242,40 @@ def exam_run(
     max_tokens: int,
     seed: int,
     n_ctx: int,
+    concurrency: int | None,
     as_json: bool,
 ) -> None:
     """Run a model over an exam data set, storing each answer as it comes."""
-    from engine import catalog
-
-    store = app.store
-    settings = None
+    settings = {
+        "model": model_name,
+        "shots": int(shots),
+        "instruction": instruction,
+        "lang": lang,
+        "method": method,
+        "limit": limit,
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "template": template,
+        "shots_from": shots_from,
+    }
     if resume is not None:
-        run = store.run(resume)
-        model_name = model_name or run["model"]
-        dataset = run["dataset"]
+        typed = given_options(ctx, {k: k for k in settings} | {"model": "model_name"})
+        settings = {k: v for k, v in settings.items() if k in typed}
     else:
-        dataset = dataset or dataset_mod.ensure_sample(store)
-        store.dataset(dataset)
-        settings = ExamSettings(
-            shots=int(shots),
-            instruction=instruction,
-            lang=lang,
-            method=method,
-            limit=limit,
-            seed=seed,
-            max_tokens=max_tokens,
-            template=template,
-            shots_from=shots_from,
-        )
-    try:
-        info = catalog.resolve(model_name)
-        model = catalog.open_model(model_name, n_ctx=n_ctx)
-    except _model_errors() as exc:
-        raise click.ClickException(str(exc)) from None
-    cancel = Cancel()
-    try:
-        with progress_bar(f"{info.name} on {dataset}", quiet=as_json) as update:
-            try:
-                summary = run_exam(
-                    store,
-                    model,
-                    dataset,
-                    settings,
-                    model_name=info.name,
-                    progress=update,
-                    cancel=cancel,
-                    resume=resume,
-                )
-            except KeyboardInterrupt:
-                cancel.set()
-                raise
-    finally:
-        model.close()
-    if as_json:
-        echo_json(summary)
-        return
-    _summary_lines(summary)
+        dataset = dataset or dataset_mod.ensure_sample(app.store)
+    execute_run(
+        app,
+        "exam",
+        dataset,
+        settings,
+        concurrency=concurrency,
+        resume=resume,
+        quiet=as_json,
+        load={"n_ctx": n_ctx},
+        title=f"{model_name or 'model'} on {dataset or f'run {resume}'}",
+        show=echo_json if as_json else _summary_lines,
+        note=_note_right(),
+    )
 
 
 def _summary_lines(s: dict[str, Any]) -> None:
@@ -323,6 +317,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
     show_default=True,
     help="Percent needed to pass.",
 )
+@click.option("--profile", help="Who is taking it (default: the default profile).")
 @json_option
 @pass_app
 @friendly_errors(*ERRORS)
@@ -333,13 +328,15 @@ def exam_take(
     limit: int | None,
     review: bool,
     pass_mark: float,
+    profile: str | None,
     as_json: bool,
 ) -> None:
     """Take an exam in the terminal: answer A-E (or a-e), s to skip, q to quit (answers so
     far are kept)."""
     store = app.store
     dataset = dataset or dataset_mod.ensure_sample(store)
-    keys = missed_items(store, dataset) if review else None
+    profile = resolve(store, profile, create=True)
+    keys = missed_items(store, dataset, profile) if review else None
     if review and not keys:
         click.echo("nothing to review: no missed questions in past sessions")
         return
@@ -350,6 +347,7 @@ def exam_take(
         limit=limit,
         keys=keys,
         pass_mark=pass_mark,
+        profile=profile,
     )
     # With --json the questions go to stderr and stdout carries only the result.
     say = functools.partial(click.echo, err=as_json)

@@ -3,13 +3,20 @@ retrieved passages (a thin shell over :mod:`engine.french`)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
-from engine.cli import cli, import_group
-from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.cli.common import (
+    AppContext,
+    concurrency_option,
+    echo_json,
+    execute_run,
+    friendly_errors,
+    given_options,
+    json_option,
+    pass_app,
+)
 from engine.cli.common import progress_bar as common_progress_bar
 from engine.french import corpus as corpus_mod
 from engine.french import dataset as dataset_mod
@@ -18,12 +25,14 @@ from engine.french.dataset import DatasetError
 from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, load_index
 from engine.french.reader import METHODS, THRESHOLD, format_letters
 from engine.french.scoring import ScoreError, score_files
-from engine.progress import Cancel, Progress
-from engine.runtime import ModelError
+from engine.models.protocol import ModelError
+from engine.progress import Progress
+from engine.runs import RunError
 from engine.store import StoreError
 
 ERRORS = (
     StoreError,
+    RunError,
     DatasetError,
     CorpusError,
     ScoreError,
@@ -34,7 +43,7 @@ ERRORS = (
 
 
 def _note(p: Progress) -> str:
-    if "hamming" in p.info:
+    if "gold" in p.info:
         return f"{p.message}  {p.info.get('chosen') or '—'} / {p.info.get('gold')}"
     return p.message
 
@@ -71,7 +80,7 @@ def _warn_if_stale(app: AppContext, index: Index) -> None:
 # -- import -----------------------------------------------------------------------------------
 
 
-@import_group.command("frenchmedmcqa")
+@click.command("frenchmedmcqa")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--name", help="Data set name (default: the file name without .json).")
 @click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
@@ -97,7 +106,7 @@ def import_frenchmedmcqa(
 # -- french group --------------------------------------------------------------------------
 
 
-@cli.group()
+@click.group()
 def french() -> None:
     """French pharmacy questions (FrenchMedMCQA) answered with retrieved passages."""
 
@@ -317,7 +326,7 @@ def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
 
 
 @french.command("run")
-@click.option("--dataset", required=True, help="Data set to answer.")
+@click.option("--dataset", help="Data set to answer (not with --resume).")
 @click.option("--model", "model_name", default=None, help="Model name (default: smollm2).")
 @click.option("--index", "index_name", help="Index giving the passages.")
 @click.option(
@@ -338,14 +347,23 @@ def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
 )
 @click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
 @click.option(
+    "--oracle-passages",
+    is_flag=True,
+    help="Also give each question its own passage (left out by default); the run is "
+    "labelled oracle.",
+)
+@click.option(
     "--resume", "resume", type=int, default=None, help="Continue this run id with its own settings."
 )
+@concurrency_option
 @json_option
+@click.pass_context
 @pass_app
 @friendly_errors(*ERRORS)
 def french_run(
     app: AppContext,
-    dataset: str,
+    ctx: click.Context,
+    dataset: str | None,
     model_name: str | None,
     index_name: str | None,
     no_context: bool,
@@ -353,56 +371,65 @@ def french_run(
     method: str,
     threshold: float,
     limit: int | None,
+    oracle_passages: bool,
     resume: int | None,
+    concurrency: int | None,
     as_json: bool,
 ) -> None:
-    """Answer a data set with a local model and store the run."""
-    from engine.french.runner import run_french
-
+    """Answer a data set with a model and store the run. A passage made from a question is
+    never given for that same question unless --oracle-passages says so."""
     if index_name and no_context:
         raise click.UsageError("--index and --no-context exclude each other")
+    if resume is None and not dataset:
+        raise click.UsageError("give --dataset (or --resume RUN_ID)")
+    settings = {
+        "model": model_name,
+        "index": index_name,
+        "k": k,
+        "method": method,
+        "threshold": threshold,
+        "limit": limit,
+        "oracle": oracle_passages,
+    }
     if resume is not None:
-        run = app.store.run(resume)
-        settings = run["settings"] or {}
-        model_name, index_name = run["model"], settings.get("index")
-        k = settings.get("k") or k
-        method = settings.get("method", method)
-        threshold = settings.get("threshold", threshold)
-        limit = settings.get("limit", limit)
-    index = load_index(index_name) if index_name else None
-    if index is not None:
-        _warn_if_stale(app, index)
-    cancel = Cancel()
-    with progress_bar(f"{dataset}", quiet=as_json) as cb:
-        try:
-            summary = run_french(
-                app.store,
-                dataset,
-                model_name,
-                index=index,
-                k=k,
-                method=method,
-                threshold=threshold,
-                limit=limit,
-                resume=resume,
-                progress=cb,
-                cancel=cancel,
-            )
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-    if as_json:
-        echo_json(summary)
-    else:
+        typed = given_options(
+            ctx,
+            {k: k for k in settings}
+            | {"model": "model_name", "index": "index_name", "oracle": "oracle_passages"},
+        )
+        settings = {k: v for k, v in settings.items() if k in typed}
+    elif index_name:
+        _warn_if_stale(app, load_index(index_name))
+
+    def show(summary: dict[str, Any]) -> None:
+        if as_json:
+            echo_json(summary)
+            return
+        s = summary.get("settings") or {}
+        where = f"{s.get('k')} passage(s) from {s['index']}" if s.get("index") else "no passage"
         click.echo(
             f"run {summary['run_id']} {summary['status']}: {summary['model']} on "
-            f"{dataset}, {'no passage' if index is None else f'{k} passage(s) from {index.name}'}, "
-            f"method {method}"
+            f"{summary['dataset']}, {where}, method {s.get('method')}"
         )
         _summary_lines(summary)
-    if summary["status"] == "failed":
-        click.echo(f"Error: {summary.get('error')}", err=True)
-        sys.exit(1)
+        if summary.get("oracle"):
+            click.echo("oracle run: each question may see the passage made from it")
+        elif s.get("index"):
+            n = summary.get("own_passages_excluded", 0)
+            click.echo(f"own passage left out for {n} question(s)")
+
+    execute_run(
+        app,
+        "french",
+        dataset,
+        settings,
+        concurrency=concurrency,
+        resume=resume,
+        quiet=as_json,
+        title=f"{model_name or 'model'} on {dataset or f'run {resume}'}",
+        show=show,
+        note=_note,
+    )
 
 
 @french.command("take")
@@ -410,10 +437,16 @@ def french_run(
 @click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
 @click.option("--index", "index_name", help="Show passages from this index.")
 @click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--profile", help="Who is practising (default: the default profile).")
 @pass_app
 @friendly_errors(*ERRORS)
 def french_take(
-    app: AppContext, dataset: str, limit: int | None, index_name: str | None, k: int
+    app: AppContext,
+    dataset: str,
+    limit: int | None,
+    index_name: str | None,
+    k: int,
+    profile: str | None,
 ) -> None:
     """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop."""
     from rich.console import Console
@@ -424,7 +457,7 @@ def french_take(
     index = load_index(index_name) if index_name else None
     if index is not None:
         _warn_if_stale(app, index)
-    session = FrenchSession(app.store, dataset, limit=limit, index=index, k=k)
+    session = FrenchSession(app.store, dataset, limit=limit, index=index, k=k, profile=profile)
     console = Console()
     while not session.done:
         view = session.question()

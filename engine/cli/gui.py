@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from engine.cli import cli
 from engine.cli.common import AppContext, pass_app
 
 
-@cli.command()
+@click.command()
 @pass_app
 def gui(app: AppContext) -> None:
     """Start the desktop app."""
+    app.store  # noqa: B018 - a database that cannot be opened is refused here, in one line
     try:
         from gui.app import run
     except ImportError as exc:  # PySide6 missing or broken

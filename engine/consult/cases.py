@@ -36,19 +36,19 @@ activity ``consult``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.consult.text import LANGUAGES
 from engine.paths import samples_dir
 from engine.store import Store
+from engine.text import jsonio
+from engine.text.language import LANGUAGES
+from engine.text.options import LETTERS
 
 ACTIVITY = "consult"
 SAMPLE_DATASET = "cases-sample"
 SAMPLE_FILE = "cases_sample.json"
-LETTERS = "ABCDEFGHIJ"
 
 
 class CaseError(ValueError):
@@ -223,28 +223,12 @@ def _validate_task(task: Any, fail: Any) -> Task:
 
 
 def read_records(path: str | Path) -> list[Any]:
-    """The raw records of a JSON array, ``{"cases": [...]}`` object or JSONL file."""
-    text = Path(path).read_text(encoding="utf-8-sig")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        return json.loads(text)
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("cases"), list):
-            return data["cases"]
-        if isinstance(data, dict):
-            return [data]
-    records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise CaseError(f"line {n}: not valid JSON ({exc.msg})") from None
-    return records
+    """The raw records of a JSON array, ``{"cases": [...]}`` object (any other object is one
+    case) or JSONL file."""
+    try:
+        return jsonio.read_records(path, keys=("cases",), objects=False)
+    except jsonio.RecordsError as exc:
+        raise CaseError(f"{exc.path.name}: {exc.detail}") from None
 
 
 def read_cases(path: str | Path) -> list[Case]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.consult.cases import LETTERS, Case, CaseError, Fact, validate_case
 from engine.consult.text import content_words, first_sentences, language_of
+from engine.models.protocol import ChatModel
 
 P0_PROMPT = """Here is the start of a patient's case:
 "{first}"
@@ -197,7 +198,7 @@ def _unique(facts: list[Fact]) -> list[Fact]:
 
 def draft_case(
     item: dict[str, Any],
-    model: Any,
+    model: ChatModel,
     dataset: str = "",
     language: str | None = None,
     model_name: str = "",

@@ -5,9 +5,12 @@ either a question or the reason it stopped. A person doctor needs no class: the 
 calls :meth:`engine.consult.session.Consultation.ask` with what the person typed.
 
 :class:`ModelDoctor` uses one of the two prompt styles of the paper: ``long`` (a detailed
-instruction: ask up to N questions, one at a time, conclude when enough is known) or ``short``
-(one line). Its output is cut to its first question; it stops when it concludes instead of
-asking (:func:`conclusion_reason`), repeats itself, or reaches the turn limit.
+instruction: ask as many questions as possible, up to 10, one at a time, then conclude) or
+``short`` (one line). Its whole output is the turn (put to the patient and scored); a reply
+cut by the length cap (``max_tokens``, 128 by default) loses only its unfinished last
+sentence. It stops when a turn holds no question (:func:`conclusion_reason`; a preamble or a
+tentative remark before a question does not stop it), repeats itself, or reaches the run's
+``max_turns`` safety cap.
 
 :class:`OracleDoctor` asks ``Can you tell me about {key}?`` for the case's keys in direct,
 reverse or seeded random order: a doctor that knows exactly what there is to ask.
@@ -23,20 +26,27 @@ from typing import Any
 
 from engine.consult.cases import Case
 from engine.consult.text import LANGUAGE_NAMES
+from engine.models.protocol import ChatModel
 
 STYLES = ("long", "short")
 ORDERS = ("direct", "random", "reverse")
 
-LONG_PROMPT = """You are an experienced doctor seeing a patient in a consultation. The patient \
-has told you why they came, but you do not yet know enough about them to help. Find out what \
-you need by asking the patient questions: ask one short question at a time, then wait for the \
-answer. You can ask up to {max_turns} questions. Ask about what matters for this complaint \
-(history of the symptoms, other symptoms, past illnesses, medicines, habits, examination and \
-test results) and do not repeat a question. When you have enough information, ask nothing \
-more and say "I have enough information." Speak {language}."""
+#: The number of questions the long prompt allows (the paper's "up to 10"); the run's
+#: ``max_turns`` is a separate safety cap.
+PROMPT_QUESTIONS = 10
 
-SHORT_PROMPT = """You are a doctor. Ask the patient one question at a time to learn what you \
-need; when you know enough, say "I have enough information." Speak {language}."""
+LONG_PROMPT = """You are an experienced doctor in a consultation with a patient. The patient \
+has told you why they came, but what you know about them is not enough to help them yet. \
+Ask the patient as many questions as possible, up to {questions}, to collect the medical \
+information you need: their symptoms and how they started, other complaints, past \
+illnesses, medicines, allergies, habits, family history, and examination and test results. \
+Ask one question at a time and wait for the answer; do not repeat a question. When you have \
+no more questions, say so and give your conclusion without asking anything. Speak \
+{language}."""
+
+SHORT_PROMPT = """You are a doctor. Ask the patient questions, one at a time, to learn \
+about their condition; when you have no more questions, give your conclusion. Speak \
+{language}."""
 
 ORACLE_TEMPLATES = {
     "en": "Can you tell me about {key}?",
@@ -50,17 +60,23 @@ _CONCLUSION = re.compile(
     r"(the|my|final|a) diagnosis (is|would be|of)|the answer is|final answer|in conclusion|"
     r"to conclude|my conclusion|i (think|believe|suspect) (that )?(you|it|this) (have|has|is)|"
     r"you (most likely|probably|likely|may|might) (have|be suffering)|"
-    r"(it|this) (sounds|seems|looks) like (you|it|this|a|an)|based on (your|the|what)|"
-    r"i (would|will) (recommend|prescribe|suggest)|"
-    r"j'ai (assez|suffisamment) d'informations|le diagnostic (est|serait)|"
-    r"信息足够|诊断(是|为)|我认为(你|您)(患有|得了))",
+    r"(it|this) (sounds|seems|looks) like (you|it|this|a|an)|"
+    r"i (would|will) (recommend|prescribe|suggest)|no more questions|what you have is|"
+    r"j'ai (assez|suffisamment) d'informations|le diagnostic (est|serait))|"
+    r"信息足够|诊断(是|为)|我认为(你|您)(患有|得了)|没有(其他|别的|更多)?问题了",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
     r"^\s*(can|could|would|will|do|does|did|have|has|are|is|were|was|how|what|when|where|"
-    r"which|who|why|tell|describe|please|let me know|any|pouvez|avez|êtes|est-ce|quand|"
-    r"comment|quel|quelle|décrivez|dites)\b",
+    r"which|who|why|tell me|describe|please (tell|describe|let|explain|share|give|list|say)|"
+    r"let me know|i(?:'d| would) like to (know|ask)|any|pouvez|pourriez|avez|êtes|est-ce|"
+    r"quand|comment|quel|quelle|quels|quelles|décrivez|dites|parlez)\b",
     re.IGNORECASE,
+)
+_NOT_REQUEST = re.compile(r"^\s*(what (you|i|we)|when you (are|feel|get)|how (sad|sorry))\b", re.I)
+_ZH_QUESTION = re.compile(
+    r"(吗|呢|么)\s*[。.!！]?$|^(请问|请(您|你)?(告诉|描述|说说|讲讲|谈谈)|能(否|不能)|是否)|"
+    r"(有没有|是不是|多久|多长时间|什么时候|哪里|哪儿|怎么样|怎样|几次|多少|什么)"
 )
 _SENTENCE = re.compile(r"[^.!?？。！]*[.!?？。！]?")
 
@@ -69,29 +85,46 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
+def is_question(sentence: str) -> bool:
+    """Whether one sentence asks the patient something: it ends with a question mark, opens
+    with a question or request ("Tell me…", "Pouvez-vous…"), or is a Chinese question
+    (吗/呢 at the end, 请问, 有没有, 多久…)."""
+    sentence = sentence.strip()
+    if sentence.endswith(("?", "？")):
+        return True
+    if _ZH_QUESTION.search(sentence) and not sentence.isascii():
+        return not _CONCLUSION.search(sentence)
+    return bool(_REQUEST.match(sentence)) and not _NOT_REQUEST.match(sentence)
+
+
 def first_question(text: str) -> str | None:
     """The first question (or request for information) in ``text``, or None."""
-    for sentence in split_sentences(text):
-        if sentence.endswith(("?", "？")) or _REQUEST.match(sentence):
-            return sentence
-    return None
+    return next((s for s in split_sentences(text) if is_question(s)), None)
 
 
 def conclusion_reason(text: str) -> str | None:
-    """Why ``text`` ends the questioning (None when it is a question to put to the patient).
+    """Why a doctor turn ends the consultation; None when it holds a question.
 
-    ``empty``: nothing said; ``conclusion``: it states an answer, a diagnosis or that it has
-    enough information before asking anything; ``no_question``: it asks nothing.
+    The rule: a turn that asks the patient anything goes on, whatever precedes the question
+    (a preamble, a tentative remark, a partial conclusion); a turn that asks nothing ends it:
+    ``empty`` (nothing said), ``conclusion`` (it states an answer, a diagnosis or that it has
+    enough information) or ``no_question`` (anything else).
     """
     if not text.strip():
         return "empty"
-    question = first_question(text)
-    before = text if question is None else text[: text.find(question)]
-    if _CONCLUSION.search(before):
-        return "conclusion"
-    if question is None:
-        return "no_question"
-    return None
+    if first_question(text) is not None:
+        return None
+    return "conclusion" if _CONCLUSION.search(text) else "no_question"
+
+
+def complete_sentences(text: str) -> str:
+    """``text`` without an unfinished last sentence (a reply cut by the length cap); the
+    text itself when it has no finished sentence."""
+    text = text.strip()
+    if not text or re.search(r"[.!?？。！)\"]$", text):
+        return text
+    cut = re.sub(r"(?<=[.!?？。！])[^.!?？。！]*$", "", text).strip()
+    return cut or text
 
 
 def _normal(text: str) -> str:
@@ -115,12 +148,15 @@ class DoctorMove:
         return self.question is None
 
 
-def history_messages(turns: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """The dialogue as chat messages from the doctor's side (patient = user)."""
+def history_messages(
+    turns: list[dict[str, Any]], conclusions: bool = False
+) -> list[dict[str, str]]:
+    """The dialogue as chat messages from the doctor's side (patient = user); the doctor's
+    closing words (``conclusion`` turns) only with ``conclusions``."""
     messages = []
     for t in turns:
         kind = (t.get("extra") or {}).get("kind")
-        if kind == "conclusion":
+        if kind == "conclusion" and not conclusions:
             continue
         role = "assistant" if t["role"] == "doctor" else "user"
         messages.append({"role": role, "content": t["text"]})
@@ -132,10 +168,10 @@ class ModelDoctor:
 
     def __init__(
         self,
-        model: Any,
+        model: ChatModel | None,
         style: str = "long",
         max_turns: int = 10,
-        max_tokens: int = 48,
+        max_tokens: int = 128,
         seed: int = 0,
     ) -> None:
         if style not in STYLES:
@@ -149,7 +185,7 @@ class ModelDoctor:
     def system_prompt(self, case: Case) -> str:
         template = LONG_PROMPT if self.style == "long" else SHORT_PROMPT
         language = LANGUAGE_NAMES.get(case.language, "English")
-        return template.format(max_turns=self.max_turns, language=language)
+        return template.format(questions=PROMPT_QUESTIONS, language=language)
 
     def messages(self, case: Case, turns: list[dict[str, Any]]) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system_prompt(case)}] + history_messages(turns)
@@ -168,14 +204,16 @@ class ModelDoctor:
         )
         latency = round(time.perf_counter() - started, 3)
         text = g.text.strip()
+        if getattr(g, "finish_reason", None) == "length":
+            text = complete_sentences(text)
         reason = conclusion_reason(text)
-        question = None if reason else first_question(text)
+        question = None if reason else text
         if question is not None and _normal(question) in {_normal(a) for a in asked}:
             question, reason = None, "repeat"
         return DoctorMove(
             question,
             reason,
-            raw=text,
+            raw=g.text.strip(),
             latency_s=latency,
             prompt_tokens=g.prompt_tokens or 0,
             completion_tokens=g.completion_tokens or 0,
@@ -192,28 +230,29 @@ def oracle_key(key: str) -> str:
 
 
 class OracleDoctor:
-    """Asks about every key of the case, in ``direct``, ``reverse`` or ``random`` order."""
+    """Asks about every key of the case, in ``direct``, ``reverse`` or ``random`` order,
+    however many keys there are (a run's ``max_turns`` does not cut it short, so every order
+    sees the same facts)."""
 
-    def __init__(self, order: str = "direct", max_turns: int = 10, seed: int = 0) -> None:
+    def __init__(self, order: str = "direct", seed: int = 0) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown oracle order {order!r}")
         self.order = order
-        self.max_turns = max_turns
         self.seed = seed
 
     def questions(self, case: Case) -> list[str]:
-        """Every question this doctor will ask for ``case`` (before the turn limit)."""
+        """Every question this doctor will ask for ``case``, one per distinct key."""
         keys = list(dict.fromkeys(case.keys))
         if self.order == "reverse":
             keys.reverse()
         elif self.order == "random":
             random.Random(f"{self.seed}:{case.id}").shuffle(keys)
         template = ORACLE_TEMPLATES.get(case.language, ORACLE_TEMPLATES["en"])
-        return [template.format(key=oracle_key(k)) for k in keys][: self.max_turns]
+        return [template.format(key=oracle_key(k)) for k in keys]
 
     def next(self, case: Case, turns: list[dict[str, Any]]) -> DoctorMove:
         asked = sum(1 for t in turns if t["role"] == "doctor")
         planned = self.questions(case)
         if asked >= len(planned):
-            return DoctorMove(None, "max_turns" if asked >= self.max_turns else "all_asked")
+            return DoctorMove(None, "all_asked")
         return DoctorMove(planned[asked])

@@ -8,10 +8,14 @@ replies r1…rn (the opening request P0 is not counted; it comes with the case):
 * doctor recall / precision / F1 — ROUGE-1 of the questions, concatenated, against the keys
   of M: how much of what there was to ask about the doctor asked about;
 * accuracy — of the final task T;
-* turns — n; length — mean tokens (:func:`engine.rouge.tokenize` words) per doctor question;
-* diversity — eq. 4 of the paper: the mean ROUGE-L F-measure over all pairs of the doctor's
-  questions in one consultation, ``2/(n(n-1)) Σ_{i<j} R(q_i, q_j)`` (lower = more diverse;
-  undefined below two questions);
+* turns — n; patient and doctor length (Table 2's Len) — mean words
+  (:func:`engine.rouge.tokenize`) per patient reply and per doctor turn (``length`` is the
+  doctor's, kept under its old name);
+* diversity — eq. 4 of the paper: the mean ROUGE F-measure over all pairs of the doctor's
+  turns in one consultation, ``2/(n(n-1)) Σ_{i<j} R(q_i, q_j)`` (lower = more diverse;
+  undefined below two turns), with ROUGE-1, ROUGE-2 and ROUGE-L (``diversity`` is ROUGE-L);
+* the bounds (:func:`bound_metrics`) — no consultation: the lower bound scores the opening
+  request P0 as the patient's only words against the values of M, the upper bound all of M;
 * leakage (beyond the paper) — of the facts a patient revealed, the share the question did not
   ask for. Per turn: a fact is *asked* when its key is the best key match of the question (at
   least half the key's content words appear in it) or it is the selector's top match; a fact
@@ -46,7 +50,16 @@ SUMMARY_KEYS = (
     "avg_turns",
     "avg_length",
     "diversity",
+    "patient_length",
+    "doctor_length",
+    "diversity_rouge1",
+    "diversity_rouge2",
+    "diversity_rougeL",
 )
+
+#: Turn-analysis steps (Figure 5 of the paper: 20% of each consultation at a time).
+FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
+DIVERSITY_KINDS = ("rouge1", "rouge2", "rougeL")
 
 
 def patient_score(replies: Sequence[str], facts: Sequence[Fact]) -> Score:
@@ -59,12 +72,22 @@ def doctor_score(questions: Sequence[str], facts: Sequence[Fact]) -> Score:
     return rouge_n(" ".join(questions), " ".join(f.key for f in facts), 1)
 
 
-def diversity(questions: Sequence[str]) -> float | None:
-    """Mean pairwise ROUGE-L F-measure of the questions (0–1); None for fewer than two."""
-    pairs = list(combinations(questions, 2))
+def _pair_score(a: list[str], b: list[str], kind: str) -> float:
+    if kind == "rougeL":
+        return rouge_l(a, b).fmeasure
+    if kind in ("rouge1", "rouge2"):
+        return rouge_n(a, b, int(kind[-1])).fmeasure
+    raise ValueError(f"unknown ROUGE kind {kind!r} (rouge1, rouge2 or rougeL)")
+
+
+def diversity(questions: Sequence[str], kind: str = "rougeL") -> float | None:
+    """Eq. 4: the mean pairwise ROUGE F-measure (``kind`` rouge1, rouge2 or rougeL) of the
+    doctor's turns (0–1, lower = more diverse); None for fewer than two."""
+    tokens = [tokenize(q) for q in questions]
+    pairs = list(combinations(tokens, 2))
     if not pairs:
         return None
-    return sum(rouge_l(a, b).fmeasure for a, b in pairs) / len(pairs)
+    return sum(_pair_score(a, b, kind) for a, b in pairs) / len(pairs)
 
 
 def avg_length(utterances: Sequence[str]) -> float:
@@ -109,9 +132,16 @@ def turn_leakage(
     facts: Sequence[Fact],
     given: Sequence[int],
     language: str = "en",
+    top: int | None = -1,
 ) -> dict[str, list[int]]:
-    """For one turn: facts ``asked``, ``revealed`` (among those ``given``) and ``leaked``."""
-    asked = asked_facts(question, facts, top=given[0] if given else None, language=language)
+    """For one turn: facts ``asked``, ``revealed`` (among those ``given``) and ``leaked``.
+
+    ``top`` is the fact the question most asks about (by default the first given one: the
+    grounded patient's best match); a paper-mode patient is given every fact, and its ``top``
+    is the selector's best match, measured apart."""
+    if top == -1:
+        top = given[0] if given else None
+    asked = asked_facts(question, facts, top=top, language=language)
     shown = [i for i in given if revealed(reply, facts[i], language)]
     return {"asked": asked, "revealed": shown, "leaked": [i for i in shown if i not in asked]}
 
@@ -133,15 +163,12 @@ def dialogue(turns: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], lis
     return questions, replies, extras
 
 
-def consultation_metrics(
-    case: Case, turns: Sequence[dict[str, Any]], correct: bool | None = None
+def _scored(
+    case: Case, questions: list[str], replies: list[str], correct: bool | None
 ) -> dict[str, Any]:
-    """Every metric of one consultation (fractions 0–1, as stored per answer)."""
-    questions, replies, extras = dialogue(turns)
     p = patient_score(replies, case.facts)
     d = doctor_score(questions, case.facts)
-    n_revealed = sum(len(e.get("revealed", [])) for e in extras)
-    n_leaked = sum(len(e.get("leaked", [])) for e in extras)
+    div = {f"diversity_{k}": diversity(questions, k) for k in DIVERSITY_KINDS}
     return {
         "patient_recall": p.recall,
         "patient_precision": p.precision,
@@ -152,44 +179,121 @@ def consultation_metrics(
         "correct": correct,
         "turns": len(questions),
         "length": avg_length(questions),
-        "diversity": diversity(questions),
-        "revealed": n_revealed,
-        "leaked": n_leaked,
+        "doctor_length": avg_length(questions),
+        "patient_length": avg_length(replies),
+        "diversity": div["diversity_rougeL"],
+        **div,
+        "n_facts": len(case.facts),
     }
+
+
+def consultation_metrics(
+    case: Case, turns: Sequence[dict[str, Any]], correct: bool | None = None
+) -> dict[str, Any]:
+    """Every metric of one consultation (fractions 0–1, as stored per answer)."""
+    questions, replies, extras = dialogue(turns)
+    out = _scored(case, questions, replies, correct)
+    out["revealed"] = sum(len(e.get("revealed", [])) for e in extras)
+    out["leaked"] = sum(len(e.get("leaked", [])) for e in extras)
+    return out
+
+
+def bound_metrics(case: Case, bound: str, correct: bool | None = None) -> dict[str, Any]:
+    """The metrics of a bound (no consultation, no question): ``lower`` scores P0 as all the
+    patient said against the values of M (Table 2's Lower-B row), ``upper`` every value of M
+    (so 100%). Doctor scores are 0 and the turns 0."""
+    if bound == "lower":
+        said = [case.initial_request]
+    elif bound == "upper":
+        said = [f.value for f in case.facts]
+    else:
+        raise ValueError(f"unknown bound {bound!r} (upper or lower)")
+    out = _scored(case, [], said, correct)
+    out["turns"] = 0
+    out["revealed"] = out["leaked"] = 0
+    return out
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _pct(per_case: Sequence[dict[str, Any]], key: str) -> float:
+    vals = [float(m[key]) for m in per_case if m.get(key) is not None]
+    return round(100 * (_mean(vals) or 0.0), 2)
+
+
+def _pct_or_none(per_case: Sequence[dict[str, Any]], key: str) -> float | None:
+    vals = [float(m[key]) for m in per_case if m.get(key) is not None]
+    return round(100 * sum(vals) / len(vals), 2) if vals else None
+
+
+def _words(per_case: Sequence[dict[str, Any]], key: str) -> float:
+    vals = [float(m[key]) for m in per_case if m.get(key) is not None and m.get("turns")]
+    return round(_mean(vals) or 0.0, 2)
+
+
 def summarize(per_case: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Average :func:`consultation_metrics` over a run; percentages on 0–100, rounded.
 
-    ``accuracy`` counts cases answered correctly among all; ``diversity`` averages only the
-    consultations with two questions or more (None when there are none); ``leakage`` is leaked
-    facts over revealed facts (0 when none were revealed).
+    ``accuracy`` counts cases answered correctly among all; the diversities average only the
+    consultations with two turns or more (None when there are none); lengths average the
+    consultations with at least one turn (a bound's patient length is its P0 or M);
+    ``leakage`` is leaked facts over revealed facts (0 when none were revealed);
+    ``by_complexity`` is :func:`by_complexity`.
     """
     n = len(per_case)
-
-    def pct(key: str) -> float:
-        vals = [float(m[key]) for m in per_case if m.get(key) is not None]
-        return round(100 * (_mean(vals) or 0.0), 2)
-
-    div = _mean([m["diversity"] for m in per_case if m.get("diversity") is not None])
     revealed_n = sum(m.get("revealed", 0) for m in per_case)
     leaked_n = sum(m.get("leaked", 0) for m in per_case)
-    out: dict[str, Any] = {key: pct(key) for key in SUMMARY_KEYS[:6]}
+    out: dict[str, Any] = {key: _pct(per_case, key) for key in SUMMARY_KEYS[:6]}
     out["accuracy"] = (
         round(100 * sum(bool(m.get("correct")) for m in per_case) / n, 2) if n else 0.0
     )
     out["avg_turns"] = round(_mean([m["turns"] for m in per_case]) or 0.0, 2)
-    out["avg_length"] = round(_mean([m["length"] for m in per_case if m["turns"]]) or 0.0, 2)
-    out["diversity"] = None if div is None else round(100 * div, 2)
+    out["avg_length"] = _words(per_case, "length")
+    out["diversity"] = _pct_or_none(per_case, "diversity")
+    bounds = all(not m.get("turns") for m in per_case) and n
+    patient_lengths = [
+        float(m["patient_length"])
+        for m in per_case
+        if m.get("patient_length") is not None and (m.get("turns") or bounds)
+    ]
+    out["patient_length"] = round(_mean(patient_lengths) or 0.0, 2)
+    out["doctor_length"] = _words(per_case, "doctor_length")
+    for kind in DIVERSITY_KINDS:
+        out[f"diversity_{kind}"] = _pct_or_none(per_case, f"diversity_{kind}")
     out["leakage"] = round(100 * leaked_n / revealed_n, 2) if revealed_n else 0.0
     out["n"] = n
     sims = [m["similarity"] for m in per_case if m.get("similarity") is not None]
     if sims:
         out["similarity"] = round(100 * (_mean(sims) or 0.0), 2)
+    out["by_complexity"] = by_complexity(per_case)
+    return out
+
+
+def by_complexity(per_case: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The run split by the number of facts of its cases in thirds (Figure 7): ``low``,
+    ``mid`` and ``high``, each with its ``facts`` range, ``n``, ``accuracy``, patient and
+    doctor F1 and ``avg_turns``. Cases are sorted by their number of facts and cut into three
+    groups of (nearly) equal size; an empty group is left out."""
+    ranked = sorted(
+        (m for m in per_case if m.get("n_facts") is not None), key=lambda m: m["n_facts"]
+    )
+    n = len(ranked)
+    out: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(("low", "mid", "high")):
+        group = ranked[i * n // 3 : (i + 1) * n // 3]
+        if not group:
+            continue
+        low, high = group[0]["n_facts"], group[-1]["n_facts"]
+        out[name] = {
+            "facts": str(low) if low == high else f"{low}-{high}",
+            "n": len(group),
+            "accuracy": round(100 * sum(bool(m.get("correct")) for m in group) / len(group), 2),
+            "patient_f1": _pct(group, "patient_f1"),
+            "doctor_f1": _pct(group, "doctor_f1"),
+            "avg_turns": round(_mean([m["turns"] for m in group]) or 0.0, 2),
+        }
     return out
 
 
@@ -247,7 +351,7 @@ def truncate(turns: Sequence[dict[str, Any]], fraction: float) -> list[dict[str,
 def turn_analysis(
     store: Any,
     run_id: int,
-    fractions: Sequence[float] = (0.25, 0.5, 0.75, 1.0),
+    fractions: Sequence[float] = FRACTIONS,
     solver: Any = None,
 ) -> list[dict[str, Any]]:
     """Patient/doctor F1 (and accuracy) against the fraction of each consultation completed.

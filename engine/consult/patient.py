@@ -1,6 +1,13 @@
-"""The simulated patient: honest, strict ("lazy") and colloquial, grounded by construction.
+"""The simulated patient, in two modes (:data:`MODES`).
 
-For every question the :class:`~engine.consult.facts.FactSelector` picks the facts it asks
+``paper`` (:class:`PaperPatient`, the default for model evaluation) is the design of the
+multi-turn consultation evaluation paper: the patient model gets *all* of the medical
+information M, the opening request P0 and the dialogue so far, with persona instructions
+for honesty, strictness (answer only what is asked, "lazily") and colloquial speech in the
+case's language; what it reveals is then measured (leakage), not prevented.
+
+``grounded`` (:class:`Patient`, for tiny models and for students) is honest and strict by
+construction. For every question the :class:`~engine.consult.facts.FactSelector` picks the facts it asks
 about, and only those reach the patient model, with a system prompt asking for a short answer
 in everyday words in the case's language. So the patient
 
@@ -12,6 +19,10 @@ in everyday words in the case's language. So the patient
 
 When no fact matches, the patient says it does not know with a fixed phrase in the case's
 language (:data:`engine.consult.text.UNKNOWN_PHRASES`), without calling the model.
+
+In both modes the reply's ``facts`` are the facts the question asks about (the selector's
+matches): in ``grounded`` mode all the patient was given, in ``paper`` mode what leakage is
+measured against (the patient was given everything).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from engine.consult.text import (
     first_sentences,
     lay_words,
 )
+from engine.models.protocol import ChatModel
 
 SYSTEM_PROMPT = """You are a patient talking with your doctor. You are not a doctor.
 You came in saying: "{opening}"
@@ -40,6 +52,48 @@ What you know that answers the doctor's question:
 Rules: answer only the doctor's question, as the patient, in the first person ("I", "my").
 Use plain everyday words, not medical terms. Say only what is in the list above; never add
 symptoms, numbers or details. Reply in {language} with one or two short sentences."""
+
+MODES = ("paper", "grounded")
+
+PAPER_PROMPTS = {
+    "en": """You are a patient (or the parent of a child patient) seeing a doctor. \
+Below is your own medical record: everything you know about your health.
+You came in saying: "{opening}"
+Your medical record:
+{facts}
+Play the patient in this conversation:
+- Be honest: say only what is true according to your record. If the doctor asks about \
+something that is not in it, say you don't know or haven't noticed it. Never make up \
+symptoms, numbers or results.
+- Be strict: answer only exactly what the doctor asks, lazily and briefly. Do not volunteer \
+anything else from your record.
+- Speak colloquially like an ordinary person, in the first person, without medical terms, \
+in one to three short sentences.
+Reply in English.""",
+    "fr": """Vous êtes un patient (ou le parent d'un enfant malade) en consultation. Voici \
+votre dossier médical : tout ce que vous savez de votre santé.
+Vous êtes venu en disant : « {opening} »
+Votre dossier :
+{facts}
+Jouez le patient :
+- Soyez honnête : ne dites que ce qui est vrai d'après votre dossier. Si le médecin vous \
+interroge sur quelque chose qui n'y est pas, dites que vous ne savez pas. N'inventez jamais \
+de symptômes, de chiffres ni de résultats.
+- Soyez strict : répondez uniquement à ce que le médecin demande, brièvement. Ne donnez \
+rien d'autre de votre dossier.
+- Parlez simplement, comme tout le monde, à la première personne, sans termes médicaux, en \
+une à trois phrases courtes.
+Répondez en français.""",
+    "zh": """你是一位来看医生的病人（或患儿的家长）。下面是你自己的病历，也就是你所知道的全部健康情况。
+你一进来说的是：“{opening}”
+你的病历：
+{facts}
+请扮演病人：
+- 诚实：只说病历里真实的内容。医生问到病历里没有的，就说不知道或没注意到。绝不编造症状、数字或检查结果。
+- 严格：只回答医生问的问题，简短、被动地回答，不要主动说出病历里的其他内容。
+- 口语化：像普通人一样用第一人称说话，不用医学术语，一到三句短句。
+请用中文回答。""",
+}
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -62,16 +116,19 @@ class PatientReply:
 
 
 class Patient:
-    """Answers a doctor's questions about one case.
+    """The ``grounded`` patient: answers a doctor's questions about one case from the facts
+    each question asks about.
 
-    ``model`` is a :class:`engine.runtime.LocalModel` (chat). ``match`` is the fact-matching
+    ``model`` is a :class:`~engine.models.protocol.ChatModel`. ``match`` is the fact-matching
     method (``bm25``, ``embedding`` or ``hybrid``; default hybrid in English, bm25 otherwise).
     """
+
+    mode = "grounded"
 
     def __init__(
         self,
         case: Case,
-        model: Any,
+        model: ChatModel | None,
         match: str | None = None,
         max_facts: int = 3,
         max_tokens: int = 60,
@@ -150,23 +207,93 @@ class Patient:
             completion_tokens=getattr(generation, "completion_tokens", 0) or 0,
         )
 
+    def prepare(self, question: str) -> tuple[list[Match], list[dict[str, str]] | None]:
+        """The facts ``question`` asks about and the chat for the model (None: no model
+        call, the patient does not know)."""
+        facts = self.facts_for(question)
+        return facts, (self.messages(question, facts) if facts else None)
+
     def reply(self, question: str) -> PatientReply:
         """Answer ``question``."""
         started = time.perf_counter()
-        facts = self.facts_for(question)
-        if not facts:
-            return PatientReply(self.unknown(), [], "unknown", latency_s=0.0)
-        g = self.model.chat(
-            self.messages(question, facts),
-            max_tokens=self.max_tokens,
-            temperature=0.0,
-            seed=self.seed,
-        )
+        facts, messages = self.prepare(question)
+        if messages is None:
+            return PatientReply(self.unknown(), facts, "unknown", latency_s=0.0)
+        g = self.model.chat(messages, max_tokens=self.max_tokens, temperature=0.0, seed=self.seed)
         return self._finish(question, facts, g.text, g, started)
 
     def stream(self, question: str) -> PatientStream:
         """Answer ``question`` piece by piece (see :class:`PatientStream`)."""
         return PatientStream(self, question)
+
+
+class PaperPatient(Patient):
+    """The paper's patient: the model gets all of M, P0 and the dialogue so far, with the
+    persona instructions of :data:`PAPER_PROMPTS`; nothing is filtered or replaced (a reply
+    cut off mid-sentence loses its unfinished sentence). The facts the question asks about
+    (the selector's matches) are recorded for the leakage measure only."""
+
+    mode = "paper"
+
+    def __init__(
+        self,
+        case: Case,
+        model: ChatModel | None,
+        match: str | None = None,
+        max_tokens: int = 64,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(case, model, match=match, max_tokens=max_tokens, seed=seed)
+        self.history: list[tuple[str, str]] = []
+
+    def system_prompt(self) -> str:
+        template = PAPER_PROMPTS.get(self.case.language, PAPER_PROMPTS["en"])
+        listed = "\n".join(f"- {f.key}: {f.value}" for f in self.case.facts)
+        return template.format(opening=self.case.initial_request, facts=listed)
+
+    def messages(self, question: str, facts: list[Match] | None = None) -> list[dict[str, str]]:
+        """The chat sent to the patient model: persona and M, the dialogue so far (the
+        doctor as user, the patient as assistant, P0 first), then ``question``."""
+        out = [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "assistant", "content": self.case.initial_request},
+        ]
+        for asked, said in self.history:
+            out += [{"role": "user", "content": asked}, {"role": "assistant", "content": said}]
+        return out + [{"role": "user", "content": question}]
+
+    def prepare(self, question: str) -> tuple[list[Match], list[dict[str, str]] | None]:
+        return self.facts_for(question), self.messages(question)
+
+    def _finish(
+        self, question: str, facts: list[Match], raw: str, generation: Any, started: float
+    ) -> PatientReply:
+        text = first_sentences(raw.strip().strip('"').strip(), 3)
+        if re.search(r"[.!?。！？]", text) and not re.search(r"[.!?。！？)\"]$", text):
+            text = re.sub(r"(?<=[.!?。！？])[^.!?。！？]*$", "", text).strip()
+        source = "model" if text else "unknown"
+        text = text or self.unknown()
+        self.history.append((question, text))
+        return PatientReply(
+            text=text,
+            facts=facts,
+            source=source,
+            raw=raw,
+            latency_s=round(time.perf_counter() - started, 3),
+            prompt_tokens=getattr(generation, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(generation, "completion_tokens", 0) or 0,
+        )
+
+
+def make_patient(
+    case: Case, model: ChatModel | None, mode: str = "paper", match: str | None = None
+) -> Patient:
+    """The patient of ``mode`` (:data:`MODES`) for ``case``."""
+    if mode == "paper":
+        return PaperPatient(case, model, match=match)
+    if mode == "grounded":
+        return Patient(case, model, match=match)
+    raise ValueError(f"unknown patient mode {mode!r} (paper or grounded)")
 
 
 class PatientStream:
@@ -186,13 +313,13 @@ class PatientStream:
     def __iter__(self) -> Iterator[str]:
         started = time.perf_counter()
         p = self.patient
-        facts = p.facts_for(self.question)
-        if not facts:
-            self.result = PatientReply(p.unknown(), [], "unknown")
+        facts, messages = p.prepare(self.question)
+        if messages is None:
+            self.result = PatientReply(p.unknown(), facts, "unknown")
             yield self.result.text
             return
         self._stream = p.model.stream_chat(
-            p.messages(self.question, facts),
+            messages,
             max_tokens=p.max_tokens,
             temperature=0.0,
             seed=p.seed,

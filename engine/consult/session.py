@@ -9,9 +9,10 @@ Turns are numbered: 0 is the opening request; question *i* and its reply are bot
 model doctor's closing words are stored as a doctor turn of kind ``conclusion``. With a store
 and a run id every turn is stored as it happens (``Store.add_turn``) and :meth:`finish` stores
 one answer row for the case, with the task result and the consultation's metrics as scores.
-The ``extra`` of a patient turn records the facts given to the patient (``facts``: index, key,
-value, scores), those the question ``asked`` for, those ``revealed`` in the reply and those
-``leaked``, and how the reply was made (``source``: model, unknown or guard).
+The ``extra`` of a patient turn records the facts the question matched (``facts``: index, key,
+value, scores; all the grounded patient was given), those the question ``asked`` for, those
+``revealed`` in the reply and those ``leaked``, the ``patient_mode`` and how the reply was
+made (``source``: model, unknown or guard).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any
 
 from engine.consult.cases import Case
 from engine.consult.metrics import consultation_metrics, turn_leakage
-from engine.consult.patient import Patient, PatientReply, PatientStream
+from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
 from engine.consult.solve import Solver, TaskResult, score_answer, task_text
+from engine.models.protocol import ChatModel
 
 
 class ConsultationError(Exception):
@@ -40,23 +42,44 @@ class ConsultResult:
     turns: list[dict[str, Any]]
     conclusion: str = ""
     stop_reason: str | None = None
+    task_kind: str = "mcq"
 
     @property
     def correct(self) -> bool:
         return self.task.correct
+
+    def answer_fields(self, questions: int) -> dict[str, Any]:
+        """The case's stored answer (:meth:`engine.store.Store.add_answer`'s fields)."""
+        task = self.task
+        return {
+            "response": task.response,
+            "chosen": task.chosen,
+            "gold": task.gold,
+            "correct": task.correct,
+            "scores": self.metrics,
+            "extra": {"task_kind": self.task_kind, "turns": questions, **task.extra},
+            "latency_s": task.latency_s,
+            "prompt_tokens": task.prompt_tokens,
+            "completion_tokens": task.completion_tokens,
+        }
 
 
 class Consultation:
     """One consultation of ``case``; ``patient_model`` answers as the patient.
 
     ``solver`` answers the task when :meth:`finish` gets no answer (model doctors).
-    ``max_turns`` caps the questions; ``match`` is the fact-matching method.
+    ``max_turns`` caps the questions; ``match`` is the fact-matching method;
+    ``patient_mode`` is ``grounded`` (the default: a person's consultation) or ``paper``
+    (:mod:`engine.consult.patient`); ``keep_conclusions`` leaves the doctor's closing words in
+    the solver's context (the default) or drops them. With a store and
+    a run id every turn is stored, and the answer too unless ``store_answer`` is false (a run
+    loop that stores answers itself).
     """
 
     def __init__(
         self,
         case: Case,
-        patient_model: Any,
+        patient_model: ChatModel,
         *,
         store: Any = None,
         run_id: int | None = None,
@@ -64,14 +87,20 @@ class Consultation:
         solver: Solver | None = None,
         match: str | None = None,
         position: int | None = None,
+        store_answer: bool = True,
+        patient_mode: str = "grounded",
+        keep_conclusions: bool = True,
     ) -> None:
         self.case = case
-        self.patient = Patient(case, patient_model, match=match)
+        self.patient_mode = patient_mode
+        self.keep_conclusions = keep_conclusions
+        self.patient: Patient = make_patient(case, patient_model, patient_mode, match)
         self.store = store
         self.run_id = run_id
         self.max_turns = max_turns
         self.solver = solver
         self.position = position
+        self.store_answer = store_answer
         self.turns: list[dict[str, Any]] = []
         self.result: ConsultResult | None = None
         self._started = False
@@ -161,12 +190,19 @@ class Consultation:
         return turn
 
     def _record_reply(self, turn: int, question: str, reply: PatientReply) -> dict[str, Any]:
-        given = reply.fact_indices
-        leak = turn_leakage(question, reply.text, self.case.facts, given, self.case.language)
+        facts = self.case.facts
+        if self.patient_mode == "paper":
+            top = reply.facts[0].index if reply.facts else None
+            leak = turn_leakage(
+                question, reply.text, facts, range(len(facts)), self.case.language, top=top
+            )
+        else:
+            leak = turn_leakage(question, reply.text, facts, reply.fact_indices, self.case.language)
         extra = {
             "kind": "reply",
             "facts": [m.to_dict() for m in reply.facts],
             "source": reply.source,
+            "patient_mode": self.patient_mode,
             **leak,
         }
         if reply.raw and reply.raw != reply.text:
@@ -214,7 +250,9 @@ class Consultation:
         if answer is not None:
             task = score_answer(self.case.task, answer)
         elif self.solver is not None:
-            task = self.solver.answer(self.case, self.turns, context="dialogue")
+            task = self.solver.answer(
+                self.case, self.turns, context="dialogue", conclusions=self.keep_conclusions
+            )
         else:
             raise ConsultationError("no answer given and no solver to answer the task")
         metrics = consultation_metrics(self.case, self.turns, task.correct)
@@ -229,25 +267,14 @@ class Consultation:
             list(self.turns),
             conclusion=conclusion["text"] if conclusion else "",
             stop_reason=conclusion["extra"].get("reason") if conclusion else None,
+            task_kind=self.case.task.kind,
         )
-        if self.store is not None and self.run_id is not None:
+        if self.store is not None and self.run_id is not None and self.store_answer:
             self.store.add_answer(
                 self.run_id,
                 self.case.id,
-                response=task.response,
-                chosen=task.chosen,
-                gold=task.gold,
-                correct=task.correct,
-                scores=metrics,
-                extra={
-                    "task_kind": self.case.task.kind,
-                    "turns": self.questions_asked,
-                    **task.extra,
-                },
-                latency_s=task.latency_s,
-                prompt_tokens=task.prompt_tokens,
-                completion_tokens=task.completion_tokens,
                 position=self.position,
+                **self.result.answer_fields(self.questions_asked),
             )
         return self.result
 
@@ -273,3 +300,38 @@ class ReplyStream:
 
     def cancel(self) -> None:
         self.stream.cancel()
+
+
+# -- a person's consultation -----------------------------------------------------------------
+
+
+def start_person_consultation(
+    store: Any, dataset: str, case: Case, patient_model: ChatModel, max_turns: int = 10
+) -> Consultation:
+    """A person's consultation of one case, stored as a ``person`` run of one item; the
+    patient's opening request is already recorded."""
+    from engine.consult.cases import ACTIVITY
+
+    patient = getattr(patient_model, "name", None) or "model"
+    settings = {"doctor": "person", "patient": patient, "case": case.id, "max_turns": max_turns}
+    run_id = store.start_run(ACTIVITY, dataset, "person", settings, runner="person", n_total=1)
+    consultation = Consultation(
+        case, patient_model, store=store, run_id=run_id, max_turns=max_turns, position=0
+    )
+    consultation.start()
+    return consultation
+
+
+def finish_person_consultation(consultation: Consultation, answer: str) -> ConsultResult:
+    """Score the person's answer and close the run with the activity's summary."""
+    from engine.consult.metrics import summarize
+
+    result = consultation.finish(answer)
+    consultation.store.finish_run(consultation.run_id, summarize([result.metrics]))
+    return result
+
+
+def abandon_person_consultation(consultation: Consultation) -> None:
+    """Close the run of a consultation left before its task was answered (``cancelled``)."""
+    if consultation.store is not None and consultation.run_id is not None:
+        consultation.store.finish_run(consultation.run_id, {"n": 1, "answered": 0}, "cancelled")

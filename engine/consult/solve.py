@@ -21,6 +21,7 @@ from typing import Any
 from engine.consult.cases import Case, Task
 from engine.consult.doctor import history_messages
 from engine.exam.extract import extract_answer
+from engine.models.protocol import ChatModel
 
 CONTEXTS = ("dialogue", "all", "opening")
 METHODS = ("logprobs", "generate")
@@ -123,7 +124,7 @@ class Solver:
     """Answers a case's task with a chat model, from a dialogue, all facts or P0 alone."""
 
     def __init__(
-        self, model: Any, method: str = "logprobs", max_tokens: int = 48, seed: int = 0
+        self, model: ChatModel, method: str = "logprobs", max_tokens: int = 48, seed: int = 0
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown answering method {method!r}")
@@ -133,9 +134,14 @@ class Solver:
         self.seed = seed
 
     def messages(
-        self, case: Case, turns: list[dict[str, Any]] | None = None, context: str = "dialogue"
+        self,
+        case: Case,
+        turns: list[dict[str, Any]] | None = None,
+        context: str = "dialogue",
+        conclusions: bool = True,
     ) -> list[dict[str, str]]:
-        """The chat that asks the task, after the chosen context."""
+        """The chat that asks the task, after the chosen context (a dialogue keeps the
+        doctor's closing words unless ``conclusions`` is false)."""
         if context not in CONTEXTS:
             raise ValueError(f"unknown context {context!r}")
         if context == "all":
@@ -145,7 +151,7 @@ class Solver:
             body = f"Patient: {case.initial_request}"
         else:
             lines = []
-            for m in history_messages(list(turns or [])):
+            for m in history_messages(list(turns or []), conclusions=conclusions):
                 who = "Doctor" if m["role"] == "assistant" else "Patient"
                 lines.append(f"{who}: {m['content']}")
             body = "\n".join(lines) or f"Patient: {case.initial_request}"
@@ -156,15 +162,26 @@ class Solver:
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
     def answer(
-        self, case: Case, turns: list[dict[str, Any]] | None = None, context: str = "dialogue"
+        self,
+        case: Case,
+        turns: list[dict[str, Any]] | None = None,
+        context: str = "dialogue",
+        conclusions: bool = True,
     ) -> TaskResult:
-        """Answer and score the task of ``case``."""
-        messages = self.messages(case, turns, context)
+        """Answer and score the task of ``case`` (``conclusions``: see :meth:`messages`)."""
+        messages = self.messages(case, turns, context, conclusions)
         started = time.perf_counter()
         if case.task.kind == "mcq" and self.method == "logprobs":
             letters = list(case.task.options)
-            prompt = self.model.chat_prompt(messages, add_generation_prompt=True)
-            scores = self.model.logprobs(prompt, letters, chat_formatted=True)
+            chat = self.model.has_chat_template  # else plain text (a base or served model)
+            prompt = (
+                self.model.chat_prompt(messages, add_generation_prompt=True)
+                if chat
+                else "\n\n".join(m["content"] for m in messages) + "\n\nAnswer:"
+            )
+            space = "" if chat else " "
+            raw = self.model.logprobs(prompt, [space + k for k in letters], chat_formatted=chat)
+            scores = {k: raw[space + k] for k in letters}
             chosen = max(letters, key=lambda k: scores.get(k, float("-inf")))
             result = TaskResult(chosen, chosen, case.task.answer, chosen == case.task.answer)
             result.extra["logprobs"] = {k: round(float(v), 4) for k, v in scores.items()}

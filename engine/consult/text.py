@@ -11,11 +11,22 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.rouge import has_cjk, tokenize
+from engine.rouge import tokenize
+from engine.text.language import LANGUAGE_NAMES, LANGUAGES, language_of
 
-LANGUAGES = ("en", "fr", "zh")
-
-LANGUAGE_NAMES = {"en": "English", "fr": "French", "zh": "Chinese"}
+__all__ = [
+    "LANGUAGES",
+    "LANGUAGE_NAMES",
+    "LAY_TERMS",
+    "QUERY_EXPANSIONS",
+    "STOPWORDS",
+    "UNKNOWN_PHRASES",
+    "content_words",
+    "expand_question",
+    "first_sentences",
+    "language_of",
+    "lay_words",
+]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -62,11 +73,6 @@ UNKNOWN_PHRASES = {
 }
 
 _STEMMER_NAMES = {"en": "english", "fr": "french"}
-
-
-def language_of(text: str, default: str = "en") -> str:
-    """``zh`` when ``text`` holds Chinese characters, else ``default``."""
-    return "zh" if has_cjk(text) else default
 
 
 @lru_cache(maxsize=4)

@@ -11,28 +11,19 @@ Modules, one per concern:
 * :mod:`engine.exam.session` — a person's practice session or timed exam.
 """
 
-from engine.exam.dataset import DatasetError, ensure_sample, import_file, load_file
-from engine.exam.extract import extract_answer, find_answer
-from engine.exam.metrics import score_responses
-from engine.exam.prompts import PromptSettings, build_messages, build_prompt
-from engine.exam.runner import ExamSettings, run_exam, summarize
-from engine.exam.session import ExamSession, missed_items, session_result
+from __future__ import annotations
 
-__all__ = [
-    "DatasetError",
-    "ExamSession",
-    "ExamSettings",
-    "PromptSettings",
-    "build_messages",
-    "build_prompt",
-    "ensure_sample",
-    "extract_answer",
-    "find_answer",
-    "import_file",
-    "load_file",
-    "missed_items",
-    "run_exam",
-    "score_responses",
-    "session_result",
-    "summarize",
-]
+import lazy_loader
+
+# Public names, each imported from its submodule on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "dataset": ["DatasetError", "ensure_sample", "import_file", "load_file"],
+        "extract": ["extract_answer", "find_answer"],
+        "metrics": ["score_responses"],
+        "prompts": ["PromptSettings", "build_messages", "build_prompt"],
+        "runner": ["ExamSettings", "run_exam", "summarize"],
+        "session": ["ExamSession", "missed_items", "session_result"],
+    },
+)

@@ -29,9 +29,13 @@ from typing import Any
 
 from engine.paths import samples_dir
 from engine.store import Store
+from engine.text import jsonio
+from engine.text.options import letters
 
 ACTIVITY = "exam"
-LETTERS = "ABCDE"
+MAX_OPTIONS = 5
+LETTERS = letters(MAX_OPTIONS)
+LIST_KEYS = ("data", "questions", "items", "records")
 SAMPLE_NAME = "explaincpe-sample"
 SAMPLE_FILE = "explaincpe_sample.json"
 FORMATS = ("explaincpe", "mcq")
@@ -173,48 +177,25 @@ def _csv_record(row: dict[str, str]) -> dict[str, Any]:
 
 
 def read_records(path: str | Path) -> list[Any]:
-    """The raw records of a JSON list, a JSON Lines file or a CSV file (by extension)."""
+    """The raw records of a JSON list (or an object holding one under ``data``,
+    ``questions``, ``items`` or ``records``), a JSON Lines file or a CSV file (by extension)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(f"no such file: {path}") from None
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path.name} is not UTF-8 text") from None
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames:
-            raise DatasetError(f"{path.name}: no header row")
-        records = []
-        for number, row in enumerate(reader, start=1):
-            try:
-                records.append(_csv_record(row))
-            except DatasetError as exc:
-                raise DatasetError(f"record {number}: {exc}") from None
-        return records
-    if suffix in (".jsonl", ".ndjson"):
-        records = []
-        for number, line in enumerate((ln for ln in text.splitlines() if ln.strip()), start=1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"record {number}: not valid JSON ({exc.msg})") from None
-        return records
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})"
-        ) from None
-    if isinstance(data, dict):
-        for key in ("data", "questions", "items", "records"):
-            if isinstance(data.get(key), list):
-                return data[key]
-        raise DatasetError(f"{path.name}: expected a JSON list of questions")
-    if not isinstance(data, list):
-        raise DatasetError(f"{path.name}: expected a JSON list of questions")
-    return data
+        if path.suffix.lower() != ".csv":
+            return jsonio.read_records(path, keys=LIST_KEYS, objects=False)
+        text = jsonio.read_text(path)
+    except jsonio.RecordsError as exc:
+        raise DatasetError(exc.detail) from None
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise DatasetError("no header row")
+    records = []
+    for number, row in enumerate(reader, start=1):
+        try:
+            records.append(_csv_record(row))
+        except DatasetError as exc:
+            raise DatasetError(f"record {number}: {exc}") from None
+    return records
 
 
 def load_file(path: str | Path, fmt: str = "explaincpe") -> list[dict[str, Any]]:

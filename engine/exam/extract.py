@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-LETTERS = "ABCDE"
+from engine.exam.dataset import LETTERS
 
 
 @dataclass(frozen=True)

@@ -21,19 +21,18 @@ prefix, so prefix reuse still works. For ``logprob`` the letter is read at the s
 assistant's turn, after ``答案：``, where a chat model states its answer. Base models (no
 template, or ``template = "plain"``) get the plain-text prompt of the paper.
 
->>> # store, model = Store(), catalog.open_model()
->>> # summary = run_exam(store, model, "explaincpe-sample", ExamSettings(limit=3))
+>>> summary = run_exam(store, "explaincpe-sample", ExamSettings(model="smollm2", limit=3))
+... # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.exam.dataset import ACTIVITY, letters_for
+from engine.activities import EXAM
+from engine.exam.dataset import letters_for
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
 from engine.exam.metrics import (
     ROUGE_KEYS,
@@ -51,9 +50,14 @@ from engine.exam.prompts import (
     build_prompt,
     stop_sequences,
 )
-from engine.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.models.protocol import ChatModel, ModelCrashed, ModelError
+from engine.progress import Cancel, ProgressCallback
 from engine.rouge import rouge_scores
-from engine.store import Store, StoreError
+from engine.runs import Job
+from engine.store import Store
+
+if TYPE_CHECKING:
+    from engine.models.pool import ModelPool
 
 METHODS = ("generate", "logprob")
 TEMPLATES = ("auto", "chat", "plain")
@@ -63,6 +67,7 @@ TEMPLATES = ("auto", "chat", "plain")
 class ExamSettings:
     """Everything that decides a run's answers (stored with the run, reused on resume)."""
 
+    model: str | None = None
     shots: int = 0
     instruction: bool = True
     lang: str = "zh"
@@ -113,19 +118,13 @@ def shot_pool(
     return store.items(dataset), dataset, True
 
 
-def uses_chat(model: Any, template: str = "auto") -> bool:
+def uses_chat(model: ChatModel, template: str = "auto") -> bool:
     """Whether prompts go through the model's chat template (see the module docstring)."""
     if template == "plain":
         return False
     if template == "chat":
         return True
     return bool(getattr(model, "has_chat_template", False))
-
-
-def _model_errors() -> tuple[type[BaseException], type[BaseException]]:
-    from engine.runtime import ModelCrashed, ModelError
-
-    return ModelCrashed, ModelError
 
 
 def _candidates(item: dict[str, Any], lang: str) -> dict[str, str]:
@@ -135,7 +134,7 @@ def _candidates(item: dict[str, Any], lang: str) -> dict[str, str]:
 
 
 def prompt_text(
-    model: Any,
+    model: ChatModel,
     item: dict[str, Any],
     shots: list[dict[str, Any]],
     settings: ExamSettings,
@@ -151,7 +150,7 @@ def prompt_text(
 
 
 def fit_shots(
-    model: Any,
+    model: ChatModel,
     item: dict[str, Any],
     shots: list[dict[str, Any]],
     settings: ExamSettings,
@@ -176,7 +175,7 @@ def fit_shots(
 
 
 def answer_question(
-    model: Any,
+    model: ChatModel,
     item: dict[str, Any],
     shots: list[dict[str, Any]],
     settings: ExamSettings,
@@ -184,9 +183,23 @@ def answer_question(
 ) -> dict[str, Any]:
     """Put one question to ``model``; return the fields of its stored answer
     (``response``, ``chosen``, ``gold``, ``correct``, ``scores``, ``extra``, ``latency_s``,
-    ``prompt_tokens``, ``completion_tokens``)."""
-    ps = settings.prompt_settings()
+    ``prompt_tokens``, ``completion_tokens``). ``extra["shots"]`` holds the ids of the
+    examples actually in the prompt (after :func:`fit_shots`), ``extra["shots_planned"]``
+    how many were planned."""
     chat = uses_chat(model, settings.template) if chat is None else chat
+    answer = _answer(model, item, shots, settings, chat)
+    answer["extra"]["shots_planned"] = len(shots)
+    return answer
+
+
+def _answer(
+    model: ChatModel,
+    item: dict[str, Any],
+    shots: list[dict[str, Any]],
+    settings: ExamSettings,
+    chat: bool,
+) -> dict[str, Any]:
+    ps = settings.prompt_settings()
     gold = item["answer"]
     t0 = time.perf_counter()
     shots, prompt, n_prompt = fit_shots(model, item, shots, settings, chat)
@@ -264,8 +277,8 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary of an exam run from its stored answers: accuracy over the run's questions
     (unanswered ones count as wrong), ROUGE for generated answers, accuracy by type, seconds
-    per question, calibration (``logprob``) and explanation–answer consistency
-    (``generate``)."""
+    per question, the examples actually used (:func:`shots_used`), calibration (``logprob``)
+    and explanation–answer consistency (``generate``)."""
     run = store.run(run_id)
     settings = ExamSettings.from_dict(run["settings"])
     if items is None:
@@ -291,6 +304,7 @@ def summarize(
         "seconds_per_question": round(sum(latencies) / len(latencies), 3) if latencies else None,
     }
     rows = [answers[str(i["id"])] for i in answered]
+    summary.update(shots_used(rows, settings.shots))
     if settings.method == "generate":
         scored = [r["scores"] for r in rows if r["scores"]]
         for key in ROUGE_KEYS:
@@ -305,109 +319,114 @@ def summarize(
     return summary
 
 
+def shots_used(rows: list[dict[str, Any]], nominal: int) -> dict[str, Any]:
+    """``shots_used_mean``: the mean number of examples actually in the prompts of the
+    answered questions (None when none records it); ``shots_cut``: how many of them had
+    fewer examples than planned because the prompt did not fit the model's context."""
+    used, cut = [], 0
+    for r in rows:
+        extra = r.get("extra") or {}
+        if "shots" not in extra:
+            continue
+        n = len(extra["shots"])
+        used.append(n)
+        cut += n < int(extra.get("shots_planned", nominal))
+    mean = round(sum(used) / len(used), 2) if used else None
+    return {"shots_used_mean": mean, "shots_cut": cut}
+
+
+def _failed_answer(item: dict[str, Any], error: str) -> dict[str, Any]:
+    """The stored answer of a question the model could not take (too long for its context…):
+    wrong, with the reason."""
+    return {
+        "response": "",
+        "chosen": None,
+        "gold": item["answer"],
+        "correct": False,
+        "scores": {},
+        "extra": {"error": error},
+        "latency_s": None,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+    }
+
+
+class ExamJob(Job):
+    """One model's run over an exam data set."""
+
+    def __init__(self, store: Store, dataset: str, settings: ExamSettings, pool: ModelPool):
+        super().__init__()
+        self.exam = settings
+        self.items = store.items(dataset, limit=settings.limit)
+        pool_items, pool_name, same_pool = shot_pool(store, dataset, settings.shots_from)
+        self.plan = ShotPlan(pool_items, settings.shots, settings.seed, same_pool=same_pool)
+        self.model = self.lease(pool, settings.model)
+        self.model_label = self.model.name
+        self.chat = uses_chat(self.model, settings.template)
+        self.settings = {
+            **settings.as_dict(),
+            "model": self.model.name,
+            "shots_pool": pool_name,
+            "shot_ids": self.plan.ids,
+            "chat_template": self.chat,
+        }
+
+    def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
+        try:
+            return answer_question(self.model, item, self.plan.for_item(item), self.exam, self.chat)
+        except ModelCrashed:
+            raise
+        except ModelError as exc:  # this question only
+            return _failed_answer(item, str(exc))
+
+
+class ExamSpec:
+    """The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`'
+    fields (``model`` names the model)."""
+
+    activity = EXAM
+
+    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+        return ExamSettings.from_dict(given).as_dict()
+
+    def open(
+        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
+    ) -> ExamJob:
+        return ExamJob(store, dataset, ExamSettings.from_dict(settings), pool)
+
+    def summarize(self, store: Store, run_id: int) -> dict[str, Any]:
+        return summarize(store, run_id)
+
+
+SPEC = ExamSpec()
+
+
 def run_exam(
     store: Store,
-    model: Any,
     dataset: str | None,
     settings: ExamSettings | None = None,
     *,
-    model_name: str | None = None,
+    resume: int | None = None,
+    pool: ModelPool | None = None,
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
-    resume: int | None = None,
-    on_answer: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    on_answer: Any = None,
 ) -> dict[str, Any]:
-    """Answer every question of ``dataset`` (its first ``settings.limit``) with ``model``,
-    storing each answer as soon as it is produced; return the run's summary.
+    """Answer every question of ``dataset`` (its first ``settings.limit``) with the model
+    ``settings.model`` names, storing each answer as soon as it is produced; return the
+    run's summary. A shorthand for :func:`engine.runs.run` (see there for ``resume``,
+    cancelling and how a run ends)."""
+    from engine.runs import run
 
-    ``resume`` continues an earlier run (its data set and settings are used; questions it
-    answered are skipped). Cancelling keeps the answers so far (status ``cancelled``); a
-    crash of the model process ends the run as ``failed`` with the error in the summary.
-    ``on_answer(item, answer)`` is called after each stored answer.
-    """
-    model_crashed, model_error = _model_errors()
-    if resume is not None:
-        run = store.run(resume)
-        if run["activity"] != ACTIVITY or run["runner"] != "model":
-            raise StoreError(f"run {resume} is not a model exam run")
-        settings = ExamSettings.from_dict(run["settings"])
-        dataset, run_id = run["dataset"], resume
-        items = store.items(dataset, limit=settings.limit)
-        store.update_run(run_id, status="running", error=None, finished=None)
-    else:
-        if dataset is None:
-            raise StoreError("no data set given")
-        settings = settings or ExamSettings()
-        items = store.items(dataset, limit=settings.limit)
-        label = model_name or _model_label(model)
-        run_id = store.start_run(ACTIVITY, dataset, label, settings.as_dict(), "model", len(items))
-    pool, pool_name, same_pool = shot_pool(store, dataset, settings.shots_from)
-    plan = ShotPlan(pool, settings.shots, settings.seed, same_pool=same_pool)
-    chat = uses_chat(model, settings.template)
-    store.update_run(
-        run_id,
-        settings={
-            **settings.as_dict(),
-            "shots_pool": pool_name,
-            "shot_ids": plan.ids,
-            "chat_template": chat,
-        },
-        n_total=len(items),
+    given = settings.as_dict() if settings is not None and resume is None else {}
+    return run(
+        store,
+        EXAM.id,
+        dataset,
+        given,
+        resume=resume,
+        pool=pool,
+        progress=progress,
+        cancel=cancel,
+        on_answer=on_answer,
     )
-    done_keys = store.answered_keys(run_id)
-    total = len(items)
-    done = sum(1 for i in items if str(i["id"]) in done_keys)
-    report(progress, done, total, "starting", run_id=run_id)
-    status, error = "finished", None
-    try:
-        for position, item in enumerate(items):
-            key = str(item["id"])
-            if key in done_keys:
-                continue
-            if cancel is not None:
-                cancel.check()
-            try:
-                answer = answer_question(model, item, plan.for_item(item), settings, chat)
-            except model_crashed:
-                raise
-            except model_error as exc:  # this question only (too long for the context…)
-                answer = {
-                    "response": "",
-                    "chosen": None,
-                    "gold": item["answer"],
-                    "correct": False,
-                    "scores": {},
-                    "extra": {"error": str(exc)},
-                    "latency_s": None,
-                    "prompt_tokens": None,
-                    "completion_tokens": None,
-                }
-            store.add_answer(run_id, key, position=position, **answer)
-            done += 1
-            if on_answer is not None:
-                on_answer(item, answer)
-            report(
-                progress,
-                done,
-                total,
-                f"{key}: {answer['chosen'] or '-'}",
-                run_id=run_id,
-                item=key,
-                chosen=answer["chosen"],
-                correct=answer["correct"],
-            )
-    except Cancelled:
-        status = "cancelled"
-    except model_crashed as exc:
-        status, error = "failed", str(exc)
-    summary = summarize(store, run_id, items)
-    summary["status"] = status
-    if error:
-        summary["error"] = error
-    store.finish_run(run_id, summary, status=status, error=error)
-    return summary
-
-
-def _model_label(model: Any) -> str:
-    path = getattr(model, "path", None)
-    return Path(path).stem if path else type(model).__name__

@@ -26,6 +26,9 @@ from typing import Any
 from engine.exam.dataset import ACTIVITY, letters_for
 from engine.exam.metrics import accuracy, by_type
 from engine.exam.prompts import explanation_messages
+from engine.models.protocol import ChatModel
+from engine.review import record_answer
+from engine.review.profiles import resolve, run_profile
 from engine.store import Store, StoreError
 
 MODES = ("practice", "timed")
@@ -62,7 +65,8 @@ class SessionResult:
     answered: int
     correct: int
     score: float  # percent of all questions (unanswered count as wrong)
-    accuracy: float  # percent of the answered questions
+    accuracy: float  # the same: correct over all questions, as for a model's run
+    accuracy_answered: float  # percent of the answered questions
     pass_mark: float
     passed: bool
     seconds: float
@@ -83,7 +87,9 @@ class ExamSession:
 
     ``keys`` restricts the session to those questions (a review of missed ones), in data set
     order; ``limit`` keeps the first N. ``time_limit_s`` makes it a timed exam (``mode`` is
-    then ``timed`` unless given). The run starts when the session is created.
+    then ``timed`` unless given). ``profile`` names the person (default: the default
+    profile; a new name is created). The run starts when the session is created, and every
+    answer also reviews the question's card (:mod:`engine.review`).
     """
 
     def __init__(
@@ -97,6 +103,7 @@ class ExamSession:
         keys: Sequence[str] | None = None,
         pass_mark: float = DEFAULT_PASS_MARK,
         clock: Any = time.monotonic,
+        profile: str | None = None,
     ) -> None:
         mode = mode or ("timed" if time_limit_s else "practice")
         if mode not in MODES:
@@ -106,6 +113,7 @@ class ExamSession:
         if not 0 <= pass_mark <= 100:
             raise SessionError("the pass mark is a percentage between 0 and 100")
         self.store = store
+        self.profile = resolve(store, profile, create=True)
         self.dataset = dataset
         self.mode = mode
         self.time_limit_s = time_limit_s
@@ -130,6 +138,7 @@ class ExamSession:
                 "pass_mark": self.pass_mark,
                 "limit": limit,
                 "keys": [str(k) for k in keys] if keys is not None else None,
+                "profile": self.profile,
             },
             runner=PERSON,
             n_total=len(items),
@@ -203,6 +212,16 @@ class ExamSession:
             position=self.index,
             extra={"mode": self.mode, "skipped": chosen is None},
         )
+        record_answer(
+            self.store,
+            ACTIVITY,
+            self.dataset,
+            item,
+            correct,
+            seconds=seconds,
+            run_id=self.run_id,
+            profile=self.profile,
+        )
         fb = Feedback(key, chosen, item["answer"], correct, item.get("explanation", ""), seconds)
         self.feedback.append(fb)
         self.index += 1
@@ -214,7 +233,7 @@ class ExamSession:
         return self.answer(None)
 
     def stream_explanation(
-        self, model: Any, key: str | None = None, lang: str = "zh", max_tokens: int = 400
+        self, model: ChatModel, key: str | None = None, lang: str = "zh", max_tokens: int = 400
     ) -> Iterator[str]:
         """A model's explanation of a question (default: the last one answered), piece by
         piece as ``model.stream_chat`` produces it; the whole text is stored with the run
@@ -296,7 +315,12 @@ def session_result(
     oks = [bool(answers[str(q["id"])]["correct"]) for q in answered]
     secs = [answers[str(q["id"])]["latency_s"] or 0.0 for q in answered]
     score = accuracy(oks + [False] * (len(questions) - len(answered))) if questions else 0.0
-    missed = [str(q["id"]) for q, ok in zip(answered, oks, strict=True) if not ok]
+    # Missed: answered wrong, or not answered at all.
+    missed = [
+        str(q["id"])
+        for q in questions
+        if str(q["id"]) not in answers or not answers[str(q["id"])]["correct"]
+    ]
     return SessionResult(
         run_id=run_id,
         mode=settings.get("mode", "practice"),
@@ -304,7 +328,8 @@ def session_result(
         answered=len(answered),
         correct=sum(oks),
         score=round(score, 1),
-        accuracy=round(accuracy(oks), 1),
+        accuracy=round(score, 1),
+        accuracy_answered=round(accuracy(oks), 1),
         pass_mark=pass_mark,
         passed=score >= pass_mark,
         seconds=round(sum(secs), 3),
@@ -315,20 +340,25 @@ def session_result(
     )
 
 
-def person_runs(store: Store, dataset: str | None = None) -> list[dict[str, Any]]:
-    """Past person sessions (newest first), optionally of one data set."""
+def person_runs(
+    store: Store, dataset: str | None = None, profile: str | None = None
+) -> list[dict[str, Any]]:
+    """Past person sessions (newest first), optionally of one data set and one profile."""
     return [
         r
         for r in store.runs(ACTIVITY)
-        if r["runner"] == PERSON and (dataset is None or r["dataset"] == dataset)
+        if r["runner"] == PERSON
+        and (dataset is None or r["dataset"] == dataset)
+        and (profile is None or run_profile(r) == profile)
     ]
 
 
-def missed_items(store: Store, dataset: str) -> list[str]:
-    """Keys of the questions of ``dataset`` whose latest answer in a person's sessions was
-    wrong (or skipped), in data set order: what a review session replays."""
+def missed_items(store: Store, dataset: str, profile: str | None = None) -> list[str]:
+    """Keys of the questions of ``dataset`` whose latest answer in a person's sessions (of
+    ``profile``, when given) was wrong (or skipped), in data set order: what a review
+    session replays."""
     latest: dict[str, bool] = {}
-    for run in reversed(person_runs(store, dataset)):  # oldest first
+    for run in reversed(person_runs(store, dataset, profile)):  # oldest first
         for a in store.answers(run["id"]):
             latest[a["item_key"]] = bool(a["correct"])
     order = [str(i["id"]) for i in store.items(dataset)]

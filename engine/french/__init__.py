@@ -11,35 +11,21 @@ score and the exact match ratio.
 >>> index.search("antidote du paracétamol", k=3)                            # doctest: +SKIP
 """
 
-from engine.french.analyser import analyse, match_spans
-from engine.french.corpus import CorpusError, add_corpus_from_dataset, add_corpus_from_path
-from engine.french.dataset import DatasetError, ensure_sample, import_frenchmedmcqa
-from engine.french.index import Hit, Index, build_index, list_indexes, load_index
-from engine.french.reader import Reader, parse_letters
-from engine.french.runner import run_french, run_summary
-from engine.french.scoring import hamming, score_files, summarise
-from engine.french.session import FrenchSession
+from __future__ import annotations
 
-__all__ = [
-    "CorpusError",
-    "DatasetError",
-    "FrenchSession",
-    "Hit",
-    "Index",
-    "Reader",
-    "add_corpus_from_dataset",
-    "add_corpus_from_path",
-    "analyse",
-    "build_index",
-    "ensure_sample",
-    "hamming",
-    "import_frenchmedmcqa",
-    "list_indexes",
-    "load_index",
-    "match_spans",
-    "parse_letters",
-    "run_french",
-    "run_summary",
-    "score_files",
-    "summarise",
-]
+import lazy_loader
+
+# Public names, each imported from its submodule on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "analyser": ["analyse", "match_spans"],
+        "corpus": ["CorpusError", "add_corpus_from_dataset", "add_corpus_from_path"],
+        "dataset": ["DatasetError", "ensure_sample", "import_frenchmedmcqa"],
+        "index": ["Hit", "Index", "build_index", "list_indexes", "load_index"],
+        "reader": ["Reader", "parse_letters"],
+        "runner": ["run_french", "run_summary"],
+        "scoring": ["hamming", "score_files", "summarise"],
+        "session": ["FrenchSession"],
+    },
+)

@@ -10,12 +10,11 @@ content; indexes are rebuilt only when it changes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.french.dataset import gold, question_source
+from engine.french.items import gold, question_source
 from engine.french.passages import MAX_CHARS, MIN_CHARS, Passage, split_passages
 from engine.progress import Cancel, ProgressCallback, report
 from engine.store import Store
@@ -65,19 +64,19 @@ def _read_text(path: Path) -> str:
 
 
 def _read_jsonl(path: Path) -> list[tuple[str, str]]:
+    from engine.text import jsonio
+
+    try:
+        records = jsonio.numbered_records(path, keys=("documents", "records"), objects=False)
+    except jsonio.RecordsError as exc:
+        raise CorpusError(str(exc)) from None
     docs, seen = [], set()
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
+    for number, where, record in records:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-            raise CorpusError(f"{path}: line {number}: expected an object with a 'text' string")
+            raise CorpusError(f"{path}: {where}: expected an object with a 'text' string")
         doc_id = str(record.get("id", number))
         if doc_id in seen:
-            raise CorpusError(f"{path}: line {number}: duplicate id {doc_id!r}")
+            raise CorpusError(f"{path}: {where}: duplicate id {doc_id!r}")
         seen.add(doc_id)
         docs.append((doc_id, record["text"]))
     if not docs:
@@ -142,6 +141,33 @@ def dataset_passage_text(item: dict[str, Any]) -> str:
     correct = [item["answers"][c] for c in sorted(gold(item))]
     label = "Réponse exacte" if len(correct) == 1 else "Réponses exactes"
     return f"{item['question'].strip()}\n{label} : " + " ; ".join(c.strip() for c in correct)
+
+
+def _normal(text: str) -> str:
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return " ".join(re.sub(r"[^\w]+", " ", text).split())
+
+
+def derived_from_question(passage: str, question: str, min_chars: int = 20) -> bool:
+    """Whether ``passage`` was made from ``question``: it holds the question's text, or
+    starts with a near-identical one (accents, case and punctuation aside; a similarity of
+    0.9 or more). Questions shorter than ``min_chars`` never match (too little to tell).
+
+    >>> derived_from_question("Quel est le pH ? Réponse exacte : 7,4", "Quel est le pH du sang ?")
+    False
+    """
+    from difflib import SequenceMatcher
+
+    q, p = _normal(question), _normal(passage)
+    if len(q) < min_chars:
+        return False
+    if q in p:
+        return True
+    return SequenceMatcher(None, q, p[: len(q) + 10], autojunk=False).ratio() >= 0.9
 
 
 def add_corpus_from_dataset(

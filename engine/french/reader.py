@@ -33,6 +33,7 @@ from typing import Any
 
 from engine.french import prompts
 from engine.french.dataset import LETTERS
+from engine.models.protocol import ChatModel
 
 METHODS = ("generate", "logprob")
 THRESHOLD = 0.5
@@ -158,7 +159,7 @@ def _yes_probability(
 
 
 class Reader:
-    """Answers questions with a loaded model (``engine.runtime.LocalModel`` API).
+    """Answers questions with a loaded model (a :class:`~engine.models.protocol.ChatModel`).
 
     ``method`` is ``"generate"`` or ``"logprob"`` (see the module docstring); ``threshold`` is
     the logprob cut-off; ``max_tokens`` bounds a generated answer.
@@ -166,7 +167,7 @@ class Reader:
 
     def __init__(
         self,
-        model: Any,
+        model: ChatModel,
         method: str = "generate",
         threshold: float = THRESHOLD,
         max_tokens: int = MAX_TOKENS,

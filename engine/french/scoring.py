@@ -12,13 +12,13 @@ percent, overall and by number of correct answers (``by_n_answers``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from engine.french.dataset import LETTERS, DatasetError, load_questions
 from engine.french.reader import parse_letters
+from engine.text import jsonio
 
 
 def hamming(pred: Iterable[str], gold: Iterable[str]) -> float:
@@ -80,23 +80,21 @@ class ScoreError(ValueError):
 
 
 def read_predictions(path: str | Path) -> dict[str, list[str]]:
-    """``{id: letters}`` from a JSONL file of ``{"id", "answer"}`` lines."""
+    """``{id: letters}`` from a JSONL file of ``{"id", "answer"}`` lines (or a JSON list of
+    such objects)."""
     path = Path(path)
     out: dict[str, list[str]] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ScoreError(f"{path}: no such file") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+        records = jsonio.numbered_records(path, keys=(), objects=False)
+    except jsonio.RecordsError as exc:
+        raise ScoreError(str(exc)) from None
+    for _number, where, record in records:
         try:
-            record = json.loads(line)
             if not isinstance(record, dict) or "id" not in record:
                 raise ValueError("expected an object with 'id' and 'answer'")
             out[str(record["id"])] = answer_letters(record.get("answer"))
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise ScoreError(f"{path}: line {number}: {exc}") from None
+        except ValueError as exc:
+            raise ScoreError(f"{path}: {where}: {exc}") from None
     return out
 
 

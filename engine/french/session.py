@@ -24,6 +24,8 @@ from engine.french.dataset import ACTIVITY, LETTERS, gold, options, retrieval_qu
 from engine.french.index import Index
 from engine.french.reader import format_letters, parse_letters
 from engine.french.scoring import exact, hamming, summarise
+from engine.review import record_answer
+from engine.review.profiles import resolve, run_profile
 from engine.store import Store, StoreError
 
 PERSON = "person"
@@ -96,6 +98,8 @@ class FrenchSession:
     With ``index``, each question comes with its ``k`` best passages for the query "question +
     options". Answer with :meth:`answer` (letters, a list or text like "A + D"); questions may be
     answered in any order, each once. :meth:`finish` closes the run with the summary.
+    ``profile`` names the person (default: the default profile; a new name is created); every
+    answer also reviews the question's card (:mod:`engine.review`).
     """
 
     def __init__(
@@ -106,8 +110,10 @@ class FrenchSession:
         index: Index | None = None,
         k: int = 1,
         run_id: int | None = None,
+        profile: str | None = None,
     ) -> None:
         self.store = store
+        self.profile = resolve(store, profile, create=True)
         self.dataset = dataset
         self.index = index
         self.k = k
@@ -122,6 +128,7 @@ class FrenchSession:
                 "index": index.name if index else None,
                 "k": k if index else 0,
                 "limit": limit,
+                "profile": self.profile,
             }
             self.run_id = store.start_run(
                 ACTIVITY, dataset, PERSON, settings, runner=PERSON, n_total=len(self.items)
@@ -131,6 +138,7 @@ class FrenchSession:
             if run["runner"] != PERSON or run["dataset"] != dataset:
                 raise StoreError(f"run {run_id} is not a practice session on {dataset!r}")
             self.run_id = run_id
+            self.profile = run_profile(run)
             for a in store.answers(run_id):
                 extra = a["extra"] or {}
                 self._feedback[a["item_key"]] = Feedback(
@@ -169,9 +177,18 @@ class FrenchSession:
         """True once every question is answered."""
         return len(self._feedback) == len(self.items)
 
+    def set_retrieval(self, index: Index | None, k: int) -> None:
+        """Retrieve with ``index`` (None: no passages) and ``k`` passages from now on; the
+        passages already retrieved are forgotten, so asking for the current question again
+        retrieves them anew. Answers already given keep the passages they were shown."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1 (got {k})")
+        self.index, self.k = index, k
+        self._passages.clear()
+
     def passages(self, position: int) -> list[PassageView]:
         """The retrieved passages of question ``position`` with the query words located
-        (``index`` and ``k`` may be changed between questions)."""
+        (see :meth:`set_retrieval` to change the index or ``k`` between questions)."""
         item = self.items[position]
         if self.index is None:
             self._shown[item["id"]] = []
@@ -231,6 +248,15 @@ class FrenchSession:
                 "passages": [{"passage_id": p.passage_id, "source": p.source} for p in passages],
             },
             position=position,
+        )
+        record_answer(
+            self.store,
+            ACTIVITY,
+            self.dataset,
+            item,
+            fb.exact,
+            run_id=self.run_id,
+            profile=self.profile,
         )
         self._feedback[item["id"]] = fb
         self.position = self._next_unanswered(position + 1)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from PySide6.QtCharts import (
@@ -58,6 +59,28 @@ def view(chart: QChart | None = None) -> QChartView:
     return v
 
 
+def nice_axis(axis: QValueAxis, top: float, ticks: int = 5) -> None:
+    """Range ``axis`` from 0 to a round number at or above ``top``, with ticks at round
+    steps (1, 2 or 5 times a power of ten) so every label stands at its own value."""
+    raw = max(top, 1e-9) / max(1, ticks - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    axis.setRange(0, step * math.ceil(top / step) if top > 0 else step)
+    axis.setTickType(QValueAxis.TickType.TicksDynamic)
+    axis.setTickAnchor(0)
+    axis.setTickInterval(step)
+    axis.setLabelFormat("%d" if step >= 1 else f"%.{max(0, -math.floor(math.log10(step)))}f")
+
+
+def date_format(span_s: float) -> str:
+    """A date-time label format fine enough that ticks over ``span_s`` seconds differ."""
+    if span_s < 10 * 60:
+        return "HH:mm:ss"
+    if span_s < 24 * 3600:
+        return "d MMM HH:mm"
+    return "d MMM yyyy"
+
+
 def _percent_axis(title: str = "Score (%)") -> QValueAxis:
     axis = QValueAxis()
     axis.setRange(0, 100)
@@ -77,7 +100,6 @@ def scores_over_time(series: dict[str, list[tuple[datetime, float]]], title: str
         chart.setTitle(f"{title} — no scored runs yet")
         return chart
     x = QDateTimeAxis()
-    x.setFormat("d MMM HH:mm")
     x.setTitleText("Started")
     y = _percent_axis()
     chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
@@ -100,16 +122,15 @@ def scores_over_time(series: dict[str, list[tuple[datetime, float]]], title: str
             s.attachAxis(x)
             s.attachAxis(y)
         chart.legend().markers(dots)[0].setVisible(False)
-    from datetime import timedelta
-
     lo = min(p[0] for p in points)
     hi = max(p[0] for p in points)
     if lo == hi:
         lo, hi = lo - timedelta(hours=1), hi + timedelta(hours=1)
     pad = (hi - lo) * 0.04
     x.setRange(QDateTime(lo - pad), QDateTime(hi + pad))
+    x.setFormat(date_format((hi - lo + 2 * pad).total_seconds()))
     y.setRange(-4, 104)
-    x.setTickCount(min(6, max(2, len(points))))
+    x.setTickCount(min(6, max(2, len({p[0] for p in points}))))
     return chart
 
 
@@ -119,7 +140,8 @@ def bars(
     horizontal: bool = True,
     mark: float | None = None,
 ) -> QChart:
-    """A bar per ``(label, value %, n)``; ``n`` is shown in the label."""
+    """A bar per ``(label, value %, n)``; the value and ``n`` are shown in the label (so a
+    0% bar, which has no length, still reads as 0%)."""
     chart = _chart(title)
     if not rows:
         chart.setTitle(f"{title} — nothing to show")
@@ -130,12 +152,9 @@ def bars(
     labels = []
     for label, value, n in rows:
         bar_set.append(float(value))
-        labels.append(f"{label} (n={n})" if n else label)
+        labels.append(f"{label}<br>{value:.0f}%" + (f" · n={n}" if n else ""))
     series: Any = QHorizontalBarSeries() if horizontal else QBarSeries()
     series.append(bar_set)
-    series.setLabelsVisible(True)
-    series.setLabelsFormat("@value")
-    series.setLabelsPrecision(3)
     series.setBarWidth(0.6)
     chart.addSeries(series)
     cats = QBarCategoryAxis()
@@ -168,4 +187,33 @@ def bars(
         chart.addAxis(ax, Qt.AlignmentFlag.AlignRight if horizontal else Qt.AlignmentFlag.AlignTop)
         line.attachAxis(vals)
         line.attachAxis(ax)
+    return chart
+
+
+def seconds_per_question(rows: Sequence[tuple[float, bool]]) -> QChart:
+    """A bar per question, ``(seconds, right)``: green when right, red when wrong or
+    skipped; the seconds axis at round steps."""
+    chart = _chart("Seconds")
+    if not rows:
+        return chart
+    ok = QBarSet("Right")
+    ok.setColor(QColor("#16a34a"))
+    bad = QBarSet("Wrong or skipped")
+    bad.setColor(QColor("#dc2626"))
+    for seconds, right in rows:
+        ok.append(seconds if right else 0.0)
+        bad.append(0.0 if right else seconds)
+    series = QBarSeries()
+    series.append(ok)
+    series.append(bad)
+    series.setBarWidth(0.8)
+    chart.addSeries(series)
+    x = QBarCategoryAxis()
+    x.append([str(i) for i in range(1, len(rows) + 1)])
+    y = QValueAxis()
+    nice_axis(y, max(seconds for seconds, _right in rows))
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    series.attachAxis(x)
+    series.attachAxis(y)
     return chart

@@ -262,7 +262,7 @@ class ModelCombo(QComboBox):
 
 
 def model_crashed(exc: BaseException) -> bool:
-    from engine.runtime import ModelCrashed
+    from engine.models.protocol import ModelCrashed
 
     return isinstance(exc, ModelCrashed)
 
@@ -292,7 +292,7 @@ def show_error(parent: QWidget | None, exc: BaseException | str, ctx: AppContext
 
 def _expected(exc: Any) -> bool:
     """Errors that are the user's input, not a bug: no traceback shown."""
-    from engine.runtime import ModelError
+    from engine.models.protocol import ModelError
     from engine.store import StoreError
 
     if isinstance(exc, ModelError | StoreError | ValueError | FileNotFoundError | OSError):
@@ -329,9 +329,8 @@ def restart_model(ctx: AppContext) -> None:
 
 def check_crash(ctx: AppContext, summary: dict[str, Any] | None) -> bool:
     """After a run that failed: if the model process died, say so and offer a restart."""
-    model = ctx.host.model
     if summary and summary.get("status") == "failed":
-        if model is not None and not model.alive:
+        if any(m["state"] == "crashed" for m in ctx.host.pool.status()):
             ctx.host.mark_crashed(summary.get("error") or "")
             offer_restart(ctx.window, summary.get("error") or "", ctx)
             return True

@@ -29,16 +29,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.activities import metric_label
 from gui.models import (
     RowsModel,
     StoreTap,
-    abandon_person_consultation,
-    finish_person_consultation,
     format_value,
-    metric_name,
     set_setting,
     setting,
-    start_person_consultation,
 )
 from gui.widgets.common import (
     AppContext,
@@ -94,6 +91,13 @@ def _table(model: Any) -> QTableView:
     t.setWordWrap(True)
     t.horizontalHeader().setHighlightSections(False)
     return t
+
+
+def _session() -> Any:
+    """The consultation engine's session module (imported when first needed)."""
+    from engine.consult import session
+
+    return session
 
 
 class ConsultScreen(QWidget):
@@ -344,6 +348,8 @@ class PersonPanel(QWidget):
         host = self.ctx.host
 
         def job(job: Any) -> Any:
+            from engine.consult.session import start_person_consultation
+
             return start_person_consultation(job.store, dataset, case, host.get(), max_turns)
 
         self.busy = True
@@ -457,7 +463,7 @@ class PersonPanel(QWidget):
                 return
         self.busy = True
         self.submit_button.setEnabled(False)
-        self.ctx.jobs.start(lambda job: finish_person_consultation(c, answer), pool="session",
+        self.ctx.jobs.start(lambda job: _session().finish_person_consultation(c, answer), pool="session",
                             on_done=self._finished, on_error=self._failed,
                             on_ended=self._idle)  # fmt: skip
 
@@ -501,7 +507,9 @@ class PersonPanel(QWidget):
         """Close an unfinished consultation's run as cancelled (its turns are kept)."""
         c = self.consultation
         if c is not None and not c.finished:
-            self.ctx.jobs.start(lambda job: abandon_person_consultation(c), pool="session")
+            self.ctx.jobs.start(
+                lambda job: _session().abandon_person_consultation(c), pool="session"
+            )
 
     def reset(self) -> None:
         """Back to choosing a patient."""
@@ -525,7 +533,7 @@ def _label(key: str) -> str:
         "doctor_f1": "Doctor F1",
         "diversity": "Question overlap",
         "leaked": "Facts told unasked",
-    }.get(key, metric_name(key))
+    }.get(key, metric_label(key, "consult"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -561,6 +569,12 @@ class ModelRunPanel(QWidget):
         self.prompt_style = QComboBox()
         self.prompt_style.addItem("Detailed doctor prompt", "long")
         self.prompt_style.addItem("Short doctor prompt", "short")
+        self.patient_mode = QComboBox()
+        self.patient_mode.addItem("As in the paper", "paper")
+        self.patient_mode.addItem("Grounded in the asked facts", "grounded")
+        self.patient_mode_note = muted(QLabel(""))
+        self.patient_mode_note.setWordWrap(True)
+        self.patient_mode.currentIndexChanged.connect(self._patient_mode_changed)
         self.turns_spin = QSpinBox()
         self.turns_spin.setRange(1, 50)
         self.turns_spin.setValue(setting("consult_run/max_turns", 5, int))
@@ -570,6 +584,7 @@ class ModelRunPanel(QWidget):
         self.limit.setValue(setting("consult_run/limit", 1, int))
         rows = [("Cases", self.dataset), ("Doctor", self.doctor), ("Doctor model", self.doctor_model),
                 ("Prompt", self.prompt_style), ("Patient model", self.patient_model),
+                ("Patient", self.patient_mode), ("", self.patient_mode_note),
                 ("Questions per case", self.turns_spin), ("How many cases", self.limit)]  # fmt: skip
         for i, (label, w) in enumerate(rows):
             grid.addWidget(QLabel(label), i, 0)
@@ -603,12 +618,21 @@ class ModelRunPanel(QWidget):
         live.add(self.summary)
         lay.addWidget(live, 3)
         self._doctor_changed()
+        self._patient_mode_changed()
+
+    def _patient_mode_changed(self) -> None:
+        notes = {
+            "paper": "Sees every fact and the dialogue; what it reveals is measured.",
+            "grounded": "Sees only the facts a question asks about; for tiny models, students.",
+        }
+        self.patient_mode_note.setText(notes[self.patient_mode.currentData()])
 
     def _doctor_changed(self) -> None:
         is_model = self.doctor.currentData() == "model"
         self.doctor_model.setEnabled(is_model)
         self.prompt_style.setEnabled(is_model)
         self.patient_model.setEnabled(self.doctor.currentData() not in ("upper", "lower"))
+        self.patient_mode.setEnabled(self.doctor.currentData() not in ("upper", "lower"))
 
     def run(self) -> None:
         from engine.consult.run import run_consult
@@ -624,12 +648,20 @@ class ModelRunPanel(QWidget):
         patient = self.patient_model.name
         host = self.ctx.host
         kwargs = {"patient": patient, "style": self.prompt_style.currentData(),
+                  "patient_mode": self.patient_mode.currentData(),
                   "max_turns": self.turns_spin.value(), "limit": self.limit.value() or None}  # fmt: skip
 
         def job(job: Any) -> dict[str, Any]:
             store = StoreTap(job.store, lambda kind, data: job.emit((kind, data)))
-            return run_consult(store, dataset, doctor, progress=job.progress, cancel=job.cancel,
-                               opener=host.opener, **kwargs)  # fmt: skip
+            return run_consult(
+                store,
+                dataset,
+                doctor,
+                pool=host.pool,
+                progress=job.progress,
+                cancel=job.cancel,
+                **kwargs,
+            )
 
         self.turns = []
         self.case_key = None
@@ -678,7 +710,7 @@ class ModelRunPanel(QWidget):
         self.ctx.notify_runs()
         check_crash(self.ctx, summary)
         keys = ["accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"]
-        parts = [f"{esc(metric_name(k))}: <b>{esc(format_value(summary.get(k)))}</b>"
+        parts = [f"{esc(metric_label(k, 'consult'))}: <b>{esc(format_value(summary.get(k)))}</b>"
                  for k in keys if k in summary]  # fmt: skip
         self.summary.setText(f"Run #{summary.get('run_id')} {esc(summary.get('status'))} · "
                              + " · ".join(parts))  # fmt: skip

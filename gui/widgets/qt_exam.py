@@ -32,7 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.models import RowsModel, format_value, metric_name, set_setting, setting
+from engine.activities import metric_label
+from engine.exam.dataset import LETTERS
+from engine.text.language import item_language
+from gui.models import RowsModel, format_value, set_setting, setting
 from gui.widgets.common import (
     AppContext,
     Card,
@@ -49,8 +52,6 @@ from gui.widgets.common import (
     text_view,
 )
 
-LETTERS = "ABCDE"
-
 
 def _clock(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
@@ -66,12 +67,6 @@ def _duration(seconds: float | None) -> str:
         return f"{seconds:.0f} s"
     m, s = divmod(int(round(seconds)), 60)
     return f"{m} min {s:02d} s"
-
-
-def _lang(item: dict[str, Any]) -> str:
-    """The language a model should explain a question in: Chinese when it is written in it."""
-    text = item.get("question", "") + "".join(item.get("options", []))
-    return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
 
 
 def _scrolled(widget: QWidget) -> QScrollArea:
@@ -364,11 +359,10 @@ class PracticePanel(QWidget):
         return page
 
     def _shortcuts(self) -> None:
-        for letter in LETTERS:
-            for key in (letter, letter.lower()):
-                sc = QShortcut(QKeySequence(key), self)
-                sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                sc.activated.connect(lambda ll=letter: self._key_letter(ll))
+        for letter in LETTERS:  # one shortcut a letter: "B" also matches the b key
+            sc = QShortcut(QKeySequence(letter), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(lambda ll=letter: self._key_letter(ll))
         for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             sc = QShortcut(QKeySequence(key), self)
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -570,7 +564,7 @@ class PracticePanel(QWidget):
         session, host = self.session, self.ctx.host
         lang = self.explain_lang.currentData()
         if lang == "auto":
-            lang = _lang(self.item)
+            lang = item_language(self.item)
 
         def job(job: Any) -> str:
             model = host.get()
@@ -682,38 +676,9 @@ class PracticePanel(QWidget):
         self.stack.setCurrentIndex(2)
 
     def _time_chart(self, result: Any) -> Any:
-        from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QValueAxis
-        from PySide6.QtGui import QColor
+        from gui.widgets import charts
 
-        from gui.widgets.charts import _chart
-
-        chart = _chart("Seconds")
-        if not result.feedback:
-            return chart
-        ok = QBarSet("Right")
-        ok.setColor(QColor("#16a34a"))
-        bad = QBarSet("Wrong or skipped")
-        bad.setColor(QColor("#dc2626"))
-        cats = []
-        for i, f in enumerate(result.feedback, 1):
-            ok.append(f.seconds if f.correct else 0.0)
-            bad.append(0.0 if f.correct else f.seconds)
-            cats.append(str(i))
-        series = QBarSeries()
-        series.append(ok)
-        series.append(bad)
-        series.setBarWidth(0.8)
-        chart.addSeries(series)
-        x = QBarCategoryAxis()
-        x.append(cats)
-        y = QValueAxis()
-        y.setLabelFormat("%d")
-        y.setRange(0, max(5.0, max(f.seconds for f in result.feedback) * 1.15))
-        chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
-        chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
-        series.attachAxis(x)
-        series.attachAxis(y)
-        return chart
+        return charts.seconds_per_question([(f.seconds, f.correct) for f in result.feedback])
 
     def _missed_html(self, result: Any) -> str:
         if not result.missed:
@@ -797,10 +762,14 @@ class EvalPanel(QWidget):
         self.limit = QSpinBox()
         self.limit.setSpecialValueText("All")
         self.limit.setRange(0, 100000)
+        self.at_once = QSpinBox()
+        self.at_once.setRange(0, 64)
+        self.at_once.setSpecialValueText("Automatic")
+        self.at_once.setToolTip("Questions in flight at once (automatic: 8 for a served model)")
         rows = [
             ("Questions", self.dataset), ("Model", self.model), ("Method", self.method),
             ("Examples", self.shots), ("Prompt language", self.lang), ("", self.instruction),
-            ("How many", self.limit),
+            ("How many", self.limit), ("At once", self.at_once),
         ]  # fmt: skip
         for i, (label, w) in enumerate(rows):
             grid.addWidget(QLabel(label), i, 0)
@@ -907,7 +876,8 @@ class EvalPanel(QWidget):
 
     def run(self, resume: int | None = None) -> None:
         """Start a run with the chosen settings (or continue run ``resume``)."""
-        from engine.exam.runner import ExamSettings, run_exam
+        from engine.exam.runner import ExamSettings
+        from engine.runs import run as run_activity
 
         if self.job is not None:
             return
@@ -921,10 +891,13 @@ class EvalPanel(QWidget):
             self._save()
             try:
                 settings = ExamSettings(
-                    shots=self.shots.currentData(), instruction=self.instruction.isChecked(),
-                    lang=self.lang.currentData(), method=self.method.currentData(),
+                    model=model_name,
+                    shots=self.shots.currentData(),
+                    instruction=self.instruction.isChecked(),
+                    lang=self.lang.currentData(),
+                    method=self.method.currentData(),
                     limit=self.limit.value() or None,
-                )  # fmt: skip
+                )
             except ValueError as exc:
                 show_error(self, exc, self.ctx)
                 return
@@ -935,11 +908,20 @@ class EvalPanel(QWidget):
         items_of = dataset or self.ctx.store.run(resume)["dataset"]
         self.items = {str(i["id"]): i for i in self.ctx.store.items(items_of)}
 
+        at_once = self.at_once.value() or None
+
         def job(job: Any) -> dict[str, Any]:
-            job.progress(_progress(0, 0, "Loading the model…"))
-            model = host.get(model_name)
-            return run_exam(job.store, model, dataset, settings, model_name=model_name,
-                            progress=job.progress, cancel=job.cancel, resume=resume)  # fmt: skip
+            return run_activity(
+                job.store,
+                "exam",
+                dataset,
+                settings.as_dict() if settings is not None else {},
+                resume=resume,
+                pool=host.pool,
+                progress=job.progress,
+                cancel=job.cancel,
+                concurrency=at_once,
+            )
 
         self.answers = []
         self.rows.set_rows([])
@@ -992,7 +974,7 @@ class EvalPanel(QWidget):
             pass
         keys = ["accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"]
         parts = [
-            f"{esc(metric_name(k))}: <b>{esc(format_value(summary.get(k)))}</b>"
+            f"{esc(metric_label(k, 'exam'))}: <b>{esc(format_value(summary.get(k)))}</b>"
             for k in keys
             if summary.get(k) is not None
         ]

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.activities import metric_label
 from gui.models import RowsModel, format_value, set_setting, setting
 from gui.widgets.common import (
     AppContext,
@@ -79,15 +80,6 @@ def load_retriever(job: Any, corpus: str, retriever: str) -> Any:
     from engine.french.index import build_index
 
     return build_index(job.store, corpus, retriever, progress=job.progress, cancel=job.cancel)
-
-
-def set_retrieval(session: Any, index: Any, k: int) -> None:
-    """Point a session at another retriever or passage count for the questions to come (and
-    the current one, which is retrieved again)."""
-    session.index, session.k = index, k
-    cache = getattr(session, "_passages", None)
-    if isinstance(cache, dict):
-        cache.clear()
 
 
 class RetrievalControls(QWidget):
@@ -213,6 +205,7 @@ class FrenchPractice(QWidget):
         row.setSpacing(10)
         self.dataset = DatasetPicker(ctx, "french", compact=True)
         self.dataset.import_clicked.connect(lambda: ctx.window.open_import("french"))
+        self.dataset.changed.connect(lambda _name: self._enable())
         self.retrieval = RetrievalControls(ctx, "french")
         self.limit = QSpinBox()
         self.limit.setRange(0, 100000)
@@ -368,7 +361,7 @@ class FrenchPractice(QWidget):
         session, position = self.session, self.view.position
 
         def redo(job: Any) -> Any:
-            set_retrieval(session, load_retriever(job, corpus, retriever), k)
+            session.set_retrieval(load_retriever(job, corpus, retriever), k)
             return session.question(position)
 
         answered = self.view.answered or bool(self.verdict.text())
@@ -385,7 +378,7 @@ class FrenchPractice(QWidget):
         self.next_button.setVisible(answered)
         self.next_button.setEnabled(answered and not self.busy and not self.session.done)
         self.finish_button.setEnabled(has and not self.busy)
-        self.start_button.setEnabled(not self.busy)
+        self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
 
     def submit(self) -> None:
         if self.session is None or self.view is None or self.busy:
@@ -484,8 +477,13 @@ class FrenchModelRun(QWidget):
         self.limit.setRange(0, 100000)
         self.limit.setSpecialValueText("All")
         self.limit.setValue(setting("french_run/limit", 0, int))
+        self.at_once = QSpinBox()
+        self.at_once.setRange(0, 64)
+        self.at_once.setSpecialValueText("Automatic")
+        self.at_once.setToolTip("Questions in flight at once (automatic: 8 for a served model)")
         rows = [("Questions", self.dataset), ("Model", self.model), ("Passages", self.retrieval),
-                ("Method", self.method), ("How many", self.limit)]  # fmt: skip
+                ("Method", self.method), ("How many", self.limit),
+                ("At once", self.at_once)]  # fmt: skip
         for i, (label, w) in enumerate(rows):
             grid.addWidget(QLabel(label), i, 0)
             grid.addWidget(w, i, 1)
@@ -553,7 +551,7 @@ class FrenchModelRun(QWidget):
         self.resume_button.setEnabled(bool(runs) and self.job is None)
 
     def run(self, resume: int | None = None) -> None:
-        from engine.french.runner import run_french
+        from engine.runs import run as run_activity
 
         if self.job is not None:
             return
@@ -573,13 +571,25 @@ class FrenchModelRun(QWidget):
             show_error(self, "Choose a question set and a model.", self.ctx)
             return
         host = self.ctx.host
+        at_once = self.at_once.value() or None
 
         def job(job: Any) -> dict[str, Any]:
-            index = load_retriever(job, corpus, retriever)
-            model = host.get(model_name)
-            return run_french(job.store, dataset, model, model_name=model_name, index=index,
-                              k=k, method=method, limit=limit, resume=resume,
-                              progress=job.progress, cancel=job.cancel)  # fmt: skip
+            given: dict[str, Any] = {}
+            if resume is None:
+                index = load_retriever(job, corpus, retriever)
+                given = {"model": model_name, "k": k, "method": method, "limit": limit}
+                given["index"] = index.name if index is not None else None
+            return run_activity(
+                job.store,
+                "french",
+                dataset,
+                given,
+                resume=resume,
+                pool=host.pool,
+                progress=job.progress,
+                cancel=job.cancel,
+                concurrency=at_once,
+            )
 
         self.rows_data = []
         self.rows.set_rows([])
@@ -607,11 +617,18 @@ class FrenchModelRun(QWidget):
 
     def _progress(self, p: Any) -> None:
         info = p.info or {}
-        if "hamming" in info:
+        scores = info.get("scores") or {}
+        if "hamming" in scores:
             if not self.rows_data:
                 self.ctx.notify_runs()
-            self.rows_data.append({"item": p.message, "chosen": info.get("chosen"),
-                                   "gold": info.get("gold"), "hamming": info["hamming"]})  # fmt: skip
+            self.rows_data.append(
+                {
+                    "item": p.message,
+                    "chosen": info.get("chosen"),
+                    "gold": info.get("gold"),
+                    "hamming": scores["hamming"],
+                }
+            )
             self.rows.set_rows(list(reversed(self.rows_data)))
             n = len(self.rows_data)
             mean = sum(r["hamming"] for r in self.rows_data) / n
@@ -625,11 +642,15 @@ class FrenchModelRun(QWidget):
     def _done(self, summary: dict[str, Any]) -> None:
         self.ctx.notify_runs()
         check_crash(self.ctx, summary)
-        keys = ["hamming", "emr", "n"]
-        parts = [f"{k}: <b>{esc(format_value(summary.get(k)))}</b>" for k in keys]
+        keys = ["hamming", "emr", "answered"]
+        parts = [
+            f"{esc(metric_label(k, 'french'))}: <b>{esc(format_value(summary.get(k)))}</b>"
+            for k in keys
+        ]
         recall = summary.get("recall_at_k")
         if recall:
-            parts.append(f"recall@{recall['k']}: <b>{recall['recall']}</b>")
+            label = esc(metric_label("recall_at_k.recall", "french"))
+            parts.append(f"{label} (k={recall['k']}): <b>{recall['recall']}</b>")
         self.summary.setText(f"Run #{summary.get('run_id')} {esc(summary.get('status'))} · "
                              + " · ".join(parts))  # fmt: skip
         if summary.get("hamming") is not None:

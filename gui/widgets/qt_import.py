@@ -54,35 +54,13 @@ KINDS: dict[str, tuple[str, list[tuple[str, str, str, bool]]]] = {
 
 
 def import_job(job: Any, kind: str, fmt: str, source: str, name: str, replace: bool) -> str:
-    """Run the engine importer for ``kind``/``fmt``; return a one-line report."""
-    store = job.store
-    if kind == "exam":
-        from engine.exam.dataset import import_file
+    """Run the engine's importer for ``kind``/``fmt`` (:func:`engine.importers.import_data`)
+    in a worker; return its one-line report."""
+    from engine.importers import import_data
 
-        ds = import_file(store, source, fmt, name, replace)
-        return f"Imported {ds['n_items']} questions as “{ds['name']}”."
-    if kind == "consult":
-        if fmt == "agentclinic":
-            from engine.consult.agentclinic import import_agentclinic as importer
-        else:
-            from engine.consult.cases import import_cases as importer
-        importer(store, source, name, replace)
-        return f"Imported {store.dataset(name)['n_items']} cases as “{name}”."
-    if kind == "french":
-        from engine.french.dataset import import_frenchmedmcqa
-
-        info = import_frenchmedmcqa(store, source, name, replace)
-        return f"Imported {info['n_items']} questions as “{info['name']}”."
-    if kind == "corpus":
-        from engine.french.corpus import add_corpus_from_dataset, add_corpus_from_path
-
-        if fmt == "dataset":
-            info = add_corpus_from_dataset(store, source, name, replace)
-        else:
-            info = add_corpus_from_path(store, source, name, replace,
-                                        progress=job.progress, cancel=job.cancel)  # fmt: skip
-        return f"Stored {info['n_passages']} passages as corpus “{info['name']}”."
-    raise ValueError(f"unknown kind of import {kind!r}")
+    result = import_data(job.store, kind, fmt, source, name, replace,
+                         progress=job.progress, cancel=job.cancel)  # fmt: skip
+    return result["message"]
 
 
 class ImportDialog(QDialog):

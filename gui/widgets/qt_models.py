@@ -1,5 +1,6 @@
-"""Models: the catalog (embedded and added GGUF files), a model's details, how it is loaded,
-load/unload, and a test prompt that shows the generation speed."""
+"""Models: the catalog (embedded and added GGUF files, served models), a model's details, how
+it is loaded, load/unload, adding, testing and removing a served model, and a test prompt
+that shows the generation speed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QFileDialog,
+    QFormLayout,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -29,6 +33,33 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
 
 
+def ask_server(parent: QWidget) -> dict[str, str | None] | None:
+    """The address, name, model id and API-key variable of a served model, from a dialog."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle("Add a served model")
+    form = QFormLayout(dialog)
+    fields = {
+        "url": QLineEdit("http://localhost:8000/v1"),
+        "name": QLineEdit(),
+        "api_model": QLineEdit(),
+        "api_key_env": QLineEdit(),
+    }
+    fields["api_model"].setPlaceholderText("the server's only model")
+    fields["api_key_env"].setPlaceholderText("none (a variable's name, never the key)")
+    labels = ("Address", "Name", "Model id", "API key variable")
+    for label, field in zip(labels, fields.values(), strict=True):
+        form.addRow(label, field)
+    buttons = QDialogButtonBox(
+        QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+    )
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    form.addRow(buttons)
+    if dialog.exec() != QDialog.DialogCode.Accepted:
+        return None
+    return {k: (f.text().strip() or None) for k, f in fields.items()}
+
+
 class ModelsScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -40,7 +71,8 @@ class ModelsScreen(QWidget):
         outer.addWidget(
             Header(
                 "Models",
-                "Local GGUF models. Everything runs on this computer; nothing is downloaded.",
+                "Local GGUF models run on this computer; nothing is downloaded. A served "
+                "model runs on the server whose address you give, and only there.",
             )
         )
         body = QHBoxLayout()
@@ -60,9 +92,18 @@ class ModelsScreen(QWidget):
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Forget an added model (the file is not deleted)")
         self.remove_button.clicked.connect(self.remove_model)
+        self.server_button = QPushButton("Add server…")
+        self.server_button.setToolTip("A model served over the OpenAI API (vLLM, llama-server…)")
+        self.server_button.clicked.connect(self.add_server_dialog)
+        self.check_button = QPushButton("Test server")
+        self.check_button.clicked.connect(self.check_server)
         row.addWidget(self.add_button)
-        row.addWidget(self.remove_button)
+        row.addWidget(self.server_button)
         left.add_layout(row)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.check_button)
+        row2.addWidget(self.remove_button)
+        left.add_layout(row2)
         left.setMinimumWidth(300)
         left.setMaximumWidth(380)
         body.addWidget(left)
@@ -171,9 +212,11 @@ class ModelsScreen(QWidget):
             origin = {"embedded": "built in", "added": "added", "folder": "models folder"}.get(
                 m.origin, m.origin
             )
+            line = f"{m.parameters_human} · {m.quantization} · {kind} · {origin}"
+            if m.served:
+                line = f"served · {m.api_model}"
             item = QListWidgetItem()
-            item.setData(Qt.ItemDataRole.UserRole + 1,
-                         f"{m.parameters_human} · {m.quantization} · {kind} · {origin}")  # fmt: skip
+            item.setData(Qt.ItemDataRole.UserRole + 1, line)
             item.setData(Qt.ItemDataRole.UserRole, m)
             self.list.addItem(item)
             if m.name == current:
@@ -207,6 +250,27 @@ class ModelsScreen(QWidget):
             return
         rows = [
             ("Name", m.name),
+            ("Address", m.path),
+            ("Model id", m.api_model),
+            ("API key variable", m.api_key_env or "none"),
+        ]
+        if not m.served:
+            rows = self._file_rows(m)
+        cells = "".join(
+            f"<tr><td style='color:#6b7280; padding:2px 14px 2px 0'>{esc(k)}</td>"
+            f"<td style='padding:2px 0'>{esc(v)}</td></tr>"
+            for k, v in rows
+        )
+        self.info.setText(f"<table>{cells}</table>")
+        self.info.setToolTip(m.path)
+        self.remove_button.setEnabled(m.origin in ("added", "served"))
+        self.check_button.setEnabled(m.served)
+        self._host_changed()
+
+    @staticmethod
+    def _file_rows(m: Any) -> list[tuple[str, str]]:
+        return [
+            ("Name", m.name),
             ("Description", m.description),
             ("Architecture", m.architecture),
             ("Parameters", m.parameters_human),
@@ -216,15 +280,6 @@ class ModelsScreen(QWidget):
             ("File size", _size(m.file_size)),
             ("File", Path(m.path).name),
         ]
-        cells = "".join(
-            f"<tr><td style='color:#6b7280; padding:2px 14px 2px 0'>{esc(k)}</td>"
-            f"<td style='padding:2px 0'>{esc(v)}</td></tr>"
-            for k, v in rows
-        )
-        self.info.setText(f"<table>{cells}</table>")
-        self.info.setToolTip(m.path)
-        self.remove_button.setEnabled(m.origin == "added")
-        self._host_changed()
 
     def add_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -248,11 +303,54 @@ class ModelsScreen(QWidget):
             on_error=lambda e: show_error(self, e, self.ctx, "This file cannot be added"),
         )
 
+    def add_server_dialog(self) -> None:
+        answers = ask_server(self)
+        if answers is not None:
+            self.add_server(**answers)  # type: ignore[arg-type]
+
+    def add_server(
+        self,
+        url: str | None,
+        name: str | None,
+        api_model: str | None = None,
+        api_key_env: str | None = None,
+    ) -> None:
+        """Add the model served at ``url`` once its server answers (in the background)."""
+        from engine import catalog
+
+        def done(info: Any) -> None:
+            self.ctx.status(f"Added {info.name}, served at {info.path}.")
+            set_setting("model/name", info.name)
+            self.ctx.refresh_models()
+
+        self.ctx.jobs.start(
+            lambda job: catalog.add_served(url or "", name or "", api_model, api_key_env),
+            on_done=done,
+            on_error=lambda e: show_error(self, e, self.ctx, "This server cannot be added"),
+        )
+
+    def check_server(self) -> None:
+        """Ask the selected served model's server whether it answers (in the background)."""
+        from engine import catalog
+
+        m = self.current
+        if m is None or not m.served:
+            return
+
+        def done(status: dict[str, Any]) -> None:
+            if status["answers"]:
+                self.state.setText(f"{m.name}: the server answers ({m.api_model}).")
+            else:
+                self.state.setText(f"{m.name}: the server does not answer: {status['error']}")
+
+        self.state.setText(f"Asking {m.path}…")
+        self.ctx.jobs.start(lambda job: catalog.server_status(m), on_done=done)
+
     def remove_model(self) -> None:
         from engine import catalog
 
         m = self.current
-        if m is None or m.origin != "added":
+        if m is None or m.origin not in ("added", "served"):
             return
         try:
             catalog.remove_model(m.name)
@@ -270,13 +368,16 @@ class ModelsScreen(QWidget):
 
     @staticmethod
     def _gpu_support(job: Any) -> tuple[bool, int]:
-        from engine.runtime import available_cores, gpu_offload_supported
+        from engine.runtime import gpu_offload_supported, physical_cores
 
-        return gpu_offload_supported(), available_cores()
+        return gpu_offload_supported(), physical_cores()
 
     def _gpu_known(self, result: tuple[bool, int]) -> None:
         can, cores = result
-        self.threads.setToolTip(f"Automatic uses all {cores} available cores")
+        self.threads.setToolTip(
+            f"Automatic uses the {cores} physical cores; models working at the same time "
+            "share them, so they never oversubscribe the CPU"
+        )
         self.threads.setSpecialValueText(f"Automatic ({cores})")
         if can:
             self.gpu_note.setText("This build can offload layers to the GPU.")
@@ -309,16 +410,19 @@ class ModelsScreen(QWidget):
         here = m is not None and host.name == m.name
         if here and host.state == "ready":
             info = host.model.info if host.model is not None else {}
-            detail = (f"Loaded: context {info.get('n_ctx', '?')}, "
-                      f"{info.get('n_threads', '?')} threads, "
-                      f"{info.get('n_gpu_layers', 0)} GPU layers.")  # fmt: skip
-            self.state.setText(detail)
+            pooled = {p["name"]: p for p in host.pool.status()}.get(m.name, {})
+            threads = pooled.get("threads") or info.get("n_threads", "?")
+            shared = " (its share while other models work)" if pooled.get("working") else ""
+            self.state.setText(
+                f"Loaded: context {info.get('n_ctx', '?')}, {threads} CPU threads{shared}, "
+                f"{info.get('n_gpu_layers', 0)} GPU layers."
+            )
         elif here and host.state == "loading":
             self.state.setText("Loading…")
         elif here and host.state == "crashed":
             self.state.setText("The model process stopped. Load it again to restart it.")
         elif host.model is not None and host.name:
-            self.state.setText(f"{host.name} is loaded; loading this one replaces it.")
+            self.state.setText(f"{host.name} is in use; this one loads beside it when needed.")
         else:
             self.state.setText("Not loaded. It loads by itself when first needed.")
         self.unload_button.setEnabled(host.model is not None)
@@ -336,7 +440,7 @@ class ModelsScreen(QWidget):
 
         def job(job: Any) -> Any:
             model = host.get(m.name)
-            if model.has_chat_template:
+            if model.has_chat_template or model.info.get("served"):
                 stream = model.stream_chat([{"role": "user", "content": prompt}], max_tokens=160)
             else:
                 stream = model.stream_complete(prompt, max_tokens=96)

@@ -1,5 +1,6 @@
-"""Results: every run in a filterable table, a run's details with its per-item answers, two
-runs side by side, charts of scores over time and by category, and CSV/JSON export."""
+"""Results: every run in a filterable table (with the settings that tell it apart), a run's
+details with its per-item answers, two runs side by side, charts of scores over time and by
+category, a report of several runs in their paper's layout (saved as HTML), and export."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ class ResultsScreen(QWidget):
         self.who = QComboBox()
         self.who.setMinimumWidth(140)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Filter by model, data set or status")
+        self.search.setPlaceholderText("Filter by model, setting, data set or status")
         self.search.setClearButtonEnabled(True)
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Select two runs (Ctrl+click) to compare them")
@@ -125,6 +126,7 @@ class ResultsScreen(QWidget):
         self.charts_layout = QHBoxLayout(self.charts_tab)
         self.charts_layout.setContentsMargins(0, 8, 0, 0)
         self.tabs.addTab(self.charts_tab, "Charts")
+        self.tabs.addTab(self._report_tab(), "Report")
         self.time_chart: Any = None
         self.cat_chart: Any = None
 
@@ -208,6 +210,30 @@ class ResultsScreen(QWidget):
         lay.addLayout(right, 1)
         return w
 
+    def _report_tab(self) -> QWidget:
+        w = QWidget()
+        lay = QVBoxLayout(w)
+        lay.setContentsMargins(0, 8, 0, 0)
+        bar = QHBoxLayout()
+        self.report_hint = muted(
+            QLabel("Select runs in the table (Ctrl+click), then press Make report.")
+        )
+        self.report_button = QPushButton("Make report")
+        self.report_button.setToolTip("The selected runs side by side, in their paper's layout")
+        self.save_report_button = QPushButton("Save HTML…")
+        self.save_report_button.setToolTip("One page with tables and charts, for any browser")
+        self.save_report_button.setEnabled(False)
+        bar.addWidget(self.report_hint, 1)
+        bar.addWidget(self.report_button)
+        bar.addWidget(self.save_report_button)
+        lay.addLayout(bar)
+        self.report_view = text_view()
+        lay.addWidget(self.report_view, 1)
+        self.report: dict[str, Any] | None = None
+        self.report_button.clicked.connect(lambda: self.make_report())
+        self.save_report_button.clicked.connect(lambda: self.save_report())
+        return w
+
     # -- data ------------------------------------------------------------------------------
 
     def shown(self) -> None:
@@ -284,7 +310,7 @@ class ResultsScreen(QWidget):
         ]
         if run.get("error"):
             lines.append(f"<p style='color:#b91c1c'>{esc(run['error'])}</p>")
-        rows = summary_rows(run["summary"])
+        rows = summary_rows(run["summary"], run["activity"])
         if rows:
             cells = "".join(
                 f"<tr><td style='color:#4b5563;padding:2px 12px 2px 0'>{esc(label)}</td>"
@@ -397,6 +423,50 @@ class ResultsScreen(QWidget):
         for run_id in ids:
             self.ctx.store.delete_run(run_id)
         self.reload()
+
+    # -- report ----------------------------------------------------------------------------
+
+    def make_report(self, ids: list[int] | None = None) -> dict[str, Any] | None:
+        """Show the report of ``ids`` (default: the selected runs) in the Report tab."""
+        from engine.reports import build_report
+        from engine.reports.render import to_html
+
+        ids = ids or sorted(self.selected_ids())
+        if not ids:
+            self.report_hint.setText("Select one run or more in the table first.")
+            return None
+        try:
+            self.report = build_report(self.ctx.store, ids)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx, "Report failed")
+            return None
+        self.report_view.setHtml(to_html(self.report, charts=False))
+        self.report_hint.setText(f"Report of {len(ids)} run(s): " + ", ".join(f"#{i}" for i in ids))
+        self.save_report_button.setEnabled(True)
+        self.tabs.setCurrentIndex(3)
+        return self.report
+
+    def save_report(self, path: str | None = None) -> str | None:
+        """Save the shown report as one HTML page; asks where unless ``path`` is given."""
+        from engine.reports.render import to_html
+
+        if self.report is None:
+            return None
+        if not path:
+            last = setting("results/export_dir", str(Path.home()))
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save report", str(Path(last) / "medexam-report.html"), "HTML (*.html)"
+            )
+            if not path:
+                return None
+        try:
+            Path(path).write_text(to_html(self.report), encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx, "Saving the report failed")
+            return None
+        set_setting("results/export_dir", str(Path(path).parent))
+        self.ctx.status(f"Saved the report to {path}")
+        return path
 
     # -- charts ----------------------------------------------------------------------------
 

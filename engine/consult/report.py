@@ -1,0 +1,216 @@
+"""Consultation runs in the paper's shapes: Table 2 and the golden dialogues.
+
+:func:`paper_table` lays runs out as Table 2 of the multi-turn consultation evaluation paper
+(Case | Patient Rec/Pre/F1/Len | Doctor Rec/Pre/F1/Len | Turn | Acc), with the upper and lower
+bound rows; :func:`render_table` prints it as text, Markdown, CSV or JSON.
+
+:func:`dialogue_records` turns stored consultations into chat-format training records (the
+"golden dialogue" format the paper fine-tuned on): a system prompt for the doctor, the
+patient's words as ``user`` turns, the doctor's as ``assistant`` turns, and the final answer
+as the last ``assistant`` turn.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from engine.store import Store
+
+#: Table 2's columns: (header, summary key).
+COLUMNS = (
+    ("Case", "dataset"),
+    ("Doctor", "doctor"),
+    ("Patient Rec", "patient_recall"),
+    ("Patient Pre", "patient_precision"),
+    ("Patient F1", "patient_f1"),
+    ("Patient Len", "patient_length"),
+    ("Doctor Rec", "doctor_recall"),
+    ("Doctor Pre", "doctor_precision"),
+    ("Doctor F1", "doctor_f1"),
+    ("Doctor Len", "doctor_length"),
+    ("Turn", "avg_turns"),
+    ("Acc", "accuracy"),
+)
+FORMATS = ("text", "markdown", "csv", "json")
+BOUND_NAMES = {"upper": "Upper-B", "lower": "Lower-B"}
+
+
+class ReportError(ValueError):
+    """A run that is not a consultation run, or an unknown format."""
+
+
+def _row(run: dict[str, Any]) -> dict[str, Any]:
+    summary = run.get("summary") or {}
+    settings = run.get("settings") or {}
+    runner = run.get("runner") or "model"
+    doctor = BOUND_NAMES.get(runner) or (run.get("model") if runner == "model" else runner)
+    row: dict[str, Any] = {"run_id": run["id"], "dataset": run["dataset"], "doctor": doctor}
+    for _header, key in COLUMNS[2:]:
+        row[key] = summary.get(key)
+    row["solver"] = settings.get("solver_model") or settings.get("solver")
+    row["patient_mode"] = settings.get("patient_mode")
+    row["bound"] = runner if runner in BOUND_NAMES else None
+    return row
+
+
+def _latest_bound(store: Store, dataset: str, bound: str) -> dict[str, Any] | None:
+    runs = [
+        r
+        for r in store.runs(activity="consult")
+        if r["dataset"] == dataset and r.get("runner") == bound and r["status"] == "finished"
+    ]
+    return max(runs, key=lambda r: r["id"]) if runs else None
+
+
+def paper_table(store: Store, run_ids: Sequence[int], bounds: bool = True) -> dict[str, Any]:
+    """Table 2 for the given consultation runs: ``{"rows", "warnings"}``.
+
+    Rows are the upper bound first, the doctors' runs in the order given, the lower bound
+    last. With ``bounds``, a data set whose bound runs were not given gets its latest finished
+    ``upper``/``lower`` run when there is one. ``warnings`` says when the runs' solvers
+    (or patient modes) differ: their accuracies are then not on the same footing.
+    """
+    runs = []
+    for run_id in run_ids:
+        run = store.run(run_id)
+        if run["activity"] != "consult":
+            raise ReportError(f"run {run_id} is not a consultation run")
+        runs.append(run)
+    if bounds:
+        given = {(r["dataset"], r.get("runner")) for r in runs}
+        for dataset in dict.fromkeys(r["dataset"] for r in runs):
+            for bound in BOUND_NAMES:
+                found = None if (dataset, bound) in given else _latest_bound(store, dataset, bound)
+                if found is not None:
+                    runs.append(found)
+    rows = [_row(r) for r in runs]
+    rows = (
+        [r for r in rows if r["bound"] == "upper"]
+        + [r for r in rows if r["bound"] is None]
+        + [r for r in rows if r["bound"] == "lower"]
+    )
+    return {"rows": rows, "warnings": solver_warnings(rows)}
+
+
+def solver_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line when the rows' solvers differ, one when their patient modes differ."""
+    out = []
+    solvers = sorted({str(r["solver"]) for r in rows if r.get("solver")})
+    if len(solvers) > 1:
+        out.append(f"the runs used different solvers ({', '.join(solvers)}): accuracies differ")
+    modes = sorted({str(r["patient_mode"]) for r in rows if r.get("patient_mode")})
+    if len(modes) > 1:
+        out.append(f"the runs used different patient modes ({', '.join(modes)})")
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def render_table(table: dict[str, Any], fmt: str = "text") -> str:
+    """:func:`paper_table` as ``text`` (aligned columns), ``markdown``, ``csv`` or ``json``."""
+    if fmt not in FORMATS:
+        raise ReportError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    rows = table["rows"]
+    if fmt == "json":
+        return json.dumps(table, ensure_ascii=False, indent=2)
+    headers = [h for h, _k in COLUMNS]
+    cells = [[_cell(r.get(k)) for _h, k in COLUMNS] for r in rows]
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(headers)
+        writer.writerows([[r.get(k) for _h, k in COLUMNS] for r in rows])
+        return out.getvalue().rstrip("\n")
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines += ["| " + " | ".join(c) + " |" for c in cells]
+    else:
+        widths = [max(len(x) for x in col) for col in zip(headers, *cells, strict=True)]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines += [f"warning: {w}" for w in table["warnings"]]
+    return "\n".join(x.rstrip() for x in lines)
+
+
+# -- golden dialogues -----------------------------------------------------------------------
+
+
+def final_answer(case: Any, chosen: str | None, use_gold: bool = True) -> str:
+    """The doctor's closing turn: the task's answer (the gold one, or ``chosen``)."""
+    task = case.task
+    if task.kind == "mcq":
+        letter = task.answer if use_gold else (chosen or "")
+        text = task.options.get(letter, "")
+        return f"The answer is {letter}. {text}".strip() if letter else "I cannot answer."
+    diagnosis = task.diagnosis if use_gold else (chosen or "")
+    return f"The most likely diagnosis is {diagnosis}." if diagnosis else "I cannot answer."
+
+
+def dialogue_records(
+    store: Store, run_id: int, answer: str = "gold", correct_only: bool = False
+) -> Iterator[dict[str, Any]]:
+    """One chat-format record per consultation of run ``run_id``: ``{"messages": [...],
+    "case", "run_id", "doctor", "correct"}``. ``answer`` is ``gold`` (the case's answer, as
+    golden dialogues have) or ``run`` (the answer the run gave); ``correct_only`` keeps the
+    consultations whose task was answered right."""
+    from engine.consult.cases import load_cases
+    from engine.consult.doctor import LONG_PROMPT, PROMPT_QUESTIONS
+    from engine.consult.solve import task_text
+    from engine.consult.text import LANGUAGE_NAMES
+
+    if answer not in ("gold", "run"):
+        raise ReportError(f"unknown answer {answer!r} (gold or run)")
+    run = store.run(run_id)
+    if run["activity"] != "consult":
+        raise ReportError(f"run {run_id} is not a consultation run")
+    if run.get("runner") in BOUND_NAMES:
+        raise ReportError(f"run {run_id} is a bound: it holds no consultation")
+    cases = {c.id: c for c in load_cases(store, run["dataset"])}
+    for a in store.answers(run_id):
+        case = cases.get(a["item_key"])
+        if case is None or (correct_only and not a["correct"]):
+            continue
+        language = LANGUAGE_NAMES.get(case.language, "English")
+        system = LONG_PROMPT.format(questions=PROMPT_QUESTIONS, language=language)
+        messages = [{"role": "system", "content": f"{system}\n\nTask:\n{task_text(case.task)}"}]
+        for t in store.turns(run_id, a["item_key"]):
+            if (t["extra"] or {}).get("kind") == "conclusion":
+                continue
+            role = "assistant" if t["role"] == "doctor" else "user"
+            messages.append({"role": role, "content": t["text"]})
+        messages.append(
+            {"role": "assistant", "content": final_answer(case, a["chosen"], answer == "gold")}
+        )
+        yield {
+            "messages": messages,
+            "case": case.id,
+            "run_id": run_id,
+            "doctor": run.get("runner") if run.get("runner") != "model" else run.get("model"),
+            "correct": bool(a["correct"]),
+        }
+
+
+def write_dialogues(
+    store: Store,
+    run_ids: Sequence[int],
+    out: io.TextIOBase | Any,
+    answer: str = "gold",
+    correct_only: bool = False,
+) -> int:
+    """Write the dialogues of ``run_ids`` to ``out`` as JSON Lines; return how many."""
+    n = 0
+    for run_id in run_ids:
+        for record in dialogue_records(store, run_id, answer, correct_only):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            n += 1
+    return n

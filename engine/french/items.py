@@ -1,0 +1,32 @@
+"""One FrenchMedMCQA question as stored: its options, its correct letters, its retrieval query.
+
+The lowest layer of :mod:`engine.french`: it imports nothing else from the package, so the
+data set (:mod:`engine.french.dataset`) and corpus (:mod:`engine.french.corpus`) modules can
+both build on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LETTERS = ("a", "b", "c", "d", "e")
+
+
+def options(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """``[("a", text), ..., ("e", text)]`` of a question."""
+    return [(letter, item["answers"][letter]) for letter in LETTERS]
+
+
+def gold(item: dict[str, Any]) -> frozenset[str]:
+    """The correct letters of a question (lower case)."""
+    return frozenset(c.lower() for c in item["correct_answers"])
+
+
+def retrieval_query(item: dict[str, Any]) -> str:
+    """The retrieval query: the question followed by its five options (as in the reference)."""
+    return " ".join([item["question"], *(text for _, text in options(item))])
+
+
+def question_source(dataset: str, qid: str) -> str:
+    """The passage source naming one question of a data set (``--from-dataset`` passages)."""
+    return f"{dataset}#{qid}"

@@ -1,0 +1,281 @@
+"""Every importer behind one call: data sets of the three activities and retrieval corpora.
+
+An importer is registered for an ``(activity, format)`` pair:
+
+========  ===============  ==============================================================
+activity  format           source
+========  ===============  ==============================================================
+exam      ``explaincpe``   an ExplainCPE JSON list (five options and an explanation)
+exam      ``mcq``          multiple-choice questions in JSON, JSON Lines or CSV
+consult   ``cases``        medexam cases (JSON or JSON Lines)
+consult   ``agentclinic``  AgentClinic OSCE cases (JSON Lines)
+french    ``frenchmedmcqa`` a FrenchMedMCQA JSON list
+corpus    ``file``         a text, Markdown or JSON Lines file (``path`` is the same)
+corpus    ``folder``       a folder of ``.txt`` and ``.md`` files
+corpus    ``dataset``      the questions of an imported French data set, one passage each
+========  ===============  ==============================================================
+
+:func:`import_data` runs one and returns the stored data set (or corpus) row with a one-line
+``message``; :func:`formats` lists what an activity accepts, with a label and a file-dialog
+filter, for an import dialog. Each importer checks every record before anything is stored,
+and its error names the record and the reason.
+
+>>> result = import_data(store, "exam", "mcq", "quiz.jsonl", name="quiz")  # doctest: +SKIP
+>>> result["message"]                                                       # doctest: +SKIP
+'Imported 14 questions as “quiz”.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.progress import Cancel, ProgressCallback, report
+from engine.store import Store
+
+# What each activity imports, in words.
+TITLES = {
+    "exam": "Exam questions",
+    "consult": "Consultation cases",
+    "french": "French questions",
+    "corpus": "French corpus",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to import: the source (a path, or a stored data set's name), the name to store
+    it as (None: the importer's default), whether to replace, and the job's progress/cancel."""
+
+    source: str
+    name: str | None = None
+    replace: bool = False
+    progress: ProgressCallback | None = None
+    cancel: Cancel | None = None
+
+    @property
+    def stem(self) -> str:
+        """The default name: the file's stem, or a folder's name."""
+        path = Path(self.source)
+        return path.name if path.is_dir() else path.stem
+
+
+# An importer stores ``Request.source`` and returns the stored row (with anything it reports).
+Importer = Callable[[Store, Request], dict[str, Any]]
+
+
+class ImportFormatError(ValueError):
+    """An activity or format that has no importer."""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One registered importer and how an import dialog offers it.
+
+    ``source`` is what it reads: ``file``, ``folder`` or ``dataset`` (the name of a stored
+    data set); ``filter`` is a file-dialog filter (empty unless ``source`` is ``file``);
+    ``message`` is the report, formatted with the returned row.
+    """
+
+    activity: str
+    key: str
+    label: str
+    run: Importer
+    filter: str = ""
+    source: str = "file"
+    message: str = "Imported {n_items} questions as “{name}”."
+
+    @property
+    def folder(self) -> bool:
+        """Whether the source is a folder."""
+        return self.source == "folder"
+
+
+_REGISTRY: dict[tuple[str, str], Format] = {}
+_ALIASES = {("corpus", "path"): "file"}
+
+
+def register(
+    activity: str,
+    key: str,
+    label: str,
+    filter: str = "",
+    source: str = "file",
+    message: str = "Imported {n_items} questions as “{name}”.",
+) -> Callable[[Importer], Importer]:
+    """Register the decorated function as the importer of ``(activity, key)``."""
+
+    def add(run: Importer) -> Importer:
+        _REGISTRY[(activity, key)] = Format(activity, key, label, run, filter, source, message)
+        return run
+
+    return add
+
+
+def activities() -> dict[str, str]:
+    """The activities that have importers, with their titles, in registration order."""
+    return {a: TITLES.get(a, a) for a in dict.fromkeys(a for a, _k in _REGISTRY)}
+
+
+def formats(activity: str) -> list[Format]:
+    """The formats ``activity`` imports, in the order an import dialog lists them."""
+    found = [f for (a, _k), f in _REGISTRY.items() if a == activity]
+    if not found:
+        raise ImportFormatError(
+            f"nothing imports as {activity!r} (choose from {', '.join(activities())})"
+        )
+    return found
+
+
+def get_format(activity: str, fmt: str) -> Format:
+    """The importer of ``(activity, fmt)``; raises :class:`ImportFormatError`."""
+    known = formats(activity)
+    key = _ALIASES.get((activity, fmt), fmt)
+    found = _REGISTRY.get((activity, key))
+    if found is None:
+        choices = ", ".join(f.key for f in known)
+        raise ImportFormatError(f"no {activity} format {fmt!r} (choose from {choices})")
+    return found
+
+
+def import_data(
+    store: Store,
+    activity: str,
+    fmt: str,
+    source: str | Path,
+    name: str | None = None,
+    replace: bool = False,
+    progress: ProgressCallback | None = None,
+    cancel: Cancel | None = None,
+) -> dict[str, Any]:
+    """Import ``source`` with the importer of ``(activity, fmt)`` as ``name``.
+
+    ``source`` is a file or folder path, or for the ``corpus``/``dataset`` format the name of
+    a stored French data set. ``name`` defaults to the file's stem (``<data set>-passages``
+    for a corpus made from a data set); an existing data set or corpus of that name is
+    replaced only with ``replace``. ``progress`` and ``cancel`` reach the importers that
+    take long (corpora from files).
+
+    Returns the stored row (:meth:`Store.dataset` or :meth:`Store.corpus`) with what the
+    importer reported about it and ``message``, e.g. ``Imported 14 questions as “x”.``
+    Raises :class:`ImportFormatError` for an unknown pair, and the importer's own error
+    (a ``ValueError`` naming the record and the reason, or a ``StoreError``) otherwise.
+    """
+    spec = get_format(activity, fmt)
+    if cancel is not None:
+        cancel.check()
+    result = spec.run(store, Request(str(source), name or None, replace, progress, cancel))
+    report(progress, 1, 1, "imported")
+    return {**result, "message": spec.message.format(**result)}
+
+
+# -- the importers -----------------------------------------------------------------------
+
+
+def _exam(fmt: str) -> Importer:
+    def run(store: Store, req: Request) -> dict[str, Any]:
+        from engine.exam.dataset import import_file
+
+        return import_file(store, req.source, fmt, req.name, req.replace)
+
+    return run
+
+
+register(
+    "exam",
+    "explaincpe",
+    "ExplainCPE (JSON list, five options and an explanation)",
+    "JSON (*.json);;All files (*)",
+)(_exam("explaincpe"))
+register(
+    "exam",
+    "mcq",
+    "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
+    "Question files (*.json *.jsonl *.csv);;All files (*)",
+)(_exam("mcq"))
+
+_CASES = "Imported {n_items} cases as “{name}”."
+
+
+@register(
+    "consult",
+    "cases",
+    "medexam cases (JSON or JSON Lines)",
+    "Cases (*.json *.jsonl);;All files (*)",
+    message=_CASES,
+)
+def _cases(store: Store, req: Request) -> dict[str, Any]:
+    from engine.consult.cases import import_cases
+
+    name = req.name or req.stem
+    import_cases(store, req.source, name, req.replace)
+    return store.dataset(name)
+
+
+@register(
+    "consult",
+    "agentclinic",
+    "AgentClinic OSCE cases (JSON Lines)",
+    "AgentClinic (*.jsonl *.json);;All files (*)",
+    message=_CASES,
+)
+def _agentclinic(store: Store, req: Request) -> dict[str, Any]:
+    from engine.consult.agentclinic import import_agentclinic
+
+    name = req.name or req.stem
+    import_agentclinic(store, req.source, name, req.replace)
+    return store.dataset(name)
+
+
+@register("french", "frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)")
+def _frenchmedmcqa(store: Store, req: Request) -> dict[str, Any]:
+    from engine.french.dataset import import_frenchmedmcqa
+
+    info = import_frenchmedmcqa(store, req.source, req.name, req.replace)
+    return {**store.dataset(info["name"]), **info}
+
+
+_PASSAGES = "Stored {n_passages} passages as corpus “{name}”."
+
+
+def _corpus_from_path(store: Store, req: Request) -> dict[str, Any]:
+    from engine.french.corpus import add_corpus_from_path
+
+    name = req.name or req.stem
+    info = add_corpus_from_path(
+        store, req.source, name, req.replace, progress=req.progress, cancel=req.cancel
+    )
+    return {**store.corpus(name), **info}
+
+
+register(
+    "corpus",
+    "file",
+    "A text, Markdown or JSON Lines file",
+    "Documents (*.txt *.md *.jsonl);;All files (*)",
+    message=_PASSAGES,
+)(_corpus_from_path)
+register(
+    "corpus",
+    "folder",
+    "A folder of .txt and .md files",
+    source="folder",
+    message=_PASSAGES,
+)(_corpus_from_path)
+
+
+@register(
+    "corpus",
+    "dataset",
+    "The questions of an imported French set (one passage each)",
+    source="dataset",
+    message=_PASSAGES,
+)
+def _corpus_from_dataset(store: Store, req: Request) -> dict[str, Any]:
+    from engine.french.corpus import add_corpus_from_dataset
+
+    name = req.name or f"{req.source}-passages"
+    info = add_corpus_from_dataset(store, req.source, name, req.replace)
+    return {**store.corpus(name), **info}

@@ -1,0 +1,104 @@
+"""What a model may use of this machine: its cores (physical ones, those this process may
+run on) and whether llama.cpp can offload to a GPU; and :class:`ModelSettings`, how a model is
+loaded, with ``None`` meaning "decide from this machine"."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class ModelSettings:
+    """How a model is loaded. ``None`` means: decide from this machine."""
+
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    n_gpu_layers: int | None = None
+    n_batch: int = 512
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def resolved(self) -> ModelSettings:
+        threads = self.n_threads or physical_cores()
+        layers = self.n_gpu_layers
+        if layers is None:
+            layers = -1 if gpu_offload_supported() else 0
+        return ModelSettings(self.n_ctx, threads, layers, self.n_batch, self.seed, self.extra)
+
+
+def available_cores() -> int:
+    """Cores this process may run on (llama.cpp's own default is half of them)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def physical_cores() -> int:
+    """Physical cores this process may run on: the default thread count of a model.
+
+    Hyperthread siblings count once (llama.cpp gains nothing from them, and its threads
+    spin-wait: more threads than cores collapse throughput), and only the CPUs of this
+    process's affinity mask count. Sources, the smallest wins: the sibling sets of the
+    allowed CPUs (Linux sysfs, else ``/proc/cpuinfo``), ``psutil`` when installed, and
+    the allowed logical CPUs themselves.
+    """
+    counts = [available_cores()]
+    topology = _linux_cores(_allowed_cpus())
+    if topology:
+        counts.append(topology)
+    try:
+        import psutil
+    except ImportError:
+        pass
+    else:
+        counts.append(psutil.cpu_count(logical=False) or counts[0])
+    return max(1, min(counts))
+
+
+def _allowed_cpus() -> set[int]:
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return set(range(os.cpu_count() or 1))
+
+
+def _linux_cores(cpus: set[int]) -> int | None:
+    """How many physical cores the logical CPUs ``cpus`` belong to (None: unknown)."""
+    cores: set[str] = set()
+    for cpu in cpus:
+        topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        for name in ("core_cpus_list", "thread_siblings_list"):
+            with contextlib.suppress(OSError):
+                cores.add((topology / name).read_text().strip())
+                break
+        else:
+            return _cpuinfo_cores(cpus)
+    return len(cores) or None
+
+
+def _cpuinfo_cores(cpus: set[int]) -> int | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    cores: set[tuple[str, str]] = set()
+    for block in text.split("\n\n"):
+        pairs = (line.partition(":") for line in block.splitlines())
+        fields = {k.strip(): v.strip() for k, _, v in pairs}
+        if "core id" in fields and int(fields.get("processor", -1)) in cpus:
+            cores.add((fields.get("physical id", "0"), fields["core id"]))
+    return len(cores) or None
+
+
+def gpu_offload_supported() -> bool:
+    """Whether the installed llama-cpp-python was built with CUDA, Metal or another GPU."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return False
+    return bool(llama_cpp.llama_supports_gpu_offload())

@@ -1,0 +1,453 @@
+"""Local GGUF models through llama-cpp-python, each in a child process of its own.
+
+A :class:`LocalModel` starts a worker process that loads the model and serves requests over
+a pipe: chat through the GGUF's own chat template, plain completion, token streaming with
+cancel, and the log-probabilities of candidate continuations. A segfault, an out-of-memory
+kill or any other death of that process raises :class:`ModelCrashed` in the caller, which
+stays alive and may :meth:`LocalModel.restart` the model.
+
+A model uses :func:`physical_cores` threads unless told otherwise; :meth:`LocalModel.set_threads`
+changes that on the fly (several busy models share the cores). The model process ignores
+Ctrl-C, which is the caller's to handle; scripts need no ``if __name__ == "__main__"`` guard.
+
+>>> with LocalModel("SmolLM2-135M-Instruct.Q4_1.gguf") as model:          # doctest: +SKIP
+...     print(model.chat([{"role": "user", "content": "Hi"}], max_tokens=8).text)
+...     model.logprobs("The capital of France is", [" Paris", " Rome"])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from engine.models.hardware import ModelSettings
+from engine.models.protocol import (
+    TRANSCRIPT_STOPS,
+    Generation,
+    Message,
+    ModelCrashed,
+    ModelError,
+    plain_transcript,
+)
+from engine.models.worker import _serve
+
+_POLL_S = 0.05
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Start processes without the main script: hide ``__main__``'s file and spec.
+
+    The spawn start method runs the parent's main script (or ``-m`` module) again in the
+    child, as ``__mp_main__``, so that objects defined there can be unpickled. The model
+    process needs nothing from it (its target and arguments live in this module), and a
+    script without an ``if __name__ == "__main__":`` guard would load a model again in the
+    child, which multiprocessing refuses. Hidden, the child imports no main script at all,
+    and starts faster. Frozen apps (PyInstaller) keep spawn's own handling.
+    """
+    main = sys.modules.get("__main__")
+    if main is None or getattr(sys, "frozen", False):
+        yield
+        return
+    with _MAIN_LOCK:  # two models starting at once must not save each other's None
+        saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+        for key in saved:
+            setattr(main, key, None)
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                setattr(main, key, value)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while a child starts: the child inherits the mask and
+    ignores SIGINT before unblocking it; a Ctrl-C meanwhile stays pending for this process.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: the child ignores it once running
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class Stream:
+    """Iterate for text pieces as they are generated; :attr:`result` once finished."""
+
+    def __init__(self, model: LocalModel, pieces: Iterator[Any]) -> None:
+        self._model = model
+        self._pieces = pieces
+        self.result: Generation | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for kind, value in self._pieces:
+            if kind == "piece":
+                yield value
+            else:
+                self.result = value
+
+    def cancel(self) -> None:
+        """Stop generating; the text so far becomes the result (finish_reason "cancelled")."""
+        self._model.cancel()
+
+    def text(self) -> Generation:
+        """Consume the stream and return the finished generation."""
+        for _ in self:
+            pass
+        if self.result is None:
+            raise ModelError("the generation was abandoned: a later request cancelled it")
+        return self.result
+
+
+class LocalModel:
+    """A GGUF model served by a child process.
+
+    ``n_threads`` defaults to :func:`physical_cores`, ``n_gpu_layers`` to all layers when
+    this llama-cpp-python build can offload to a GPU (CUDA, Metal…), else 0. Requests are
+    serialised: one runs at a time; :meth:`cancel` and :meth:`set_threads` may be called
+    from any thread.
+
+    The model process ignores SIGINT: a Ctrl-C (KeyboardInterrupt) in the caller while it
+    waits for a reply cancels the request and leaves the model usable.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_gpu_layers: int | None = None,
+        seed: int = 0,
+        **extra: Any,
+    ) -> None:
+        self.path = str(path)
+        if not Path(self.path).is_file():
+            raise ModelError(f"model file not found: {self.path}")
+        self.settings = ModelSettings(
+            n_ctx, n_threads, n_gpu_layers, seed=seed, extra=extra
+        ).resolved()
+        self._ctx = mp.get_context("spawn")
+        self._lock = threading.RLock()
+        self._proc: mp.process.BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._pending: int | None = None  # the request whose reply is not all read yet
+        self._requests = 0
+        self._threads = int(self.settings.n_threads or 1)  # asked for by set_threads
+        self._threads_lock = threading.Lock()  # set_threads against a (re)start
+        self.info: dict[str, Any] = {}
+        self.start()
+
+    # -- process life ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the model process and wait until the model is loaded.
+
+        Interrupted (Ctrl-C while the model loads, say), the half-started process is killed.
+        """
+        with self._lock:
+            parent, child = self._ctx.Pipe()
+            self._cancel = self._ctx.Event()
+            with self._threads_lock:
+                self._threads_wanted = self._ctx.Value("i", self._threads, lock=False)
+            self._threads_applied = self._ctx.Value("i", self.settings.n_threads, lock=False)
+            proc = self._ctx.Process(
+                target=_serve,
+                args=(
+                    self.path,
+                    self.settings,
+                    child,
+                    self._cancel,
+                    (self._threads_wanted, self._threads_applied),
+                ),
+                daemon=True,
+                name=f"medexam-model-{Path(self.path).stem}",
+            )
+            self._proc, self._conn, self._pending = None, parent, None
+            try:
+                with _sigint_blocked():  # the child starts with SIGINT blocked, then ignores it
+                    with _main_hidden():
+                        proc.start()
+                    self._proc = proc
+                kind, value = self._receive()
+            except BaseException:
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join()
+                self._reap()
+                raise
+            finally:
+                child.close()
+            if kind == "error":
+                self._reap()
+                raise ModelError(f"could not load {Path(self.path).name}: {value[1]}")
+            self.info = value
+
+    def restart(self) -> None:
+        """Start a fresh model process (after a crash, say)."""
+        self.close()
+        self.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def close(self) -> None:
+        """Stop the model process and free its memory."""
+        with self._lock:
+            if self._conn is not None and self.alive:
+                if self._pending is not None:  # an interrupted request: stop it first
+                    self._cancel.set()
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    self._conn.send(("close", {}))
+            self._reap()
+
+    def _kill(self) -> None:
+        """Stop the model process at once (it may be busy loading or generating)."""
+        if self._proc is not None and self._proc.is_alive():
+            self._proc.kill()
+        self._reap()
+
+    def _reap(self) -> None:
+        if self._proc is not None:
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():
+                self._proc.kill()
+                self._proc.join()
+        if self._conn is not None:
+            self._conn.close()
+        self._proc, self._conn, self._pending = None, None, None
+
+    def __enter__(self) -> LocalModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter shutdown anything may be gone
+            self.close()
+
+    # -- transport ---------------------------------------------------------------------
+
+    def _crashed(self) -> ModelCrashed:
+        if self._proc is not None:
+            self._proc.join(timeout=5)  # a closed pipe may be seen before the process is reaped
+        code = self._proc.exitcode if self._proc is not None else None
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        self._reap()
+        return ModelCrashed(f"the model process stopped ({how}); restart the model to go on")
+
+    def _receive(self) -> tuple[str, Any]:
+        conn, proc = self._conn, self._proc
+        if conn is None or proc is None:
+            raise ModelCrashed("the model is not running; restart it")
+        while True:
+            try:
+                ready = conn.poll(_POLL_S)  # a KeyboardInterrupt here leaves the pipe intact
+            except (EOFError, OSError):
+                raise self._crashed() from None
+            if ready:
+                return self._recv(conn)
+            if not proc.is_alive():
+                # The process may have sent its last words just before dying.
+                try:
+                    if conn.poll(0):
+                        return conn.recv()
+                except (EOFError, OSError):
+                    pass
+                raise self._crashed()
+
+    def _recv(self, conn: Connection) -> tuple[str, Any]:
+        try:
+            return conn.recv()
+        except (EOFError, OSError):
+            raise self._crashed() from None
+        except KeyboardInterrupt:
+            # Interrupted half-way through a message (a rare instant): the pipe can't be
+            # trusted any more, so the process goes; restart() brings the model back.
+            self._kill()
+            raise
+
+    def _settle(self) -> None:
+        """Cancel the request in flight, if any, and read its reply to the end.
+
+        Needed when its reader stopped early: an abandoned stream, a KeyboardInterrupt (a
+        second Ctrl-C may even interrupt this drain: the next request drains again).
+        """
+        if self._pending is None or not self.alive:
+            return
+        self._cancel.set()
+        while self._receive()[0] not in ("done", "error"):
+            pass
+        self._pending = None
+
+    def _request(self, op: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        with self._lock:
+            if self._conn is None or not self.alive:
+                raise ModelCrashed("the model is not running; restart it")
+            self._settle()
+            self._cancel.clear()
+            self._requests += 1
+            me = self._requests
+            try:
+                self._conn.send((op, kwargs))
+            except (BrokenPipeError, OSError):
+                raise self._crashed() from None
+            self._pending = me
+            try:
+                while True:
+                    kind, value = self._receive()
+                    if kind in ("error", "done"):
+                        self._pending = None
+                    if kind == "error":
+                        raise ModelError(value[1])
+                    yield kind, value
+                    if kind == "done" or self._pending != me:
+                        return  # done, or settled by a later request of this thread
+            finally:
+                if self._pending == me:
+                    # The caller stopped reading early: stop the worker and drain its reply
+                    # so the next request starts clean.
+                    self._settle()
+
+    def _call(self, op: str, **kwargs: Any) -> Any:
+        for kind, value in self._request(op, **kwargs):
+            if kind == "done":
+                return value
+        raise ModelCrashed("no answer from the model process")
+
+    def cancel(self) -> None:
+        """Ask the running generation to stop after its current token."""
+        self._cancel.set()
+
+    def set_threads(self, n: int) -> None:
+        """Use ``n`` CPU threads from the next decode step on (a pool sharing the cores
+        among busy models calls it). Any thread may call it, also while a request runs;
+        the count holds until changed again, across :meth:`restart` too.
+        ``info["n_threads"]`` keeps the count the model was loaded with.
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"the thread count must be a positive integer, not {n!r}")
+        with self._threads_lock:
+            self._threads = n
+            self._threads_wanted.value = n
+
+    @property
+    def threads(self) -> int:
+        """The thread count in force in the model process (a change made by
+        :meth:`set_threads` shows once the process applied it: at its next decode step,
+        within 0.1 s when idle)."""
+        return int(self._threads_applied.value)
+
+    # -- the API -------------------------------------------------------------------------
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(self.info.get("has_chat_template"))
+
+    def chat_prompt(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
+        """The prompt text the GGUF's chat template makes of ``messages``."""
+        return self._call(
+            "chat_prompt", messages=list(messages), add_generation_prompt=add_generation_prompt
+        )
+
+    def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
+        return self._call("tokenize", text=text, add_bos=add_bos)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def stream_complete(
+        self,
+        prompt: str,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        stop: Sequence[str] = (),
+        top_p: float = 0.95,
+        top_k: int = 40,
+        repeat_penalty: float = 1.0,
+        _chat: bool = False,
+    ) -> Stream:
+        """Generate a continuation of ``prompt``, streamed piece by piece.
+
+        ``temperature`` 0 is greedy (deterministic); otherwise ``seed`` fixes the sampling.
+        """
+        seed = self.settings.seed if seed is None else seed
+        pieces = self._request(
+            "generate",
+            prompt=prompt,
+            chat=_chat,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            stop=list(stop),
+            top_p=top_p,
+            top_k=top_k,
+            repeat_penalty=repeat_penalty,
+        )
+        return Stream(self, pieces)
+
+    def complete(self, prompt: str, **kwargs: Any) -> Generation:
+        """Plain completion (for base models); the same options as :meth:`stream_complete`."""
+        return self.stream_complete(prompt, **kwargs).text()
+
+    def stream_chat(self, messages: Sequence[Message], **kwargs: Any) -> Stream:
+        """Chat through the model's own chat template, streamed piece by piece. A base model
+        (no template) continues the conversation written out as a plain transcript
+        (:func:`~engine.models.protocol.plain_transcript`), stopping at the next turn."""
+        if self.has_chat_template:
+            return self.stream_complete(self.chat_prompt(messages), _chat=True, **kwargs)
+        stop = [*kwargs.pop("stop", ()), *TRANSCRIPT_STOPS]
+        return self.stream_complete(plain_transcript(messages), stop=stop, **kwargs)
+
+    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Generation:
+        """Chat (see :meth:`stream_chat`); the same options as :meth:`complete`."""
+        return self.stream_chat(messages, **kwargs).text()
+
+    def logprobs(
+        self,
+        prompt: str,
+        candidates: Sequence[str],
+        reuse_prefix: bool = True,
+        chat_formatted: bool = False,
+    ) -> dict[str, float]:
+        """``log P(candidate | prompt)`` for each candidate.
+
+        Single-token candidates (the letters A–E, say) cost one forward pass together. With
+        ``reuse_prefix`` the KV cache of the part of ``prompt`` shared with the previous
+        request is kept, so a fixed few-shot prefix is evaluated once for a whole exam.
+        Pass ``chat_formatted=True`` when ``prompt`` came from :meth:`chat_prompt` (no BOS
+        is added: the template wrote its own).
+        """
+        if not candidates:
+            return {}
+        return self._call(
+            "logprobs",
+            prompt=prompt,
+            candidates=list(candidates),
+            reuse_prefix=reuse_prefix,
+            chat=chat_formatted,
+        )
+
+    def _crash_for_test(self) -> None:
+        """Make the model process abort, as a native crash would (tests use it)."""
+        for _ in self._request("crash"):
+            pass

@@ -1,0 +1,439 @@
+"""The model pool: every model the engine uses is leased from here.
+
+* :meth:`ModelPool.lease` gives a model by catalog name (``None``: the default chat model),
+  loading it on first use; leases are reference-counted, so a doctor, a patient and a
+  solver may be one model or three different ones, all loaded at once.
+* Models nobody holds stay loaded for the next lease while they fit under a memory bound
+  (``max_bytes``); past it the least recently used idle model is closed. A held model is
+  never closed.
+* CPU threads: llama.cpp's threads spin while they wait, so two models each using every
+  core slow each other down badly. The pool gives each local model that is working right now
+  its share of the physical cores (re-shared whenever one starts or finishes a request).
+* A model whose process crashed is restarted by the next lease (or :meth:`restart`).
+
+Observers (:meth:`subscribe`) hear of every change, from whatever thread made it; the desktop
+app shows the pool through them.
+
+>>> pool = ModelPool()                                             # doctest: +SKIP
+>>> with pool.lease("smollm2") as doctor, pool.lease("gemma3-270m") as patient:
+...     ...                                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.models.protocol import Generation, Message, ModelCrashed, ModelError, TextStream
+
+SettingsFor = Callable[[str], dict[str, Any]]
+Observer = Callable[["PoolEvent"], None]
+
+
+@dataclass(frozen=True)
+class PoolEvent:
+    """Something happened to a pooled model: ``kind`` is loading, ready, failed, crashed,
+    unloaded, busy or idle; ``error`` says why for failed and crashed."""
+
+    kind: str
+    name: str
+    error: str = ""
+
+
+@dataclass
+class _Entry:
+    name: str
+    model: Any = None
+    refs: int = 0
+    busy: int = 0
+    size: int = 0
+    threads_cap: int = 1
+    threads: int = 0
+    state: str = "unloaded"  # loading, ready, crashed, unloaded
+    error: str = ""
+    last_used: float = field(default_factory=time.monotonic)
+    load_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _cores() -> int:
+    from engine.models.hardware import physical_cores
+
+    return physical_cores()
+
+
+def _memory_bytes() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().total)
+
+
+def _open(name: str, settings: dict[str, Any]) -> Any:
+    """Load a local model with ``settings``, or connect to a served one (which takes no
+    load settings, no memory here and no CPU threads)."""
+    from engine.catalog import open_model, resolve
+
+    if resolve(name).served:
+        return open_model(name)
+    return open_model(name, **settings)
+
+
+def _footprint(name: str) -> tuple[str, int]:
+    """The catalog name of ``name`` and the memory its model takes, roughly (weights plus a
+    quarter for the context and buffers; nothing for a served model)."""
+    from engine.catalog import resolve
+
+    info = resolve(name)
+    return info.name, 0 if info.served else int(info.file_size * 1.25)
+
+
+class ModelPool:
+    """Loads models by name and lends them out; see the module docstring.
+
+    ``settings_for(name)`` gives the load settings of a model (``n_ctx``, ``n_threads``,
+    ``n_gpu_layers``…; default: a 4096-token context and automatic threads); ``max_bytes``
+    bounds the memory of loaded models kept while idle (default: half of this machine's RAM).
+    """
+
+    def __init__(
+        self,
+        settings_for: SettingsFor | None = None,
+        max_bytes: int | None = None,
+        cores: int | None = None,
+    ) -> None:
+        self.settings_for: SettingsFor = settings_for or (lambda name: {"n_ctx": 4096})
+        self.max_bytes = max_bytes if max_bytes is not None else _memory_bytes() // 2
+        self.cores = cores or _cores()
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.RLock()
+        self._observers: list[Observer] = []
+
+    # -- observers -----------------------------------------------------------------------
+
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(event)`` on every change; returns the function that unsubscribes."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def _emit(self, kind: str, name: str, error: str = "") -> None:
+        event = PoolEvent(kind, name, error)
+        for observer in list(self._observers):
+            with contextlib.suppress(Exception):  # an observer's fault is not the pool's
+                observer(event)
+
+    # -- leasing -------------------------------------------------------------------------
+
+    def acquire(self, name: str | None = None) -> PooledModel:
+        """A lease of the model called ``name`` (loaded, or restarted after a crash, as
+        needed; this blocks while it loads). Release it with ``close()``."""
+        key, size = _footprint(name or "")  # "" resolves to the default model
+        with self._lock:
+            entry = self._entries.setdefault(key, _Entry(key, size=size))
+            entry.refs += 1
+            entry.last_used = time.monotonic()
+        try:
+            self._ensure_loaded(entry)
+        except BaseException:
+            self._release(entry)
+            raise
+        return PooledModel(self, entry)
+
+    @contextlib.contextmanager
+    def lease(self, name: str | None = None) -> Iterator[PooledModel]:
+        """``with pool.lease(name) as model:`` — :meth:`acquire`, released on exit."""
+        model = self.acquire(name)
+        try:
+            yield model
+        finally:
+            model.close()
+
+    def _ensure_loaded(self, entry: _Entry) -> None:
+        with entry.load_lock:
+            model = entry.model
+            if model is not None and getattr(model, "alive", True):
+                return
+            self._make_room(entry)
+            settings = dict(self.settings_for(entry.name))
+            self._set_state(entry, "loading")
+            try:
+                if model is not None:
+                    model.restart()
+                else:
+                    entry.model = _open(entry.name, settings)
+            except BaseException as exc:
+                entry.model = None
+                self._set_state(entry, "unloaded", str(exc))
+                self._emit("failed", entry.name, str(exc))
+                raise
+            entry.threads_cap = int(
+                (getattr(entry.model, "info", {}) or {}).get("n_threads") or self.cores
+            )
+            entry.threads = entry.threads_cap
+            self._set_state(entry, "ready")
+
+    def _release(self, entry: _Entry) -> None:
+        with self._lock:
+            entry.refs = max(0, entry.refs - 1)
+            entry.last_used = time.monotonic()
+            self._make_room(None)
+
+    def _set_state(self, entry: _Entry, state: str, error: str = "") -> None:
+        entry.state, entry.error = state, error
+        self._emit(state, entry.name, error)
+
+    # -- memory ----------------------------------------------------------------------------
+
+    def _make_room(self, coming: _Entry | None) -> None:
+        """Close idle models, least recently used first, until ``coming`` fits."""
+        with self._lock:
+            need = coming.size if coming is not None else 0
+            loaded = [e for e in self._entries.values() if e.model is not None and e is not coming]
+            used = sum(e.size for e in loaded)
+            idle = sorted((e for e in loaded if e.refs == 0), key=lambda e: e.last_used)
+            while idle and used + need > self.max_bytes:
+                victim = idle.pop(0)
+                used -= victim.size
+                self._unload(victim)
+
+    def _unload(self, entry: _Entry) -> None:
+        model, entry.model = entry.model, None
+        if model is not None:
+            with contextlib.suppress(Exception):
+                model.close()
+        self._set_state(entry, "unloaded")
+
+    def unload(self, name: str | None = None) -> None:
+        """Close an idle model (``None``: every idle model); a held one stays loaded."""
+        with self._lock:
+            for entry in list(self._entries.values()):
+                if name in (None, entry.name) and entry.refs == 0:
+                    self._unload(entry)
+
+    def restart(self, name: str) -> None:
+        """Start the model's process afresh (after a crash, say). Blocks while it loads."""
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ModelError(f"{name} is not loaded")
+        with entry.load_lock:
+            if entry.model is not None:
+                with contextlib.suppress(Exception):
+                    entry.model.close()
+        self._ensure_loaded(entry)
+
+    def close(self) -> None:
+        """Close every model, held or not (at exit)."""
+        with self._lock:
+            for entry in list(self._entries.values()):
+                self._unload(entry)
+            self._entries.clear()
+
+    # -- CPU threads -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _working(self, entry: _Entry) -> Iterator[None]:
+        with self._lock:
+            entry.busy += 1
+            entry.last_used = time.monotonic()
+            self._share_cores()
+        if entry.busy == 1:
+            self._emit("busy", entry.name)
+        try:
+            with self._watching(entry):
+                yield
+        finally:
+            with self._lock:
+                entry.busy -= 1
+                self._share_cores()
+            if entry.busy == 0 and entry.state == "ready":
+                self._emit("idle", entry.name)
+
+    @contextlib.contextmanager
+    def _watching(self, entry: _Entry) -> Iterator[None]:
+        """Mark the model crashed when a request finds its process dead."""
+        try:
+            yield
+        except ModelCrashed as exc:
+            if entry.state != "crashed":
+                self._set_state(entry, "crashed", str(exc))
+            raise
+
+    def _share_cores(self) -> None:
+        """Give each working local model an equal share of the cores (at most its own
+        setting); a model working alone gets its whole setting back."""
+        working = [
+            e
+            for e in self._entries.values()
+            if e.busy and e.model is not None and hasattr(e.model, "set_threads")
+        ]
+        if not working:
+            return
+        share = max(1, self.cores // len(working))
+        for e in working:
+            want = max(1, min(e.threads_cap, share))
+            if want != e.threads:
+                e.model.set_threads(want)
+                e.threads = want
+
+    # -- what the app shows ------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        """Every model the pool knows: name, state, leases, whether working, threads, size."""
+        with self._lock:
+            return [
+                {
+                    "name": e.name,
+                    "state": e.state,
+                    "error": e.error,
+                    "leases": e.refs,
+                    "working": e.busy > 0,
+                    "threads": e.threads if e.model is not None else None,
+                    "bytes": e.size,
+                }
+                for e in self._entries.values()
+            ]
+
+    def state(self, name: str) -> str:
+        entry = self._entries.get(name)
+        return entry.state if entry is not None else "unloaded"
+
+
+class PooledModel:
+    """One lease of a pooled model: the :class:`~engine.models.protocol.ChatModel` API, with
+    the pool told when the model works; :meth:`close` ends the lease (the model stays
+    loaded for the next one)."""
+
+    def __init__(self, pool: ModelPool, entry: _Entry) -> None:
+        self._pool = pool
+        self._entry = entry
+        self._released = False
+        self.name = entry.name
+
+    @property
+    def _model(self) -> Any:
+        model = self._entry.model
+        if self._released or model is None:
+            raise ModelCrashed(f"{self.name} is not running; restart it")
+        return model
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return dict(getattr(self._entry.model, "info", {}) or {})
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(self._model.has_chat_template)
+
+    @property
+    def alive(self) -> bool:
+        return bool(getattr(self._entry.model, "alive", False))
+
+    @property
+    def path(self) -> str:
+        return str(getattr(self._model, "path", ""))
+
+    @property
+    def pid(self) -> int | None:
+        """The model process's id (a local model's)."""
+        return getattr(self._entry.model, "pid", None)
+
+    def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
+        with self._pool._working(self._entry):
+            return self._model.chat(messages, **options)
+
+    def complete(self, prompt: str, **options: Any) -> Generation:
+        with self._pool._working(self._entry):
+            return self._model.complete(prompt, **options)
+
+    def stream_chat(self, messages: Sequence[Message], **options: Any) -> TextStream:
+        return _WorkingStream(self, lambda: self._model.stream_chat(messages, **options))
+
+    def stream_complete(self, prompt: str, **options: Any) -> TextStream:
+        return _WorkingStream(self, lambda: self._model.stream_complete(prompt, **options))
+
+    def logprobs(
+        self,
+        prompt: str,
+        candidates: Sequence[str],
+        reuse_prefix: bool = True,
+        chat_formatted: bool = False,
+    ) -> dict[str, float]:
+        with self._pool._working(self._entry):
+            return self._model.logprobs(prompt, candidates, reuse_prefix, chat_formatted)
+
+    def chat_prompt(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
+        with self._pool._watching(self._entry):
+            return self._model.chat_prompt(messages, add_generation_prompt)
+
+    def count_tokens(self, text: str) -> int:
+        with self._pool._watching(self._entry):
+            return self._model.count_tokens(text)
+
+    def cancel(self) -> None:
+        model = self._entry.model
+        if model is not None:
+            model.cancel()
+
+    def restart(self) -> None:
+        """Restart the model's process (after a crash)."""
+        self._pool.restart(self.name)
+
+    def close(self) -> None:
+        """End this lease (once); the pool decides when the model itself is closed."""
+        if not self._released:
+            self._released = True
+            self._pool._release(self._entry)
+
+    def __enter__(self) -> PooledModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<PooledModel {self.name}>"
+
+
+class _WorkingStream:
+    """A model's stream that keeps the pool told the model is working while it is read."""
+
+    def __init__(self, lease: PooledModel, start: Callable[[], TextStream]) -> None:
+        self._lease = lease
+        self._start = start
+        self._stream: TextStream | None = None
+        self.result: Generation | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lease._pool._working(self._lease._entry):
+            self._stream = self._start()
+            yield from self._stream
+            self.result = self._stream.result
+
+    def cancel(self) -> None:
+        if self._stream is not None:
+            self._stream.cancel()
+        else:
+            self._lease.cancel()
+
+    def text(self) -> Generation:
+        for _ in self:
+            pass
+        assert self.result is not None
+        return self.result
+
+
+_default: ModelPool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool() -> ModelPool:
+    """This process's pool (created on first use, closed at exit)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = ModelPool()
+            atexit.register(_default.close)
+        return _default

@@ -1,0 +1,76 @@
+"""Reports over stored runs, in the layouts of the papers each activity follows, with 95%
+intervals and paired significance tests; and the short label that tells runs apart.
+
+>>> report = build_report(store, [3, 4, 7])          # doctest: +SKIP
+>>> print(render(report, "text"))                     # doctest: +SKIP
+>>> Path("report.html").write_text(render(report, "html"))   # doctest: +SKIP
+
+A report is a plain dict (what ``json`` prints): ``title``, ``created``, ``runs`` (each
+stored run with its ``label``), ``overview`` (a table of the runs) and ``sections``, one per
+activity, each with its ``tables`` (see :mod:`engine.reports.layouts`), ``comparisons`` (two
+runs on their common items: different answers, McNemar, paired bootstrap) and ``charts``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from engine.reports.label import label_matches, run_label
+from engine.reports.render import FORMATS, render
+
+if TYPE_CHECKING:
+    from engine.store import Store
+
+__all__ = ["FORMATS", "build_report", "label_matches", "render", "run_label"]
+
+_ACTIVITY_ORDER = ("exam", "consult", "french")
+
+
+def _overview(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    from engine.activities import activity_name
+    from engine.reports.layouts import table
+
+    rows = [
+        [
+            f"#{r['id']}",
+            activity_name(r["activity"]),
+            r["label"],
+            "you" if r.get("runner") == "person" else r.get("model"),
+            r.get("dataset"),
+            r.get("status"),
+            f"{r.get('n_done', 0)}/{r.get('n_total', 0)}",
+            (r.get("started") or "")[:16].replace("T", " "),
+        ]
+        for r in runs
+    ]
+    columns = ["Run", "Activity", "Setting", "Model", "Data set", "Status", "Done", "Started"]
+    return table("The runs in this report", columns, rows)
+
+
+def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> dict[str, Any]:
+    """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
+    raises :class:`engine.store.StoreError`): one section per activity."""
+    from engine.activities import activity_name
+    from engine.reports.layouts import SECTIONS, RunData, comparison_table
+
+    runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
+    for r in runs:
+        r["label"] = run_label(r)
+    sections = []
+    for act in _ACTIVITY_ORDER:
+        data = [RunData(store, r) for r in runs if r["activity"] == act]
+        if not data:
+            continue
+        section = SECTIONS[act](store, data)
+        compared = comparison_table(section["comparisons"])
+        if compared is not None:
+            section["tables"].append(compared)
+        sections.append({"activity": act, "name": activity_name(act), **section})
+    return {
+        "title": title,
+        "created": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "runs": runs,
+        "overview": _overview(runs),
+        "sections": sections,
+    }

@@ -1,0 +1,405 @@
+"""The tables of a report, one layout per activity, as the papers print them.
+
+* Exam (ExplainCPE): settings × models with accuracy (95% Wilson interval) and ROUGE-1/2/L
+  (Table 8); accuracy by question type (Table 5); calibration of ``logprob`` runs.
+* Consultation (the automatic evaluation framework): doctors × patient and doctor
+  recall/precision/F1, words per question, turns and accuracy, upper bound first and lower
+  bound last (Table 2).
+* French QA (FrenchMedMCQA): retriever settings × Hamming score and EMR, then both by number
+  of right answers.
+
+A table is ``{"title", "columns", "rows", "notes"}``; a cell is a number, a string, None, or
+``{"value", "low", "high"}`` (a score with its 95% interval) or ``{"value", "n"}``.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from engine.reports.label import run_label
+from engine.reports.stats import (
+    RESAMPLES,
+    bootstrap_interval,
+    mcnemar,
+    paired_bootstrap,
+    reliability_bins,
+    wilson_interval,
+)
+from engine.store import Store
+
+#: Two runs are compared pairwise up to this many runs of one activity; beyond, each run is
+#: compared with the first.
+ALL_PAIRS_UP_TO = 5
+TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
+MAX_TYPE_COLUMNS = 10
+
+
+class RunData:
+    """A stored run with its answers (by item key) and the items of its data set."""
+
+    def __init__(self, store: Store, run: dict[str, Any]) -> None:
+        self.run = run
+        self.id = int(run["id"])
+        self.label = run_label(run)
+        self.answers = {str(a["item_key"]): a for a in store.answers(self.id)}
+        try:
+            self.items = {str(i["id"]): i for i in store.items(run["dataset"])}
+        except Exception:  # noqa: BLE001 - the data set may have been deleted since
+            self.items = {}
+        self.n = max(int(run.get("n_total") or 0), len(self.answers))
+        self.correct = sum(bool(a["correct"]) for a in self.answers.values())
+
+    @property
+    def who(self) -> str:
+        return "you" if self.run.get("runner") == "person" else str(self.run.get("model", ""))
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.run.get("summary") or {}
+
+    def share_cell(self, correct: int, n: int) -> dict[str, Any] | None:
+        """``correct`` of ``n`` in percent with its Wilson interval."""
+        ci = wilson_interval(correct, n)
+        if ci is None:
+            return None
+        return {"value": 100 * correct / n, "low": 100 * ci[0], "high": 100 * ci[1]}
+
+    def scores(self, key: str) -> dict[str, float]:
+        """Per-item values of one score (items whose answer has it)."""
+        out = {}
+        for k, a in self.answers.items():
+            value = (a.get("scores") or {}).get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out[k] = float(value)
+        return out
+
+
+def table(title: str, columns: list[str], rows: list[list[Any]], *notes: str) -> dict[str, Any]:
+    return {"title": title, "columns": columns, "rows": rows, "notes": [n for n in notes if n]}
+
+
+def _head(r: RunData) -> list[Any]:
+    return [f"#{r.id}", r.who, r.label, r.run.get("dataset")]
+
+
+HEAD = ["Run", "Model", "Setting", "Data set"]
+CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wilson interval."
+
+
+# -- exam ------------------------------------------------------------------------------------
+
+
+def _exam_main(runs: list[RunData]) -> dict[str, Any]:
+    rows = []
+    for r in runs:
+        s = r.summary
+        rouge = [s.get(k) for k in ("rouge1", "rouge2", "rougeL")]
+        rows.append([*_head(r), r.n, r.share_cell(r.correct, r.n), *rouge])
+    return table(
+        "Accuracy and explanation ROUGE (ExplainCPE Table 8 layout)",
+        [*HEAD, "Items", "Accuracy (%)", "ROUGE-1", "ROUGE-2", "ROUGE-L"],
+        rows,
+        CI_NOTE,
+        "ROUGE-1/2/L: F-measure of the generated explanation against the gold one "
+        "(none for logprob runs, which write no explanation).",
+    )
+
+
+def _by_type(runs: list[RunData]) -> list[dict[str, Any]]:
+    out = []
+    for field, name in TYPE_NAMES.items():
+        groups: dict[int, dict[str, list[bool]]] = {}
+        for r in runs:
+            for key, a in r.answers.items():
+                value = r.items.get(key, {}).get(field)
+                if value:
+                    groups.setdefault(r.id, {}).setdefault(str(value), []).append(
+                        bool(a["correct"])
+                    )
+        values = sorted({v for g in groups.values() for v in g})
+        if not values or len(values) > MAX_TYPE_COLUMNS:
+            continue
+        rows = []
+        for r in runs:
+            got = groups.get(r.id, {})
+            cells = [
+                {"value": 100 * sum(got[v]) / len(got[v]), "n": len(got[v])} if v in got else None
+                for v in values
+            ]
+            rows.append([f"#{r.id}", r.who, r.label, *cells])
+        out.append(
+            table(
+                f"Accuracy by {name} (ExplainCPE Table 5 layout)",
+                ["Run", "Model", "Setting", *values],
+                rows,
+                "Accuracy (%) of the answered items of each type; the number of items in brackets.",
+            )
+        )
+    return out
+
+
+def _calibration(runs: list[RunData]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    from engine.exam.metrics import calibration
+
+    rows, series = [], []
+    for r in runs:
+        answered = [a for a in r.answers.values() if (a.get("extra") or {}).get("probs")]
+        if not answered:
+            continue
+        dists = [a["extra"]["probs"] for a in answered]
+        cal = calibration(dists, [a["gold"] for a in answered])
+        rows.append(
+            [
+                f"#{r.id}",
+                r.who,
+                r.label,
+                len(answered),
+                cal["ece"],
+                cal["brier"],
+                cal["mean_confidence"],
+            ]
+        )
+        confidences = [max(d.values()) for d in dists]
+        ok = [bool(a["correct"]) for a in answered]
+        series.append(
+            {
+                "run_id": r.id,
+                "name": f"#{r.id} {r.who} · {r.label}",
+                "bins": reliability_bins(confidences, ok),
+            }
+        )
+    if not rows:
+        return None, []
+    return (
+        table(
+            "Calibration of the letter probabilities (logprob runs)",
+            ["Run", "Model", "Setting", "Items", "ECE", "Brier score", "Mean confidence"],
+            rows,
+            "ECE over 10 equal-width confidence bins; lower is better for both ECE and Brier.",
+        ),
+        series,
+    )
+
+
+def exam_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+    tables = [_exam_main(runs), *_by_type(runs)]
+    cal_table, series = _calibration(runs)
+    if cal_table is not None:
+        tables.append(cal_table)
+    charts = [_ci_chart(tables[0], 5, "Accuracy (%)")]
+    if series:
+        charts.append({"kind": "reliability", "title": "Reliability diagram", "series": series})
+    comparisons = compare_all(runs, "rougeL", "ROUGE-L")
+    return {"tables": tables, "comparisons": comparisons, "charts": charts}
+
+
+# -- consultation ----------------------------------------------------------------------------
+
+CONSULT_KEYS = [
+    ("patient_recall", "Patient R"),
+    ("patient_precision", "Patient P"),
+    ("patient_f1", "Patient F1"),
+    ("doctor_recall", "Doctor R"),
+    ("doctor_precision", "Doctor P"),
+    ("doctor_f1", "Doctor F1"),
+    ("avg_length", "Len"),
+    ("avg_turns", "Turns"),
+]
+
+
+def _bound_order(r: RunData) -> int:
+    return {"upper": 0, "lower": 2}.get(str(r.run.get("runner")), 1)
+
+
+def consult_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+    ordered = sorted(runs, key=_bound_order)
+    rows = []
+    for r in ordered:
+        s = r.summary
+        rows.append(
+            [f"#{r.id}", r.label, r.run.get("dataset"), r.n]
+            + [s.get(k) for k, _ in CONSULT_KEYS]
+            + [r.share_cell(r.correct, r.n)]
+        )
+    main = table(
+        "Consultations (Table 2 layout of the automatic evaluation framework)",
+        ["Run", "Doctor", "Data set", "Cases", *[t for _, t in CONSULT_KEYS], "Accuracy (%)"],
+        rows,
+        "R/P/F1: ROUGE-1 recall, precision and F1 (%) of the patient's replies and the "
+        "doctor's questions against the case facts; Len: words per question; Turns: "
+        "questions per case.",
+        CI_NOTE,
+    )
+    return {
+        "tables": [main],
+        "comparisons": compare_all(ordered, "doctor_f1", "Doctor F1"),
+        "charts": [_ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)")],
+    }
+
+
+# -- French QA -------------------------------------------------------------------------------
+
+
+def _hamming_cell(r: RunData) -> dict[str, Any] | None:
+    values = [100 * v for v in r.scores("hamming").values()]
+    if not values:
+        return None
+    ci = bootstrap_interval(values)
+    cell = {"value": sum(values) / len(values)}
+    return {**cell, "low": ci[0], "high": ci[1]} if ci else cell
+
+
+def french_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+    rows, by_n = [], []
+    for r in runs:
+        s = r.summary
+        exact = sum(bool(a["correct"]) for a in r.answers.values())
+        recall = (s.get("recall_at_k") or {}).get("recall")
+        rows.append(
+            [
+                *_head(r),
+                len(r.answers),
+                _hamming_cell(r),
+                r.share_cell(exact, len(r.answers)),
+                recall,
+            ]
+        )
+        by_n.append((r, s.get("by_n_answers") or {}))
+    counts = sorted({int(k) for _, b in by_n for k in b})
+    main = table(
+        "Hamming score and exact match ratio (FrenchMedMCQA layout)",
+        [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)"],
+        rows,
+        "Over the answered questions; Hamming brackets: 95% bootstrap interval, EMR "
+        "brackets: 95% Wilson interval.",
+    )
+    columns = ["Run", "Model", "Setting"]
+    for c in counts:
+        columns += [f"Hamming ({c} right)", f"EMR ({c} right)"]
+    n_rows = []
+    for r, b in by_n:
+        cells: list[Any] = [f"#{r.id}", r.who, r.label]
+        for c in counts:
+            block = b.get(str(c)) or {}
+            n = block.get("n")
+            cells += [
+                {"value": block.get("hamming"), "n": n} if n else None,
+                {"value": block.get("emr"), "n": n} if n else None,
+            ]
+        n_rows.append(cells)
+    by_table = table(
+        "By number of right answers (FrenchMedMCQA layout)",
+        columns,
+        n_rows,
+        "Hamming score and EMR (%) of the questions with that many right answers; the "
+        "number of questions in brackets.",
+    )
+    return {
+        "tables": [main, by_table],
+        "comparisons": compare_all(runs, "hamming", "Hamming"),
+        "charts": [_ci_chart(main, 5, "Hamming score (%)")],
+    }
+
+
+# -- comparisons and charts ------------------------------------------------------------------
+
+
+def compare(a: RunData, b: RunData, score: str, score_label: str) -> dict[str, Any] | None:
+    """Runs ``a`` and ``b`` on the items both answered: how many answers differ, McNemar's
+    test on right/wrong and a paired bootstrap of ``score``; None without common items."""
+    common = [k for k in a.answers if k in b.answers]
+    if not common:
+        return None
+    ans_a, ans_b = a.answers, b.answers
+    only_a = sum(1 for k in common if ans_a[k]["correct"] and not ans_b[k]["correct"])
+    only_b = sum(1 for k in common if ans_b[k]["correct"] and not ans_a[k]["correct"])
+    sa, sb = a.scores(score), b.scores(score)
+    paired = [k for k in common if k in sa and k in sb]
+    scale = 1.0 if score.startswith("rouge") else 100.0
+    boot = paired_bootstrap([scale * sa[k] for k in paired], [scale * sb[k] for k in paired])
+    right_a = sum(bool(ans_a[k]["correct"]) for k in common)
+    right_b = sum(bool(ans_b[k]["correct"]) for k in common)
+    return {
+        "a": a.id,
+        "b": b.id,
+        "n": len(common),
+        "different_answers": sum(1 for k in common if ans_a[k]["chosen"] != ans_b[k]["chosen"]),
+        "accuracy_diff": 100 * (right_b - right_a) / len(common),
+        "mcnemar": mcnemar(only_a, only_b),
+        "score": score,
+        "score_label": score_label,
+        "paired_bootstrap": boot if paired else None,
+    }
+
+
+def compare_all(runs: list[RunData], score: str, score_label: str) -> list[dict[str, Any]]:
+    if len(runs) <= ALL_PAIRS_UP_TO:
+        pairs = list(combinations(runs, 2))
+    else:
+        pairs = [(runs[0], r) for r in runs[1:]]
+    found = (compare(a, b, score, score_label) for a, b in pairs)
+    return [c for c in found if c is not None]
+
+
+def comparison_table(comparisons: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not comparisons:
+        return None
+    label = comparisons[0]["score_label"]
+    rows = []
+    for c in comparisons:
+        m, boot = c["mcnemar"], c["paired_bootstrap"] or {}
+        diff = None
+        if boot.get("diff") is not None:
+            diff = {"value": boot["diff"], "low": boot.get("low"), "high": boot.get("high")}
+        rows.append(
+            [
+                f"#{c['a']}",
+                f"#{c['b']}",
+                c["n"],
+                c["different_answers"],
+                m["only_a"],
+                m["only_b"],
+                c["accuracy_diff"],
+                m["p_exact"],
+                diff,
+                boot.get("p"),
+            ]
+        )
+    return table(
+        "Paired comparisons on the items both runs answered",
+        [
+            "A",
+            "B",
+            "Items",
+            "Different answers",
+            "Right in A only",
+            "Right in B only",
+            "Accuracy B − A (points)",
+            "McNemar p",
+            f"{label} B − A",
+            "Bootstrap p",
+        ],
+        rows,
+        "McNemar: exact two-sided test on the items one run got right and the other wrong. "
+        f"{label}: mean paired difference with its 95% bootstrap interval and two-sided p "
+        f"({RESAMPLES} resamples). p ≥ 0.05: not significant at the 5% level (within the noise).",
+    )
+
+
+def _ci_chart(main: dict[str, Any], column: int, axis: str) -> dict[str, Any]:
+    points = []
+    for row in main["rows"]:
+        cell = row[column]
+        if isinstance(cell, dict) and cell.get("value") is not None:
+            name = " ".join(str(x) for x in row[: 3 if main["columns"][1] == "Model" else 2])
+            points.append({"name": name, **cell})
+    return {
+        "kind": "interval",
+        "title": axis + " with 95% interval",
+        "axis": axis,
+        "points": points,
+    }
+
+
+SECTIONS = {"exam": exam_section, "consult": consult_section, "french": french_section}

@@ -1,0 +1,235 @@
+"""A report (see :func:`engine.reports.build_report`) as text, Markdown, CSV, JSON or one
+self-contained HTML page (inline styles and SVG charts, nothing fetched)."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+FORMATS = ("text", "md", "csv", "html", "json")
+
+
+def fmt_number(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
+    return str(value)
+
+
+def fmt_cell(cell: Any) -> str:
+    """A cell in words: ``45.2 [38.1, 52.4]`` for a score with its interval, ``54.7 (12)``
+    for a score over ``n`` items, ``–`` for none."""
+    if isinstance(cell, dict):
+        text = fmt_number(cell.get("value"))
+        if cell.get("low") is not None and cell.get("high") is not None:
+            text += f" [{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
+        if cell.get("n") is not None:
+            text += f" ({cell['n']})"
+        return text
+    return fmt_number(cell)
+
+
+def _all_tables(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(section name, table)`` for every table, the runs overview first."""
+    out = [("Runs", report["overview"])]
+    for section in report["sections"]:
+        out += [(section["name"], t) for t in section["tables"]]
+    return out
+
+
+# -- text and Markdown ---------------------------------------------------------------------
+
+
+def to_text(report: dict[str, Any], width: int = 160) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    out = io.StringIO()
+    console = Console(file=out, width=width, no_color=True, highlight=False)
+    console.print(f"{report['title']} · {report['created']}")
+    current = None
+    for section, t in _all_tables(report):
+        if section != current:
+            console.print(f"\n== {section} ==")
+            current = section
+        grid = Table(title=t["title"], box=box.SIMPLE_HEAD, title_justify="left")
+        for i, col in enumerate(t["columns"]):
+            cells = [row[i] for row in t["rows"] if row[i] is not None]
+            words = bool(cells) and all(isinstance(c, str) for c in cells)
+            grid.add_column(col, justify="left" if words else "right", overflow="fold")
+        for row in t["rows"]:
+            grid.add_row(*(fmt_cell(c) for c in row))
+        console.print(grid)
+        for note in t["notes"]:
+            console.print(note, style="dim")
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    lines = [f"# {report['title']}", "", f"Made {report['created']}.", ""]
+    current = None
+    for section, t in _all_tables(report):
+        if section != current:
+            lines += [f"## {section}", ""]
+            current = section
+        lines += [f"### {t['title']}", ""]
+        lines.append("| " + " | ".join(_md_escape(c) for c in t["columns"]) + " |")
+        lines.append(
+            "|" + "|".join("---" if i < 2 else "---:" for i in range(len(t["columns"]))) + "|"
+        )
+        for row in t["rows"]:
+            lines.append("| " + " | ".join(_md_escape(fmt_cell(c)) for c in row) + " |")
+        lines.append("")
+        lines += [f"*{_md_escape(n)}*" for n in t["notes"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- CSV and JSON --------------------------------------------------------------------------
+
+_PARTS = (("low", "95% low"), ("high", "95% high"), ("n", "n"))
+
+
+def _csv_columns(t: dict[str, Any]) -> list[tuple[int, str | None, str]]:
+    """``(column index, part of a dict cell or None, header)``: a column holding intervals
+    or counts gets one more column for each part, so every number stands alone."""
+    out: list[tuple[int, str | None, str]] = []
+    for i, col in enumerate(t["columns"]):
+        cells = [row[i] for row in t["rows"] if isinstance(row[i], dict)]
+        out.append((i, "value" if cells else None, col))
+        for part, name in _PARTS:
+            if any(c.get(part) is not None for c in cells):
+                out.append((i, part, f"{col} {name}"))
+    return out
+
+
+def to_csv(report: dict[str, Any]) -> str:
+    """Every table one after the other: a row with its title, its header row, its rows and
+    an empty row. Numbers are plain numbers (intervals and counts in columns of their own)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    for section, t in _all_tables(report):
+        columns = _csv_columns(t)
+        writer.writerow([f"{section}: {t['title']}"])
+        writer.writerow([name for _, _, name in columns])
+        for row in t["rows"]:
+            cells = []
+            for i, part, _name in columns:
+                cell = row[i]
+                cells.append(cell.get(part) if isinstance(cell, dict) and part else cell)
+            writer.writerow(["" if c is None else c for c in cells])
+        writer.writerow([])
+    return out.getvalue()
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC",
+       sans-serif; color: #111827; margin: 2rem auto; max-width: 1100px; padding: 0 1rem; }
+h1 { font-size: 1.5rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.2rem; border-bottom: 2px solid #e5e7eb; padding-bottom: 0.2rem;
+     margin-top: 2rem; }
+h3 { font-size: 1rem; margin: 1.2rem 0 0.4rem; }
+.meta, .note { color: #6b7280; font-size: 0.85rem; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.3rem 0; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
+th { background: #f3f4f6; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.ci { color: #6b7280; font-size: 0.8rem; }
+figure { margin: 0.8rem 0; }
+figure svg { max-width: 100%; height: auto; }
+@media print {
+  body { margin: 0; max-width: none; }
+  h2 { break-after: avoid; }
+  table, figure { break-inside: avoid; }
+}
+"""
+
+
+def _html_cell(cell: Any) -> str:
+    if isinstance(cell, dict):
+        body = html.escape(fmt_number(cell.get("value")))
+        if cell.get("low") is not None and cell.get("high") is not None:
+            ci = f"[{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
+            body += f" <span class='ci'>{html.escape(ci)}</span>"
+        if cell.get("n") is not None:
+            body += f" <span class='ci'>({cell['n']})</span>"
+        return f"<td class='num'>{body}</td>"
+    if isinstance(cell, int | float) or cell is None:
+        return f"<td class='num'>{html.escape(fmt_number(cell))}</td>"
+    return f"<td>{html.escape(str(cell))}</td>"
+
+
+def _html_table(t: dict[str, Any]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in t["columns"])
+    body = "".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in t["rows"])
+    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in t["notes"])
+    return (
+        f"<h3>{html.escape(t['title'])}</h3><table cellpadding='4' cellspacing='0'>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
+    )
+
+
+def to_html(report: dict[str, Any], charts: bool = True) -> str:
+    """The report as one HTML page; ``charts=False`` leaves the charts out (for a viewer
+    that shows tables only)."""
+
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(report['title'])}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{html.escape(report['title'])}</h1>",
+        f"<p class='meta'>Made {html.escape(report['created'])} by medexam.</p>",
+        "<h2>Runs</h2>",
+        _html_table(report["overview"]),
+    ]
+    for section in report["sections"]:
+        parts.append(f"<h2>{html.escape(section['name'])}</h2>")
+        parts += [_html_table(t) for t in section["tables"]]
+        for chart in section["charts"] if charts else []:
+            from engine.reports.charts import chart_svg
+
+            svg = chart_svg(chart)
+            if svg:
+                parts.append(f"<figure>{svg}</figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "text": to_text,
+    "md": to_markdown,
+    "csv": to_csv,
+    "html": to_html,
+    "json": to_json,
+}
+
+
+def render(report: dict[str, Any], fmt: str = "text") -> str:
+    """The report in ``fmt`` (one of :data:`FORMATS`)."""
+    try:
+        renderer = RENDERERS[fmt]
+    except KeyError:
+        raise ValueError(
+            f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})"
+        ) from None
+    return renderer(report)

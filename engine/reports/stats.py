@@ -1,0 +1,131 @@
+"""Uncertainty for reports: confidence intervals of one run's score and significance tests
+between two runs answering the same items.
+
+>>> lo, hi = wilson_interval(2, 4)
+>>> round(lo, 3), round(hi, 3)
+(0.15, 0.85)
+>>> mcnemar(1, 5)["p_exact"]
+0.21875
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+#: Resamples of every bootstrap (seeded, so a report is the same each time it is made).
+RESAMPLES = 2000
+SEED = 0
+LEVEL = 0.95
+
+
+def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
+    """The Wilson score interval of ``correct`` successes out of ``n`` (fractions 0–1);
+    None without any item."""
+    if n <= 0:
+        return None
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(correct), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def bootstrap_interval(
+    values: Sequence[float], level: float = LEVEL, seed: int = SEED
+) -> tuple[float, float] | None:
+    """A percentile bootstrap interval of the mean of ``values``; None for fewer than two
+    values, the value itself when they are all equal."""
+    if len(values) < 2:
+        return None
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    if np.ptp(data) == 0:
+        return float(data[0]), float(data[0])
+    means = _resampled_means(data, seed)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def _resampled_means(data: Any, seed: int) -> Any:
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    res = bootstrap(
+        (data,),
+        lambda x, axis: x.mean(axis=axis),
+        n_resamples=RESAMPLES,
+        vectorized=True,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return res.bootstrap_distribution
+
+
+def mcnemar(only_a: int, only_b: int) -> dict[str, Any]:
+    """McNemar's test on paired right/wrong outcomes: ``only_a`` items right in run A only,
+    ``only_b`` right in run B only. ``p_exact`` is the two-sided exact (binomial) p-value,
+    ``chi2`` and ``p_chi2`` the χ² statistic with continuity correction and its p-value
+    (None when the runs never disagree, and then ``p_exact`` is 1)."""
+    from scipy.stats import binomtest, chi2
+
+    discordant = only_a + only_b
+    out: dict[str, Any] = {"only_a": only_a, "only_b": only_b, "p_exact": 1.0}
+    out.update(chi2=None, p_chi2=None)
+    if discordant == 0:
+        return out
+    out["p_exact"] = float(binomtest(only_a, discordant, 0.5).pvalue)
+    stat = (abs(only_a - only_b) - 1) ** 2 / discordant
+    out["chi2"] = float(stat)
+    out["p_chi2"] = float(chi2.sf(stat, 1))
+    return out
+
+
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], level: float = LEVEL, seed: int = SEED
+) -> dict[str, Any]:
+    """The mean difference B − A of paired per-item scores with a bootstrap interval and a
+    two-sided p-value (how often the resampled difference falls on the other side of zero,
+    doubled). ``low``, ``high`` and ``p`` are None for fewer than two items."""
+    import numpy as np
+
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    out: dict[str, Any] = {"n": int(diffs.size), "diff": None, "low": None, "high": None}
+    out["p"] = None
+    if diffs.size == 0:
+        return out
+    out["diff"] = float(diffs.mean())
+    if diffs.size < 2:
+        return out
+    if np.ptp(diffs) == 0:
+        out.update(low=out["diff"], high=out["diff"], p=1.0 if out["diff"] == 0 else 0.0)
+        return out
+    means = _resampled_means(diffs, seed)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    p = 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0)))
+    out.update(low=float(low), high=float(high), p=min(1.0, p))
+    return out
+
+
+def reliability_bins(
+    confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
+) -> list[dict[str, Any]]:
+    """The points of a reliability diagram: for each non-empty equal-width confidence bin,
+    ``{low, high, n, confidence, accuracy}`` (mean confidence and share right, 0–1)."""
+    groups: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    for conf, ok in zip(confidences, correct, strict=True):
+        groups[min(int(conf * bins), bins - 1)].append((conf, bool(ok)))
+    return [
+        {
+            "low": i / bins,
+            "high": (i + 1) / bins,
+            "n": len(g),
+            "confidence": math.fsum(c for c, _ in g) / len(g),
+            "accuracy": sum(ok for _, ok in g) / len(g),
+        }
+        for i, g in enumerate(groups)
+        if g
+    ]

@@ -1,0 +1,146 @@
+"""Reading stored runs for review: summary metrics by name, scores by category, and two runs
+compared item by item. The desktop app's results screen and any other viewer draw these.
+
+>>> summary_rows({"n": 3, "accuracy": 66.7, "by_type": {}, "recall_at_k": {"1": 0.5}})
+[('n', 'Items', 3), ('accuracy', 'Accuracy (%)', 66.7), ('recall_at_k.1', 'Recall at k: 1', 0.5)]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.activities import find_label, metric_label
+
+if TYPE_CHECKING:
+    from engine.store import Store
+
+# The question type fields of ExplainCPE, in words.
+TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
+
+# Summary entries that are not metrics.
+_NOT_METRICS = {"run_id", "dataset", "model", "settings", "status", "items", "error"}
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, int | float | str | bool)
+
+
+def summary_rows(
+    summary: dict[str, Any] | None, activity: str | None = None
+) -> list[tuple[str, str, Any]]:
+    """The scalar entries of a run summary as ``(key, label, value)``, labelled as
+    ``activity`` names them (:func:`engine.activities.metric_label`), nested blocks of
+    scalars flattened one level (``recall_at_k`` → "Recall at k: 1"); ``by_…`` breakdowns
+    are left to :func:`category_scores`."""
+    out: list[tuple[str, str, Any]] = []
+    for key, value in (summary or {}).items():
+        if key in _NOT_METRICS or key.startswith("by_"):
+            continue
+        label = metric_label(key, activity)
+        if isinstance(value, dict):
+            for sub, v in value.items():
+                if _scalar(v):
+                    named = find_label(f"{key}.{sub}", activity) or f"{label}: {sub}"
+                    out.append((f"{key}.{sub}", named, v))
+        elif _scalar(value):
+            out.append((key, label, value))
+    return out
+
+
+def _from_summary(summary: dict[str, Any]) -> tuple[str, list[tuple[str, float, int]]] | None:
+    by_type = summary.get("by_type")
+    if isinstance(by_type, dict) and by_type:
+        field = next((f for f in ("type2", "type1", "type3") if f in by_type), next(iter(by_type)))
+        block = by_type[field]
+        if isinstance(block, dict) and all(isinstance(v, dict) for v in block.values()):
+            return f"Accuracy by {TYPE_NAMES.get(field, field)}", [
+                (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0)) for k, v in block.items()
+            ]
+    by_n = summary.get("by_n_answers")
+    if isinstance(by_n, dict) and by_n:
+        return "Hamming score by number of right answers", [
+            (f"{k} right", float(v.get("hamming") or 0.0), int(v.get("n") or 0))
+            for k, v in by_n.items()
+            if isinstance(v, dict)
+        ]
+    return None
+
+
+def category_scores(
+    run: dict[str, Any], store: Store | None = None
+) -> tuple[str, list[tuple[str, float, int]]]:
+    """Scores by category of one run, as ``(what, [(category, score %, n)])``.
+
+    Taken from the run's summary where the activity gave a breakdown (``by_type`` of exams:
+    the kind of question first, else the wording or the subject; ``by_n_answers`` of French
+    runs); otherwise, with ``store``, the share of correct answers per item category
+    (``type1`` or ``category``) of the run's data set. ``("", [])`` when there is none, or
+    when the data set is gone.
+    """
+    found = _from_summary(run.get("summary") or {})
+    if found is not None:
+        return found
+    if store is None:
+        return "", []
+    try:
+        items = {str(i["id"]): i for i in store.items(run["dataset"])}
+    except Exception:  # noqa: BLE001 - the data set may have been deleted
+        return "", []
+    groups: dict[str, list[bool]] = {}
+    for a in store.answers(run["id"]):
+        item = items.get(str(a["item_key"]), {})
+        cat = item.get("type1") or item.get("category")
+        if cat and a.get("correct") is not None:
+            groups.setdefault(str(cat), []).append(bool(a["correct"]))
+    return "Accuracy by category", [
+        (k, 100.0 * sum(v) / len(v), len(v)) for k, v in sorted(groups.items())
+    ]
+
+
+def compare_runs(store: Store, a: int, b: int) -> dict[str, Any]:
+    """Two runs side by side: their summary metrics and how they answered the same items.
+
+    Returns ``{"a": run a, "b": run b, "metrics", "items", "agree"}``: ``metrics`` is
+    ``[(label, value_a, value_b)]`` over the summary entries of either run (see
+    :func:`summary_rows`), in order of first appearance; ``items`` is ``[(key, answer_a,
+    answer_b, correct_a, correct_b)]`` for the items both runs answered, in run a's order;
+    ``agree`` counts the items they answered alike; ``warnings`` says what makes the two not
+    comparable (consultation runs whose tasks different solvers answered).
+    """
+    ra, rb = store.run(a), store.run(b)
+    rows_a = summary_rows(ra["summary"], ra.get("activity"))
+    rows_b = summary_rows(rb["summary"], rb.get("activity"))
+    sa = {k: v for k, _label, v in rows_a}
+    sb = {k: v for k, _label, v in rows_b}
+    labels = {k: label for k, label, _v in rows_a + rows_b}
+    metrics = [(labels[k], sa.get(k), sb.get(k)) for k in dict.fromkeys([*sa, *sb])]
+    ans_a = {x["item_key"]: x for x in store.answers(a)}
+    ans_b = {x["item_key"]: x for x in store.answers(b)}
+    items = [
+        (k, x.get("chosen"), ans_b[k].get("chosen"), x.get("correct"), ans_b[k].get("correct"))
+        for k, x in ans_a.items()
+        if k in ans_b
+    ]
+    agree = sum(1 for _k, x, y, _cx, _cy in items if x == y)
+    warnings = _solver_warnings(ra, rb)
+    return {
+        "a": ra,
+        "b": rb,
+        "metrics": metrics,
+        "items": items,
+        "agree": agree,
+        "warnings": warnings,
+    }
+
+
+def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
+    """A line when two consultation runs had different solvers answer their tasks."""
+    if ra.get("activity") != "consult" or rb.get("activity") != "consult":
+        return []
+    sa, sb = (
+        (r.get("settings") or {}).get("solver_model") or (r.get("settings") or {}).get("solver")
+        for r in (ra, rb)
+    )
+    if sa and sb and sa != sb:
+        return [f"different solvers answered the tasks ({sa} and {sb}): accuracies differ"]
+    return []

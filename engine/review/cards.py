@@ -1,0 +1,301 @@
+"""Cards: one per profile and question answered, holding its FSRS memory state, and the
+log of every review. What a card shows (question, options, answer, explanation, topics) is
+read from the question as stored in its data set.
+
+Times are stored as ISO 8601 text in UTC (``2026-11-30T06:30:00+00:00``), so they sort as
+text; a card whose data set was deleted is left out of every listing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from fsrs import Card, State
+
+from engine.store import Store
+
+#: Item fields that name a question's topic, most specific first, per activity.
+TOPIC_FIELDS: dict[str, tuple[str, ...]] = {
+    "exam": ("type3", "type2", "type1"),
+    "french": ("type", "category", "subject_name"),
+}
+#: Item fields mastery is reported by (question type / category), per activity.
+MASTERY_FIELDS: dict[str, tuple[str, ...]] = {
+    "exam": ("type1", "type2", "type3"),
+    "french": ("type", "subject_name"),
+}
+EXAM_LETTERS = "ABCDE"
+
+
+def iso(when: datetime) -> str:
+    """``when`` as stored: ISO text in UTC, to the second."""
+    return when.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def from_iso(text: str | None) -> datetime | None:
+    return None if not text else datetime.fromisoformat(text).astimezone(UTC)
+
+
+@dataclass
+class ReviewCard:
+    """A question's card in one profile: where it is in FSRS and how it was last answered."""
+
+    profile: str
+    activity: str
+    dataset: str
+    item_key: str
+    topic: str | None
+    memory: Card
+    id: int | None = None
+    reps: int = 0
+    lapses: int = 0
+    last_rating: int | None = None
+    last_correct: bool | None = None
+
+    @property
+    def due(self) -> datetime:
+        return self.memory.due
+
+    @property
+    def state(self) -> str:
+        """``learning``, ``review`` or ``relearning``."""
+        return self.memory.state.name.lower()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "profile": self.profile,
+            "activity": self.activity,
+            "dataset": self.dataset,
+            "key": self.item_key,
+            "topic": self.topic,
+            "state": self.state,
+            "due": iso(self.due),
+            "stability": self.memory.stability,
+            "difficulty": self.memory.difficulty,
+            "reps": self.reps,
+            "lapses": self.lapses,
+            "last_rating": self.last_rating,
+            "last_correct": self.last_correct,
+        }
+
+
+@dataclass
+class Face:
+    """What a card shows: the question and options (front), the right letters and the gold
+    explanation (back), and its tags. French questions may have several right letters."""
+
+    question: str
+    options: list[tuple[str, str]]
+    gold: list[str]
+    explanation: str
+    multi: bool
+    tags: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def letters(self) -> str:
+        return "".join(letter for letter, _ in self.options)
+
+
+def topics(activity: str, item: dict[str, Any]) -> dict[str, str]:
+    """The item's mastery fields that are set (``{"type2": "常识题", …}``)."""
+    out = {}
+    for name in MASTERY_FIELDS.get(activity, ()):
+        value = item.get(name)
+        if value not in (None, ""):
+            out[name] = str(value)
+    return out
+
+
+def topic_of(activity: str, item: dict[str, Any]) -> str | None:
+    """The item's topic: its most specific topic field that is set."""
+    for name in TOPIC_FIELDS.get(activity, ("category",)):
+        if item.get(name) not in (None, ""):
+            return str(item[name])
+    return None
+
+
+def face(activity: str, item: dict[str, Any]) -> Face:
+    """The front and back of ``item``'s card."""
+    if activity == "french":
+        from engine.french.items import gold, options
+
+        return Face(
+            item["question"],
+            [(letter.upper(), text) for letter, text in options(item)],
+            sorted(letter.upper() for letter in gold(item)),
+            str(item.get("explanation") or ""),
+            multi=True,
+            tags=topics(activity, item),
+        )
+    return Face(
+        item["question"],
+        list(zip(EXAM_LETTERS, item["options"], strict=False)),
+        [str(item["answer"]).upper()],
+        str(item.get("explanation") or ""),
+        multi=False,
+        tags=topics(activity, item),
+    )
+
+
+# -- storage ---------------------------------------------------------------------------------
+
+COLUMNS = (
+    "id, profile, activity, dataset, item_key, topic, state, step, stability, difficulty, "
+    "due, last_review, reps, lapses, last_rating, last_correct"
+)
+
+
+def _card(row: dict[str, Any]) -> ReviewCard:
+    memory = Card(
+        card_id=int(row["id"]),
+        state=State(int(row["state"])),
+        step=row["step"],
+        stability=row["stability"],
+        difficulty=row["difficulty"],
+        due=from_iso(row["due"]),
+        last_review=from_iso(row["last_review"]),
+    )
+    correct = row["last_correct"]
+    return ReviewCard(
+        row["profile"],
+        row["activity"],
+        row["dataset"],
+        row["item_key"],
+        row["topic"],
+        memory,
+        id=int(row["id"]),
+        reps=int(row["reps"] or 0),
+        lapses=int(row["lapses"] or 0),
+        last_rating=row["last_rating"],
+        last_correct=None if correct is None else bool(correct),
+    )
+
+
+def new_card(
+    profile: str, activity: str, dataset: str, item: dict[str, Any], when: datetime
+) -> ReviewCard:
+    """A card never reviewed yet, due ``when``."""
+    memory = Card(card_id=0, due=when)
+    return ReviewCard(profile, activity, dataset, str(item["id"]), topic_of(activity, item), memory)
+
+
+def load_card(store: Store, profile: str, dataset: str, key: str) -> ReviewCard | None:
+    rows = list(
+        store.db.query(
+            f"SELECT {COLUMNS} FROM cards WHERE profile = ? AND dataset = ? AND item_key = ?",
+            [profile, dataset, str(key)],
+        )
+    )
+    return _card(rows[0]) if rows else None
+
+
+def save_card(store: Store, card: ReviewCard) -> ReviewCard:
+    """Insert or update ``card`` (its ``id`` is set on insert); call inside a transaction."""
+    m = card.memory
+    values = {
+        "profile": card.profile,
+        "activity": card.activity,
+        "dataset": card.dataset,
+        "item_key": card.item_key,
+        "topic": card.topic,
+        "state": int(m.state),
+        "step": m.step,
+        "stability": m.stability,
+        "difficulty": m.difficulty,
+        "due": iso(m.due),
+        "last_review": iso(m.last_review) if m.last_review else None,
+        "reps": card.reps,
+        "lapses": card.lapses,
+        "last_rating": card.last_rating,
+        "last_correct": None if card.last_correct is None else int(card.last_correct),
+        "updated": iso(datetime.now(UTC)),
+    }
+    if card.id is None:
+        values["created"] = values["updated"]
+        names = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        cursor = store.db.execute(
+            f"INSERT INTO cards ({names}) VALUES ({marks})", list(values.values())
+        )
+        card.id = int(cursor.lastrowid)
+    else:
+        sets = ", ".join(f"{k} = ?" for k in values)
+        store.db.execute(f"UPDATE cards SET {sets} WHERE id = ?", [*values.values(), card.id])
+    card.memory.card_id = card.id
+    return card
+
+
+def log_review(store: Store, card: ReviewCard, **fields: Any) -> None:
+    """Append one review of ``card`` to its log (rating, suggested, correct, seconds, source,
+    run_id, state_before, reviewed); call inside a transaction."""
+    values = {"card_id": card.id, "due": iso(card.due), **fields}
+    names = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    store.db.execute(f"INSERT INTO card_reviews ({names}) VALUES ({marks})", list(values.values()))
+
+
+def cards(
+    store: Store,
+    profile: str,
+    *,
+    activity: str | None = None,
+    due_by: datetime | None = None,
+    only_missed: bool = False,
+) -> list[ReviewCard]:
+    """The profile's cards whose data set still exists, soonest due first; ``due_by``
+    keeps those due by then, ``only_missed`` those whose latest answer was wrong."""
+    where = ["c.profile = ?"]
+    args: list[Any] = [profile]
+    if activity is not None:
+        where.append("c.activity = ?")
+        args.append(activity)
+    if due_by is not None:
+        where.append("c.due <= ?")
+        args.append(iso(due_by))
+    if only_missed:
+        where.append("c.last_correct = 0")
+    cols = ", ".join(f"c.{c.strip()}" for c in COLUMNS.split(","))
+    rows = store.db.query(
+        f"SELECT {cols} FROM cards c JOIN datasets d ON d.name = c.dataset "
+        f"JOIN items i ON i.dataset_id = d.id AND i.key = c.item_key "
+        f"WHERE {' AND '.join(where)} ORDER BY c.due, c.id",
+        args,
+    )
+    return [_card(r) for r in rows]
+
+
+def reviews(store: Store, profile: str) -> list[dict[str, Any]]:
+    """Every review of the profile's cards, oldest first."""
+    return list(
+        store.db.query(
+            "SELECT r.*, c.activity, c.dataset, c.item_key FROM card_reviews r "
+            "JOIN cards c ON c.id = r.card_id WHERE c.profile = ? ORDER BY r.id",
+            [profile],
+        )
+    )
+
+
+def items_of(store: Store, wanted: Iterable[ReviewCard]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stored questions of ``wanted`` cards, by ``(dataset, key)``."""
+    by_dataset: dict[str, set[str]] = {}
+    for card in wanted:
+        by_dataset.setdefault(card.dataset, set()).add(card.item_key)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset, keys in by_dataset.items():
+        ordered = sorted(keys)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = store.db.query(
+                f"SELECT i.key, i.data FROM items i JOIN datasets d ON d.id = i.dataset_id "
+                f"WHERE d.name = ? AND i.key IN ({marks})",
+                [dataset, *chunk],
+            )
+            for row in rows:
+                out[(dataset, row["key"])] = json.loads(row["data"])
+    return out

@@ -1,0 +1,97 @@
+"""Review statistics of a profile: cards and cards learned, retention, due cards per day for
+the next days, and mastery by question type and category.
+
+* **learned** — cards in FSRS's review state whose latest answer was right.
+* **retention** — of the reviews of cards in the review state (answered after an interval of
+  days, not while still learning), the percent answered right: Anki's "true retention".
+* **mastery** — per value of each question type field, the percent of its cards whose latest
+  answer was right.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fsrs import State
+
+from engine.review.cards import ReviewCard, cards, items_of, reviews, topics
+from engine.review.profiles import DEFAULT_PROFILE
+from engine.review.scheduling import LEARN_AHEAD, utcnow
+from engine.store import Store
+
+DAYS = 14
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 1) if whole else None
+
+
+def due_per_day(
+    all_cards: list[ReviewCard], now: datetime, days: int = DAYS
+) -> list[dict[str, Any]]:
+    """``[{date, due}]`` for today and the next ``days - 1`` days in ``now``'s time zone;
+    today's count holds the overdue cards too."""
+    tz = now.tzinfo or UTC
+    today = now.astimezone(tz).date()
+    counts = [0] * days
+    for card in all_cards:
+        offset = (card.due.astimezone(tz).date() - today).days
+        if offset < days:
+            counts[max(0, offset)] += 1
+    return [
+        {"date": (today + timedelta(days=i)).isoformat(), "due": n} for i, n in enumerate(counts)
+    ]
+
+
+def mastery(store: Store, all_cards: list[ReviewCard]) -> dict[str, Any]:
+    """``{activity: {field: {value: {n, mastered, mastery}}}}``, values sorted by mastery."""
+    items = items_of(store, all_cards)
+    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    for card in all_cards:
+        fields = topics(card.activity, items[(card.dataset, card.item_key)])
+        for name, value in fields.items():
+            block = out.setdefault(card.activity, {}).setdefault(name, {})
+            cell = block.setdefault(value, {"n": 0, "mastered": 0})
+            cell["n"] += 1
+            cell["mastered"] += bool(card.last_correct)
+    for fields in out.values():
+        for name, values in fields.items():
+            for cell in values.values():
+                cell["mastery"] = _percent(cell["mastered"], cell["n"])
+            fields[name] = dict(sorted(values.items(), key=lambda kv: (kv[1]["mastery"], kv[0])))
+    return out
+
+
+def stats(
+    store: Store, profile: str = DEFAULT_PROFILE, now: datetime | None = None, days: int = DAYS
+) -> dict[str, Any]:
+    """The profile's review statistics (see the module's description)."""
+    now = now or utcnow().astimezone()
+    all_cards = cards(store, profile)
+    log = reviews(store, profile)
+    mature = [r for r in log if r["state_before"] == int(State.Review)]
+    due_by = now + LEARN_AHEAD
+    by_activity: dict[str, dict[str, int]] = {}
+    for card in all_cards:
+        block = by_activity.setdefault(card.activity, {"cards": 0, "learned": 0, "due": 0})
+        block["cards"] += 1
+        block["learned"] += _learned(card)
+        block["due"] += card.due <= due_by
+    return {
+        "profile": profile,
+        "cards": len(all_cards),
+        "learned": sum(_learned(c) for c in all_cards),
+        "due_now": sum(c.due <= due_by for c in all_cards),
+        "reviews": len(log),
+        "accuracy": _percent(sum(bool(r["correct"]) for r in log), len(log)),
+        "retention": _percent(sum(bool(r["correct"]) for r in mature), len(mature)),
+        "retention_n": len(mature),
+        "due_per_day": due_per_day(all_cards, now, days),
+        "by_activity": by_activity,
+        "mastery": mastery(store, all_cards),
+    }
+
+
+def _learned(card: ReviewCard) -> bool:
+    return card.memory.state == State.Review and bool(card.last_correct)

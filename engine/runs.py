@@ -1,0 +1,331 @@
+"""The one run loop: a model (or a baseline) answers every item of a data set.
+
+Every activity's model run goes through :func:`run`: it checks the data set is of the
+activity's kind before anything is created, starts the run (or resumes one, refusing
+settings that differ from the run's own), skips the items already answered, asks the
+activity's job to answer each remaining item, stores each answer as soon as it is produced,
+reports progress, honours cancel, and always ends the run: ``finished``, ``cancelled``
+(a :class:`~engine.progress.Cancel`, Stop, Ctrl-C) or ``failed`` (with the error). A run
+whose process died (kill -9) is read back as ``interrupted`` and can be resumed.
+
+An activity supplies a :class:`RunSpec` (in its ``runner`` module): its settings with their
+defaults, how to open a :class:`Job` for a run (leasing its models from the pool) and its
+summary.
+
+>>> from engine.runs import run                                         # doctest: +SKIP
+>>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Protocol
+
+from engine.activities import Activity, activity
+from engine.models.pool import ModelPool, PooledModel, default_pool
+from engine.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.store import Store, StoreError
+
+OnAnswer = Callable[[Any, dict[str, Any]], None]
+
+
+class RunError(Exception):
+    """A run that cannot start or resume (wrong kind of data set, a person's session, settings
+    that differ from the run's…): the message is one line for the user."""
+
+
+class Job:
+    """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
+    stored on the run, and how to answer one item. Models are leased with :meth:`lease`
+    and given back by :meth:`close`. The loop sets ``run_id`` and ``cancel`` before the
+    first answer."""
+
+    runner = "model"  # the run's runner: "model" or a baseline's name
+    items: Sequence[Any] = ()
+    settings: dict[str, Any]  # what is stored on the run (derived settings included)
+    model_label = ""  # the run's "model" column
+
+    def __init__(self) -> None:
+        self.leases: list[PooledModel] = []
+        self.run_id: int | None = None
+        self.cancel: Cancel | None = None
+
+    def lease(self, pool: ModelPool, name: str | None) -> PooledModel:
+        """A model from the pool, held until :meth:`close`."""
+        model = pool.acquire(name)
+        self.leases.append(model)
+        return model
+
+    def key(self, item: Any) -> str:
+        return str(item["id"])
+
+    def default_concurrency(self) -> int:
+        """Items in flight when the caller does not say: one for local models (they
+        answer one request at a time anyway), eight when every model leased is served."""
+        served = [bool(m.info.get("served")) for m in self.leases]
+        return 8 if served and all(served) else 1
+
+    def answer(self, item: Any, position: int) -> dict[str, Any]:
+        """Answer one item: the fields of :meth:`engine.store.Store.add_answer`."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Give back every leased model."""
+        for model in self.leases:
+            model.close()
+        self.leases.clear()
+
+
+class RunSpec(Protocol):
+    """What an activity tells the run loop."""
+
+    activity: Activity
+
+    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in and checked (raises ValueError with one line)."""
+        ...
+
+    def open(
+        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
+    ) -> Job: ...
+
+    def summarize(self, store: Store, run_id: int) -> dict[str, Any]: ...
+
+
+_SPECS = {
+    "exam": "engine.exam.runner",
+    "french": "engine.french.runner",
+    "consult": "engine.consult.run",
+}
+
+
+def spec_for(activity_id: str) -> RunSpec:
+    """The run spec of an activity (its module is imported on first use)."""
+    activity(activity_id)  # unknown ids fail with a clear line
+    return importlib.import_module(_SPECS[activity_id]).SPEC
+
+
+def check_dataset(store: Store, activity_id: str, dataset: str) -> None:
+    """Refuse a data set of another activity's kind, before any run is created."""
+    found = store.dataset(dataset)
+    if found["activity"] != activity_id:
+        mine, theirs = activity(activity_id), activity(found["activity"])
+        fitting = ", ".join(d["name"] for d in store.datasets(activity_id)) or "none yet"
+        raise RunError(
+            f"data set {dataset!r} holds {theirs.name} items, not {mine.name} items "
+            f"({mine.name} data sets: {fitting})"
+        )
+
+
+def _differences(stored: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    out = []
+    for key, value in given.items():
+        if value is not None and stored.get(key) != value:
+            out.append(f"{key} {value!r} (the run has {stored.get(key)!r})")
+    return out
+
+
+def _resumable(store: Store, spec: RunSpec, run_id: int, given: dict[str, Any]) -> dict[str, Any]:
+    """The run to resume, checked: this activity's, a model's, with the given settings."""
+    row = store.run(run_id)
+    name = spec.activity.name
+    if row["activity"] != spec.activity.id:
+        raise RunError(f"run {run_id} is a {activity(row['activity']).name} run, not a {name} run")
+    if row["runner"] == "person":
+        raise RunError(
+            f"run {run_id} is a person's session; a model cannot resume it "
+            "(continue it in the app, or start a model run)"
+        )
+    given = {k: v for k, v in given.items() if k != "concurrency"}  # free on resume
+    differ = _differences(row["settings"] or {}, given)
+    if differ:
+        raise RunError(
+            f"run {run_id} was made with other settings: {'; '.join(differ)}. "
+            "Resume it without them, or start a new run"
+        )
+    return row
+
+
+def run(
+    store: Store,
+    activity_id: str,
+    dataset: str | None = None,
+    settings: dict[str, Any] | None = None,
+    *,
+    resume: int | None = None,
+    pool: ModelPool | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: Cancel | None = None,
+    on_answer: OnAnswer | None = None,
+    on_start: Callable[[int], None] | None = None,
+    concurrency: int | None = None,
+) -> dict[str, Any]:
+    """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
+    keys; ``model`` names the model) and return the summary, also stored with the run
+    (``run_id``, ``status`` and, when it failed, ``error`` in it).
+
+    With ``resume`` the run continues with its own data set and settings; ``settings`` then
+    holds only what the caller asked for explicitly, and anything that differs from the
+    run's own is refused. ``on_start(run_id)`` is called once the run exists;
+    ``on_answer(item, answer)`` after each stored answer. Ctrl-C (KeyboardInterrupt) ends
+    the run as cancelled and is raised again. ``concurrency`` items are answered at once
+    (default: the job's, one for local models); it is recorded on the run, and a resume may
+    change it.
+    """
+    spec = spec_for(activity_id)
+    pool = pool or default_pool()
+    given = dict(settings or {})
+    if resume is not None:
+        row = _resumable(store, spec, resume, given)
+        stored = {"model": row["model"], **(row["settings"] or {})}
+        dataset, full = row["dataset"], spec.settings(stored)
+    else:
+        if dataset is None:
+            raise RunError("no data set given")
+        check_dataset(store, activity_id, dataset)
+        try:
+            full = spec.settings(given)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
+    report(progress, 0, 0, "loading the model")
+    if concurrency is not None and concurrency < 1:
+        raise RunError("concurrency must be at least 1")
+    job = spec.open(store, dataset, full, pool)
+    n = concurrency or job.default_concurrency()
+    job.settings = {**job.settings, "concurrency": n}
+    try:
+        if resume is not None:
+            store.claim_run(resume)
+            run_id = resume
+            store.update_run(run_id, settings=job.settings, n_total=len(job.items))
+        else:
+            run_id = store.start_run(
+                activity_id, dataset, job.model_label, job.settings, job.runner, len(job.items)
+            )
+        if on_start is not None:
+            on_start(run_id)
+        return _loop(store, spec, job, run_id, progress, cancel, on_answer, n)
+    finally:
+        job.close()
+
+
+def _loop(
+    store: Store,
+    spec: RunSpec,
+    job: Job,
+    run_id: int,
+    progress: ProgressCallback | None,
+    cancel: Cancel | None,
+    on_answer: OnAnswer | None,
+    concurrency: int = 1,
+) -> dict[str, Any]:
+    job.run_id, job.cancel = run_id, cancel
+    done_keys = store.answered_keys(run_id)
+    todo = [(p, item) for p, item in enumerate(job.items) if job.key(item) not in done_keys]
+    total = len(job.items)
+    done = total - len(todo)
+    report(progress, done, total, "starting", run_id=run_id)
+    status, error, again = "finished", None, None
+    try:
+        for position, item, answer in _answers(job, todo, cancel, concurrency):
+            key = job.key(item)
+            store.add_answer(run_id, key, position=position, **answer)
+            done += 1
+            if on_answer is not None:
+                on_answer(item, answer)
+            info = {k: answer.get(k) for k in ("chosen", "gold", "correct")}
+            info["turns"] = (answer.get("extra") or {}).get("turns")
+            info["scores"] = answer.get("scores") or {}
+            report(progress, done, total, key, run_id=run_id, item=key, **info)
+    except Cancelled:
+        status = "cancelled"
+    except KeyboardInterrupt as exc:
+        status, again = "cancelled", exc
+    except Exception as exc:  # noqa: BLE001 - the run must end, whatever stopped it
+        status, error = "failed", _describe(exc)
+        if not _expected(exc):
+            again = exc
+    summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
+    if error:
+        summary["error"] = error
+    store.finish_run(run_id, summary, status=status, error=error)
+    if again is not None:
+        raise again
+    return summary
+
+
+def _timed(job: Job, item: Any, position: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    answer = job.answer(item, position)
+    if answer.get("latency_s") is None:
+        answer["latency_s"] = round(time.perf_counter() - started, 3)
+    return answer
+
+
+Answered = tuple[int, Any, dict[str, Any]]
+
+
+def _answers(
+    job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
+) -> Iterator[Answered]:
+    """``(position, item, answer)`` for each item to do, one at a time, or with up to
+    ``concurrency`` items in flight (in the order they finish). When one fails or the run is
+    cancelled, no more are started; those in flight finish and are given first."""
+    if concurrency <= 1:
+        for position, item in todo:
+            if cancel is not None:
+                cancel.check()
+            yield position, item, _timed(job, item, position)
+        return
+    pending = iter(todo)
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="medexam-run") as pool:
+        flying: dict[Future[dict[str, Any]], tuple[int, Any]] = {}
+        try:
+            while True:
+                stopping = failure is not None or (cancel is not None and cancel.is_set())
+                while not stopping and len(flying) < concurrency:
+                    nxt = next(pending, None)
+                    if nxt is None:
+                        break
+                    flying[pool.submit(_timed, job, nxt[1], nxt[0])] = nxt
+                if not flying:
+                    break
+                finished, _ = wait(flying, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    position, item = flying.pop(future)
+                    try:
+                        answer = future.result()
+                    except Exception as exc:  # noqa: BLE001 - raised once the rest are in
+                        failure = failure or exc
+                        continue
+                    yield position, item, answer
+        finally:
+            for future in flying:
+                future.cancel()
+    if failure is not None:
+        raise failure
+    if cancel is not None:
+        cancel.check()
+
+
+def _expected(exc: BaseException) -> bool:
+    """Failures a run reports as its error (the model's, the store's, bad input) rather
+    than a fault of medexam's own, which is raised again after the run is closed."""
+    from engine.models.protocol import ModelError
+
+    return isinstance(exc, ModelError | StoreError | RunError | ValueError | OSError)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if _expected(exc) else f"{type(exc).__name__}: {text}"
+
+
+def summarize(store: Store, run_id: int) -> dict[str, Any]:
+    """A run's summary computed afresh from its stored answers, by its activity."""
+    row = store.run(run_id)
+    return spec_for(row["activity"]).summarize(store, run_id)

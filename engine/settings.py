@@ -1,0 +1,72 @@
+"""medexam's own settings: a small JSON file (``settings.json``) in the user data folder.
+
+>>> from engine import settings                                          # doctest: +SKIP
+>>> settings.get("solver")            # the default when never set
+'model'
+>>> settings.set("solver", "qwen2.5-7b-instruct")
+
+Known keys and their defaults are in :data:`DEFAULTS`:
+
+* ``solver`` — the model that answers the final task of every consultation run (so that
+  doctors are compared on the same footing); ``model`` means the default chat model.
+
+``medexam consult solver [NAME]`` shows or sets it from the command line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.paths import data_dir
+
+FILE_NAME = "settings.json"
+
+DEFAULTS: dict[str, Any] = {"solver": "model"}
+
+
+class SettingsError(ValueError):
+    """An unknown setting, or a settings file that is not a JSON object."""
+
+
+def settings_path() -> Path:
+    """Where the settings live (the user data folder, ``MEDEXAM_HOME`` if set)."""
+    return data_dir() / FILE_NAME
+
+
+def load() -> dict[str, Any]:
+    """Every setting: the stored ones over :data:`DEFAULTS`."""
+    path = settings_path()
+    stored: Any = {}
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"{path.name}: not valid JSON ({exc.msg})") from None
+    if not isinstance(stored, dict):
+        raise SettingsError(f"{path.name}: expected a JSON object")
+    return {**DEFAULTS, **stored}
+
+
+def get(key: str) -> Any:
+    """One setting's value (its default when never set)."""
+    if key not in DEFAULTS:
+        raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")
+    return load()[key]
+
+
+def set(key: str, value: Any) -> None:  # noqa: A001 - the module's documented verb
+    """Store one setting; ``None`` puts it back to its default."""
+    if key not in DEFAULTS:
+        raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")
+    values = load()
+    if value is None:
+        values.pop(key, None)
+    else:
+        values[key] = value
+    stored = {k: v for k, v in values.items() if k not in DEFAULTS or v != DEFAULTS[k]}
+    path = settings_path()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(stored, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)

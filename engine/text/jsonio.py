@@ -1,0 +1,146 @@
+"""Reading records from JSON and JSON Lines files, the one reader every importer uses.
+
+A file holds records as
+
+* a JSON list of objects;
+* a JSON object holding such a list under one of the ``keys`` the caller accepts
+  (``{"cases": [...]}``); any other JSON object is one record;
+* JSON Lines (NDJSON): one object per line, blank lines skipped.
+
+JSON Lines is recognised by the suffix (``.jsonl``, ``.ndjson``) or, whatever the suffix, by
+content: a file that starts with ``{`` but is not one JSON document. A JSON Lines file whose
+content starts with ``[`` is read as a JSON list. Files are read as UTF-8, with or without a
+byte-order mark.
+
+Every problem raises :class:`RecordsError`, a :class:`ValueError` whose message is one line
+naming the file and, where there is one, the line: ``quiz.jsonl: line 3: not valid JSON
+(Expecting ',' delimiter)``. Its ``reason`` and ``line`` let callers word their own error.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "two.jsonl"
+>>> _ = path.write_text('{"id": 1}\\n\\n{"id": 2}\\n', encoding="utf-8")
+>>> read_records(path)
+[{'id': 1}, {'id': 2}]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+# The keys under which a JSON object may hold its list of records, when a caller accepts any.
+LIST_KEYS = ("records", "data", "items", "questions", "cases")
+
+
+class RecordsError(ValueError):
+    """A file that cannot be read as records: ``path``, ``line`` (1-based, or None) and
+    ``reason``; ``str()`` is ``"<path>: line <n>: <reason>"``."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        self.line = line
+        super().__init__(f"{self.path}: {self.where}{reason}")
+
+    @property
+    def where(self) -> str:
+        """``"line N: "``, or ``""`` when the problem is not on one line."""
+        return f"line {self.line}: " if self.line is not None else ""
+
+    @property
+    def detail(self) -> str:
+        """The message without the file name: ``"line N: reason"`` or ``"reason"``."""
+        return self.where + self.reason
+
+
+def read_text(path: str | Path) -> str:
+    """The text of ``path`` as UTF-8 (a byte-order mark is dropped)."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise RecordsError(path, "no such file") from None
+    except IsADirectoryError:
+        raise RecordsError(path, "a folder, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise RecordsError(path, f"not UTF-8 text (byte {exc.start})") from None
+
+
+class Numbered(NamedTuple):
+    """A record and where it is: its line (JSON Lines) or its position (a JSON list)."""
+
+    number: int
+    where: str
+    record: Any
+
+
+def _json_lines(path: Path, text: str) -> list[Numbered]:
+    out = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Numbered(number, f"line {number}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise RecordsError(path, f"not valid JSON ({exc.msg})", number) from None
+    return out
+
+
+def _from_document(path: Path, data: Any, keys: Sequence[str]) -> list[Numbered]:
+    if isinstance(data, dict):
+        data = next((data[k] for k in keys if isinstance(data.get(k), list)), [data])
+    if not isinstance(data, list):
+        raise RecordsError(path, f"expected a JSON list of records, got {type(data).__name__}")
+    return [Numbered(n, f"record {n}", r) for n, r in enumerate(data, start=1)]
+
+
+def numbered_records(
+    path: str | Path,
+    keys: Sequence[str] = LIST_KEYS,
+    jsonl: bool | None = None,
+    objects: bool = True,
+) -> list[Numbered]:
+    """Like :func:`read_records`, each record with where it is (``line 3`` of a JSON Lines
+    file, ``record 3`` of a JSON list), for callers whose own checks name it."""
+    path = Path(path)
+    text = read_text(path)
+    start = text.lstrip()[:1]
+    by_line = path.suffix.lower() in JSONL_SUFFIXES and start != "[" if jsonl is None else jsonl
+    if by_line:
+        records = _json_lines(path, text)
+    else:
+        try:
+            records = _from_document(path, json.loads(text), keys)
+        except json.JSONDecodeError as exc:
+            if start != "{" or jsonl is False:
+                raise RecordsError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+            records = _json_lines(path, text)
+    if objects:
+        for r in records:
+            if not isinstance(r.record, dict):
+                got = type(r.record).__name__
+                if r.where.startswith("line"):
+                    raise RecordsError(path, f"expected a JSON object, got {got}", r.number)
+                raise RecordsError(path, f"{r.where}: expected a JSON object, got {got}")
+    return records
+
+
+def read_records(
+    path: str | Path,
+    keys: Sequence[str] = LIST_KEYS,
+    jsonl: bool | None = None,
+    objects: bool = True,
+) -> list[dict[str, Any]]:
+    """The records of a JSON list, a JSON object holding a list under one of ``keys`` (any
+    other object is one record), or a JSON Lines file.
+
+    ``jsonl`` forces (True) or forbids (False) reading line by line; None decides by suffix
+    and content (see the module). With ``objects`` every record must be a JSON object;
+    without, records are returned as they are, for callers that check them. Raises
+    :class:`RecordsError`.
+    """
+    return [r.record for r in numbered_records(path, keys, jsonl, objects)]

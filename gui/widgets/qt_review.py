@@ -1,0 +1,432 @@
+"""The Review screen: the cards due now for a profile (picked at the top), a review session
+with feedback, the gold explanation and the FSRS rating, charts of due cards per day and
+mastery by topic, and an export to Anki.
+
+The work is quick SQLite reads and writes, done on the UI thread's store.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QValueAxis
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.models import set_setting, setting
+from gui.widgets import charts
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    Header,
+    OptionList,
+    muted,
+    primary,
+    repolish,
+    show_error,
+)
+
+RATINGS = ("again", "hard", "good", "easy")
+RATING_TIPS = {
+    "again": "Not known: see it again in a minute",
+    "hard": "Known with difficulty: a shorter interval",
+    "good": "Known: the usual interval",
+    "easy": "Known at once: a longer interval",
+}
+MASTERY_ROWS = 10
+
+
+def current_profile() -> str:
+    """The profile picked on the Review screen (remembered between starts)."""
+    from engine.review.profiles import DEFAULT_PROFILE
+
+    return str(setting("review/profile", DEFAULT_PROFILE) or DEFAULT_PROFILE)
+
+
+def nav_label(store: Any) -> str:
+    """The sidebar's label for the Review screen, with the cards due now."""
+    from engine.review import due_cards
+    from engine.review.profiles import profiles
+
+    profile = current_profile()
+    if profile not in profiles(store):
+        return "Review"
+    n = len(due_cards(store, profile))
+    return f"Review  ({n} due)" if n else "Review"
+
+
+def due_chart(days: list[dict[str, Any]]) -> QChart:
+    """Bars of the cards due on each of the next days (today holds the overdue ones)."""
+    chart = charts._chart("Cards due per day")
+    bar_set = QBarSet("Due")
+    bar_set.setColor(QColor(charts.PALETTE[0]))
+    labels = []
+    for day in days:
+        bar_set.append(float(day["due"]))
+        labels.append(str(date.fromisoformat(day["date"]).day))
+    series = QBarSeries()
+    series.append(bar_set)
+    series.setBarWidth(0.7)
+    chart.addSeries(series)
+    x = QBarCategoryAxis()
+    x.append(labels)
+    y = QValueAxis()
+    most = max((d["due"] for d in days), default=0)
+    y.setRange(0, max(4, -(-(most + 1) // 4) * 4))  # a multiple of 4: whole-number ticks
+    y.setLabelFormat("%d")
+    y.setTickCount(5)
+    x.setTitleText("Day of the month, from today")
+    y.setTitleText("Cards")
+    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
+    series.attachAxis(x)
+    series.attachAxis(y)
+    chart.legend().setVisible(False)
+    return chart
+
+
+def mastery_rows(mastery: dict[str, Any]) -> list[tuple[str, float, int]]:
+    """The weakest topics first: ``(activity · topic, mastery %, cards)``."""
+    from engine.activities import activity_name
+    from engine.review.cards import TOPIC_FIELDS
+
+    rows = []
+    for activity, fields in mastery.items():
+        name = next((f for f in TOPIC_FIELDS.get(activity, ()) if f in fields), None)
+        for value, cell in (fields.get(name) or {}).items():
+            rows.append((f"{activity_name(activity)} · {value}", cell["mastery"], cell["n"]))
+    rows.sort(key=lambda r: (r[1], -r[2]))
+    return list(reversed(rows[:MASTERY_ROWS]))  # a horizontal chart draws bottom up
+
+
+class ReviewScreen(QWidget):
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.session: Any = None
+        self.current: Any = None
+        self.feedback: Any = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(24, 20, 24, 16)
+        lay.setSpacing(12)
+        lay.addWidget(
+            Header(
+                "Review",
+                "The questions you answer come back when they are due, scheduled with FSRS "
+                "(the scheduler Anki uses): missed ones within minutes, known ones days later.",
+            )
+        )
+        lay.addLayout(self._top_bar())
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self._overview_page())
+        self.stack.addWidget(self._session_page())
+        lay.addWidget(self.stack, 1)
+        self._shortcuts()
+        ctx.runs_changed.append(self.refresh)
+        self.reload_profiles()
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def _top_bar(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.setSpacing(10)
+        row.addWidget(QLabel("Profile"))
+        self.profile = QComboBox()
+        self.profile.setMinimumWidth(160)
+        self.profile.setToolTip("Whose cards: each person has their own")
+        self.profile.currentTextChanged.connect(self._profile_changed)
+        row.addWidget(self.profile)
+        self.new_profile_button = QPushButton("New…")
+        self.new_profile_button.setToolTip("Add a profile for another person")
+        self.new_profile_button.clicked.connect(self._ask_profile)
+        row.addWidget(self.new_profile_button)
+        row.addSpacing(16)
+        self.due_label = QLabel("")
+        self.due_label.setObjectName("cardTitle")
+        row.addWidget(self.due_label)
+        row.addStretch(1)
+        self.only_missed = QCheckBox("Only missed")
+        self.only_missed.setToolTip("Export only the questions whose latest answer was wrong")
+        row.addWidget(self.only_missed)
+        self.export_button = QPushButton("Export to Anki…")
+        self.export_button.setToolTip("Write an Anki package (.apkg): a deck per activity")
+        self.export_button.clicked.connect(self._ask_export)
+        row.addWidget(self.export_button)
+        self.start_button = primary(QPushButton("Review now"))
+        self.start_button.clicked.connect(self.start)
+        row.addWidget(self.start_button)
+        return row
+
+    def _overview_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.summary = muted(QLabel(""))
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        row = QHBoxLayout()
+        days = Card()
+        self.due_view = charts.view()
+        days.add(self.due_view, 1)
+        topics = Card()
+        self.mastery_view = charts.view()
+        topics.add(self.mastery_view, 1)
+        row.addWidget(days, 1)
+        row.addWidget(topics, 1)
+        lay.addLayout(row, 1)
+        return page
+
+    def _session_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        self.position = QLabel("")
+        self.position.setObjectName("cardTitle")
+        self.kind = QLabel("")
+        self.kind.setObjectName("pill")
+        top.addWidget(self.position)
+        top.addStretch(1)
+        top.addWidget(self.kind)
+        lay.addLayout(top)
+        card = Card()
+        self.question = QLabel("")
+        self.question.setObjectName("question")
+        self.question.setWordWrap(True)
+        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        card.add(self.question)
+        self.options = OptionList()
+        self.options.selection_changed.connect(self._enable)
+        card.add(self.options)
+        lay.addWidget(card)
+        self.feedback_card = Card()
+        self.verdict = QLabel("")
+        self.explanation = QLabel("")
+        self.explanation.setWordWrap(True)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.feedback_card.add(self.verdict)
+        self.feedback_card.add(self.explanation)
+        lay.addWidget(self.feedback_card)
+        lay.addStretch(1)
+        buttons = QHBoxLayout()
+        self.end_button = QPushButton("End review")
+        self.end_button.clicked.connect(self.end)
+        buttons.addWidget(self.end_button)
+        buttons.addStretch(1)
+        self.check_button = primary(QPushButton("Check answer"))
+        self.check_button.clicked.connect(self.check)
+        buttons.addWidget(self.check_button)
+        self.skip_button = QPushButton("Don't know")
+        self.skip_button.clicked.connect(lambda: self.check(skip=True))
+        buttons.addWidget(self.skip_button)
+        self.rate_buttons: dict[str, QPushButton] = {}
+        for i, name in enumerate(RATINGS, start=1):
+            button = QPushButton(f"{i} {name.capitalize()}")
+            button.setToolTip(RATING_TIPS[name])
+            button.clicked.connect(lambda _=False, n=name: self.rate(n))
+            buttons.addWidget(button)
+            self.rate_buttons[name] = button
+        lay.addLayout(buttons)
+        return page
+
+    def _shortcuts(self) -> None:
+        keys: list[tuple[str | Qt.Key, Any]] = [
+            (str(i), lambda n=name: self.rate(n) if self.feedback else None)
+            for i, name in enumerate(RATINGS, start=1)
+        ]
+        for letter in "ABCDE":
+            keys.append((letter, lambda x=letter: self._key_letter(x)))
+        keys += [(k, self._key_enter) for k in (Qt.Key.Key_Return, Qt.Key.Key_Enter)]
+        for key, action in keys:
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(action)
+
+    def _key_letter(self, letter: str) -> None:
+        if self.stack.currentIndex() == 1 and self.feedback is None:
+            self.options.toggle(letter)
+
+    def _key_enter(self) -> None:
+        if self.stack.currentIndex() != 1:
+            return
+        if self.feedback is None:
+            self.check()
+        else:
+            self.rate(self.feedback.suggested)
+
+    # -- profiles and overview -------------------------------------------------------------
+
+    def reload_profiles(self, select: str | None = None) -> None:
+        from engine.review.profiles import profiles
+
+        wanted = select or current_profile()
+        names = profiles(self.ctx.store)
+        self.profile.blockSignals(True)
+        self.profile.clear()
+        self.profile.addItems(names)
+        self.profile.setCurrentText(wanted if wanted in names else names[0])
+        self.profile.blockSignals(False)
+        self._profile_changed(self.profile.currentText())
+
+    def add_profile(self, name: str) -> None:
+        """Create profile ``name`` and switch to it."""
+        from engine.review.profiles import add_profile
+
+        self.reload_profiles(add_profile(self.ctx.store, name))
+
+    def _ask_profile(self) -> None:
+        name, ok = QInputDialog.getText(self, "New profile", "Name of the person:")
+        if ok and name.strip():
+            try:
+                self.add_profile(name)
+            except Exception as exc:  # noqa: BLE001 - shown to the person
+                show_error(self, exc, self.ctx)
+
+    def _profile_changed(self, name: str) -> None:
+        if not name:
+            return
+        set_setting("review/profile", name)
+        self.end()
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile.currentText()
+
+    def shown(self) -> None:
+        """Called when the screen is shown: the counts may have changed meanwhile."""
+        if self.session is None:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Count what is due and redraw the charts."""
+        from engine.review import stats
+
+        s = stats(self.ctx.store, self.profile_name)
+        self.stats = s
+        self.due_label.setText(f"{s['due_now']} due now" if s["due_now"] else "Nothing due now")
+        self.start_button.setEnabled(s["due_now"] > 0 and self.session is None)
+        self.export_button.setEnabled(s["cards"] > 0)
+        retention = "not measured yet" if s["retention"] is None else f"{s['retention']:.0f}%"
+        self.summary.setText(
+            f"{s['cards']} cards, {s['learned']} learned · {s['reviews']} answers, "
+            f"retention {retention}. Every question answered in an exam or a French "
+            "session gets a card."
+        )
+        self.due_view.setChart(due_chart(s["due_per_day"]))
+        self.mastery_view.setChart(charts.bars(mastery_rows(s["mastery"]), "Mastery by topic"))
+        update = getattr(self.ctx.window, "update_review_count", None)
+        if update is not None:
+            update()
+
+    # -- the session -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        from engine.review import ReviewSession
+
+        self.session = ReviewSession(self.ctx.store, self.profile_name)
+        self.start_button.setEnabled(False)
+        self.stack.setCurrentIndex(1)
+        self.next_card()
+
+    def next_card(self) -> None:
+        self.current = self.session.next_card() if self.session is not None else None
+        self.feedback = None
+        if self.current is None:
+            n = len(self.session.reviewed) if self.session is not None else 0
+            self.ctx.status(f"Review done: {n} card{'s' if n != 1 else ''}")
+            self.end()
+            return
+        from engine.activities import activity_name
+
+        card, face = self.current.card, self.current.face
+        self.position.setText(f"Card {self.current.position} · {self.current.due_left} due")
+        kinds = [activity_name(card.activity), card.topic or ""]
+        self.kind.setText(" · ".join(k for k in kinds if k))
+        self.question.setText(face.question)
+        self.options.multi = face.multi
+        self.options.set_options(face.options)
+        self.feedback_card.setVisible(False)
+        self._enable()
+        self.options.setFocus()
+
+    def check(self, skip: bool = False) -> None:
+        if self.current is None or self.feedback is not None:
+            return
+        chosen = [] if skip else self.options.selected()
+        if not chosen and not skip:
+            return
+        fb = self.session.answer(chosen)
+        self.feedback = fb
+        self.options.reveal(fb.gold, fb.chosen)
+        texts = dict(self.current.face.options)
+        gold = ", ".join(f"{g}. {texts.get(g, '')}" for g in fb.gold)
+        self.verdict.setObjectName("good" if fb.correct else "bad")
+        self.verdict.setText(f"Correct — {gold}" if fb.correct else f"Not quite — {gold}")
+        repolish(self.verdict)
+        self.explanation.setText(fb.explanation or "No explanation is given for this one.")
+        self.feedback_card.setVisible(True)
+        for name, button in self.rate_buttons.items():
+            button.setProperty("kind", "primary" if name == fb.suggested else "")
+            repolish(button)
+        self._enable()
+        self.rate_buttons[fb.suggested].setFocus()
+
+    def rate(self, name: str) -> None:
+        if self.feedback is None:
+            return
+        from engine.review.scheduling import interval_text
+
+        card = self.session.rate(name)
+        self.ctx.status(f"{name.capitalize()}: next review {interval_text(card)}")
+        self.next_card()
+
+    def end(self) -> None:
+        """Back to the overview (every card rated so far is kept)."""
+        self.session = self.current = self.feedback = None
+        self.stack.setCurrentIndex(0)
+        self.refresh()
+
+    def _enable(self) -> None:
+        answering = self.feedback is None
+        self.check_button.setVisible(answering)
+        self.check_button.setEnabled(bool(self.options.selected()))
+        self.skip_button.setVisible(answering)
+        for button in self.rate_buttons.values():
+            button.setVisible(not answering)
+
+    # -- Anki ------------------------------------------------------------------------------
+
+    def _ask_export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export to Anki", str(Path.home() / "medexam.apkg"), "Anki package (*.apkg)"
+        )
+        if path:
+            self.export_to(path if path.endswith(".apkg") else path + ".apkg")
+
+    def export_to(self, path: str) -> dict[str, Any] | None:
+        """Write the profile's cards (or only the missed ones) to the Anki package ``path``."""
+        from engine.review.anki import export_anki
+
+        try:
+            result = export_anki(
+                self.ctx.store, path, self.profile_name, only_missed=self.only_missed.isChecked()
+            )
+        except Exception as exc:  # noqa: BLE001 - shown to the person
+            show_error(self, exc, self.ctx)
+            return None
+        self.ctx.status(f"Wrote {result['notes']} notes to {result['path']}")
+        return result
