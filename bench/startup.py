@@ -52,7 +52,7 @@ def medexam_command() -> list[str]:
     script = Path(sys.executable).with_name("medexam")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "from engine.cli import main; main()"]
+    return [sys.executable, "-c", "from engine.entry import main; main()"]
 
 
 def environment(home: Path) -> dict[str, str]:

@@ -159,6 +159,8 @@ def headline_value(run: dict[str, Any]) -> float | None:
     """The run's main score in percent (accuracy, or the Hamming score for French QA); a
     person's session is headlined by its ``score`` (unanswered questions count wrong)."""
     summary = run.get("summary") or {}
+    if summary.get("answered") == 0:
+        return None  # nothing answered: no score to show
     found = ACTIVITIES.get(run.get("activity", ""))
     keys = ["score"] if run.get("runner") == "person" else []
     keys += [found.headline if found else "accuracy", "accuracy", "hamming", "score"]

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
 from typing import Any
 
-HOST = socket.gethostname()
+
+@functools.cache
+def host() -> str:
+    """This machine's name, as runs record it."""
+    import socket
+
+    return socket.gethostname()
+
+
 #: Start times read twice for one process differ by clock-tick rounding at most.
 START_TOLERANCE_S = 1.0
 
@@ -35,7 +42,7 @@ def own_start() -> float | None:
 
 def current_owner() -> dict[str, Any]:
     """The ``owner_*`` columns naming this process."""
-    return {"owner_pid": os.getpid(), "owner_host": HOST, "owner_started": own_start()}
+    return {"owner_pid": os.getpid(), "owner_host": host(), "owner_started": own_start()}
 
 
 def process_alive(pid: int, started: float | None = None) -> bool:
@@ -64,6 +71,6 @@ def owner_alive(run: dict[str, Any]) -> bool | None:
     pid = run.get("owner_pid")
     if pid is None:
         return False
-    if run.get("owner_host") != HOST:
+    if run.get("owner_host") != host():
         return None
     return process_alive(int(pid), run.get("owner_started"))

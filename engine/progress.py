@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass
-class Progress:
+class Progress(NamedTuple):
     """One step of a long job: ``done`` of ``total`` units, plus what just happened."""
 
     done: int
     total: int
     message: str = ""
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = {}  # never changed: each report gives its own
 
     @property
     def fraction(self) -> float:

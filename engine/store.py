@@ -23,15 +23,13 @@ makes the calling process the owner before a run is resumed. Run ids are never r
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.migrations import SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
-from engine.owner import HOST, current_owner, owner_alive
+from engine.owner import current_owner, host, owner_alive
 from engine.paths import default_db_path
 
 if TYPE_CHECKING:
@@ -50,18 +48,28 @@ class StoreError(Exception):
 
 
 def now() -> str:
+    from datetime import UTC, datetime
+
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _dump(value: Any) -> str | None:
+    import json  # here: opening the app's window needs none of it
+
     return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row)
     for key in JSON_COLUMNS & out.keys():
         if isinstance(out[key], str):
-            out[key] = json.loads(out[key])
+            out[key] = _loads(out[key])
     return out
 
 
@@ -107,6 +115,16 @@ def _run_view(row: dict[str, Any]) -> dict[str, Any]:
     return run
 
 
+def check_path(path: str | Path | None = None) -> None:
+    """The checks :class:`Store` makes before opening ``path`` (``None``: the default
+    database), without opening it: a folder, a missing folder or a file that is not SQLite
+    is refused with :class:`StoreError`. Cheap enough to run before anything else."""
+    chosen = path is not None or bool(os.environ.get("MEDEXAM_DB"))
+    target = str(path) if path is not None else str(default_db_path())
+    if target != ":memory:":
+        _check_file(Path(target), create_folder=not chosen)
+
+
 class Store:
     """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``.
 
@@ -120,11 +138,9 @@ class Store:
 
         import sqlite_utils  # here, not at import: modules naming Store stay light
 
-        chosen = path is not None or bool(os.environ.get("MEDEXAM_DB"))
         self.path = str(path) if path is not None else str(default_db_path())
         memory = self.path == ":memory:"
-        if not memory:
-            _check_file(Path(self.path), create_folder=not chosen)
+        check_path(path)
         try:
             self.db = sqlite_utils.Database(self.path, recreate=False)
         except sqlite3.Error as exc:
@@ -251,7 +267,7 @@ class Store:
         rows = self.db["items"].rows_where(
             "dataset_id = ?", [ds["id"]], order_by="position", limit=limit
         )
-        return [json.loads(r["data"]) for r in rows]
+        return [_loads(r["data"]) for r in rows]
 
     def delete_dataset(self, name: str) -> None:
         ds = self.dataset(name)
@@ -329,7 +345,7 @@ class Store:
         with self._transaction(immediate=True):  # no other process claims it meanwhile
             run = self.run(run_id)
             me = current_owner()
-            mine = run["owner_pid"] == me["owner_pid"] and run["owner_host"] == HOST
+            mine = run["owner_pid"] == me["owner_pid"] and run["owner_host"] == host()
             if not force and run["status"] == "running" and not mine:
                 raise StoreError(
                     f"run {run_id} is still running in another medexam process "

@@ -58,6 +58,19 @@ def create_window(
     return window
 
 
+def launch(db_path: str | None = None) -> int:
+    """Start the app over ``db_path`` (``None``: the default database); a path that cannot
+    hold a medexam database is refused first, in one line on stderr (exit code 1)."""
+    from engine.store import StoreError, check_path
+
+    try:
+        check_path(db_path)
+    except StoreError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    return run(db_path=db_path)
+
+
 def run(db_path: str | None = None, argv: list[str] | None = None) -> int:
     """Show the window and run until it is closed; return the exit code.
 

@@ -77,9 +77,14 @@ class MainWindow(QMainWindow):
         if self.is_ready:
             return
         if self.ctx.store is None:
-            from engine.store import Store
+            from engine.store import Store, StoreError
 
-            self.ctx.store = Store(self.ctx.db_path)
+            try:
+                self.ctx.store = Store(self.ctx.db_path)
+            except StoreError as exc:  # a newer medexam's database, say: nothing is touched
+                QMessageBox.critical(self, "The database cannot be opened", str(exc))
+                self.close()
+                return
         if self.ctx.db_path is None:
             self.ctx.db_path = self.jobs.db_path = self.ctx.store.path
         self.is_ready = True

@@ -10,6 +10,6 @@ import multiprocessing
 if __name__ == "__main__":
     multiprocessing.freeze_support()
 
-    from engine.cli import main
+    from engine.entry import main
 
     main()

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
-from gui.models import RowsModel
+from gui.tables import RowsModel
 from gui.testing import close_message_boxes, open_window
 
 pytestmark = pytest.mark.gui

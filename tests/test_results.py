@@ -79,9 +79,10 @@ def test_compare_runs(bank):
     assert cmp["agree"] == 1
 
 
-def test_the_gui_reads_the_engines_results(bank):
-    from gui import models
+def test_the_results_screen_uses_the_engines_results():
+    from engine import results
+    from gui.widgets import qt_results
 
-    a = run_with(bank, {"q1": ("A", True)}, {"n": 1})
-    assert models.compare_runs(bank, a, a) == compare_runs(bank, a, a)
-    assert models.category_scores(bank.run(a), bank) == category_scores(bank.run(a), bank)
+    assert qt_results.compare_runs is results.compare_runs
+    assert qt_results.category_scores is results.category_scores
+    assert qt_results.summary_rows is results.summary_rows

@@ -90,13 +90,14 @@ def test_resume_refuses_a_person_session_and_other_settings(store, chat_model):
     assert again["status"] == "finished" and again["run_id"] == done["run_id"]
 
 
-def test_ctrl_c_cancels_the_run_with_exit_130_and_no_traceback(db_path):
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_kill_cancels_the_run_with_no_traceback(db_path, sent, code):
     proc = start(db_path, "exam", "run", "--limit", "14", "--max-tokens", "160")
     run_id = wait_for_answers(db_path, 1, proc)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sent)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err and "leaked" not in err
     assert f"run {run_id} cancelled; resume it with --resume {run_id}" in err
     assert Store(db_path).run(run_id)["status"] == "cancelled"
 

@@ -22,7 +22,7 @@ from engine.migrations import (
     migrate,
     schema_version,
 )
-from engine.owner import HOST, process_started
+from engine.owner import host, process_started
 from engine.store import RUN_STATUSES, Store, StoreError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ def sleeper():
 def test_a_run_is_owned_by_the_process_that_started_it(store):
     run_id = store.start_run("exam", "demo", "m")
     run = store.run(run_id)
-    assert (run["owner_pid"], run["owner_host"]) == (os.getpid(), HOST)
+    assert (run["owner_pid"], run["owner_host"]) == (os.getpid(), host())
     assert run["owner_started"] == pytest.approx(process_started(os.getpid()), abs=1)
     assert run["status"] == "running" and store.live(run_id) and store.live(run)
 
@@ -83,7 +83,7 @@ def test_a_run_whose_process_died_reads_interrupted_and_nothing_is_written(tmp_p
 
 def test_a_reused_pid_is_not_mistaken_for_the_owner(store):
     run_id = store.start_run("exam", "demo", "m")
-    set_owner(store, run_id, os.getpid(), HOST, 1_000_000.0)  # this pid, another start time
+    set_owner(store, run_id, os.getpid(), host(), 1_000_000.0)  # this pid, another start time
     assert store.run(run_id)["status"] == "interrupted"
 
 
@@ -99,17 +99,17 @@ def test_a_run_of_another_host_stays_running(store):
     assert store.run(run_id)["status"] == "running" and store.live(run_id)
     with pytest.raises(StoreError, match=r"still running .*on elsewhere\.example"):
         store.claim_run(run_id)
-    assert store.claim_run(run_id, force=True)["owner_host"] == HOST
+    assert store.claim_run(run_id, force=True)["owner_host"] == host()
 
 
 def test_claiming_is_refused_while_another_live_process_runs_it(store, sleeper):
     run_id = store.start_run("exam", "demo", "m")
-    set_owner(store, run_id, sleeper.pid, HOST, process_started(sleeper.pid))
+    set_owner(store, run_id, sleeper.pid, host(), process_started(sleeper.pid))
     assert store.run(run_id)["status"] == "running"
     with pytest.raises(StoreError) as err:
         store.claim_run(run_id)
     assert str(err.value) == (
-        f"run {run_id} is still running in another medexam process (pid {sleeper.pid} on {HOST})"
+        f"run {run_id} is still running in another medexam process (pid {sleeper.pid} on {host()})"
     )
     with pytest.raises(StoreError, match="still running"):
         store.update_run(run_id, status="running")  # resuming claims too
@@ -297,12 +297,13 @@ def test_every_command_reports_a_bad_database_in_one_line(tmp_path, monkeypatch,
     assert not Path("nowhere").exists()
 
 
-def test_the_medexam_command_reports_a_bad_database_in_one_line(tmp_path):
+@pytest.mark.parametrize("command", [["runs", "list"], ["gui"]])
+def test_the_medexam_command_reports_a_bad_database_in_one_line(tmp_path, command):
     (tmp_path / "notadb.txt").write_text("hello\n")
-    env = {**os.environ, "MEDEXAM_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "MEDEXAM_HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen"}
     env.pop("MEDEXAM_DB", None)
     result = subprocess.run(
-        [str(MEDEXAM), "--db", "notadb.txt", "runs", "list"],
+        [str(MEDEXAM), "--db", "notadb.txt", *command],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -148,6 +148,29 @@ def given_options(ctx: click.Context, mapping: dict[str, str]) -> dict[str, Any]
     return out
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``) during a run: it ends the run the way Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While a run goes on, SIGTERM cancels it (run closed, models stopped) like Ctrl-C."""
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def execute_run(
     app: AppContext,
     activity_id: str,
@@ -164,7 +187,8 @@ def execute_run(
 ) -> dict[str, Any]:
     """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
     summary, and end the way a command line should: Ctrl-C cancels the run (exit 130, saying
-    how to resume it); a run that failed prints its error and exits 1. ``load`` holds the
+    how to resume it; SIGTERM likewise, exit 143); a run that failed prints its error and
+    exits 1. ``load`` holds the
     models' load settings (``n_ctx``…); ``concurrency`` the items in flight at once."""
     from engine.models.pool import default_pool
     from engine.progress import Cancel
@@ -176,7 +200,7 @@ def execute_run(
     cancel = Cancel()
     started: list[int] = []
     try:
-        with progress_bar(title, quiet, note) as update:
+        with progress_bar(title, quiet, note) as update, _terminate_as_interrupt():
             summary = run(
                 app.store,
                 activity_id,
@@ -188,10 +212,10 @@ def execute_run(
                 on_start=started.append,
                 concurrency=concurrency,
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         where = f"run {started[0]} cancelled; resume it with --resume {started[0]}"
         click.echo(where if started else "cancelled", err=True)
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc, _Terminated) else 130)
     show(summary)
     if summary.get("status") == "failed":
         click.echo(
@@ -201,3 +225,10 @@ def execute_run(
         )
         sys.exit(1)
     return summary
+
+
+def default_model_name() -> str:
+    """The name of the model a run uses when none is given."""
+    from engine.catalog import DEFAULT_MODEL
+
+    return DEFAULT_MODEL

@@ -14,6 +14,7 @@ import click
 from engine.cli.common import (
     AppContext,
     concurrency_option,
+    default_model_name,
     echo_json,
     execute_run,
     friendly_errors,
@@ -272,7 +273,7 @@ def exam_run(
         resume=resume,
         quiet=as_json,
         load={"n_ctx": n_ctx},
-        title=f"{model_name or 'model'} on {dataset or f'run {resume}'}",
+        title=f"{model_name or default_model_name()} on {dataset or f'run {resume}'}",
         show=echo_json if as_json else _summary_lines,
         note=_note_right(),
     )

@@ -10,6 +10,7 @@ import click
 from engine.cli.common import (
     AppContext,
     concurrency_option,
+    default_model_name,
     echo_json,
     execute_run,
     friendly_errors,
@@ -43,8 +44,8 @@ ERRORS = (
 
 
 def _note(p: Progress) -> str:
-    if "gold" in p.info:
-        return f"{p.message}  {p.info.get('chosen') or '—'} / {p.info.get('gold')}"
+    if "gold" in p.info:  # the letters chosen against the right ones (item ids are hashes)
+        return f"chose {p.info.get('chosen') or '—'}, right {p.info.get('gold')}"
     return p.message
 
 
@@ -426,7 +427,7 @@ def french_run(
         concurrency=concurrency,
         resume=resume,
         quiet=as_json,
-        title=f"{model_name or 'model'} on {dataset or f'run {resume}'}",
+        title=f"{model_name or default_model_name()} on {dataset or f'run {resume}'}",
         show=show,
         note=_note,
     )

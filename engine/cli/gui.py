@@ -11,9 +11,8 @@ from engine.cli.common import AppContext, pass_app
 @pass_app
 def gui(app: AppContext) -> None:
     """Start the desktop app."""
-    app.store  # noqa: B018 - a database that cannot be opened is refused here, in one line
     try:
-        from gui.app import run
+        from gui.app import launch
     except ImportError as exc:  # PySide6 missing or broken
         raise click.ClickException(f"the desktop app cannot start: {exc}") from None
-    raise SystemExit(run(db_path=app.db_path))
+    raise SystemExit(launch(app.db_path))

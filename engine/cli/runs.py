@@ -39,6 +39,9 @@ def runs_list(
     if as_json:
         echo_json(rows)
         return
+    if not rows:
+        click.echo("no runs" + (f" match {match!r}" if match else " yet"))
+        return
     click.echo(
         f"{'id':>4}  {'activity':<8} {'dataset':<20} {'model':<14} {'status':<11} "
         f"{'done':>9}  {'score':>6}  {'started':<16}  setting"

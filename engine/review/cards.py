@@ -111,11 +111,16 @@ def topics(activity: str, item: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+#: Field values that name no topic ("other"): the next field is used instead.
+NO_TOPIC = {"其他", "其它", "other", "others", "autre", "autres", "divers"}
+
+
 def topic_of(activity: str, item: dict[str, Any]) -> str | None:
-    """The item's topic: its most specific topic field that is set."""
+    """The item's topic: its most specific topic field that names one."""
     for name in TOPIC_FIELDS.get(activity, ("category",)):
-        if item.get(name) not in (None, ""):
-            return str(item[name])
+        value = item.get(name)
+        if value not in (None, "") and str(value).strip().lower() not in NO_TOPIC:
+            return str(value)
     return None
 
 

@@ -3,9 +3,7 @@ Stop button, pickers for data sets and models, and error dialogs."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -26,21 +24,25 @@ from PySide6.QtWidgets import (
 from engine.progress import Progress
 
 
-@dataclass
 class AppContext:
     """What every screen is given: the database, its UI-thread store, the model host, the
     job runner, and ways to talk to the window."""
 
-    db_path: str | None
-    store: Any
-    host: Any
-    jobs: Any
-    status: Callable[[str], None] = print
-    data_changed: list[Callable[[], None]] = field(default_factory=list)
-    runs_changed: list[Callable[[], None]] = field(default_factory=list)
-    models_changed: list[Callable[[], None]] = field(default_factory=list)
-    model_list: list[Any] | None = None  # catalog ModelInfo objects, once read
-    window: Any = None
+    def __init__(
+        self,
+        db_path: str | None,
+        store: Any,
+        host: Any,
+        jobs: Any,
+        status: Callable[[str], None] = print,
+        window: Any = None,
+    ) -> None:
+        self.db_path, self.store, self.host, self.jobs = db_path, store, host, jobs
+        self.status, self.window = status, window
+        self.data_changed: list[Callable[[], None]] = []
+        self.runs_changed: list[Callable[[], None]] = []
+        self.models_changed: list[Callable[[], None]] = []
+        self.model_list: list[Any] | None = None  # catalog ModelInfo objects, once read
 
     def refresh_models(self) -> None:
         """Read the model catalog in the background (reading GGUF headers takes a moment)."""
@@ -66,7 +68,9 @@ class AppContext:
 
 
 def esc(text: Any) -> str:
-    return html.escape("" if text is None else str(text))
+    from html import escape
+
+    return escape("" if text is None else str(text))
 
 
 class Header(QWidget):

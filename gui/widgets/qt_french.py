@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import metric_label
-from gui.models import RowsModel, format_value, set_setting, setting
+from gui.models import set_setting, setting
+from gui.tables import RowsModel, format_value
 from gui.widgets.common import (
     AppContext,
     Card,

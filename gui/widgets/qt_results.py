@@ -26,19 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.models import (
-    AnswersModel,
-    RowsModel,
-    RunsFilter,
-    RunsModel,
-    activity_name,
-    category_scores,
-    compare_runs,
-    format_value,
-    set_setting,
-    setting,
-    summary_rows,
-)
+from engine.activities import activity_name
+from engine.results import category_scores, compare_runs, summary_rows
+from gui.models import set_setting, setting
+from gui.tables import AnswersModel, RowsModel, RunsFilter, RunsModel, format_value
 from gui.widgets.common import AppContext, Header, esc, muted, show_error, text_view
 
 

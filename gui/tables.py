@@ -1,0 +1,203 @@
+"""Qt table models over store rows and engine summaries, for the screens: runs (filterable),
+answers, and values formatted for display. Nothing here decides a score: the engine does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QColor
+
+from engine.activities import activity_name, headline_value
+from engine.reports.label import label_matches, run_label
+
+# -- table models ---------------------------------------------------------------------------
+
+
+Column = tuple[str, Callable[[dict[str, Any]], Any]]
+
+
+class RowsModel(QAbstractTableModel):
+    """A read-only table over a list of dicts; each column is a title and a getter.
+
+    ``Qt.UserRole`` gives the value to sort on, ``Qt.UserRole + 1`` the whole row.
+    """
+
+    ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+
+    def __init__(self, columns: Sequence[Column], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.columns = list(columns)
+        self.rows: list[dict[str, Any]] = []
+        self.colour: Callable[[dict[str, Any]], str | None] | None = None
+        self.colour_columns: set[int] | None = None  # None: every column
+        self.tooltip: Callable[[dict[str, Any]], str | None] | None = None
+
+    def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.columns[section][0]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role == self.ROW_ROLE:
+            return row
+        value = self.columns[index.column()][1](row)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if value is None:
+                return ""
+            if isinstance(value, float):
+                return f"{value:.1f}"
+            return str(value)
+        if role == Qt.ItemDataRole.UserRole:
+            return value if value is not None else ""
+        if role == Qt.ItemDataRole.ForegroundRole and self.colour is not None:
+            if self.colour_columns is not None and index.column() not in self.colour_columns:
+                return None
+            c = self.colour(row)
+            return QColor(c) if c else None
+        if role == Qt.ItemDataRole.ToolTipRole and self.tooltip is not None:
+            return self.tooltip(row)
+        if role == Qt.ItemDataRole.TextAlignmentRole and isinstance(value, int | float):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def row(self, i: int) -> dict[str, Any]:
+        return self.rows[i]
+
+
+def _score(run: dict[str, Any]) -> float | None:
+    return headline_value(run)
+
+
+def _who(run: dict[str, Any]) -> str:
+    return "You" if run.get("runner") == "person" else run.get("model", "")
+
+
+RUN_COLUMNS: list[Column] = [
+    ("#", lambda r: r["id"]),
+    ("Activity", lambda r: activity_name(r["activity"])),
+    ("Who", _who),
+    ("Setting", run_label),
+    ("Data set", lambda r: r["dataset"]),
+    ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
+    ("Done", lambda r: f"{r.get('n_done', 0)}/{r.get('n_total', 0)}"),
+    ("Score", _score),
+    ("Status", lambda r: r.get("status", "")),
+]
+
+
+class RunsModel(RowsModel):
+    """Every run of the store (newest first), for the Results table."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(RUN_COLUMNS, parent)
+        self.colour = lambda r: {"failed": "#b91c1c", "cancelled": "#92400e",
+                                 "running": "#1d4ed8", "interrupted": "#92400e"}.get(r.get("status", ""))  # fmt: skip
+        self.colour_columns = {len(RUN_COLUMNS) - 1}
+        self.tooltip = lambda r: r.get("error") or None
+
+    def reload(self, store: Any) -> None:
+        self.set_rows(store.runs())
+
+
+class RunsFilter(QSortFilterProxyModel):
+    """Filters runs by activity, who ran them and free text (in the setting label, model,
+    data set or status)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.activity = ""
+        self.text = ""
+        self.who = ""
+        self.setSortRole(Qt.ItemDataRole.UserRole)
+
+    def set_filter(self, activity: str | None = None, text: str | None = None,
+                   who: str | None = None) -> None:  # fmt: skip
+        modern = hasattr(self, "beginFilterChange")  # Qt 6.9 and later
+        if modern:
+            self.beginFilterChange()
+        if activity is not None:
+            self.activity = activity
+        if text is not None:
+            self.text = text.strip().lower()
+        if who is not None:
+            self.who = who
+        if modern:
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Any) -> bool:
+        model = self.sourceModel()
+        assert isinstance(model, RowsModel)
+        run = model.row(source_row)
+        if self.activity and run["activity"] != self.activity:
+            return False
+        if self.who and _who(run) != self.who:
+            return False
+        return not self.text or label_matches(run, self.text)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The runs passing the filter, in the shown order."""
+        src = self.sourceModel()
+        assert isinstance(src, RowsModel)
+        return [src.row(self.mapToSource(self.index(i, 0)).row()) for i in range(self.rowCount())]
+
+
+def _mark(correct: Any) -> str:
+    return {1: "✓", 0: "✗"}.get(correct, "·")
+
+
+ANSWER_COLUMNS: list[Column] = [
+    ("", lambda a: _mark(a.get("correct"))),
+    ("Item", lambda a: a["item_key"]),
+    ("Chosen", lambda a: a.get("chosen")),
+    ("Gold", lambda a: a.get("gold")),
+    ("Time (s)", lambda a: a.get("latency_s")),
+    ("Response", lambda a: " ".join((a.get("response") or "").split())[:200]),
+]
+
+
+class AnswersModel(RowsModel):
+    """The per-item answers of one run."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(ANSWER_COLUMNS, parent)
+        self.colour = lambda a: {1: "#15803d", 0: "#b91c1c"}.get(a.get("correct"))
+        self.colour_columns = {0, 2}
+        self.tooltip = lambda a: a.get("response") or None
+
+
+# -- reading summaries for display ---------------------------------------------------------
+
+
+def format_value(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1 and value != 0 else f"{value:.1f}"
+    return str(value)
