@@ -64,7 +64,6 @@ class MainWindow(QMainWindow):
         self._build()
         self.host.changed.connect(self._model_changed)
         self.jobs.busy_changed.connect(self._busy_changed)
-        self._model_changed()
         geometry = setting("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
