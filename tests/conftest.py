@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +21,14 @@ from engine.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_here() -> Iterator[None]:
+    """Collect each test's garbage in the main thread: a Qt object collected later by a
+    worker thread (whichever thread allocates when the collector runs) can crash."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture

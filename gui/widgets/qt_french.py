@@ -206,7 +206,7 @@ class FrenchPractice(QWidget):
         row.setSpacing(10)
         self.dataset = DatasetPicker(ctx, "french", compact=True)
         self.dataset.import_clicked.connect(lambda: ctx.window.open_import("french"))
-        self.dataset.changed.connect(lambda _name: self._enable())
+        self.dataset.changed.connect(self._dataset_changed)
         self.retrieval = RetrievalControls(ctx, "french")
         self.limit = QSpinBox()
         self.limit.setRange(0, 100000)
@@ -370,6 +370,9 @@ class FrenchPractice(QWidget):
 
     def _show_passages(self, view: Any, answered: bool) -> None:
         self.passages.setHtml(passages_html(view.passages))
+
+    def _dataset_changed(self, _name: str) -> None:
+        self._enable()
 
     def _enable(self) -> None:
         has = self.session is not None and self.view is not None
