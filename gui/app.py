@@ -58,6 +58,32 @@ def create_window(
     return window
 
 
+def collect_in_main_thread(app: Any) -> Any:
+    """Run Python's garbage collector only in the main thread, from a timer.
+
+    The collector runs in whichever thread happens to allocate; a Qt object it frees from a
+    worker thread (a closed screen's widget caught in a reference cycle) can crash the app.
+    Returns the timer.
+    """
+    import gc
+
+    from PySide6.QtCore import QTimer
+
+    def collect() -> None:
+        for generation, (count, threshold) in enumerate(
+            zip(gc.get_count(), gc.get_threshold(), strict=True)
+        ):
+            if count <= threshold:
+                break
+            gc.collect(generation)
+
+    gc.disable()
+    timer = QTimer(app)
+    timer.timeout.connect(collect)
+    timer.start(500)
+    return timer
+
+
 def launch(db_path: str | None = None) -> int:
     """Start the app over ``db_path`` (``None``: the default database); a path that cannot
     hold a medexam database is refused first, in one line on stderr (exit code 1)."""
@@ -84,6 +110,7 @@ def run(db_path: str | None = None, argv: list[str] | None = None) -> int:
     window = create_window(db_path, ready=False)
     window.show()
     app.processEvents()  # paint it now
+    collect_in_main_thread(app)
     if os.environ.get("MEDEXAM_STARTUP_PROBE"):  # bench/startup.py: the wall clock at paint
         print(f"painted at {time.time():.6f}", file=sys.stderr, flush=True)
     shown = time.time() - _process_start()

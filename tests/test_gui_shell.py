@@ -83,3 +83,28 @@ def test_the_window_shows_quickly(tmp_path):
     print(f"window shown after {shown:.2f} s, ready after {float(m.group(2)):.2f} s")
     # 1.5 s on an idle machine; allow for a loaded test machine.
     assert shown < 4.0
+
+
+def test_garbage_is_collected_by_a_timer_in_the_main_thread(qtbot):
+    import gc
+    import weakref
+
+    from gui.app import collect_in_main_thread, create_app
+
+    class Node:
+        pass
+
+    thresholds = gc.get_threshold()
+    timer = collect_in_main_thread(create_app())
+    try:
+        assert not gc.isenabled()
+        gc.set_threshold(1, 1, 1)  # any allocation is past the thresholds
+        cycle = Node()
+        cycle.me = cycle
+        gone = weakref.ref(cycle)
+        del cycle
+        qtbot.waitUntil(lambda: gone() is None, timeout=5000)
+    finally:
+        timer.stop()
+        gc.set_threshold(*thresholds)
+        gc.enable()
