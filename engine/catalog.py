@@ -25,8 +25,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.models.local import LocalModel
+from engine.models.protocol import ModelError
 from engine.paths import data_dir, models_dir
-from engine.runtime import LocalModel, ModelError
 
 if TYPE_CHECKING:
     from engine.models.served import ServedModel

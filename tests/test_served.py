@@ -16,9 +16,9 @@ from engine import catalog
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
 from engine.models.pool import ModelPool
+from engine.models.protocol import ModelError
 from engine.models.served import ServedModel, ServerUnavailable, candidate_logprobs
 from engine.runs import run
-from engine.runtime import ModelError
 from engine.store import Store
 from tests.served_fixtures import ALIAS, LlamaServer, free_port
 

@@ -9,7 +9,7 @@ import click
 from engine import catalog
 from engine.catalog import ModelInfo
 from engine.cli.common import echo_json, friendly_errors, json_option
-from engine.runtime import ModelError
+from engine.models.protocol import ModelError
 
 
 def _size(n: int) -> str:

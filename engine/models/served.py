@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from engine.runtime import Generation, Message, ModelCrashed, ModelError
+from engine.models.protocol import Generation, Message, ModelCrashed, ModelError
 
 __all__ = ["NoLogprobs", "ServedModel", "ServerUnavailable", "list_server_models"]
 

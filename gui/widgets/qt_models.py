@@ -368,7 +368,7 @@ class ModelsScreen(QWidget):
 
     @staticmethod
     def _gpu_support(job: Any) -> tuple[bool, int]:
-        from engine.runtime import gpu_offload_supported, physical_cores
+        from engine.models.hardware import gpu_offload_supported, physical_cores
 
         return gpu_offload_supported(), physical_cores()
 
