@@ -38,9 +38,10 @@ class Activity:
     headline: str
     item_noun: str
     labels: dict[str, str] = field(default_factory=dict)
+    run_keys: tuple[str, ...] = ()  # the summary entries a model run ends with, in order
 
     def label(self, key: str) -> str:
-        """A summary key in words ("doctor_f1" → "Doctor F1 (%)")."""
+        """A summary key in words ("avg_turns" → "Questions per case")."""
         return metric_label(key, self.id)
 
 
@@ -69,6 +70,7 @@ EXAM = Activity(
         "shots_used_mean": "Examples used per prompt (mean)",
         "shots_cut": "Questions with examples cut",
     },
+    ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
 )
 CONSULT = Activity(
     "consult",
@@ -76,12 +78,14 @@ CONSULT = Activity(
     "accuracy",
     "case",
     {
-        "patient_recall": "Patient recall (%)",
-        "patient_precision": "Patient precision (%)",
-        "patient_f1": "Patient F1 (%)",
-        "doctor_recall": "Doctor recall (%)",
-        "doctor_precision": "Doctor precision (%)",
-        "doctor_f1": "Doctor F1 (%)",
+        # ROUGE-1 word overlap (Table 2 of the consultation paper), not fact coverage: the
+        # patient's replies against the facts' values, the doctor's questions against their keys
+        "patient_recall": "Patient word overlap with fact values (ROUGE-1 recall, %)",
+        "patient_precision": "Patient word overlap with fact values (ROUGE-1 precision, %)",
+        "patient_f1": "Patient word overlap with fact values (ROUGE-1 F1, %)",
+        "doctor_recall": "Doctor word overlap with fact names (ROUGE-1 recall, %)",
+        "doctor_precision": "Doctor word overlap with fact names (ROUGE-1 precision, %)",
+        "doctor_f1": "Doctor word overlap with fact names (ROUGE-1 F1, %)",
         "avg_turns": "Questions per case",
         "avg_length": "Words per question",
         "diversity": "Question diversity (%)",
@@ -97,6 +101,7 @@ CONSULT = Activity(
         "solver": "Solver",
         "solver_model": "Solver model",
     },
+    ("accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"),
 )
 FRENCH = Activity(
     "french",
@@ -114,6 +119,7 @@ FRENCH = Activity(
         "own_passages_excluded": "Questions with their own passage left out",
         "oracle": "Oracle run (own passages given)",
     },
+    ("hamming", "emr", "answered", "recall_at_k.recall"),
 )
 
 ACTIVITIES: dict[str, Activity] = {a.id: a for a in (EXAM, CONSULT, FRENCH)}

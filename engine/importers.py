@@ -2,18 +2,18 @@
 
 An importer is registered for an ``(activity, format)`` pair:
 
-========  ===============  ==============================================================
+========  ===============  ===================================================================
 activity  format           source
-========  ===============  ==============================================================
+========  ===============  ===================================================================
 exam      ``explaincpe``   an ExplainCPE JSON list (five options and an explanation)
 exam      ``mcq``          multiple-choice questions in JSON, JSON Lines or CSV
 consult   ``cases``        medexam cases (JSON or JSON Lines)
-consult   ``agentclinic``  AgentClinic OSCE cases (JSON Lines)
+consult   ``agentclinic``  AgentClinic cases: MedQA, MedQA-extended, MIMIC-IV (OSCE) or NEJM
 french    ``frenchmedmcqa`` a FrenchMedMCQA JSON list
 corpus    ``file``         a text, Markdown or JSON Lines file (``path`` is the same)
 corpus    ``folder``       a folder of ``.txt`` and ``.md`` files
 corpus    ``dataset``      the questions of an imported French data set, one passage each
-========  ===============  ==============================================================
+========  ===============  ===================================================================
 
 :func:`import_data` runs one and returns the stored data set (or corpus) row with a one-line
 ``message``; :func:`formats` lists what an activity accepts, with a label and a file-dialog
@@ -217,7 +217,7 @@ def _cases(store: Store, req: Request) -> dict[str, Any]:
 @register(
     "consult",
     "agentclinic",
-    "AgentClinic OSCE cases (JSON Lines)",
+    "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
     "AgentClinic (*.jsonl *.json);;All files (*)",
     message=_CASES,
 )

@@ -50,6 +50,40 @@ class Cancel:
             raise Cancelled()
 
 
+CancelLike = Cancel | threading.Event | Callable[[], bool]
+
+
+class _Asked(Cancel):
+    """A :class:`Cancel` that reads a caller's ``threading.Event`` or ``() -> bool``."""
+
+    def __init__(self, asked: Callable[[], bool]) -> None:
+        super().__init__()
+        self._asked = asked
+
+    def is_set(self) -> bool:
+        return super().is_set() or bool(self._asked())
+
+    def check(self) -> None:
+        if self.is_set():
+            raise Cancelled()
+
+
+def as_cancel(cancel: CancelLike | None) -> Cancel | None:
+    """``cancel`` as a :class:`Cancel`: a ``threading.Event`` or a callable returning True
+    once the job should stop are read at each check.
+
+    >>> event = threading.Event(); token = as_cancel(event); event.set(); token.is_set()
+    True
+    """
+    if cancel is None or isinstance(cancel, Cancel):
+        return cancel
+    if isinstance(cancel, threading.Event):
+        return _Asked(cancel.is_set)
+    if callable(cancel):
+        return _Asked(cancel)
+    raise TypeError(f"cannot cancel with {cancel!r}")
+
+
 def report(
     callback: ProgressCallback | None, done: int, total: int, message: str = "", **info: Any
 ) -> None:

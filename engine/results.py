@@ -7,8 +7,10 @@ compared item by item. The desktop app's results screen and any other viewer dra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from engine.activities import activity as activity_of
 from engine.activities import find_label, metric_label
 
 if TYPE_CHECKING:
@@ -26,12 +28,44 @@ def _scalar(value: Any) -> bool:
 
 
 def summary_rows(
-    summary: dict[str, Any] | None, activity: str | None = None
+    summary: dict[str, Any] | None,
+    activity: str | None = None,
+    keys: Sequence[str] | None = None,
 ) -> list[tuple[str, str, Any]]:
     """The scalar entries of a run summary as ``(key, label, value)``, labelled as
     ``activity`` names them (:func:`engine.activities.metric_label`), nested blocks of
     scalars flattened one level (``recall_at_k`` → "Recall at k: 1"); ``by_…`` breakdowns
-    are left to :func:`category_scores`."""
+    are left to :func:`category_scores`. With ``keys``, only those entries, in that order
+    (the activity's ``run_keys`` give the few a model run ends with)."""
+    rows = _all_summary_rows(summary, activity)
+    if keys is None:
+        return rows
+    found = {row[0]: row for row in rows}
+    return [found[key] for key in keys if key in found and found[key][2] is not None]
+
+
+def running_score(activity: str, answers: Sequence[dict[str, Any]]) -> tuple[float | None, int]:
+    """The activity's headline score (percent) over the answers given so far, and how many
+    of them are wholly right. Each answer is what a run reports as it goes (``correct``,
+    ``scores``): accuracy from ``correct``, any other headline (the Hamming score) from
+    ``scores``, where 1 is wholly right.
+
+    >>> running_score("french", [{"scores": {"hamming": 1.0}}, {"scores": {"hamming": 0.5}}])
+    (75.0, 1)
+    """
+    headline = activity_of(activity).headline
+    if headline == "accuracy":
+        values = [1.0 if a.get("correct") else 0.0 for a in answers]
+    else:
+        values = [float((a.get("scores") or {}).get(headline) or 0.0) for a in answers]
+    if not values:
+        return None, 0
+    return 100 * sum(values) / len(values), sum(1 for v in values if v == 1.0)
+
+
+def _all_summary_rows(
+    summary: dict[str, Any] | None, activity: str | None = None
+) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
     for key, value in (summary or {}).items():
         if key in _NOT_METRICS or key.startswith("by_"):

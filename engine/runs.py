@@ -40,8 +40,8 @@ class RunError(Exception):
 class Job:
     """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
     stored on the run, and how to answer one item. Models are leased with :meth:`lease`
-    and given back by :meth:`close`. The loop sets ``run_id`` and ``cancel`` before the
-    first answer."""
+    and given back by :meth:`close`. The loop sets ``run_id``, ``cancel`` and ``on_step``
+    before the first answer."""
 
     runner = "model"  # the run's runner: "model" or a baseline's name
     items: Sequence[Any] = ()
@@ -52,6 +52,13 @@ class Job:
         self.leases: list[PooledModel] = []
         self.run_id: int | None = None
         self.cancel: Cancel | None = None
+        self.on_step: Callable[..., None] | None = None
+
+    def step(self, message: str, **info: Any) -> None:
+        """Report progress within an item (a consultation's turn, from any thread): the
+        run's progress callback gets ``message`` and ``info`` with the items done so far."""
+        if self.on_step is not None:
+            self.on_step(message, **info)
 
     def lease(self, pool: ModelPool, name: str | None) -> PooledModel:
         """A model from the pool, held until :meth:`close`."""
@@ -228,6 +235,11 @@ def _loop(
     total = len(job.items)
     done = total - len(todo)
     report(progress, done, total, "starting", run_id=run_id)
+
+    def step(message: str, **info: Any) -> None:
+        report(progress, done, total, message, run_id=run_id, **info)
+
+    job.on_step = step
     status, error, again = "finished", None, None
     try:
         for position, item, answer in _answers(job, todo, cancel, concurrency):

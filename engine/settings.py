@@ -9,6 +9,8 @@ Known keys and their defaults are in :data:`DEFAULTS`:
 
 * ``solver`` — the model that answers the final task of every consultation run (so that
   doctors are compared on the same footing); ``model`` means the default chat model.
+* ``model`` — the default chat model (empty: the embedded one); see
+  :func:`engine.models.checks.default_model`, which also forgets a model that fails to load.
 
 ``medexam consult solver [NAME]`` shows or sets it from the command line.
 """
@@ -23,7 +25,7 @@ from engine.paths import data_dir
 
 FILE_NAME = "settings.json"
 
-DEFAULTS: dict[str, Any] = {"solver": "model"}
+DEFAULTS: dict[str, Any] = {"solver": "model", "model": ""}
 
 
 class SettingsError(ValueError):

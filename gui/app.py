@@ -53,6 +53,8 @@ def create_window(
     if settings_path is not None:
         use_settings_file(settings_path)
     window = MainWindow(db_path)
+    # A default model that cannot be used: the sentence saying so stays in the status bar.
+    window.host.notice.connect(window.statusBar().showMessage)
     if ready:
         window.ready()
     return window

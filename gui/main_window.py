@@ -30,19 +30,49 @@ from gui.workers import Jobs
 
 # key, navigation label, module, class, tooltip
 SCREENS: list[tuple[str, str, str, str, str]] = [
-    ("exam", "Exam", "gui.widgets.qt_exam", "ExamScreen",
-     "Pharmacist exam practice, timed exams and model evaluation"),
-    ("consult", "Consultation", "gui.widgets.qt_consult", "ConsultScreen",
-     "Interview a simulated patient, then make your diagnosis"),
-    ("french", "French QA", "gui.widgets.qt_french", "FrenchScreen",
-     "French medical questions with retrieved passages (several answers may be right)"),
-    ("review", "Review", "gui.widgets.qt_review", "ReviewScreen",
-     "Questions you missed, back when they are due; mastery by topic; Anki decks"),
-    ("results", "Results", "gui.widgets.qt_results", "ResultsScreen",
-     "Every run: details, comparisons, charts and exports"),
-    ("models", "Models", "gui.widgets.qt_models", "ModelsScreen",
-     "Local GGUF models: add, inspect, load and test"),
-]  # fmt: skip
+    (
+        "exam",
+        "Exam",
+        "gui.widgets.qt_exam",
+        "ExamScreen",
+        "Pharmacist exam practice, timed exams and model evaluation",
+    ),
+    (
+        "consult",
+        "Consultation",
+        "gui.widgets.qt_consult",
+        "ConsultScreen",
+        "Interview a simulated patient, then make your diagnosis",
+    ),
+    (
+        "french",
+        "French QA",
+        "gui.widgets.qt_french",
+        "FrenchScreen",
+        "French medical questions with retrieved passages (several answers may be right)",
+    ),
+    (
+        "review",
+        "Review",
+        "gui.widgets.qt_review",
+        "ReviewScreen",
+        "Questions you missed, back when they are due; mastery by topic; Anki decks",
+    ),
+    (
+        "results",
+        "Results",
+        "gui.widgets.qt_results",
+        "ResultsScreen",
+        "Every run: details, comparisons, charts and exports",
+    ),
+    (
+        "models",
+        "Models",
+        "gui.widgets.qt_models",
+        "ModelsScreen",
+        "Local GGUF models: add, inspect, load and test",
+    ),
+]
 
 
 class MainWindow(QMainWindow):
@@ -52,13 +82,19 @@ class MainWindow(QMainWindow):
     def __init__(self, db_path: str | None = None, store: Any = None) -> None:
         super().__init__()
         self.setWindowTitle("medexam")
-        self.setMinimumSize(1000, 660)
+        # As narrow as the screens let it be (about 1000 px), never narrower: the width
+        # follows their layouts, so no screen is ever squeezed.
+        self.setMinimumHeight(660)
         self.host = ModelHost(self)
         self.jobs = Jobs(db_path, self)
         self.ctx = AppContext(
-            db_path=db_path, store=store, host=self.host, jobs=self.jobs,
-            status=self.show_status, window=self,
-        )  # fmt: skip
+            db_path=db_path,
+            store=store,
+            host=self.host,
+            jobs=self.jobs,
+            status=self.show_status,
+            window=self,
+        )
         self.screens: dict[str, QWidget] = {}
         self.is_ready = False
         self._build()
@@ -84,7 +120,8 @@ class MainWindow(QMainWindow):
                 QMessageBox.critical(self, "The database cannot be opened", str(exc))
                 self.close()
                 return
-        if self.ctx.db_path is None:
+        own_database = self.ctx.db_path is None  # a person's start, not a test's or a script's
+        if own_database:
             self.ctx.db_path = self.jobs.db_path = self.ctx.store.path
         self.is_ready = True
         self.host.pool  # noqa: B018 - observe the engine's models from now on
@@ -95,6 +132,10 @@ class MainWindow(QMainWindow):
         self._restore()
         # Read the model catalog in the background (it reads every GGUF header).
         self.ctx.refresh_models()
+        if own_database:
+            from gui.widgets.first_run import show_once
+
+            show_once(self)
 
     # -- layout ------------------------------------------------------------------------
 

@@ -67,11 +67,15 @@ class ModelHost(QObject):
 
     Runs lease their own models from :attr:`pool` (a doctor, a patient and a solver may all
     differ); the host itself holds one lease, on the model the app works with for a person
-    (the selected one, :meth:`get`). ``changed`` fires whenever the pool reports a change —
-    a model loading, ready, working, crashed or unloaded — from whatever thread.
+    (the engine's default chat model, :meth:`get`). ``changed`` fires whenever the pool
+    reports a change — a model loading, ready, working, crashed or unloaded — from whatever
+    thread. ``notice`` carries one sentence for the user when the default model cannot be
+    used and the embedded one takes its place (:mod:`engine.models.checks`); the last one
+    is kept in :attr:`notice_text`.
     """
 
     changed = Signal()
+    notice = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +85,7 @@ class ModelHost(QObject):
         self.model: Any = None  # the host's own lease
         self.name: str | None = None
         self.error = ""
+        self.notice_text = ""
         self.last_speed: float | None = None
 
     @property
@@ -93,7 +98,22 @@ class ModelHost(QObject):
             self._pool = default_pool()
             self._pool.settings_for = lambda name: self.load_settings()
             self._unsubscribe = self._pool.subscribe(self._on_event)
+            self._check_default()
         return self._pool
+
+    def _check_default(self) -> None:
+        """Read the default model's file header; a damaged one gives way to the embedded
+        model, said once (:func:`engine.models.checks.checked_default`)."""
+        from engine.models.checks import checked_default
+
+        _adopt_old_setting()
+        _name, message = checked_default()
+        self._tell(message)
+
+    def _tell(self, message: str) -> None:
+        if message:
+            self.notice_text = message
+            self.notice.emit(message)
 
     def _on_event(self, event: Any) -> None:
         if event.name == self.name and event.kind in ("failed", "crashed"):
@@ -104,8 +124,21 @@ class ModelHost(QObject):
 
     @property
     def selected(self) -> str:
-        """The model chosen in the app (remembered between sessions)."""
-        return str(setting("model/name", "smollm2"))
+        """The default chat model (the engine's ``model`` setting, shared with the command
+        line), else the embedded one."""
+        from engine.models.checks import default_model
+
+        return default_model()
+
+    def select(self, name: str) -> None:
+        """Make ``name`` the default chat model; a model that cannot be used is not."""
+        from engine.models.checks import set_default_model
+        from engine.models.protocol import ModelError
+
+        try:
+            set_default_model(name)
+        except ModelError as exc:
+            self.error = str(exc)
 
     def load_settings(self) -> dict[str, Any]:
         """``n_ctx``, ``n_threads`` and ``n_gpu_layers`` as saved (None = automatic)."""
@@ -125,24 +158,34 @@ class ModelHost(QObject):
         return self._pool.state(self.name or self.selected)
 
     def get(self, name: str | None = None) -> Any:
-        """The model called ``name`` (default: the selected one), leased by the host and
-        loaded if needed. Blocks while loading: call from a worker thread."""
-        name = name or self.selected
+        """The model called ``name`` (default: the default chat model, or the embedded one
+        when that cannot be loaded, said through ``notice``), leased by the host and loaded
+        if needed. Blocks while loading: call from a worker thread."""
+        from engine.models.checks import acquire_default
+
+        wanted = name or self.selected
         with self._lock:
-            if self.model is not None and self.name == name:
+            if self.model is not None and self.name == wanted:
                 if not self.model.alive:
                     self.model.restart()
                 return self.model
             self._release()
-            self.name = name
+            self.name = wanted
+            message = ""
             try:
-                self.model = self.pool.acquire(name)
+                if name is None:
+                    self.model, message = acquire_default(self.pool)
+                else:
+                    self.model = self.pool.acquire(name)
             except Exception as exc:
                 self.error = str(exc)
                 self.changed.emit()
                 raise
             self.name = self.model.name
-            return self.model
+        self._tell(message)
+        if message:
+            self.changed.emit()  # another model than the one asked for
+        return self.model
 
     def _release(self) -> None:
         if self.model is not None:
@@ -196,45 +239,17 @@ class ModelHost(QObject):
         }.get(self.state, f"Model: {name}")
 
 
-# -- adapters over engine calls (see the notes on each) ------------------------------------
+def _adopt_old_setting() -> None:
+    """The model an older medexam remembered in ``gui.ini`` becomes the engine's default
+    (once; the damaged-file check follows)."""
+    from engine import settings as engine_settings
+    from engine.catalog import DEFAULT_MODEL
 
-
-class StoreTap:
-    """A store that tells ``on_write(kind, data)`` about each run, turn and answer written
-    through it, so a screen can show a model run's transcript live. Everything else goes to
-    the wrapped :class:`~engine.store.Store` unchanged."""
-
-    def __init__(self, store: Any, on_write: Callable[[str, dict[str, Any]], None]) -> None:
-        self._store = store
-        self._on_write = on_write
-
-    def start_run(self, *args: Any, **kwargs: Any) -> int:
-        run_id = self._store.start_run(*args, **kwargs)
-        self._on_write("run", {"run_id": run_id})
-        return run_id
-
-    def add_turn(self, run_id: int, item_key: str, turn: int, role: str, text: str,
-                 **kwargs: Any) -> None:  # fmt: skip
-        self._store.add_turn(run_id, item_key, turn, role, text, **kwargs)
-        self._on_write(
-            "turn",
-            {
-                "run_id": run_id,
-                "item_key": item_key,
-                "turn": turn,
-                "role": role,
-                "text": text,
-                "extra": kwargs.get("extra") or {},
-            },
-        )
-
-    def delete_turns(self, run_id: int, item_key: str) -> None:
-        self._store.delete_turns(run_id, item_key)
-        self._on_write("reset", {"run_id": run_id, "item_key": item_key})
-
-    def add_answer(self, run_id: int, item_key: str, **kwargs: Any) -> None:
-        self._store.add_answer(run_id, item_key, **kwargs)
-        self._on_write("answer", {"run_id": run_id, "item_key": item_key, **kwargs})
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+    old = settings()
+    name = old.value("model/name")
+    if name is None:
+        return
+    if not engine_settings.get("model") and name != DEFAULT_MODEL:
+        engine_settings.set("model", str(name))
+    old.remove("model/name")
+    old.sync()

@@ -1,5 +1,6 @@
 """Qt table models over store rows and engine summaries, for the screens: runs (filterable),
-answers, and values formatted for display. Nothing here decides a score: the engine does."""
+answers, values formatted for display, and the table view every screen shows them in.
+Nothing here decides a score: the engine does."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QHeaderView, QTableView
 
 from engine.activities import activity_name, headline_value
 from engine.reports.label import label_matches, run_label
@@ -113,8 +115,12 @@ class RunsModel(RowsModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(RUN_COLUMNS, parent)
-        self.colour = lambda r: {"failed": "#b91c1c", "cancelled": "#92400e",
-                                 "running": "#1d4ed8", "interrupted": "#92400e"}.get(r.get("status", ""))  # fmt: skip
+        self.colour = lambda r: {
+            "failed": "#b91c1c",
+            "cancelled": "#92400e",
+            "running": "#1d4ed8",
+            "interrupted": "#92400e",
+        }.get(r.get("status", ""))
         self.colour_columns = {len(RUN_COLUMNS) - 1}
         self.tooltip = lambda r: r.get("error") or None
 
@@ -133,8 +139,9 @@ class RunsFilter(QSortFilterProxyModel):
         self.who = ""
         self.setSortRole(Qt.ItemDataRole.UserRole)
 
-    def set_filter(self, activity: str | None = None, text: str | None = None,
-                   who: str | None = None) -> None:  # fmt: skip
+    def set_filter(
+        self, activity: str | None = None, text: str | None = None, who: str | None = None
+    ) -> None:
         modern = hasattr(self, "beginFilterChange")  # Qt 6.9 and later
         if modern:
             self.beginFilterChange()
@@ -172,22 +179,60 @@ def _mark(correct: Any) -> str:
 
 ANSWER_COLUMNS: list[Column] = [
     ("", lambda a: _mark(a.get("correct"))),
-    ("Item", lambda a: a["item_key"]),
+    ("#", lambda a: a["number"]),
+    ("Question", lambda a: a["question"]),
     ("Chosen", lambda a: a.get("chosen")),
     ("Gold", lambda a: a.get("gold")),
     ("Time (s)", lambda a: a.get("latency_s")),
     ("Response", lambda a: " ".join((a.get("response") or "").split())[:200]),
 ]
+QUESTION_COLUMN = 2
 
 
 class AnswersModel(RowsModel):
-    """The per-item answers of one run."""
+    """The answers of one run as :func:`engine.answers.run_answers` gives them: numbered
+    from 1, each with its question's text; the tooltip is the whole question."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(ANSWER_COLUMNS, parent)
         self.colour = lambda a: {1: "#15803d", 0: "#b91c1c"}.get(a.get("correct"))
-        self.colour_columns = {0, 2}
-        self.tooltip = lambda a: a.get("response") or None
+        self.colour_columns = {0, 3}
+        self.tooltip = lambda a: a.get("question_full") or None
+
+    def reload(self, store: Any, run_id: int) -> None:
+        from engine.answers import run_answers
+
+        self.set_rows(run_answers(store, run_id))
+
+
+def table_view(
+    model: QAbstractTableModel,
+    *,
+    stretch: int | None = None,
+    fit: Sequence[int] = (),
+    header: bool = True,
+    wrap: bool = False,
+) -> QTableView:
+    """The app's plain table over ``model``: no grid, alternating rows, whole rows selected.
+    Column ``stretch`` takes the spare width (every column when it is -1), columns in
+    ``fit`` are as wide as their contents; ``header=False`` hides the column titles."""
+    view = QTableView()
+    view.setModel(model)
+    view.verticalHeader().setVisible(False)
+    view.setShowGrid(False)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(wrap)
+    view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+    columns = view.horizontalHeader()
+    columns.setHighlightSections(False)
+    columns.setVisible(header)
+    for i in fit:
+        columns.setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
+    if stretch == -1:
+        columns.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+    elif stretch is not None:
+        columns.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    return view
 
 
 # -- reading summaries for display ---------------------------------------------------------

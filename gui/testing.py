@@ -25,8 +25,9 @@ def open_window(folder: str | Path) -> Any:
 
 def message_boxes() -> list[QMessageBox]:
     """The message boxes open now."""
-    return [w for w in QApplication.topLevelWidgets()
-            if isinstance(w, QMessageBox) and w.isVisible()]  # fmt: skip
+    return [
+        w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()
+    ]
 
 
 def close_message_boxes() -> list[str]:

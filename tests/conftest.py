@@ -7,6 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,18 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("the public data sets are not in ../shared/data")
     return SHARED_DATA
+
+
+@pytest.fixture
+def window(qtbot: Any, tmp_path: Path) -> Iterator[Any]:
+    """The app's main window over a fresh database in ``tmp_path``, shown; closed after the
+    test with every message box left open. A test that needs the embedded chat model loaded
+    asks for ``chat_model`` too."""
+    from gui.testing import close_message_boxes, open_window
+
+    w = open_window(tmp_path)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    close_message_boxes()
+    w.close()

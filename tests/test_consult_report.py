@@ -67,13 +67,17 @@ def test_table_2_layout_with_the_bounds(store) -> None:
     assert table["warnings"] == []
     text = render_table(table, "text")
     header = text.splitlines()[0].split()
-    assert header[:4] == ["Case", "Doctor", "Patient", "Rec"] and header[-2:] == ["Turn", "Acc"]
+    assert header[:5] == ["Data", "set", "Doctor", "Patient", "Rec"]
+    assert header[-2:] == ["Turn", "Acc"]
+    lines = text.splitlines()
+    assert lines[1].endswith(" 90.00") and lines[0].endswith("  Acc")  # numbers to the right
+    assert len({len(line) for line in lines}) == 1  # every column lines up
     assert "34.29" in text and "90.00" in text
     md = render_table(table, "markdown").splitlines()
     assert md[0].startswith(
-        "| Case | Doctor | Patient Rec | Patient Pre | Patient F1 | Patient Len"
+        "| Data set | Doctor | Patient Rec | Patient Pre | Patient F1 | Patient Len"
     )
-    assert md[1] == "|---|---|---|---|---|---|---|---|---|---|---|---|" and len(md) == 5
+    assert md[1] == "|---|---|" + "---:|" * 10 and len(md) == 5
     rows = list(csv.DictReader(io.StringIO(render_table(table, "csv"))))
     assert rows[1]["Doctor Len"] == "9.0" and rows[2]["Acc"] == "20.0"
     data = json.loads(render_table(table, "json"))
@@ -123,7 +127,7 @@ def test_the_cli_table_and_export(db_path: str, tmp_path: Path) -> None:
         cli, ["--db", db_path, "consult", "table", str(doctor), "--format", "markdown"]
     )
     assert out.exit_code == 0, out.output
-    assert out.output.startswith("| Case | Doctor |")
+    assert out.output.startswith("| Data set | Doctor |")
     path = tmp_path / "golden.jsonl"
     out = runner.invoke(
         cli, ["--db", db_path, "consult", "export-dialogues", str(doctor), "--out", str(path)]

@@ -8,23 +8,31 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import close_message_boxes, open_window
+from engine.activities import metric_label
+from engine.consult.agentclinic import convert_record
+from engine.consult.cases import save_cases
+from engine.consult.metrics import uncovered_facts
+from gui.testing import close_message_boxes
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def click(qtbot, widget):
     qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+def result_text(panel) -> str:
+    """Every word on the person's result page: its labels and its tables' cells."""
+    from PySide6.QtWidgets import QLabel
+
+    page = panel.side.widget(2)
+    words = [label.text() for label in page.findChildren(QLabel)]
+    model = panel.facts
+    for r in range(model.rowCount()):
+        for c in range(model.columnCount()):
+            words.append(str(model.index(r, c).data() or ""))
+    return "\n".join(words)
 
 
 def test_person_consults_the_patient_and_answers(qtbot, window):
@@ -56,9 +64,16 @@ def test_person_consults_the_patient_and_answers(qtbot, window):
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.side.currentIndex() == 2, timeout=LONG)
     assert "Right diagnosis" in p.verdict.text()
+    told = uncovered_facts(case, window.ctx.store.turns(window.ctx.store.runs("consult")[0]["id"]))
+    title = f"Facts the patient told you: {len(told)} of {len(case.facts)} (1 question asked)"
+    assert p.facts_title.text() == title
+    assert [f["key"] for f in p.facts.rows[: len(told)]] == [f["key"] for f in told]
     assert len(p.facts.rows) == len(case.facts)
-    assert {f["status"] for f in p.facts.rows} <= {"revealed", "given", "never_asked"}
-    assert p.metrics.rows[0] == ("Questions asked", "1")
+    shown = result_text(p)
+    assert "Topics you covered" not in shown and "coverage" not in shown.lower()
+    labels = [label for label, _value in p.metrics]
+    assert metric_label("doctor_recall", "consult") in labels  # the engine's honest label
+    assert "ROUGE-1" in p.overlap.text()
 
     run = window.ctx.store.runs("consult")[0]
     assert run["runner"] == "person" and run["status"] == "finished"
@@ -111,3 +126,44 @@ def test_model_vs_model_with_two_different_models(qtbot, window, base_model):
     patient_turns = [t for t in window.ctx.store.turns(run["id"]) if t["role"] == "patient"]
     assert len(patient_turns) >= 2  # the opening request and a reply from gemma3-270m
     assert not close_message_boxes()
+
+
+def test_two_cases_at_once_show_turns_live_and_progress_per_turn(qtbot, window):
+    """With "At once" 2 each case's turns come from its own thread; the transcript follows
+    one case live and the progress says which case and turn."""
+    records = [
+        {
+            "Patient_Actor": {"Demographics": "35-year-old woman", "Symptoms": "Double vision"},
+            "Correct_Diagnosis": "Myasthenia gravis",
+        },
+        {
+            "Patient_Actor": {"Demographics": "60-year-old man", "Symptoms": "Chest pain"},
+            "Correct_Diagnosis": "Myocardial infarction",
+        },
+    ]
+    cases = [convert_record(r, f"c{i}") for i, r in enumerate(records, 1)]
+    save_cases(window.ctx.store, "two", cases)
+    window.ctx.notify_data()
+    m = window.go("consult").models
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    m.dataset.select("two")
+    m.doctor.setCurrentIndex(m.doctor.findData("oracle-direct"))
+    m.patient_model.setCurrentIndex(m.patient_model.findData("smollm2"))
+    m.patient_mode.setCurrentIndex(m.patient_mode.findData("grounded"))
+    m.limit.setValue(0)
+    assert m.at_once.isVisibleTo(m)
+    m.at_once.setValue(2)
+    click(qtbot, m.run_button)
+    messages = []
+    m.job.signals.progress.connect(lambda p: messages.append(p.message))
+    watched = []
+    qtbot.waitUntil(lambda: watched.append(m.case_key) or m.job is None, timeout=LONG)
+    run = window.ctx.store.runs("consult")[0]
+    assert run["status"] == "finished", run.get("error")
+    assert run["settings"]["concurrency"] == 2
+    assert {"case 1/2, turn 1", "case 2/2, turn 1"} <= set(messages)
+    shown = [k for k in watched if k]
+    assert shown, "no case was shown live"
+    stored = window.ctx.store.turns(run["id"], shown[-1])
+    assert [t["text"] for t in m.turns] == [t["text"] for t in stored]
+    assert "Doctor" in m.transcript.toPlainText()

@@ -7,19 +7,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import close_message_boxes, open_window
+from engine.review import due_cards
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 240_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def click(qtbot, widget):
@@ -70,16 +61,16 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     # The report: 1 of 2, the missed question to review.
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.score_label.text() == "50%"
-    assert "Not passed" in p.pass_label.text()
-    assert second["question"] in p.missed_view.toPlainText()
+    assert p.report.score_label.text() == "50%"
+    assert "Not passed" in p.report.pass_label.text()
+    assert second["question"] in p.report.missed_view.toPlainText()
     run = window.ctx.store.run(run_id)
     assert run["runner"] == "person" and run["status"] == "finished"
     assert run["summary"]["score"] == 50.0
 
     # Reviewing replays only the missed question.
-    assert p.review_button.isEnabled()
-    click(qtbot, p.review_button)
+    assert p.report.review_button.isEnabled()
+    click(qtbot, p.report.review_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.run_id != run_id)
     assert p.position.text() == "Question 1 of 1"
     assert p.item["id"] == second["id"]
@@ -100,7 +91,27 @@ def test_timed_exam_gives_no_feedback_until_the_end(qtbot, window):
     click(qtbot, p.end_button)  # ends early: the second question counts as wrong
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
     assert p.result.score == 50.0 and p.result.status == "cancelled"
-    assert "ended early" in p.stats_label.text()
+    assert "ended early" in p.report.stats_label.text()
+
+
+def test_practice_answers_go_to_the_chosen_review_profile(qtbot, window):
+    window.go("review").add_profile("kim")  # picked on the Review screen
+    p = window.go("exam").practice
+    p.dataset.select("explaincpe-sample")
+    assert "'kim'" in p.profile_note.text()
+    p.mode_practice.setChecked(True)
+    p.only_missed.setChecked(False)
+    p.count.setValue(1)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
+    wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
+    click(qtbot, p.options.buttons[wrong])
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    store = window.ctx.store
+    assert [c.item_key for c in due_cards(store, "kim")] == [p.item["id"]]
+    assert due_cards(store, "default") == []
+    assert store.run(p.session.run_id)["settings"]["profile"] == "kim"
 
 
 def test_model_evaluation_stops_and_resumes(qtbot, window):
@@ -124,8 +135,10 @@ def test_model_evaluation_stops_and_resumes(qtbot, window):
     # Resume it: the remaining questions are answered, none twice.
     assert ev.resumable.currentData() == run["id"]
     click(qtbot, ev.resume_button)
-    qtbot.waitUntil(lambda: ev.job is None and window.ctx.store.run(run["id"])["status"]
-                    == "finished", timeout=LONG)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: ev.job is None and window.ctx.store.run(run["id"])["status"] == "finished",
+        timeout=LONG,
+    )
     answers = window.ctx.store.answers(run["id"])
     assert sorted(a["item_key"] for a in answers) == ["sample-01", "sample-02", "sample-03"]
     assert "Run #" in ev.summary.text() and "finished" in ev.summary.text()

@@ -8,20 +8,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import close_message_boxes, open_window
 from gui.widgets.qt_french import HIGHLIGHT
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def click(qtbot, widget):
@@ -49,8 +39,9 @@ def test_practice_with_highlighted_passages(qtbot, window):
 
     # Fewer passages: the current question is retrieved again.
     r.k.setValue(1)
-    qtbot.waitUntil(lambda: not p.busy and "Passage 2" not in p.passages.toPlainText(),
-                    timeout=LONG)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: not p.busy and "Passage 2" not in p.passages.toPlainText(), timeout=LONG
+    )
 
     # Tick two options, one of them right.
     gold = ["a", "b", "c"]  # sample-01: paracetamol poisoning

@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gui.testing import close_message_boxes, open_window
 from gui.widgets.qt_import import ImportDialog
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def dialog(qtbot, window, kind, fmt):

@@ -11,19 +11,10 @@ import signal
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import click_button, close_message_boxes, message_boxes, open_window
+from gui.testing import click_button, close_message_boxes, message_boxes
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 240_000
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, chat_model):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def click(qtbot, widget):
@@ -31,8 +22,9 @@ def click(qtbot, widget):
 
 
 def names(screen):
-    return [screen.list.item(i).data(Qt.ItemDataRole.UserRole).name
-            for i in range(screen.list.count())]  # fmt: skip
+    return [
+        screen.list.item(i).data(Qt.ItemDataRole.UserRole).name for i in range(screen.list.count())
+    ]
 
 
 def test_catalog_details_and_settings(qtbot, window, tmp_path):
@@ -86,3 +78,75 @@ def test_model_crash_offers_a_restart(qtbot, window):
     m.prompt.setText("Say hi.")
     click(qtbot, m.run_button)
     qtbot.waitUntil(lambda: m.stream_job is None and "tokens/s" in m.speed.text(), timeout=LONG)
+
+
+@pytest.fixture
+def models_folder(tmp_path, monkeypatch):
+    """A models folder of its own and a user data folder of its own (the default model is
+    the engine's ``model`` setting there)."""
+    from engine import catalog
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MEDEXAM_HOME", str(home))
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setattr(catalog, "models_dir", lambda: folder)
+    monkeypatch.delitem(catalog.EMBEDDED, "gemma3-270m")
+    return folder
+
+
+def test_a_damaged_default_model_gives_way_to_the_embedded_one(qtbot, models_folder, window):
+    """A truncated model file was the default: the window opens on smollm2 instead, says
+    why in the status bar, and the setting no longer names the damaged file."""
+    from pathlib import Path
+
+    from engine import catalog, settings
+    from gui.app import create_window
+
+    window.close()
+    with Path(catalog.resolve("smollm2").path).open("rb") as fh:
+        (models_folder / "cut.gguf").write_bytes(fh.read(8_000_000))
+    settings.set("model", "cut")  # chosen before the file was damaged
+
+    again = create_window(str(models_folder.parent / "medexam.db"))
+    qtbot.addWidget(again)
+    again.show()
+    message = (
+        "cut could not be loaded (truncated: 8 MB of {} MB expected); using the embedded "
+        "smollm2 instead, now the default model"
+    )
+    assert again.statusBar().currentMessage().startswith(message.split("{")[0])
+    assert again.statusBar().currentMessage().endswith(message.split("}")[1])
+    assert again.host.notice_text == again.statusBar().currentMessage()
+    assert "Model: smollm2" in again.model_label.text()
+    assert settings.get("model") == ""
+    assert again.host.selected == "smollm2"
+    again.close()
+
+
+def test_a_default_that_fails_to_load_gives_way_when_used(qtbot, models_folder, window):
+    """A model whose header passes but that cannot be loaded: the host's model (a person's
+    exam, say) is the embedded one, with the sentence saying so."""
+    import gguf
+    import numpy as np
+
+    from engine import settings
+
+    writer = gguf.GGUFWriter(str(models_folder / "empty.gguf"), "llama")
+    writer.add_tensor("w", np.zeros((4, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    settings.set("model", "empty")
+    assert window.host.selected == "empty"
+    window.jobs.start(lambda job: window.host.get())
+    qtbot.waitUntil(lambda: window.host.notice_text != "", timeout=LONG)
+    assert window.host.name == "smollm2"
+    assert window.host.notice_text.startswith("empty could not be loaded (")
+    qtbot.waitUntil(
+        lambda: window.statusBar().currentMessage() == window.host.notice_text, timeout=LONG
+    )
+    assert settings.get("model") == ""
+    qtbot.waitUntil(lambda: "smollm2" in window.model_label.text(), timeout=LONG)

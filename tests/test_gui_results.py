@@ -5,7 +5,9 @@ API (a person's answers need no model)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,18 +16,8 @@ from PySide6.QtCore import Qt
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
 from gui.tables import RowsModel
-from gui.testing import close_message_boxes, open_window
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def sit(store, answers):
@@ -65,7 +57,7 @@ def test_table_filter_details_compare_charts_export(qtbot, window, tmp_path):
     assert marks.count("✓") == sum(bool(a["correct"]) for a in store.answers(first))
     r.answers_table.selectRow(0)
     shown = r.item_view.toPlainText()
-    assert store.answers(first)[0]["item_key"] in shown
+    assert "Question 1" in shown
     assert store.items("explaincpe-sample")[0]["question"] in shown
 
     # Two runs side by side.
@@ -95,6 +87,47 @@ def test_table_filter_details_compare_charts_export(qtbot, window, tmp_path):
     out_json = r.export_selected(str(tmp_path / "run.json"))
     data = json.loads(Path(out_json).read_text(encoding="utf-8"))
     assert data["run"]["id"] == first and len(data["answers"]) == 3
+
+
+def test_answers_show_their_questions_numbered_from_one(qtbot, window):
+    """Items keyed by hashes (as imports make them): the table shows each question's text
+    and numbers the answers 1, 2, …, never the hash."""
+    store = window.ctx.store
+    questions = ["华法林的作用机制是什么？", "Quel est l'antidote du paracétamol ?"]
+    items = [
+        {
+            "id": hashlib.sha256(q.encode()).hexdigest(),
+            "question": q,
+            "options": {"A": "x", "B": "y"},
+            "answer": "A",
+        }
+        for q in questions
+    ]
+    store.add_dataset("hashed", "exam", items)
+    run_id = store.start_run("exam", "hashed", "smollm2", {}, runner="model", n_total=2)
+    for item, chosen in zip(items, ["A", "B"], strict=True):
+        store.add_answer(run_id, item["id"], chosen=chosen, gold="A", correct=chosen == "A")
+    store.finish_run(run_id, {"accuracy": 50.0, "n": 2})
+
+    r = window.go("results")
+    r.select_runs([run_id])
+    model = r.answers
+    titles = [
+        model.headerData(i, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+        for i in range(model.columnCount())
+    ]
+    assert titles[1:3] == ["#", "Question"]
+    cells = [
+        [model.data(model.index(row, col)) for col in range(model.columnCount())]
+        for row in range(model.rowCount())
+    ]
+    assert [row[1] for row in cells] == ["1", "2"]
+    assert [row[2] for row in cells] == questions
+    assert not any(re.search(r"[0-9a-f]{64}", str(cell)) for row in cells for cell in row)
+    r.answers_table.selectRow(1)
+    shown = r.item_view.toPlainText()
+    assert "Question 2" in shown and questions[1] in shown
+    assert not re.search(r"[0-9a-f]{64}", shown)
 
 
 def test_new_runs_appear_without_refreshing(qtbot, window):

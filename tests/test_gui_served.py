@@ -4,15 +4,14 @@ its server, try a prompt on it, remove it; a bad address is one clear message.""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import close_message_boxes, message_boxes, open_window
+from gui.testing import close_message_boxes, message_boxes
 from tests.served_fixtures import LlamaServer, free_port
 
-pytestmark = [pytest.mark.gui, pytest.mark.slow]
+pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.usefixtures("chat_model")]
 LONG = 240_000
 
 
@@ -21,15 +20,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     s = LlamaServer(tmp_path_factory.mktemp("gui-server")).start()
     yield s
     s.stop()
-
-
-@pytest.fixture
-def window(qtbot, tmp_path: Path, chat_model):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def names(screen) -> list[str]:

@@ -13,16 +13,14 @@ from pathlib import Path
 import pytest
 
 from gui.main_window import SCREENS
-from gui.testing import close_message_boxes, open_window
+from gui.testing import open_window
 
 pytestmark = pytest.mark.gui
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_every_screen_opens(qtbot, tmp_path):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
+def test_every_screen_opens(window):
+    w = window
     names = ["Exam", "Consultation", "French QA", "Review", "Results", "Models"]
     assert w.nav.count() == len(SCREENS) == len(names)
     assert [w.nav.item(i).text().split("  (")[0] for i in range(len(names))] == names
@@ -31,7 +29,6 @@ def test_every_screen_opens(qtbot, tmp_path):
         assert w.stack.currentWidget() is screen
     label = w.model_label.text()  # "ready" when an earlier test left the model in the pool
     assert "smollm2" in label and ("not loaded" in label or "ready" in label)
-    close_message_boxes()
 
 
 def test_settings_are_remembered(qtbot, tmp_path):
@@ -58,10 +55,8 @@ def test_settings_are_remembered(qtbot, tmp_path):
     again.close()
 
 
-def test_import_dialog_from_the_menu(qtbot, tmp_path):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
+def test_import_dialog_from_the_menu(window):
+    w = window
     w.open_import("french")
     from gui.widgets.qt_import import ImportDialog
 
@@ -71,11 +66,16 @@ def test_import_dialog_from_the_menu(qtbot, tmp_path):
 
 
 def test_the_window_shows_quickly(tmp_path):
-    env = dict(os.environ, MEDEXAM_HOME=str(tmp_path), MEDEXAM_STARTUP_TIMING="quit",
-               QT_QPA_PLATFORM="offscreen")  # fmt: skip
+    env = dict(
+        os.environ,
+        MEDEXAM_HOME=str(tmp_path),
+        MEDEXAM_STARTUP_TIMING="quit",
+        QT_QPA_PLATFORM="offscreen",
+    )
     code = "from gui.app import run; raise SystemExit(run())"
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     m = re.search(r"window shown ([\d.]+) s, ready ([\d.]+) s", out.stderr)
     assert m, out.stderr

@@ -195,6 +195,13 @@ def test_text_markdown_csv_and_json(runs):
     assert "[" in text  # intervals
     md = render(report, "md")
     assert "| Run | Model | Setting |" in md and "### Paired comparisons" in md
+    lines = md.splitlines()
+    head = lines.index(next(x for x in lines if x.startswith("| Run | Model | Setting |")))
+    columns = [c.strip() for c in lines[head].strip("|").split("|")]
+    rule = lines[head + 1].strip("|").split("|")
+    aligned = dict(zip(columns, rule, strict=True))
+    assert aligned["Model"] == aligned["Setting"] == "---"  # text to the left
+    assert all(aligned[c] == "---:" for c in columns if c.startswith("Accuracy"))
     rows = list(csv.reader(io.StringIO(render(report, "csv"))))
     headers = [rows[i + 1] for i, r in enumerate(rows) if len(r) == 1 and ": " in r[0]]
     main = next(h for h in headers if "ROUGE-1" in h)

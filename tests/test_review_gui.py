@@ -10,18 +10,8 @@ from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
-from gui.testing import close_message_boxes, open_window
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = open_window(tmp_path)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    close_message_boxes()
 
 
 def missed_two(store) -> list[dict]:

@@ -228,7 +228,11 @@ def execute_run(
 
 
 def default_model_name() -> str:
-    """The name of the model a run uses when none is given."""
-    from engine.catalog import DEFAULT_MODEL
+    """The name of the model a run uses when none is given: the default chat model, or the
+    embedded one (said on stderr) when the default's file cannot be used."""
+    from engine.models.checks import checked_default
 
-    return DEFAULT_MODEL
+    name, message = checked_default()
+    if message:
+        click.echo(f"Warning: {message}.", err=True)
+    return name

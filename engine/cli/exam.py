@@ -33,6 +33,7 @@ from engine.progress import Progress
 from engine.review.profiles import resolve
 from engine.runs import RunError
 from engine.store import StoreError
+from engine.text.columns import display_width, pad
 
 ERRORS = (
     StoreError,
@@ -171,8 +172,10 @@ def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -
 def _by_type_lines(by_type: dict[str, Any]) -> None:
     for field, groups in by_type.items():
         click.echo(f"{field}:")
+        width = max([10, *(display_width(str(v)) for v in groups)])
         for value, block in groups.items():
-            click.echo(f"  {value:<10} n={block['n']:<4} accuracy {block['accuracy']:5.1f}")
+            name = pad(str(value), width)
+            click.echo(f"  {name} n={block['n']:<4} accuracy {block['accuracy']:5.1f}")
 
 
 @exam.command("run")

@@ -293,7 +293,7 @@ def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
         for start, end in match_spans(h.text, query):
             text.stylize("bold yellow", start, end)
         console.print(
-            Text(f"{rank}. {h.source} (passage {h.passage_id}, score {h.score:.4f})", style="bold")
+            Text(f"{rank}. {h.label} (passage {h.passage_id}, score {h.score:.4f})", style="bold")
         )
         console.print(text)
         console.print()
@@ -467,7 +467,7 @@ def french_take(
             text = Text(p.text, style="dim")
             for start, end in p.spans:
                 text.stylize("bold yellow", start, end)
-            console.print(Text(f"Document ({p.source})", style="italic"))
+            console.print(Text(f"Document ({p.label or p.source})", style="italic"))
             console.print(text)
             console.print()
         console.print(Text(view.question, style="bold"))

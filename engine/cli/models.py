@@ -9,6 +9,7 @@ import click
 from engine import catalog
 from engine.catalog import ModelInfo
 from engine.cli.common import echo_json, friendly_errors, json_option
+from engine.models.checks import checked_default, problems
 from engine.models.protocol import ModelError
 
 
@@ -40,8 +41,19 @@ def models_list(as_json: bool) -> None:
     whether its server answers now)."""
     found = catalog.list_models()
     status = {m.name: catalog.server_status(m) for m in found if m.served}
+    bad = problems()
+    default, message = checked_default()
+    if message:
+        click.echo(f"Warning: {message}.", err=True)
     if as_json:
-        echo_json([m.as_dict() | ({"server": status[m.name]} if m.served else {}) for m in found])
+        rows = [
+            m.as_dict()
+            | {"usable": True, "default": m.name == default}
+            | ({"server": status[m.name]} if m.served else {})
+            for m in found
+        ]
+        rows += [p._asdict() | {"usable": False, "problem": p.reason} for p in bad]
+        echo_json(rows)
         return
     click.echo(
         f"{'name':<16} {'arch':<10} {'params':>6} {'quant':<8} {'kind':<5} "
@@ -49,6 +61,12 @@ def models_list(as_json: bool) -> None:
     )
     for m in found:
         click.echo(_line(m, status[m.name]["answers"] if m.served else None))
+    click.echo(f"default chat model: {default}")
+    if bad:
+        click.echo(f"{len(bad)} model file(s) cannot be used:")
+    for p in bad:
+        where = "models folder" if p.origin == "folder" else f"added as {p.name}"
+        click.echo(f"  {p.path} ({where}): {p.reason}")
 
 
 def _show(m: ModelInfo, as_json: bool) -> None:

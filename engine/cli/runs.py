@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from engine import export
+from engine.answers import run_answers
 from engine.cli.common import echo_json, friendly_errors, json_option, pass_app
 from engine.store import StoreError
+from engine.text.columns import align_rows, display_width, pad, short_text
 
 
 @click.group()
@@ -48,7 +52,7 @@ def runs_list(
     )
     for r in rows:
         click.echo(
-            f"{r['id']:>4}  {r['activity']:<8} {r['dataset'][:20]:<20} "
+            f"{r['id']:>4}  {r['activity']:<8} {pad(short_text(r['dataset'], 20), 20)} "
             f"{r['model'][:14]:<14} {r['status']:<11} {r['n_done']:>4}/{r['n_total']:<4} "
             f"{export.headline(r):>6}  {(r['started'] or '')[:16].replace('T', ' '):<16}  "
             f"{r['label']}"
@@ -61,33 +65,84 @@ def runs_list(
 @pass_app
 @friendly_errors(StoreError)
 def runs_show(app, run_id: int, as_json: bool) -> None:
-    """One run: its settings, summary and answers."""
-    detail = export.run_detail(app.store, run_id)
+    """One run: its settings, summary and answers (--json: everything as stored)."""
     if as_json:
-        echo_json(detail)
+        echo_json(export.run_detail(app.store, run_id))
         return
-    run = detail["run"]
-    for key in (
-        "id",
-        "activity",
-        "dataset",
-        "model",
-        "label",
-        "runner",
-        "status",
-        "started",
-        "finished",
-        "n_done",
-        "n_total",
-        "error",
-    ):
-        click.echo(f"{key:>9}: {run[key]}")
-    click.echo(f" settings: {run['settings']}")
-    for key, value in run["summary"].items():
-        click.echo(f"  {key}: {value}")
-    for a in detail["answers"]:
-        mark = {1: "✓", 0: "✗"}.get(a["correct"], "·")
-        click.echo(f"  {mark} {a['item_key']}: chose {a['chosen']} (gold {a['gold']})")
+    run = export.run_detail(app.store, run_id)["run"]
+    for line in _run_lines(run):
+        click.echo(line)
+    answers = run_answers(app.store, run_id, width=QUESTION_COLUMNS)
+    if answers:
+        click.echo("\nAnswers")
+        for line in _answer_lines(answers, run["activity"]):
+            click.echo(f"  {line}")
+
+
+QUESTION_COLUMNS = 48
+GIVEN_COLUMNS = 24
+SCORE_HEADER = 16
+
+
+def _run_lines(run: dict[str, Any]) -> list[str]:
+    """A run's heading, settings and summary, labelled as its activity names them."""
+    from engine.activities import activity_name
+    from engine.reports.render import fmt_number
+    from engine.results import summary_rows
+
+    when = " → ".join((run[k] or "")[:16].replace("T", " ") for k in ("started", "finished"))
+    lines = [
+        f"Run {run['id']} · {activity_name(run['activity'])} · {run['dataset']} · "
+        f"{run['model']} ({run['runner']}) · {run['status']}",
+        f"  {run['label']}",
+        f"  {when.rstrip(' →')} · {run['n_done']} of {run['n_total']} answered",
+    ]
+    if run.get("error"):
+        lines.append(f"  error: {run['error']}")
+    settings = ", ".join(f"{k}={v}" for k, v in (run["settings"] or {}).items())
+    lines.append(f"  settings: {settings}")
+    rows = summary_rows(run["summary"], run["activity"])
+    if rows:
+        lines.append("\nSummary")
+        lines += [
+            f"  {x}"
+            for x in align_rows(
+                ["", ""], [[lb, fmt_number(v)] for _k, lb, v in rows], [False, True]
+            )[1:]
+        ]
+    return lines
+
+
+def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
+    """The answers as a table: number, question, given, gold, correct and each score (a
+    score whose label is long is headed by its key, the label given under the table)."""
+    from engine.activities import metric_label
+    from engine.reports.render import fmt_number
+
+    keys = list(
+        dict.fromkeys(
+            k
+            for a in answers
+            for k, v in (a["scores"] or {}).items()
+            if k != "correct" and (v is None or isinstance(v, int | float))
+        )
+    )
+    labels = {k: metric_label(k, activity).removesuffix(" (%)").replace(", %)", ")") for k in keys}
+    short = {k: lb if display_width(lb) <= SCORE_HEADER else k for k, lb in labels.items()}
+    mark = {1: "yes", 0: "no"}
+    rows = [
+        [
+            str(a["number"]),
+            a["question"],
+            short_text(a["chosen"] or "–", GIVEN_COLUMNS),
+            short_text(a["gold"] or "–", GIVEN_COLUMNS),
+            mark.get(a["correct"], "–"),
+            *(fmt_number((a["scores"] or {}).get(k)) for k in keys),
+        ]
+        for a in answers
+    ]
+    lines = align_rows(["#", "Question", "Given", "Gold", "Correct", *short.values()], rows)
+    return lines + [f"{k}: {labels[k]}" for k in keys if short[k] != labels[k]]
 
 
 @runs.command("export")

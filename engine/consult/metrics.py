@@ -335,6 +335,25 @@ def fact_view(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return view
 
 
+def uncovered_facts(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The facts of ``case`` the patient revealed in a stored consultation, in the order they
+    came out: ``{index, key, value, turn, leaked}`` (``leaked``: said without being asked).
+    What a person uncovered, to show beside the word-overlap metrics, which measure words,
+    not facts.
+
+    >>> from engine.consult.cases import Task
+    >>> case = Case("c", [Fact("Fever", "38.5 °C"), Fact("Cough", "dry, three days")],
+    ...             "I feel unwell", Task(diagnosis="flu"))
+    >>> turns = [{"role": "patient", "turn": 1, "text": "Yes, 38.5.",
+    ...           "extra": {"kind": "reply", "revealed": [0], "leaked": []}}]
+    >>> [(f["key"], f["turn"]) for f in uncovered_facts(case, turns)]
+    [('Fever', 1)]
+    """
+    found = [row for row in fact_view(case, turns) if row["status"] == "revealed"]
+    found.sort(key=lambda row: (row["turn"], row["index"]))
+    return [{k: row[k] for k in ("index", "key", "value", "turn", "leaked")} for row in found]
+
+
 def truncate(turns: Sequence[dict[str, Any]], fraction: float) -> list[dict[str, Any]]:
     """The opening and the first ``ceil(fraction × n)`` question–reply pairs of a dialogue."""
     n = sum(

@@ -1,7 +1,7 @@
 """Consultation runs in the paper's shapes: Table 2 and the golden dialogues.
 
 :func:`paper_table` lays runs out as Table 2 of the multi-turn consultation evaluation paper
-(Case | Patient Rec/Pre/F1/Len | Doctor Rec/Pre/F1/Len | Turn | Acc), with the upper and lower
+(Data set | Patient Rec/Pre/F1/Len | Doctor Rec/Pre/F1/Len | Turn | Acc), with the upper and lower
 bound rows; :func:`render_table` prints it as text, Markdown, CSV or JSON.
 
 :func:`dialogue_records` turns stored consultations into chat-format training records (the
@@ -19,10 +19,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from engine.store import Store
+from engine.text.columns import align_rows, markdown_rule
 
 #: Table 2's columns: (header, summary key).
 COLUMNS = (
-    ("Case", "dataset"),
+    ("Data set", "dataset"),
     ("Doctor", "doctor"),
     ("Patient Rec", "patient_recall"),
     ("Patient Pre", "patient_precision"),
@@ -131,13 +132,12 @@ def render_table(table: dict[str, Any], fmt: str = "text") -> str:
         writer.writerow(headers)
         writer.writerows([[r.get(k) for _h, k in COLUMNS] for r in rows])
         return out.getvalue().rstrip("\n")
+    right = [k not in ("dataset", "doctor") for _h, k in COLUMNS]  # numbers right, names left
     if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines = ["| " + " | ".join(headers) + " |", markdown_rule(right)]
         lines += ["| " + " | ".join(c) + " |" for c in cells]
     else:
-        widths = [max(len(x) for x in col) for col in zip(headers, *cells, strict=True)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+        lines = align_rows(headers, cells, right)
     lines += [f"warning: {w}" for w in table["warnings"]]
     return "\n".join(x.rstrip() for x in lines)
 

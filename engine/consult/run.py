@@ -88,11 +88,14 @@ def consult_one(
     run_id: int | None = None,
     position: int | None = None,
     cancel: Cancel | None = None,
+    on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """One case with one doctor or baseline; returns the case's answer (the fields of
     :meth:`engine.store.Store.add_answer`, the consultation's metrics as ``scores``). With a
     store and a run id each turn is stored as it happens; the answer is the caller's to
-    store. An oracle asks every key of the case whatever ``max_turns`` says."""
+    store. ``on_turn(turn)`` is called with each turn once it is recorded (``turn``, ``role``,
+    ``text``, ``extra``…; the opening request is turn 0). An oracle asks every key of the case
+    whatever ``max_turns`` says."""
     if doctor in BASELINES:
         return _bound_answer(case, doctor, solver)
     if doctor in ORACLES:
@@ -114,18 +117,30 @@ def consult_one(
         patient_mode=patient_mode,
         keep_conclusions=keep_conclusions,
     )
+    told = 0
+
+    def tell() -> None:  # the turns recorded since the last call
+        nonlocal told
+        if on_turn is not None:
+            for turn in consultation.turns[told:]:
+                on_turn(dict(turn))
+        told = len(consultation.turns)
+
     consultation.start()
+    tell()
     while True:
         if cancel is not None:
             cancel.check()
         move = agent.next(case, consultation.turns)
         if move.stop:
             consultation.conclude(move.raw, move.reason)
+            tell()
             break
         extra = {"raw": move.raw} if move.raw and move.raw != move.question else {}
         if move.latency_s:
             extra |= {"latency_s": move.latency_s, "completion_tokens": move.completion_tokens}
         consultation.ask(move.question, extra)
+        tell()
         if consultation.questions_left == 0:
             break
     return consultation.finish().answer_fields(consultation.questions_asked)
@@ -237,10 +252,18 @@ class ConsultJob(Job):
         return store
 
     def answer(self, case: Case, position: int) -> dict[str, Any]:
+        """Consult ``case``, its turns stored as they come and each reported as a step of
+        the run's progress ("case 3/10, turn 4", with ``case`` and the ``turn`` in its info)."""
         run_id = self.run_id
         store = self._thread_store()
         if run_id is not None:  # an interrupted consultation starts again
             store.delete_turns(run_id, case.id)
+        where = f"case {position + 1}/{len(self.items)}"
+
+        def on_turn(turn: dict[str, Any]) -> None:
+            said = f"turn {turn['turn']}" if turn["turn"] else "opening"
+            self.step(f"{where}, {said}", case=case.id, turn=turn)
+
         return consult_one(
             case,
             self.doctor,
@@ -257,6 +280,7 @@ class ConsultJob(Job):
             run_id=run_id,
             position=position,
             cancel=self.cancel,
+            on_turn=on_turn,
         )
 
 

@@ -23,7 +23,16 @@ from engine import paths
 from engine.french.analyser import analyse
 from engine.french.bm25 import BM25, K1, B
 from engine.french.dense import DEFAULT_MODEL, Dense
-from engine.progress import Cancel, ProgressCallback, report
+from engine.french.passages import source_label
+from engine.progress import (
+    Cancel,
+    Cancelled,
+    CancelLike,
+    Progress,
+    ProgressCallback,
+    as_cancel,
+    report,
+)
 from engine.store import Store, StoreError
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
@@ -45,8 +54,13 @@ class Hit:
     source: str
     offset: int = 0
 
+    @property
+    def label(self) -> str:
+        """The passage's origin in words (:func:`engine.french.passages.source_label`)."""
+        return source_label(self.source, self.text)
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"label": self.label}
 
 
 @dataclass
@@ -163,7 +177,7 @@ def build_index(
     retriever: str = "bm25",
     name: str | None = None,
     progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
+    cancel: CancelLike | None = None,
     *,
     model: str | None = None,
     method: str = "lucene",
@@ -178,6 +192,13 @@ def build_index(
     as it is (``index.rebuilt`` is False) unless ``force``; otherwise it is rebuilt and replaces
     the old one atomically. ``model`` is the dense model folder (default: embedded MiniLM);
     ``method``, ``k1`` and ``b`` are the BM25 settings.
+
+    ``progress`` hears of the passages done, monotonically up to its total: the number of
+    passages for BM25 or dense, twice that for hybrid (analysed, then embedded); each report's
+    message names the stage. ``cancel`` (a :class:`~engine.progress.Cancel`, a
+    ``threading.Event`` or a callable) is checked between embedding batches: the build then
+    raises :class:`~engine.progress.Cancelled` and leaves no index on disk (an older one
+    under the same name stays as it was).
     """
     if retriever not in RETRIEVERS:
         raise IndexError_(f"unknown retriever {retriever!r}; choose from {', '.join(RETRIEVERS)}")
@@ -185,47 +206,19 @@ def build_index(
     name = name or f"{corpus}-{retriever}"
     target = index_dir(name, root)
     settings = _settings(retriever, model, method, k1, b)
-    if not force and (target / "manifest.json").is_file():
-        try:
-            old = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            old = {}
-        if (
-            old.get("format") == FORMAT
-            and old.get("corpus") == corpus
-            and old.get("fingerprint") == info["fingerprint"]
-            and old.get("retriever") == retriever
-            and old.get("settings") == settings
-        ):
-            return load_index(name, root)
+    if not force and _unchanged(target, corpus, info["fingerprint"], retriever, settings):
+        return load_index(name, root)
 
     started = time.perf_counter()
     passages = list(store.passages(corpus))
-    texts = [p["text"] for p in passages]
+    rows = [{"source": p["source"], "offset": p["offset"], "text": p["text"]} for p in passages]
     tmp = target.with_name(f".{name}.building")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        bm25 = dense = None
-        if "bm25" in settings:
-            report(progress, 0, len(texts), "analysing passages")
-            terms = []
-            for i, text in enumerate(texts):
-                if cancel is not None and i % 1000 == 0:
-                    cancel.check()
-                terms.append(analyse(text))
-                if i % 1000 == 999:
-                    report(progress, i + 1, len(texts), "analysing passages")
-            report(progress, len(texts), len(texts), "building BM25")
-            bm25 = BM25.build(terms, k1=k1, b=b, method=method)
-            bm25.save(tmp / "bm25")
-        if "dense" in settings:
-            dense = Dense.build(texts, model, progress=progress, cancel=cancel)
-            dense.save(tmp / "dense")
-        rows = [{"source": p["source"], "offset": p["offset"], "text": p["text"]} for p in passages]
-        with (tmp / "passages.jsonl").open("w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        bm25, dense, total = _build_retrievers(
+            tmp, [r["text"] for r in rows], settings, model, progress, as_cancel(cancel)
+        )
         manifest = {
             "format": FORMAT,
             "name": name,
@@ -240,20 +233,89 @@ def build_index(
             "built": datetime.now(UTC).isoformat(timespec="seconds"),
             "build_s": round(time.perf_counter() - started, 3),
         }
-        (tmp / "manifest.json").write_text(
-            json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8"
-        )
-        old_dir = target.with_name(f".{name}.old")
-        shutil.rmtree(old_dir, ignore_errors=True)
-        if target.exists():
-            target.rename(old_dir)
-        tmp.rename(target)
-        shutil.rmtree(old_dir, ignore_errors=True)
+        _write(tmp, rows, manifest)
+        _replace(tmp, target)
+    except Cancelled:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise Cancelled(f"building index {name!r} was cancelled; nothing was written") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    report(progress, len(texts), len(texts), "index built")
+    report(progress, total, total, "index built")
     return Index(name, manifest, rows, bm25, dense, rebuilt=True)
+
+
+def _unchanged(
+    target: Path, corpus: str, fingerprint: str, retriever: str, settings: dict[str, Any]
+) -> bool:
+    """Whether the index in ``target`` was built from this corpus state with these settings."""
+    try:
+        old = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (
+        old.get("format") == FORMAT
+        and old.get("corpus") == corpus
+        and old.get("fingerprint") == fingerprint
+        and old.get("retriever") == retriever
+        and old.get("settings") == settings
+    )
+
+
+def _build_retrievers(
+    tmp: Path,
+    texts: list[str],
+    settings: dict[str, Any],
+    model: str | None,
+    progress: ProgressCallback | None,
+    cancel: Cancel | None,
+) -> tuple[BM25 | None, Dense | None, int]:
+    """Build and save the retrievers ``settings`` names into ``tmp``; return them and the
+    progress total (passages times stages)."""
+    n = len(texts)
+    total = n * (("bm25" in settings) + ("dense" in settings))
+    bm25 = dense = None
+    offset = 0
+    if "bm25" in settings:
+        report(progress, 0, total, "analysing passages", passages=0)
+        terms = []
+        for i, text in enumerate(texts):
+            if cancel is not None and i % 1000 == 0:
+                cancel.check()
+            terms.append(analyse(text))
+            if i % 1000 == 999:
+                report(progress, i + 1, total, "analysing passages", passages=i + 1)
+        report(progress, n, total, "building BM25", passages=n)
+        bm25 = BM25.build(terms, **settings["bm25"])
+        bm25.save(tmp / "bm25")
+        offset = n
+    if "dense" in settings:
+
+        def embedded(p: Progress) -> None:
+            report(progress, offset + p.done, total, "embedding passages", passages=p.done)
+
+        dense = Dense.build(texts, model, progress=embedded if progress else None, cancel=cancel)
+        dense.save(tmp / "dense")
+    return bm25, dense, total
+
+
+def _write(tmp: Path, rows: list[dict[str, Any]], manifest: dict[str, Any]) -> None:
+    with (tmp / "passages.jsonl").open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    (tmp / "manifest.json").write_text(
+        json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8"
+    )
+
+
+def _replace(tmp: Path, target: Path) -> None:
+    """Move the built index ``tmp`` to ``target``, replacing an older one."""
+    old_dir = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old_dir, ignore_errors=True)
+    if target.exists():
+        target.rename(old_dir)
+    tmp.rename(target)
+    shutil.rmtree(old_dir, ignore_errors=True)
 
 
 def _read_passages(directory: Path) -> list[dict[str, Any]]:

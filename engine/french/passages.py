@@ -24,6 +24,31 @@ MAX_CHARS = 800
 # when the next sentence starts with a capital, a digit or an opening quote or bracket.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'»)\]]*\s+(?=[«\"(\[A-ZÀ-ÖØ-Þ0-9])")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+# ``dataset#id`` sources of passages made from a data set's questions (their ids are hashes).
+_QUESTION_SOURCE = re.compile(r"^(?P<dataset>.+)#(?P<id>[^#]+)$")
+_HASH = re.compile(r"^[0-9a-f]{16,}$")
+
+
+def source_label(source: str, text: str, words: int = 8) -> str:
+    """A short name for a passage's origin that a person can read.
+
+    A passage made from a data set's question (source ``dataset#id``, the id a hash) is named
+    by its data set and the first ``words`` words of its text; a short id is kept; a file
+    source is its file name.
+
+    >>> source_label("train#" + "ab" * 32, "Parmi les propositions suivantes, laquelle est exacte ?")
+    'train: « Parmi les propositions suivantes, laquelle est exacte ? »'
+    >>> source_label("train#q12", "…"), source_label("notes/cours/foie.md", "…")
+    ('train, question q12', 'foie.md')
+    """
+    m = _QUESTION_SOURCE.match(source)
+    if m is not None:
+        if not _HASH.match(m["id"]):
+            return f"{m['dataset']}, question {m['id']}"
+        head = text.split()
+        short = " ".join(head[:words]) + (" …" if len(head) > words else "")
+        return f"{m['dataset']}: « {short} »"
+    return source.replace("\\", "/").rsplit("/", 1)[-1] or source
 
 
 @dataclass(frozen=True)

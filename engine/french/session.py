@@ -40,6 +40,8 @@ class PassageView:
     score: float
     text: str
     spans: list[tuple[int, int]]
+    label: str = ""
+    """The origin in words (:func:`engine.french.passages.source_label`)."""
 
     def marked(self, before: str = "[", after: str = "]") -> str:
         """The text with each matched word wrapped in ``before`` … ``after``."""
@@ -197,7 +199,9 @@ class FrenchSession:
         if key not in self._passages:
             query = retrieval_query(item)
             self._passages[key] = [
-                PassageView(h.passage_id, h.source, h.score, h.text, match_spans(h.text, query))
+                PassageView(
+                    h.passage_id, h.source, h.score, h.text, match_spans(h.text, query), h.label
+                )
                 for h in self.index.search(query, self.k)
             ]
         self._shown[item["id"]] = self._passages[key]

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from engine.text.columns import markdown_rule
+
 FORMATS = ("text", "md", "csv", "html", "json")
 
 
@@ -63,16 +65,23 @@ def to_text(report: dict[str, Any], width: int = 160) -> str:
             console.print(f"\n== {section} ==")
             current = section
         grid = Table(title=t["title"], box=box.SIMPLE_HEAD, title_justify="left")
-        for i, col in enumerate(t["columns"]):
-            cells = [row[i] for row in t["rows"] if row[i] is not None]
-            words = bool(cells) and all(isinstance(c, str) for c in cells)
-            grid.add_column(col, justify="left" if words else "right", overflow="fold")
+        for col, number in zip(t["columns"], _number_columns(t), strict=True):
+            grid.add_column(col, justify="right" if number else "left", overflow="fold")
         for row in t["rows"]:
             grid.add_row(*(fmt_cell(c) for c in row))
         console.print(grid)
         for note in t["notes"]:
             console.print(note, style="dim")
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def _number_columns(t: dict[str, Any]) -> list[bool]:
+    """For each column of a table, whether it holds numbers (or scores), not words."""
+    out = []
+    for i in range(len(t["columns"])):
+        cells = [row[i] for row in t["rows"] if row[i] is not None]
+        out.append(bool(cells) and not all(isinstance(c, str) for c in cells))
+    return out
 
 
 def _md_escape(text: str) -> str:
@@ -88,9 +97,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             current = section
         lines += [f"### {t['title']}", ""]
         lines.append("| " + " | ".join(_md_escape(c) for c in t["columns"]) + " |")
-        lines.append(
-            "|" + "|".join("---" if i < 2 else "---:" for i in range(len(t["columns"]))) + "|"
-        )
+        lines.append(markdown_rule(_number_columns(t)))
         for row in t["rows"]:
             lines.append("| " + " | ".join(_md_escape(fmt_cell(c)) for c in row) + " |")
         lines.append("")

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.progress import Cancel, ProgressCallback, report
+from engine.progress import CancelLike, ProgressCallback, as_cancel, report
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BATCH_SIZE = 32
@@ -81,12 +81,14 @@ def embed(
     model: str | None = None,
     batch_size: int = BATCH_SIZE,
     progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
+    cancel: CancelLike | None = None,
     label: str = "embedding",
 ) -> np.ndarray:
     """L2-normalised float32 embeddings of ``texts``, one row each (so a dot product is the
-    cosine). ``progress`` hears of each batch done (with ``label``); ``cancel`` is checked
-    between batches."""
+    cosine). ``progress`` hears of each batch done (with ``label``); ``cancel`` (a
+    :class:`~engine.progress.Cancel`, a ``threading.Event`` or a callable) is checked between
+    batches."""
+    cancel = as_cancel(cancel)
     loaded = embedder(model)
     out = np.zeros((len(texts), dimension(model)), dtype=np.float32)
     for start in range(0, len(texts), batch_size):

@@ -53,8 +53,11 @@ class AppContext:
             for fn in list(self.models_changed):
                 fn()
 
-        self.jobs.start(lambda job: catalog.list_models(), on_done=done,
-                        on_error=lambda e: show_error(self.window, e, self))  # fmt: skip
+        self.jobs.start(
+            lambda job: catalog.list_models(),
+            on_done=done,
+            on_error=lambda e: show_error(self.window, e, self),
+        )
 
     def notify_data(self) -> None:
         """Data sets or corpora changed (after an import)."""
@@ -65,6 +68,16 @@ class AppContext:
         """A run was started, finished or deleted."""
         for fn in list(self.runs_changed):
             fn()
+
+
+def current_profile(ctx: AppContext) -> str:
+    """The review profile a person's answers go to: the one picked on the Review screen
+    (remembered between starts) while it exists, else the default profile."""
+    from engine.review.profiles import DEFAULT_PROFILE, profiles
+    from gui.models import setting
+
+    name = str(setting("review/profile", DEFAULT_PROFILE) or DEFAULT_PROFILE)
+    return name if name in profiles(ctx.store) else DEFAULT_PROFILE
 
 
 def esc(text: Any) -> str:
@@ -189,12 +202,7 @@ class DatasetPicker(QWidget):
         self.ctx, self.activity = ctx, activity
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.combo = QComboBox()
-        self.combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.combo.setMinimumContentsLength(14 if compact else 20)
+        self.combo = whole_text(QComboBox(), QSizePolicy.Policy.MinimumExpanding)
         self.combo.currentIndexChanged.connect(lambda _i: self.changed.emit(self.name or ""))
         self.import_button = QPushButton("+" if compact else "Import…")
         self.import_button.setToolTip("Import a data set from a file")
@@ -236,13 +244,35 @@ class DatasetPicker(QWidget):
             self.combo.setCurrentIndex(i)
 
 
+def whole_text(
+    box: QComboBox, policy: QSizePolicy.Policy = QSizePolicy.Policy.Minimum
+) -> QComboBox:
+    """Make ``box`` never narrower than its longest item (layouts may widen it, with
+    ``policy``, but not cut its text)."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    box.setSizePolicy(policy, QSizePolicy.Policy.Fixed)
+    return box
+
+
+def combo(choices: list[tuple[Any, str]], current: Any = None) -> QComboBox:
+    """A combo box of ``(data, label)`` choices, as wide as its longest label, with
+    ``current`` chosen when it is one of them."""
+    box = whole_text(QComboBox())
+    for data, label in choices:
+        box.addItem(label, data)
+    i = box.findData(current)
+    if i >= 0:
+        box.setCurrentIndex(i)
+    return box
+
+
 class ModelCombo(QComboBox):
     """Every catalog model; defaults to the selected (loaded) one."""
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.setMinimumWidth(180)
+        whole_text(self)
         ctx.models_changed.append(self.reload)
         self.reload()
 
@@ -271,8 +301,12 @@ def model_crashed(exc: BaseException) -> bool:
     return isinstance(exc, ModelCrashed)
 
 
-def show_error(parent: QWidget | None, exc: BaseException | str, ctx: AppContext | None = None,
-               title: str = "Something went wrong") -> None:  # fmt: skip
+def show_error(
+    parent: QWidget | None,
+    exc: BaseException | str,
+    ctx: AppContext | None = None,
+    title: str = "Something went wrong",
+) -> None:
     """Tell the user what failed in a dialog; a crashed model gets a Restart button."""
     from engine.progress import Cancelled
 

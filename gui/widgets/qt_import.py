@@ -24,33 +24,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.importers import TITLES, formats
 from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, muted
 
-# kind → (title, [(format key, label, file filter, pick a folder?)])
+# kind → (title, [(format key, label, file filter, pick a folder?)]), as the importer registry
+# (engine.importers) lists them
 KINDS: dict[str, tuple[str, list[tuple[str, str, str, bool]]]] = {
-    "exam": ("Exam questions", [
-        ("explaincpe", "ExplainCPE (JSON list, five options and an explanation)",
-         "JSON (*.json);;All files (*)", False),
-        ("mcq", "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
-         "Question files (*.json *.jsonl *.csv);;All files (*)", False),
-    ]),
-    "consult": ("Consultation cases", [
-        ("cases", "medexam cases (JSON or JSON Lines)",
-         "Cases (*.json *.jsonl);;All files (*)", False),
-        ("agentclinic", "AgentClinic OSCE cases (JSON Lines)",
-         "AgentClinic (*.jsonl *.json);;All files (*)", False),
-    ]),
-    "french": ("French questions", [
-        ("frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)", False),
-    ]),
-    "corpus": ("French corpus", [
-        ("file", "A text, Markdown or JSON Lines file", "Documents (*.txt *.md *.jsonl)"
-         ";;All files (*)", False),
-        ("folder", "A folder of .txt and .md files", "", True),
-        ("dataset", "The questions of an imported French set (one passage each)", "", False),
-    ]),
-}  # fmt: skip
+    kind: (title, [(f.key, f.label, f.filter, f.folder) for f in formats(kind)])
+    for kind, title in TITLES.items()
+}
 
 
 def import_job(job: Any, kind: str, fmt: str, source: str, name: str, replace: bool) -> str:
@@ -58,14 +41,16 @@ def import_job(job: Any, kind: str, fmt: str, source: str, name: str, replace: b
     in a worker; return its one-line report."""
     from engine.importers import import_data
 
-    result = import_data(job.store, kind, fmt, source, name, replace,
-                         progress=job.progress, cancel=job.cancel)  # fmt: skip
+    result = import_data(
+        job.store, kind, fmt, source, name, replace, progress=job.progress, cancel=job.cancel
+    )
     return result["message"]
 
 
 class ImportDialog(QDialog):
-    def __init__(self, ctx: AppContext, kind: str | None = None,
-                 parent: QWidget | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, ctx: AppContext, kind: str | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.job: Any = None
@@ -195,10 +180,17 @@ class ImportDialog(QDialog):
         self.bar.setRange(0, 0)
         self.import_button.setEnabled(False)
         self.job = self.ctx.jobs.start(
-            import_job, kind, fmt, source, name, self.replace.isChecked(),
-            on_progress=self._progress, on_done=self._done, on_error=self._error,
+            import_job,
+            kind,
+            fmt,
+            source,
+            name,
+            self.replace.isChecked(),
+            on_progress=self._progress,
+            on_done=self._done,
+            on_error=self._error,
             on_ended=self._ended,
-        )  # fmt: skip
+        )
 
     def _progress(self, p: Any) -> None:
         self.bar.setRange(0, max(p.total, 1))

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.models.checks import problems
 from gui.models import set_setting
 from gui.widgets.common import AppContext, Card, Header, esc, muted, primary, show_error, text_view
 
@@ -79,34 +80,7 @@ class ModelsScreen(QWidget):
         body.setSpacing(16)
         outer.addLayout(body, 1)
 
-        # -- the list ------------------------------------------------------------------
-        left = Card("Available models")
-        self.list = QListWidget()
-        self.list.setObjectName("plain")
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.currentItemChanged.connect(lambda *_: self._show_info())
-        left.add(self.list, 1)
-        row = QHBoxLayout()
-        self.add_button = QPushButton("Add .gguf file…")
-        self.add_button.clicked.connect(self.add_file)
-        self.remove_button = QPushButton("Remove")
-        self.remove_button.setToolTip("Forget an added model (the file is not deleted)")
-        self.remove_button.clicked.connect(self.remove_model)
-        self.server_button = QPushButton("Add server…")
-        self.server_button.setToolTip("A model served over the OpenAI API (vLLM, llama-server…)")
-        self.server_button.clicked.connect(self.add_server_dialog)
-        self.check_button = QPushButton("Test server")
-        self.check_button.clicked.connect(self.check_server)
-        row.addWidget(self.add_button)
-        row.addWidget(self.server_button)
-        left.add_layout(row)
-        row2 = QHBoxLayout()
-        row2.addWidget(self.check_button)
-        row2.addWidget(self.remove_button)
-        left.add_layout(row2)
-        left.setMinimumWidth(300)
-        left.setMaximumWidth(380)
-        body.addWidget(left)
+        body.addWidget(self._catalog_card())
 
         right = QVBoxLayout()
         right.setSpacing(16)
@@ -124,11 +98,46 @@ class ModelsScreen(QWidget):
         self.info_card.add(self.info, 1)
         top.addWidget(self.info_card, 3)
 
+        top.addWidget(self._settings_card(), 2)
+        right.addLayout(top)
+
+        right.addWidget(self._try_card(), 1)
+
+        ctx.models_changed.append(self.reload)
+        ctx.host.changed.connect(self._host_changed)
+        ctx.jobs.start(self._gpu_support, on_done=self._gpu_known)
+        self.reload()
+        self._host_changed()
+
+    def _try_card(self) -> Card:
+        """A test prompt, its streamed reply and the generation speed."""
+        tc = Card("Try it")
+        prow = QHBoxLayout()
+        self.prompt = QLineEdit("In one sentence, what does paracetamol treat?")
+        self.prompt.returnPressed.connect(self.test_prompt)
+        self.run_button = primary(QPushButton("Generate"))
+        self.run_button.clicked.connect(self.test_prompt)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self._stop)
+        prow.addWidget(self.prompt, 1)
+        prow.addWidget(self.run_button)
+        prow.addWidget(self.stop_button)
+        tc.add_layout(prow)
+        self.output = text_view(120)
+        self.output.setPlaceholderText("The model's reply appears here as it is written.")
+        tc.add(self.output, 1)
+        self.speed = muted(QLabel(""))
+        tc.add(self.speed)
+        return tc
+
+    def _settings_card(self) -> Card:
+        """How the model runs (context, threads, GPU layers) and the load buttons."""
         sc = Card("How it runs")
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(8)
-        settings = ctx.host.load_settings()
+        settings = self.ctx.host.load_settings()
         self.n_ctx = QSpinBox()
         self.n_ctx.setRange(512, 131072)
         self.n_ctx.setSingleStep(1024)
@@ -169,37 +178,45 @@ class ModelsScreen(QWidget):
         self.state.setWordWrap(True)
         sc.add(self.state)
         sc.layout_.addStretch(1)
-        top.addWidget(sc, 2)
-        right.addLayout(top)
-
-        # -- a test prompt ---------------------------------------------------------------
-        tc = Card("Try it")
-        prow = QHBoxLayout()
-        self.prompt = QLineEdit("In one sentence, what does paracetamol treat?")
-        self.prompt.returnPressed.connect(self.test_prompt)
-        self.run_button = primary(QPushButton("Generate"))
-        self.run_button.clicked.connect(self.test_prompt)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self._stop)
-        prow.addWidget(self.prompt, 1)
-        prow.addWidget(self.run_button)
-        prow.addWidget(self.stop_button)
-        tc.add_layout(prow)
-        self.output = text_view(120)
-        self.output.setPlaceholderText("The model's reply appears here as it is written.")
-        tc.add(self.output, 1)
-        self.speed = muted(QLabel(""))
-        tc.add(self.speed)
-        right.addWidget(tc, 1)
-
-        ctx.models_changed.append(self.reload)
-        ctx.host.changed.connect(self._host_changed)
-        ctx.jobs.start(self._gpu_support, on_done=self._gpu_known)
-        self.reload()
-        self._host_changed()
+        return sc
 
     # -- the catalog ---------------------------------------------------------------------
+
+    def _catalog_card(self) -> Card:
+        """The list of usable models, its buttons, and the model files that cannot be used."""
+        left = Card("Available models")
+        self.list = QListWidget()
+        self.list.setObjectName("plain")
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.currentItemChanged.connect(lambda *_: self._show_info())
+        left.add(self.list, 1)
+        self.problems = QLabel("")
+        self.problems.setObjectName("problems")
+        self.problems.setWordWrap(True)
+        self.problems.setTextFormat(Qt.TextFormat.RichText)
+        self.problems.setVisible(False)
+        left.add(self.problems)
+        row = QHBoxLayout()
+        self.add_button = QPushButton("Add .gguf file…")
+        self.add_button.clicked.connect(self.add_file)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Forget an added model (the file is not deleted)")
+        self.remove_button.clicked.connect(self.remove_model)
+        self.server_button = QPushButton("Add server…")
+        self.server_button.setToolTip("A model served over the OpenAI API (vLLM, llama-server…)")
+        self.server_button.clicked.connect(self.add_server_dialog)
+        self.check_button = QPushButton("Test server")
+        self.check_button.clicked.connect(self.check_server)
+        row.addWidget(self.add_button)
+        row.addWidget(self.server_button)
+        left.add_layout(row)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.check_button)
+        row2.addWidget(self.remove_button)
+        left.add_layout(row2)
+        left.setMinimumWidth(300)
+        left.setMaximumWidth(380)
+        return left
 
     def reload(self) -> None:
         models = self.ctx.model_list
@@ -225,6 +242,20 @@ class ModelsScreen(QWidget):
             self.list.setCurrentRow(0)
         self._label_items()
         self._show_info()
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        """The model files found that cannot be used, each with its reason."""
+        found = problems()
+        lines = [
+            f"<b>{esc(Path(p.path).name)}</b>: {esc(p.reason)}"
+            + ("" if p.origin == "folder" else f" (added as {esc(p.name)})")
+            for p in found
+        ]
+        head = "Cannot be used:" if len(found) == 1 else f"{len(found)} files cannot be used:"
+        self.problems.setText(f"<span style='color:#b91c1c'>{head}</span><br>" + "<br>".join(lines))
+        self.problems.setToolTip("\n".join(p.path for p in found))
+        self.problems.setVisible(bool(found))
 
     def _label_items(self) -> None:
         """Item texts, marking the loaded model."""
@@ -294,7 +325,7 @@ class ModelsScreen(QWidget):
 
         def done(info: Any) -> None:
             self.ctx.status(f"Added {info.name}.")
-            set_setting("model/name", info.name)
+            self.ctx.host.select(info.name)
             self.ctx.refresh_models()
 
         self.ctx.jobs.start(
@@ -320,7 +351,7 @@ class ModelsScreen(QWidget):
 
         def done(info: Any) -> None:
             self.ctx.status(f"Added {info.name}, served at {info.path}.")
-            set_setting("model/name", info.name)
+            self.ctx.host.select(info.name)
             self.ctx.refresh_models()
 
         self.ctx.jobs.start(
@@ -390,7 +421,7 @@ class ModelsScreen(QWidget):
         if m is None:
             return
         self._save_settings()
-        set_setting("model/name", m.name)
+        self.ctx.host.select(m.name)
         host = self.ctx.host
         if host.model is not None and host.name == m.name:
             host.unload()  # reload with the new settings
@@ -436,7 +467,7 @@ class ModelsScreen(QWidget):
         if m is None or not prompt or self.stream_job is not None:
             return
         host = self.ctx.host
-        set_setting("model/name", m.name)
+        self.ctx.host.select(m.name)
 
         def job(job: Any) -> Any:
             model = host.get(m.name)

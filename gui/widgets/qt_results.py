@@ -14,13 +14,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
     QSplitter,
-    QTableView,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -29,21 +27,17 @@ from PySide6.QtWidgets import (
 from engine.activities import activity_name
 from engine.results import category_scores, compare_runs, summary_rows
 from gui.models import set_setting, setting
-from gui.tables import AnswersModel, RowsModel, RunsFilter, RunsModel, format_value
+from gui.tables import (
+    QUESTION_COLUMN,
+    RUN_COLUMNS,
+    AnswersModel,
+    RowsModel,
+    RunsFilter,
+    RunsModel,
+    format_value,
+    table_view,
+)
 from gui.widgets.common import AppContext, Header, esc, muted, show_error, text_view
-
-
-def _table(model: Any) -> QTableView:
-    t = QTableView()
-    t.setModel(model)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setAlternatingRowColors(True)
-    t.verticalHeader().setVisible(False)
-    t.verticalHeader().setDefaultSectionSize(26)
-    t.setShowGrid(False)
-    t.setWordWrap(False)
-    t.horizontalHeader().setHighlightSections(False)
-    return t
 
 
 def _item_html(item: dict[str, Any] | None) -> str:
@@ -101,13 +95,12 @@ class ResultsScreen(QWidget):
         self.runs = RunsModel(self)
         self.proxy = RunsFilter(self)
         self.proxy.setSourceModel(self.runs)
-        self.table = _table(self.proxy)
+        setting_column = [title for title, _get in RUN_COLUMNS].index("Setting")
+        fit = [i for i in range(len(RUN_COLUMNS)) if i != setting_column]
+        self.table = table_view(self.proxy, stretch=setting_column, fit=fit)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        h = self.table.horizontalHeader()
-        h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        h.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -153,10 +146,10 @@ class ResultsScreen(QWidget):
         self.summary.setMinimumWidth(260)
         right = QSplitter(Qt.Orientation.Vertical)
         self.answers = AnswersModel(self)
-        self.answers_table = _table(self.answers)
-        ah = self.answers_table.horizontalHeader()
-        ah.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        ah.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        question, response = QUESTION_COLUMN, len(self.answers.columns) - 1
+        fit = [i for i in range(response) if i != question]
+        self.answers_table = table_view(self.answers, stretch=question, fit=fit)
+        self.answers_table.horizontalHeader().resizeSection(response, 240)
         self.answers_table.selectionModel().selectionChanged.connect(lambda *_: self._item())
         self.item_view = text_view()
         self.item_view.setPlaceholderText("Select an answer to read it in full.")
@@ -176,26 +169,35 @@ class ResultsScreen(QWidget):
         lay = QHBoxLayout(w)
         lay.setContentsMargins(0, 8, 0, 0)
         self.compare_metrics = RowsModel(
-            [("Metric", lambda r: r[0]), ("Run A", lambda r: format_value(r[1])),
-             ("Run B", lambda r: format_value(r[2]))], self)  # fmt: skip
+            [
+                ("Metric", lambda r: r[0]),
+                ("Run A", lambda r: format_value(r[1])),
+                ("Run B", lambda r: format_value(r[2])),
+            ],
+            self,
+        )
         self.compare_items = RowsModel(
-            [("Item", lambda r: r[0]), ("A chose", lambda r: r[1]), ("B chose", lambda r: r[2]),
-             ("A", lambda r: {1: "✓", 0: "✗"}.get(r[3], "·")),
-             ("B", lambda r: {1: "✓", 0: "✗"}.get(r[4], "·"))], self)  # fmt: skip
+            [
+                ("Item", lambda r: r[0]),
+                ("A chose", lambda r: r[1]),
+                ("B chose", lambda r: r[2]),
+                ("A", lambda r: {1: "✓", 0: "✗"}.get(r[3], "·")),
+                ("B", lambda r: {1: "✓", 0: "✗"}.get(r[4], "·")),
+            ],
+            self,
+        )
         self.compare_items.colour = lambda r: "#b91c1c" if r[1] != r[2] else None
         left = QVBoxLayout()
         self.compare_title = muted(QLabel("Select two runs in the table, then press Compare."))
         self.compare_title.setWordWrap(True)
         self.compare_title.setTextFormat(Qt.TextFormat.RichText)
         left.addWidget(self.compare_title)
-        mt = _table(self.compare_metrics)
-        mt.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        mt = table_view(self.compare_metrics, stretch=0)
         left.addWidget(mt, 1)
         right = QVBoxLayout()
         self.compare_agree = muted(QLabel(""))
         right.addWidget(self.compare_agree)
-        it = _table(self.compare_items)
-        it.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        it = table_view(self.compare_items, stretch=0)
         right.addWidget(it, 1)
         lay.addLayout(left, 1)
         lay.addLayout(right, 1)
@@ -250,8 +252,9 @@ class ResultsScreen(QWidget):
 
     def _filter(self) -> None:
         set_setting("results/activity", self.activity.currentData())
-        self.proxy.set_filter(self.activity.currentData(), self.search.text(),
-                              self.who.currentData() or "")  # fmt: skip
+        self.proxy.set_filter(
+            self.activity.currentData(), self.search.text(), self.who.currentData() or ""
+        )
         self._selected()
         if self.tabs.currentIndex() == 2:
             self._refresh_charts()
@@ -266,8 +269,11 @@ class ResultsScreen(QWidget):
         for i in range(self.proxy.rowCount()):
             index = self.proxy.index(i, 0)
             if self.proxy.data(index, RowsModel.ROW_ROLE)["id"] in ids:
-                sm.select(index, QItemSelectionModel.SelectionFlag.Select
-                          | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
+                sm.select(
+                    index,
+                    QItemSelectionModel.SelectionFlag.Select
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
 
     def _selected(self) -> None:
         ids = self.selected_ids()
@@ -314,7 +320,7 @@ class ResultsScreen(QWidget):
             text = ", ".join(f"{k}={v}" for k, v in settings.items() if v not in (None, ""))
             lines.append(f"<p style='color:#6b7280'><small>Settings: {esc(text)}</small></p>")
         self.summary.setHtml("".join(lines))
-        self.answers.set_rows(store.answers(run_id))
+        self.answers.reload(store, run_id)
         self.item_view.clear()
 
     def _item(self) -> None:
@@ -323,18 +329,24 @@ class ResultsScreen(QWidget):
             return
         a = self.answers.row(rows[0].row())
         run = self.current_run
-        parts = [f"<h4 style='margin:0'>{esc(a['item_key'])}</h4>",
-                 f"<p>Chosen: <b>{esc(a.get('chosen'))}</b> · Gold: <b>{esc(a.get('gold'))}</b>"
-                 + (f" · {a['latency_s']:.1f} s" if a.get("latency_s") else "") + "</p>"]  # fmt: skip
+        parts = [
+            f"<h4 style='margin:0'>Question {a['number']}</h4>",
+            f"<p>Chosen: <b>{esc(a.get('chosen'))}</b> · Gold: <b>{esc(a.get('gold'))}</b>"
+            + (f" · {a['latency_s']:.1f} s" if a.get("latency_s") else "")
+            + "</p>",
+        ]
         parts.append(_item_html(self.current_items.get(str(a["item_key"]))))
         if a.get("response") and a.get("response") != a.get("chosen"):
             parts.append(f"<p style='white-space:pre-wrap'>{esc(a['response'])}</p>")
-        scores = {k: v for k, v in (a.get("scores") or {}).items()
-                  if isinstance(v, int | float | bool)}  # fmt: skip
+        scores = {
+            k: v for k, v in (a.get("scores") or {}).items() if isinstance(v, int | float | bool)
+        }
         if scores:
-            parts.append("<p style='color:#6b7280'><small>"
-                         + esc(", ".join(f"{k}: {format_value(v)}" for k, v in scores.items()))
-                         + "</small></p>")  # fmt: skip
+            parts.append(
+                "<p style='color:#6b7280'><small>"
+                + esc(", ".join(f"{k}: {format_value(v)}" for k, v in scores.items()))
+                + "</small></p>"
+            )
         if run["activity"] == "consult":
             turns = self.ctx.store.turns(run["id"], a["item_key"])
             for t in turns:
@@ -360,8 +372,9 @@ class ResultsScreen(QWidget):
             who = "You" if r["runner"] == "person" else r["model"]
             return f"#{r['id']} {who} · {r['dataset']}"
 
-        self.compare_title.setText(f"<b>A</b>: {esc(name(cmp['a']))}<br>"
-                                   f"<b>B</b>: {esc(name(cmp['b']))}")  # fmt: skip
+        self.compare_title.setText(
+            f"<b>A</b>: {esc(name(cmp['a']))}<br><b>B</b>: {esc(name(cmp['b']))}"
+        )
         self.compare_metrics.set_rows(cmp["metrics"])
         self.compare_items.set_rows(cmp["items"])
         n = len(cmp["items"])
@@ -383,9 +396,11 @@ class ResultsScreen(QWidget):
         if not path:
             last = setting("results/export_dir", str(Path.home()))
             path, chosen = QFileDialog.getSaveFileName(
-                self, "Export run", str(Path(last) / f"run-{run_id}.csv"),
+                self,
+                "Export run",
+                str(Path(last) / f"run-{run_id}.csv"),
                 "CSV (*.csv);;JSON (*.json)",
-            )  # fmt: skip
+            )
             if not path:
                 return None
             if not Path(path).suffix:
@@ -406,9 +421,10 @@ class ResultsScreen(QWidget):
         if not ids:
             return
         answer = QMessageBox.question(
-            self, "Delete runs",
+            self,
+            "Delete runs",
             f"Delete {len(ids)} run(s) with their answers? This cannot be undone.",
-        )  # fmt: skip
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         for run_id in ids:

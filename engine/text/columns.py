@@ -1,0 +1,88 @@
+"""Plain-text tables that line up in a terminal, Chinese included: widths are display
+columns (a CJK character takes two), text is left-aligned and numbers right-aligned.
+
+>>> print("\\n".join(align_rows(["Data set", "n"], [["华法林", "12"], ["fr-dev", "3"]])))
+Data set   n
+华法林    12
+fr-dev     3
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rich.cells import cell_len
+
+_NUMBER = re.compile(r"^[-+−–]?[\d.,]+%?( [\[(].*[\])])?$|^[–—-]$|^\d+/\d+$")
+
+
+def display_width(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (CJK) characters count two."""
+    return cell_len(text)
+
+
+def short_text(text: str, width: int) -> str:
+    """``text`` on one line, cut with "…" to at most ``width`` display columns."""
+    text = " ".join(str(text).split())
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = display_width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out).rstrip() + "…"
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` display columns (on the left if ``right``)."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
+
+
+def numeric(text: str) -> bool:
+    """Whether a cell reads as a number ("45.2", "66.7%", "–", "45.2 [38.1, 52.4]", "3/5").
+
+    >>> [numeric(x) for x in ("45.2", "–", "12/14", "54.7 (12)", "cpe-test", "2024")]
+    [True, True, True, True, False, True]
+    """
+    return bool(_NUMBER.match(text.strip()))
+
+
+def numeric_columns(rows: Sequence[Sequence[str]], n_columns: int) -> list[bool]:
+    """For each column, whether every non-empty cell is a number (a column of only dashes or
+    blanks counts as text)."""
+    out = []
+    for i in range(n_columns):
+        cells = [r[i] for r in rows if i < len(r) and r[i].strip()]
+        out.append(
+            bool(cells) and all(numeric(c) for c in cells) and any(c[:1].isdigit() for c in cells)
+        )
+    return out
+
+
+def align_rows(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    right: Sequence[bool] | None = None,
+    gap: str = "  ",
+) -> list[str]:
+    """The header and the rows as lines of padded columns; ``right`` says which columns are
+    right-aligned (default: the numeric ones, see :func:`numeric_columns`)."""
+    right = list(right) if right is not None else numeric_columns(rows, len(headers))
+    widths = [
+        max([display_width(h), *(display_width(r[i]) for r in rows)]) for i, h in enumerate(headers)
+    ]
+    lines = []
+    for row in [list(headers), *(list(r) for r in rows)]:
+        cells = [pad(c, w, r) for c, w, r in zip(row, widths, right, strict=True)]
+        lines.append(gap.join(cells).rstrip())
+    return lines
+
+
+def markdown_rule(right: Sequence[bool]) -> str:
+    """The Markdown line under a table's header: ``---`` for text, ``---:`` for numbers."""
+    return "|" + "|".join("---:" if r else "---" for r in right) + "|"

@@ -1,0 +1,591 @@
+"""Exam practice: a person's session over a question set, with feedback after each question
+(practice) or only at the end (a timed exam), a model's explanation streamed on request, and
+the report at the end (:mod:`gui.widgets.exam_report`).
+
+The questions, scoring, pass mark and missed questions are :mod:`engine.exam.session`'s.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent, QTextCursor
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.exam.dataset import LETTERS
+from engine.text.language import item_language
+from gui.models import set_setting, setting
+from gui.tables import RowsModel, table_view
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    DatasetPicker,
+    OptionList,
+    combo,
+    current_profile,
+    muted,
+    primary,
+    repolish,
+    show_error,
+    text_view,
+)
+from gui.widgets.exam_report import ReportPage, duration
+from gui.widgets.screen import SessionCalls, scrolled
+
+EXPLAIN_LANGUAGES = [
+    ("auto", "In the question's language"),
+    ("zh", "In Chinese"),
+    ("en", "In English"),
+]
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def _past_result(run: dict[str, Any]) -> str:
+    summary = run.get("summary")
+    if not summary:
+        return run["status"]
+    return "passed" if summary.get("passed") else "not passed"
+
+
+class PracticePanel(QWidget, SessionCalls):
+    """The setup page, the question page and the report page of a person's session."""
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.session: Any = None
+        self.item: dict[str, Any] | None = None
+        self.answered = False
+        self.explain_job: Any = None
+        self.busy = False
+        self.answer_seconds: float | None = None
+        self.stack = QStackedWidget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 10, 0, 0)
+        lay.addWidget(self.stack)
+        self.stack.addWidget(self._setup_page())
+        self.stack.addWidget(self._question_page())
+        self.report = ReportPage()
+        self.report.review_clicked.connect(self.review_missed)
+        self.report.new_session_clicked.connect(self.back_to_setup)
+        self.result: Any = None
+        self.stack.addWidget(scrolled(self.report))
+        self.timer = QTimer(self)
+        self.timer.setInterval(500)
+        self.timer.timeout.connect(self._tick)
+        self._shortcuts()
+        self._dataset_changed()
+
+    # -- setup page ---------------------------------------------------------------------
+
+    def _setup_page(self) -> QWidget:
+        page = QWidget()
+        row = QHBoxLayout(page)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(16)
+        card = Card("Start a session")
+        card.add_layout(self._setup_grid())
+        self.mode_timed.toggled.connect(self._mode_changed)
+        self._mode_changed()
+        buttons = QHBoxLayout()
+        self.profile_note = muted(QLabel(""))
+        self.profile_note.setWordWrap(True)
+        self.profile_note.setToolTip("Choose whose cards on the Review screen")
+        buttons.addWidget(self.profile_note, 1)
+        self.start_button = primary(QPushButton("Start"))
+        self.start_button.setMinimumWidth(120)
+        self.start_button.clicked.connect(self._start_clicked)
+        buttons.addWidget(self.start_button)
+        card.add_layout(buttons)
+        card.layout_.addStretch(1)
+        row.addWidget(card, 3)
+        row.addWidget(self._past_card(), 2)
+        return page
+
+    def _setup_grid(self) -> QGridLayout:
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(14)
+        grid.setVerticalSpacing(10)
+        self.dataset = DatasetPicker(self.ctx, "exam", compact=True)
+        self.dataset.import_clicked.connect(self._open_import)
+        self.dataset.changed.connect(self._dataset_changed)
+        grid.addWidget(QLabel("Questions"), 0, 0)
+        grid.addWidget(self.dataset, 0, 1)
+        grid.addWidget(QLabel("Mode"), 1, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addLayout(self._modes(), 1, 1)
+        self.count = _spin(0, 100000, setting("exam/count", 0, int), special="All")
+        self.count.setToolTip("How many questions (from the start of the set)")
+        self.minutes = _spin(1, 600, setting("exam/minutes", 15, int), suffix=" min")
+        self.pass_mark = _spin(0, 100, setting("exam/pass_mark", 60, int), suffix=" %")
+        for i, (label, widget) in enumerate(
+            [("How many", self.count), ("Time limit", self.minutes), ("Pass mark", self.pass_mark)]
+        ):
+            grid.addWidget(QLabel(label), 2 + i, 0)
+            grid.addWidget(widget, 2 + i, 1)
+        self.only_missed = QCheckBox("Only the ones I got wrong")
+        grid.addWidget(self.only_missed, 5, 1)
+        grid.setColumnStretch(1, 1)
+        return grid
+
+    def _modes(self) -> QVBoxLayout:
+        self.mode_practice = QRadioButton("Practice: each answer explained at once")
+        self.mode_timed = QRadioButton("Timed exam: results at the end only")
+        group = QButtonGroup(self)
+        group.addButton(self.mode_practice)
+        group.addButton(self.mode_timed)
+        timed = setting("exam/mode", "practice") == "timed"
+        (self.mode_timed if timed else self.mode_practice).setChecked(True)
+        modes = QVBoxLayout()
+        modes.setSpacing(4)
+        modes.addWidget(self.mode_practice)
+        modes.addWidget(self.mode_timed)
+        return modes
+
+    def _past_card(self) -> Card:
+        past = Card("Your past sessions")
+        past.setMinimumWidth(280)  # its dates and results whole
+        self.past = RowsModel(
+            [
+                ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
+                ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
+                ("Score", lambda r: (r.get("summary") or {}).get("score")),
+                ("Result", _past_result),
+            ],
+            self,
+        )
+        self.past.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
+        past.add(table_view(self.past, stretch=-1), 1)
+        self.missed_note = muted(QLabel(""))
+        self.missed_note.setWordWrap(True)
+        past.add(self.missed_note)
+        return past
+
+    def _open_import(self) -> None:
+        self.ctx.window.open_import("exam")
+
+    def _start_clicked(self) -> None:
+        self.start()
+
+    def _mode_changed(self) -> None:
+        self.minutes.setEnabled(self.mode_timed.isChecked())
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """Back on the screen: the profile may have changed on the Review screen."""
+        super().showEvent(event)
+        if self.stack.currentIndex() == 0:
+            self._dataset_changed()
+
+    def _dataset_changed(self, _name: str = "") -> None:
+        from engine.exam.session import missed_items, person_runs
+
+        profile = current_profile(self.ctx)
+        self.profile_note.setText(f"Answers go to the review cards of {profile!r}.")
+        name = self.dataset.name
+        if not name:
+            self.past.set_rows([])
+            return
+        self.past.set_rows(person_runs(self.ctx.store, name, profile))
+        missed = missed_items(self.ctx.store, name, profile)
+        self.only_missed.setEnabled(bool(missed))
+        if not missed:
+            self.only_missed.setChecked(False)
+        self.only_missed.setText(
+            f"Only the {len(missed)} I got wrong last time"
+            if missed
+            else "Only the ones I got wrong (none yet)"
+        )
+        self.missed_note.setText(
+            f"{len(missed)} question(s) of this set to review." if missed else ""
+        )
+
+    # -- question page --------------------------------------------------------------------
+
+    def _question_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(10)
+        top = QHBoxLayout()
+        self.position = QLabel("")
+        self.position.setObjectName("cardTitle")
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(260)
+        self.kind = QLabel("")
+        self.kind.setObjectName("pill")
+        self.clock = QLabel("00:00")
+        self.clock.setObjectName("timer")
+        self.clock.setToolTip("Time on this question · total")
+        top.addWidget(self.position)
+        top.addSpacing(12)
+        top.addWidget(self.bar, 1)
+        top.addStretch(1)
+        top.addWidget(self.kind)
+        top.addSpacing(12)
+        top.addWidget(self.clock)
+        lay.addLayout(top)
+        body = QWidget()
+        bl = QVBoxLayout(body)
+        bl.setContentsMargins(0, 0, 6, 0)
+        bl.setSpacing(12)
+        bl.addWidget(self._question_card())
+        bl.addWidget(self._feedback_card())
+        bl.addStretch(1)
+        lay.addWidget(scrolled(body), 1)
+        lay.addLayout(self._actions())
+        return page
+
+    def _question_card(self) -> Card:
+        qcard = Card()
+        self.question = QLabel("")
+        self.question.setObjectName("question")
+        self.question.setWordWrap(True)
+        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        qcard.add(self.question)
+        self.options = OptionList(multi=False)
+        self.options.selection_changed.connect(self._selection_changed)
+        qcard.add(self.options)
+        return qcard
+
+    def _feedback_card(self) -> Card:
+        self.feedback = Card()
+        self.verdict = QLabel("")
+        self.feedback.add(self.verdict)
+        self.explanation = QLabel("")
+        self.explanation.setWordWrap(True)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.feedback.add(self.explanation)
+        self.feedback.add_layout(self._explain_row())
+        self.model_text = text_view(90)
+        self.model_text.setVisible(False)
+        self.feedback.add(self.model_text)
+        self.feedback.setVisible(False)
+        return self.feedback
+
+    def _explain_row(self) -> QHBoxLayout:
+        erow = QHBoxLayout()
+        self.explain_button = QPushButton("Ask the model to explain")
+        self.explain_button.setToolTip("The loaded model explains this question, word by word")
+        self.explain_button.clicked.connect(self.explain)
+        self.explain_stop = QPushButton("Stop")
+        self.explain_stop.clicked.connect(self._stop_explaining)
+        self.explain_stop.setVisible(False)
+        self.explain_lang = combo(EXPLAIN_LANGUAGES, setting("exam/explain_lang", "auto"))
+        self.explain_lang.currentIndexChanged.connect(self._explain_lang_changed)
+        self.explain_note = muted(QLabel("Written by a small local model: it can be wrong."))
+        erow.addWidget(self.explain_button)
+        erow.addWidget(self.explain_lang)
+        erow.addWidget(self.explain_stop)
+        erow.addWidget(self.explain_note)
+        erow.addStretch(1)
+        return erow
+
+    def _explain_lang_changed(self) -> None:
+        set_setting("exam/explain_lang", self.explain_lang.currentData())
+
+    def _actions(self) -> QHBoxLayout:
+        actions = QHBoxLayout()
+        self.end_button = QPushButton("End session")
+        self.end_button.clicked.connect(self.end_session)
+        self.skip_button = QPushButton("Skip")
+        self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
+        self.skip_button.clicked.connect(self._skip_clicked)
+        self.submit_button = primary(QPushButton("Check answer"))
+        self.submit_button.setMinimumWidth(140)
+        self.submit_button.clicked.connect(self._submit_clicked)
+        self.next_button = primary(QPushButton("Next question"))
+        self.next_button.setMinimumWidth(140)
+        self.next_button.clicked.connect(self.next_question)
+        actions.addWidget(self.end_button)
+        actions.addStretch(1)
+        actions.addWidget(self.skip_button)
+        actions.addWidget(self.submit_button)
+        actions.addWidget(self.next_button)
+        return actions
+
+    def _skip_clicked(self) -> None:
+        self.submit(skip=True)
+
+    def _submit_clicked(self) -> None:
+        self.submit()
+
+    def _shortcuts(self) -> None:
+        for letter in LETTERS:  # one shortcut a letter: "B" also matches the b key
+            sc = QShortcut(QKeySequence(letter), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(lambda ll=letter: self._key_letter(ll))
+        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(self._key_enter)
+
+    def _key_letter(self, letter: str) -> None:
+        if self.stack.currentIndex() == 1 and not self.answered:
+            self.options.toggle(letter)
+
+    def _key_enter(self) -> None:
+        if self.stack.currentIndex() != 1:
+            return
+        if self.next_button.isVisible() and self.next_button.isEnabled():
+            self.next_question()
+        elif self.submit_button.isEnabled():
+            self.submit()
+
+    # -- report page ------------------------------------------------------------------------
+
+    def start(self, keys: list[str] | None = None) -> None:
+        """Start a session with the settings of the setup page (``keys``: only those)."""
+        from engine.exam.session import ExamSession, missed_items
+
+        dataset = self.dataset.name
+        if not dataset:
+            show_error(self, "Import a question set first (or use the sample).", self.ctx)
+            return
+        timed = self.mode_timed.isChecked()
+        set_setting("exam/mode", "timed" if timed else "practice")
+        set_setting("exam/count", self.count.value())
+        set_setting("exam/minutes", self.minutes.value())
+        set_setting("exam/pass_mark", self.pass_mark.value())
+        profile = current_profile(self.ctx)
+        if keys is None and self.only_missed.isChecked():
+            keys = missed_items(self.ctx.store, dataset, profile)
+        kwargs = {
+            "profile": profile,
+            "mode": "timed" if timed else "practice",
+            "time_limit_s": self.minutes.value() * 60.0 if timed else None,
+            "limit": self.count.value() or None,
+            "keys": keys,
+            "pass_mark": float(self.pass_mark.value()),
+        }
+
+        def make(job: Any) -> Any:
+            session = ExamSession(job.store, dataset, **kwargs)
+            return session, session.next_question()
+
+        self.call(make, self._started)
+
+    def _started(self, result: tuple[Any, dict[str, Any] | None]) -> None:
+        self.session, item = result
+        self.ctx.notify_runs()
+        self.stack.setCurrentIndex(1)
+        self.timer.start()
+        self._show(item)
+
+    def _show(self, item: dict[str, Any] | None) -> None:
+        if item is None:
+            self.end_session()
+            return
+        s = self.session
+        self.item = item
+        self.answered = False
+        n = len(s.questions)
+        self.position.setText(f"Question {s.index + 1} of {n}")
+        self.bar.setRange(0, n)
+        self.bar.setValue(s.index)
+        kinds = [item.get(k) for k in ("type2", "type3") if item.get(k)]
+        self.kind.setText(" · ".join(kinds))
+        self.kind.setVisible(bool(kinds))
+        self.question.setText(item["question"])
+        self.options.set_options(list(zip(LETTERS, item["options"], strict=False)))
+        self.feedback.setVisible(False)
+        self.model_text.clear()
+        self.model_text.setVisible(False)
+        self.shown_at = time.monotonic()
+        self._enable()
+        self._tick()
+        self.options.setFocus()
+
+    def _selection_changed(self) -> None:
+        self._enable()
+
+    def _enable(self) -> None:
+        practice = self.session is not None and self.session.mode == "practice"
+        answering = not self.answered
+        self.submit_button.setVisible(answering)
+        self.submit_button.setEnabled(answering and not self.busy and bool(self.options.selected()))
+        self.submit_button.setText("Check answer" if practice else "Answer")
+        self.skip_button.setVisible(answering)
+        self.skip_button.setEnabled(not self.busy)
+        self.next_button.setVisible(not answering)
+        self.next_button.setEnabled(not self.busy)
+        self.end_button.setEnabled(not self.busy)
+        self.start_button.setEnabled(not self.busy)
+
+    def submit(self, skip: bool = False) -> None:
+        if self.session is None or self.answered or self.busy:
+            return
+        chosen = None if skip else (self.options.selected() or [None])[0]
+        if chosen is None and not skip:
+            return
+        session = self.session
+        self.call(lambda job: session.answer(chosen), self._answered)
+
+    def _answered(self, feedback: Any) -> None:
+        self.answered = True
+        self.answer_seconds = feedback.seconds if feedback is not None else None
+        if feedback is None:  # timed: straight on
+            self.next_question()
+            return
+        self.options.reveal([feedback.gold], [feedback.chosen] if feedback.chosen else [])
+        if feedback.correct:
+            self.verdict.setObjectName("good")
+            self.verdict.setText(f"Correct — {feedback.gold} ({duration(feedback.seconds)})")
+        else:
+            self.verdict.setObjectName("bad")
+            said = f"you chose {feedback.chosen}" if feedback.chosen else "skipped"
+            self.verdict.setText(f"Not quite — the answer is {feedback.gold} ({said})")
+        repolish(self.verdict)
+        self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
+        self.feedback.setVisible(True)
+        self.explain_button.setEnabled(True)
+        self._enable()
+        self.next_button.setFocus()
+
+    def next_question(self) -> None:
+        if self.session is None:
+            return
+        self._stop_explaining()
+        session = self.session
+        self.call(lambda job: session.next_question(), self._show)
+
+    def explain(self) -> None:
+        """Stream the model's explanation of the question just answered."""
+        if self.session is None or self.item is None or self.explain_job is not None:
+            return
+        session, host = self.session, self.ctx.host
+        lang = self.explain_lang.currentData()
+        if lang == "auto":
+            lang = item_language(self.item)
+
+        def job(job: Any) -> str:
+            model = host.get()
+            out = []
+            for piece in session.stream_explanation(model, lang=lang):
+                job.piece(piece)
+                out.append(piece)
+                if job.cancelled:
+                    model.cancel()
+            return "".join(out)
+
+        self.model_text.clear()
+        self.model_text.setVisible(True)
+        self.model_text.setPlaceholderText(
+            "Loading the model…" if host.model is None else "Thinking…"
+        )
+        self.explain_button.setEnabled(False)
+        self.explain_stop.setVisible(True)
+        self.explain_job = self.ctx.jobs.start(
+            job,
+            pool="session",
+            on_piece=self._piece,
+            on_error=self._explain_failed,
+            on_ended=self._explained,
+        )
+
+    def _explain_failed(self, exc: BaseException) -> None:
+        show_error(self, exc, self.ctx, "The model could not explain")
+
+    def _piece(self, text: str) -> None:
+        cursor = self.model_text.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text)
+        self.model_text.setTextCursor(cursor)
+        self.model_text.ensureCursorVisible()
+
+    def _explained(self) -> None:
+        self.explain_job = None
+        self.explain_stop.setVisible(False)
+        self.explain_button.setEnabled(True)
+
+    def _stop_explaining(self) -> None:
+        if self.explain_job is not None:
+            self.explain_job.stop()
+            if self.ctx.host.model is not None:
+                self.ctx.host.model.cancel()
+
+    def _tick(self) -> None:
+        s = self.session
+        if s is None or self.stack.currentIndex() != 1:
+            return
+        if s.time_limit_s is not None:
+            left = s.time_left() or 0.0
+            self.clock.setText(f"{_clock(left)} left")
+            self.clock.setStyleSheet("color: #b91c1c;" if left < 60 else "")
+            if left <= 0 and not self.busy:
+                self.end_session()
+        else:
+            q = time.monotonic() - getattr(self, "shown_at", time.monotonic())
+            if self.answered and self.answer_seconds is not None:
+                q = self.answer_seconds  # this question's clock stopped at the answer
+            self.clock.setText(f"{_clock(q)} · {_clock(s.elapsed())}")
+
+    def end_session(self) -> None:
+        if self.session is None:
+            return
+        self._stop_explaining()
+        self.timer.stop()
+        session = self.session
+        self.call(lambda job: session.finish(), self._finished)
+
+    def _finished(self, result: Any) -> None:
+        self.ctx.notify_runs()
+        self.show_report(result)
+        self._dataset_changed()
+
+    def show_report(self, result: Any) -> None:
+        """Fill and show the report page for a :class:`~engine.exam.session.SessionResult`."""
+        self.result = result
+        questions = self.session.questions if self.session is not None else []
+        dataset = self.session.dataset if self.session is not None else ""
+        self.report.show_result(result, questions, dataset)
+        self.stack.setCurrentIndex(2)
+
+    def review_missed(self) -> None:
+        result = self.result
+        if result is None or not result.missed or self.session is None:
+            return
+        self.dataset.select(self.session.dataset)
+        self.start(keys=list(result.missed))
+
+    def back_to_setup(self) -> None:
+        self.session = None
+        self._dataset_changed()
+        self.stack.setCurrentIndex(0)
+
+    def closing(self) -> None:
+        """The window closes: stop the stream; an unfinished session is closed as such."""
+        self.timer.stop()
+        self._stop_explaining()
+        session = self.session
+        if session is not None and not session.finished:
+            self.ctx.jobs.start(lambda job: session.finish(), pool="session")
+
+
+def _spin(low: int, high: int, value: int, special: str = "", suffix: str = "") -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(low, high)
+    spin.setSpecialValueText(special)
+    spin.setSuffix(suffix)
+    spin.setValue(value)
+    return spin

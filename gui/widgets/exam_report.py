@@ -1,0 +1,154 @@
+"""The report at the end of a person's exam session: the score against the pass mark, the
+accuracy by question type, the time per question, and the missed questions to review. The
+numbers are the engine's (:class:`engine.exam.session.SessionResult`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from engine.exam.dataset import LETTERS
+from gui.widgets.common import Card, esc, muted, primary, repolish, text_view
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds in words: "42 s", "3 min 05 s", or "—"."""
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m} min {s:02d} s"
+
+
+class ReportPage(QWidget):
+    """A finished session's result; ``review_clicked`` asks to practise the missed questions
+    again, ``new_session_clicked`` to go back to the setup."""
+
+    review_clicked = Signal()
+    new_session_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 6, 0)
+        lay.setSpacing(14)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.setSpacing(16)
+        top.addWidget(self._result_card(), 2)
+        self.type_card = Card("By question type")
+        top.addWidget(self.type_card, 3)
+        self.time_card = Card("Time per question")
+        top.addWidget(self.time_card, 3)
+        top_box = QWidget()
+        top_box.setLayout(top)
+        top_box.setFixedHeight(300)
+        lay.addWidget(top_box)
+        self.type_chart: Any = None
+        self.time_chart: Any = None
+        missed = Card("Questions to review")
+        self.missed_view = text_view(160)
+        missed.add(self.missed_view, 1)
+        lay.addWidget(missed, 1)
+
+    def _result_card(self) -> Card:
+        head = Card("Your result")
+        self.session_label = muted(QLabel(""))
+        head.add(self.session_label)
+        self.score_label = QLabel("")
+        self.score_label.setObjectName("bigNumber")
+        head.add(self.score_label)
+        self.pass_label = QLabel("")
+        head.add(self.pass_label)
+        self.stats_label = muted(QLabel(""))
+        self.stats_label.setWordWrap(True)
+        self.stats_label.setTextFormat(Qt.TextFormat.RichText)
+        head.add(self.stats_label)
+        head.layout_.addStretch(1)
+        buttons = QHBoxLayout()
+        self.review_button = primary(QPushButton("Review missed questions"))
+        self.review_button.clicked.connect(self.review_clicked)
+        again = QPushButton("New session")
+        again.clicked.connect(self.new_session_clicked)
+        buttons.addWidget(self.review_button)
+        buttons.addWidget(again)
+        buttons.addStretch(1)
+        head.add_layout(buttons)
+        return head
+
+    def show_result(self, result: Any, questions: list[dict[str, Any]], dataset: str) -> None:
+        """Fill the page for a :class:`~engine.exam.session.SessionResult` of a session over
+        ``questions`` of ``dataset``."""
+        mode = "Timed exam" if result.mode == "timed" else "Practice"
+        self.session_label.setText(f"{mode} · {dataset}")
+        self.score_label.setText(f"{result.score:.0f}%")
+        verdict = "Passed" if result.passed else "Not passed"
+        self.pass_label.setObjectName("good" if result.passed else "bad")
+        self.pass_label.setText(f"{verdict} — the pass mark is {result.pass_mark:.0f}%")
+        repolish(self.pass_label)
+        self.stats_label.setText(_stats(result))
+        self._charts(result)
+        self.review_button.setEnabled(bool(result.missed))
+        self.missed_view.setHtml(missed_html(result, questions))
+
+    def _charts(self, result: Any) -> None:
+        from gui.widgets import charts
+
+        by_type = result.by_type or {}
+        field = "type2" if "type2" in by_type else "type1" if "type1" in by_type else None
+        rows = [(k, v["accuracy"], v["n"]) for k, v in by_type.get(field, {}).items()]
+        if self.type_chart is None:
+            self.type_chart = charts.view()
+            self.time_chart = charts.view()
+            self.type_card.add(self.type_chart, 1)
+            self.time_card.add(self.time_chart, 1)
+        self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=result.pass_mark))
+        seconds = [(f.seconds, f.correct) for f in result.feedback]
+        self.time_chart.setChart(charts.seconds_per_question(seconds))
+
+
+def _stats(result: Any) -> str:
+    skipped = sum(1 for f in result.feedback if f.chosen is None)
+    return (
+        f"{result.correct} of {result.n} right · {result.answered} answered"
+        + (f" · {skipped} skipped" if skipped else "")
+        + f"<br>{duration(result.seconds)} in all · "
+        f"{duration(result.seconds_per_question)} per question"
+        + ("" if result.status == "finished" else " · ended early")
+    )
+
+
+def missed_html(result: Any, questions: list[dict[str, Any]]) -> str:
+    """The missed questions with their options (the right one green, the chosen one red),
+    the answer given and the explanation."""
+    if not result.missed:
+        return "<p style='color:#15803d'><b>Nothing to review — every question right.</b></p>"
+    by_key = {str(q["id"]): q for q in questions}
+    chosen = {f.key: f.chosen for f in result.feedback}
+    parts = []
+    for key in result.missed:
+        q = by_key.get(key)
+        if q is None:
+            continue
+        gold = q["answer"]
+        options = "".join(
+            f"<div style='margin-left:12px; color:{_option_colour(letter, gold, chosen.get(key))}'>"
+            f"{letter}. {esc(text)}</div>"
+            for letter, text in zip(LETTERS, q["options"], strict=False)
+        )
+        you = chosen.get(key) or "skipped"
+        parts.append(
+            f"<p style='margin-bottom:2px'><b>{esc(q['question'])}</b></p>{options}"
+            f"<p style='color:#6b7280; margin-top:4px'>You: {esc(you)} · Answer: {gold}</p>"
+            f"<p style='margin-top:0'>{esc(q.get('explanation', ''))}</p><hr>"
+        )
+    return "".join(parts)
+
+
+def _option_colour(letter: str, gold: str, chosen: str | None) -> str:
+    if letter == gold:
+        return "#15803d"
+    return "#b91c1c" if letter == chosen else "#374151"

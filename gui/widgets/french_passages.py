@@ -1,0 +1,138 @@
+"""The passages of French QA: the corpus/retriever/k controls both French tabs use, the
+index a retriever needs (built by the engine on first use), and the passages shown with
+the words they share with the question highlighted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QGridLayout, QSizePolicy, QSpinBox, QWidget
+
+from gui.models import set_setting, setting
+from gui.widgets.common import AppContext, combo, esc, whole_text
+
+RETRIEVERS: list[tuple[Any, str]] = [
+    ("bm25", "BM25 (words)"),
+    ("dense", "Dense (MiniLM embeddings)"),
+    ("hybrid", "Hybrid (both, fused)"),
+    ("", "No passages"),
+]
+HIGHLIGHT = "<span style='background:#fde68a; color:#111827'>"
+
+
+def passages_html(passages: list[Any]) -> str:
+    """Retrieved passages with the words they share with the query highlighted."""
+    if not passages:
+        return "<p style='color:#6b7280'>No passage for this question.</p>"
+    out = []
+    for i, p in enumerate(passages, 1):
+        pieces, last = [], 0
+        for start, end in p.spans:
+            pieces += [esc(p.text[last:start]), HIGHLIGHT, esc(p.text[start:end]), "</span>"]
+            last = end
+        pieces.append(esc(p.text[last:]))
+        out.append(
+            f"<p style='margin:0 0 2px 0; color:#6b7280'><small><b>Passage {i}</b> · "
+            f"{esc(p.label or p.source)} · score {p.score:.3g}</small></p>"
+            f"<p style='margin:0 0 14px 0; line-height:140%'>{''.join(pieces)}</p>"
+        )
+    return "".join(out)
+
+
+def load_retriever(
+    job: Any, corpus: str, retriever: str, cancel: Callable[[], bool] | None = None
+) -> Any:
+    """The index of ``corpus`` for ``retriever`` (built on first use, reused after), its
+    build reported to ``job.progress``; it stops with
+    :class:`~engine.progress.Cancelled` when the job is stopped or ``cancel()`` is true."""
+    if not retriever or not corpus:
+        return None
+    from engine.french.index import build_index
+
+    def cancelled() -> bool:
+        return job.cancelled or (cancel is not None and cancel())
+
+    return build_index(job.store, corpus, retriever, progress=job.progress, cancel=cancelled)
+
+
+def build_message(retriever: str, p: Any) -> str:
+    """What an index build is doing, in a few words for a progress row: "Dense index:
+    embedding passages"."""
+    name = dict(RETRIEVERS).get(retriever, retriever).split(" (")[0]
+    return f"{name} index: {p.message}"
+
+
+class RetrievalControls(QWidget):
+    """Corpus, retriever and number of passages, remembered between sessions."""
+
+    def __init__(self, ctx: AppContext, key: str, stacked: bool = False) -> None:
+        """``stacked``: the corpus above the retriever and k (for a narrow column)."""
+        super().__init__()
+        self.ctx, self.key = ctx, key
+        lay = QGridLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.corpus = whole_text(QComboBox(), QSizePolicy.Policy.MinimumExpanding)
+        self.retriever = combo(RETRIEVERS, setting(f"{key}/retriever", "bm25"))
+        self.k = QSpinBox()
+        self.k.setRange(1, 10)
+        self.k.setPrefix("k = ")
+        self.k.setToolTip("How many passages to retrieve")
+        self.k.setFixedWidth(86)
+        if stacked:
+            lay.addWidget(self.corpus, 0, 0, 1, 2)
+            lay.addWidget(self.retriever, 1, 0)
+            lay.addWidget(self.k, 1, 1)
+        else:
+            lay.addWidget(self.corpus, 0, 0)
+            lay.addWidget(self.retriever, 0, 1)
+            lay.addWidget(self.k, 0, 2)
+        lay.setColumnStretch(0, 1)
+        self.k.setValue(setting(f"{key}/k", 3, int))
+        self.retriever.currentIndexChanged.connect(self._changed)
+        self.k.valueChanged.connect(self._changed)
+        ctx.data_changed.append(self.reload)
+        self.reload()
+        self._changed()
+
+    def reload(self) -> None:
+        current = self.corpus.currentData() or setting(f"{self.key}/corpus", "french-sample")
+        self.corpus.blockSignals(True)
+        self.corpus.clear()
+        for c in self.ctx.store.corpora():
+            self.corpus.addItem(f"{c['name']} ({c['n_passages']})", c["name"])
+            self.corpus.setItemData(
+                self.corpus.count() - 1, f"{c['n_passages']} passages", Qt.ItemDataRole.ToolTipRole
+            )
+        i = self.corpus.findData(current)
+        if i >= 0:
+            self.corpus.setCurrentIndex(i)
+        self.corpus.blockSignals(False)
+
+    def _changed(self) -> None:
+        on = bool(self.retriever.currentData())
+        self.corpus.setEnabled(on)
+        self.k.setEnabled(on)
+        set_setting(f"{self.key}/retriever", self.retriever.currentData())
+        set_setting(f"{self.key}/k", self.k.value())
+        if self.corpus.currentData():
+            set_setting(f"{self.key}/corpus", self.corpus.currentData())
+
+    def set_values(self, values: tuple[str, str, int]) -> None:
+        """Choose ``(corpus, retriever, k)`` again (remembered), without signals."""
+        corpus, retriever, k = values
+        for widget in (self.corpus, self.retriever, self.k):
+            widget.blockSignals(True)
+        i = self.corpus.findData(corpus)
+        if i >= 0:
+            self.corpus.setCurrentIndex(i)
+        self.retriever.setCurrentIndex(max(self.retriever.findData(retriever), 0))
+        self.k.setValue(k)
+        for widget in (self.corpus, self.retriever, self.k):
+            widget.blockSignals(False)
+        self._changed()
+
+    @property
+    def values(self) -> tuple[str, str, int]:
+        return self.corpus.currentData() or "", self.retriever.currentData(), self.k.value()

@@ -1,0 +1,442 @@
+"""French QA practice: a person answers FrenchMedMCQA questions (one or more right
+options) with the passages a retriever finds for each, the query words highlighted; the
+Hamming score and exact match per question and overall.
+
+Retrieval, the highlighted spans and scoring are :mod:`engine.french`'s.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.progress import Cancelled
+from gui.models import set_setting, setting
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    DatasetPicker,
+    OptionList,
+    ProgressRow,
+    current_profile,
+    esc,
+    muted,
+    primary,
+    show_error,
+    text_view,
+)
+from gui.widgets.french_passages import (
+    RETRIEVERS,
+    RetrievalControls,
+    build_message,
+    load_retriever,
+    passages_html,
+)
+from gui.widgets.screen import SessionCalls, scrolled
+
+Retrieval = tuple[str, str, int]  # corpus, retriever, k
+SLOW = ("dense", "hybrid")  # retrievers whose index is built as soon as they are chosen
+
+
+def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
+    """The data set the practice opens on: the one last chosen (``remembered``, at
+    ``chosen_at``) unless a data set was imported after that, else the last imported.
+
+    >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
+    ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
+    >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
+    ('b', 'a')
+    """
+    if not datasets:
+        return ""
+    newest = max(datasets, key=lambda d: (d.get("created") or "", d.get("id") or 0))
+    names = {d["name"] for d in datasets}
+    if remembered in names and chosen_at >= (newest.get("created") or ""):
+        return remembered
+    return str(newest["name"])
+
+
+def _stale(text: str) -> str:
+    return f"<p style='color:#6b7280'>{text}</p>"
+
+
+class FrenchPractice(QWidget, SessionCalls):
+    """A person's French QA session: the setup row, the question and its passages.
+
+    The index a retriever needs is built when it is chosen (or at Start), its progress in
+    the setup card's progress row with a Cancel button; a cancelled build goes back to the
+    retrieval chosen before."""
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.session: Any = None
+        self.view: Any = None
+        self.busy = False
+        self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
+        self._stop_build = threading.Event()
+        self._previous: Retrieval | None = None  # the retrieval to go back to on Cancel
+        self._known: set[str] = set()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 10, 0, 0)
+        lay.setSpacing(12)
+        lay.addWidget(self._setup_card())
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        split.addWidget(self._question_side())
+        pcard = Card("Passages")
+        self.passages = text_view()
+        self.passages.setPlaceholderText(
+            "The retrieved passages appear here, the words they share with the question "
+            "highlighted."
+        )
+        pcard.add(self.passages, 1)
+        split.addWidget(pcard)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 4)
+        lay.addWidget(split, 1)
+        self._choice: Retrieval = self.retrieval.values  # the retrieval asked for last
+        ctx.data_changed.append(self._open_on_dataset)
+        self._open_on_dataset()
+        self._enable()
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _setup_card(self) -> Card:
+        """Questions and how many on one line, the passages and Start on the next."""
+        setup = Card()
+        self.dataset = DatasetPicker(self.ctx, "french", compact=True)
+        self.dataset.import_clicked.connect(self._open_import)
+        self.dataset.changed.connect(self._dataset_changed)
+        self.dataset.combo.activated.connect(self._remember_dataset)
+        self.retrieval = RetrievalControls(self.ctx, "french")
+        self.retrieval.retriever.currentIndexChanged.connect(self._retrieval_changed)
+        self.retrieval.k.valueChanged.connect(self._retrieval_changed)
+        self.retrieval.corpus.currentIndexChanged.connect(self._retrieval_changed)
+        self.limit = QSpinBox()
+        self.limit.setRange(0, 100000)
+        self.limit.setSpecialValueText("All")
+        self.limit.setToolTip("How many questions")
+        self.limit.setMinimumWidth(90)
+        self.limit.setValue(setting("french/limit", 0, int))
+        self.start_button = primary(QPushButton("Start"))
+        self.start_button.setMinimumWidth(110)
+        self.start_button.clicked.connect(self.start)
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(10)
+        grid.addWidget(QLabel("Questions"), 0, 0)
+        grid.addWidget(self.dataset, 0, 1)
+        grid.addWidget(QLabel("How many"), 0, 2)
+        grid.addWidget(self.limit, 0, 3)
+        grid.addWidget(QLabel("Passages"), 1, 0)
+        grid.addWidget(self.retrieval, 1, 1)
+        grid.addWidget(self.start_button, 1, 3)
+        grid.setColumnStretch(1, 1)
+        setup.add_layout(grid)
+        self.build_row = ProgressRow()
+        self.build_row.stop.setText("Cancel")
+        self.build_row.stop.setToolTip("Stop building the index (nothing is kept)")
+        self.build_row.stop_clicked.connect(self.cancel_build)
+        self.build_row.setVisible(False)
+        setup.add(self.build_row)
+        return setup
+
+    def _question_side(self) -> QWidget:
+        side = QWidget()
+        lay = QVBoxLayout(side)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(scrolled(self._question_card()), 1)
+        buttons = QHBoxLayout()
+        self.finish_button = QPushButton("Finish")
+        self.finish_button.clicked.connect(self.finish)
+        self.total = muted(QLabel(""))
+        self.submit_button = primary(QPushButton("Check"))
+        self.submit_button.setMinimumWidth(110)
+        self.submit_button.clicked.connect(self.submit)
+        self.next_button = primary(QPushButton("Next question"))
+        self.next_button.clicked.connect(self.next_question)
+        buttons.addWidget(self.finish_button)
+        buttons.addWidget(self.total, 1)
+        buttons.addWidget(self.submit_button)
+        buttons.addWidget(self.next_button)
+        lay.addLayout(buttons)
+        return side
+
+    def _question_card(self) -> Card:
+        qcard = Card()
+        top = QHBoxLayout()
+        self.position = QLabel("")
+        self.position.setObjectName("cardTitle")
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(220)
+        top.addWidget(self.position)
+        top.addStretch(1)
+        top.addWidget(self.bar)
+        qcard.add_layout(top)
+        self.question = QLabel("Choose a question set and press Start.")
+        self.question.setObjectName("question")
+        self.question.setWordWrap(True)
+        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        qcard.add(self.question)
+        qcard.add(muted(QLabel("Select every right option (one or more).")))
+        self.options = OptionList(multi=True)
+        self.options.selection_changed.connect(self._enable)
+        qcard.add(self.options)
+        self.verdict = QLabel("")
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.TextFormat.RichText)
+        qcard.add(self.verdict)
+        qcard.layout_.addStretch(1)
+        return qcard
+
+    def _open_import(self) -> None:
+        self.ctx.window.open_import("french")
+
+    # -- flow ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from engine.french.session import FrenchSession
+
+        dataset = self.dataset.name
+        if not dataset:
+            show_error(self, "Import a French question set first.", self.ctx)
+            return
+        corpus, retriever, k = self.retrieval.values
+        if retriever and not corpus:
+            show_error(self, "Import a corpus for the passages, or choose “No passages”.", self.ctx)
+            return
+        limit = self.limit.value() or None
+        set_setting("french/limit", self.limit.value())
+        self._remember_dataset()
+        profile = current_profile(self.ctx)
+        old = self.session if self.session is not None and not self.session.done else None
+
+        def make(job: Any, stop: threading.Event) -> Any:
+            index = load_retriever(job, corpus, retriever, stop.is_set)
+            if old is not None:  # a new session replaces it (not when the build is cancelled)
+                old.finish()
+            session = FrenchSession(
+                job.store, dataset, limit=limit, index=index, k=k, profile=profile
+            )
+            return session, session.question()
+
+        self.passages.setHtml(_stale("Preparing the passages…"))
+        self._choice, self._previous = self.retrieval.values, None
+        self._with_index(make, self._started)
+
+    def _with_index(self, fn: Any, on_done: Any) -> None:
+        """Run ``fn(job, stop)``, which may build the chosen retriever's index, on the
+        session thread; ``stop`` is set by Cancel."""
+        corpus, retriever, _k = self.retrieval.values
+        self.building = (corpus, retriever)
+        self._stop_build = threading.Event()
+        self.call(fn, on_done, self._stop_build, progress=self._index_progress)
+
+    def _index_progress(self, p: Any) -> None:
+        if self.building is None:
+            return
+        if not self.build_row.isVisible():
+            self.build_row.started(p.total, "")
+            self.build_row.setVisible(True)
+            self.passages.setHtml(_stale("The passages show once the index is built."))
+        if not self._stop_build.is_set():
+            self.build_row.update(p, build_message(self.building[1], p))
+
+    def cancel_build(self) -> None:
+        """Stop the index being built (nothing of it is kept)."""
+        if self.building is not None:
+            self._stop_build.set()
+            self.build_row.stop.setEnabled(False)
+            self.build_row.label.setText("Cancelling…")
+
+    def _call_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, Cancelled):
+            self._build_cancelled()
+        else:
+            super()._call_failed(exc)
+
+    def _build_cancelled(self) -> None:
+        """Back to the retrieval chosen before, with its passages; one line says so."""
+        previous = self._previous
+        if previous is not None:
+            self._choice = previous
+            self.retrieval.set_values(previous)
+            name = dict(RETRIEVERS).get(previous[1], previous[1])
+            self.ctx.status(f"Index build cancelled; nothing was kept. Passages: {name}.")
+        else:
+            self.ctx.status("Index build cancelled; nothing was kept. Press Start again.")
+        if self.view is not None:
+            self.passages.setHtml(passages_html(self.view.passages))
+        else:
+            self.passages.clear()
+
+    def _call_ended(self) -> None:
+        self.building = None
+        self.build_row.setVisible(False)
+        super()._call_ended()
+        if self.retrieval.values != self._choice and not self.busy:
+            self._retrieval_changed()  # changed while another call ran
+
+    def _started(self, result: tuple[Any, Any]) -> None:
+        self.session, view = result
+        self.ctx.notify_runs()
+        self._show(view)
+
+    def _show(self, view: Any) -> None:
+        self.view = view
+        self.position.setText(f"Question {view.position + 1} of {view.total}")
+        self.bar.setRange(0, view.total)
+        self.bar.setValue(self.session.summary()["answered"])
+        self.question.setText(view.question)
+        self.options.set_options([(letter, text) for letter, text in view.options])
+        self.verdict.setText("")
+        self.passages.setHtml(passages_html(view.passages))
+        self._totals()
+        self._enable()
+
+    def _retrieval_changed(self) -> None:
+        """Build the chosen retriever's index when it is not built, and retrieve the current
+        question's passages again with the new settings."""
+        values = self.retrieval.values
+        if self.busy or values == self._choice:
+            return
+        self._previous, self._choice = self._choice, values
+        corpus, retriever, k = values
+        session = self.session if self.view is not None else None
+        position = self.view.position if self.view is not None else 0
+        if session is None and (retriever not in SLOW or self._previous[:2] == values[:2]):
+            return  # no passages to show; a BM25 index builds in moments at Start
+
+        def redo(job: Any, stop: threading.Event) -> Any:
+            index = load_retriever(job, corpus, retriever, stop.is_set)
+            if session is None:
+                return None
+            session.set_retrieval(index, k)
+            return session.question(position)
+
+        if session is not None:
+            self.passages.setHtml(_stale("Retrieving the passages again…"))
+        self._with_index(redo, self._show_passages)
+
+    def _show_passages(self, view: Any) -> None:
+        if view is not None:
+            self.view = view
+            self.passages.setHtml(passages_html(view.passages))
+
+    def _dataset_changed(self, _name: str) -> None:
+        self._enable()
+
+    def _remember_dataset(self) -> None:
+        if self.dataset.name:
+            set_setting("french/dataset", self.dataset.name)
+            set_setting("french/dataset_at", datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def _open_on_dataset(self) -> None:
+        """On opening and after an import: the last imported data set, or the one chosen
+        since (:func:`opening_dataset`)."""
+        datasets = self.ctx.store.datasets("french")
+        names = {d["name"] for d in datasets}
+        if names <= self._known:
+            return
+        self._known = names
+        name = opening_dataset(
+            datasets, str(setting("french/dataset", "")), str(setting("french/dataset_at", ""))
+        )
+        if name:
+            self.dataset.select(name)
+
+    def _enable(self) -> None:
+        has = self.session is not None and self.view is not None
+        answered = has and bool(self.verdict.text())
+        self.submit_button.setVisible(not answered)
+        self.submit_button.setEnabled(has and not self.busy and not answered)
+        self.next_button.setVisible(answered)
+        self.next_button.setEnabled(answered and not self.busy and not self.session.done)
+        self.finish_button.setEnabled(has and not self.busy)
+        self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
+        self.retrieval.setEnabled(self.building is None)
+        self.dataset.setEnabled(self.building is None)
+
+    def submit(self) -> None:
+        if self.session is None or self.view is None or self.busy:
+            return
+        chosen = [c.lower() for c in self.options.selected()]
+        session, position = self.session, self.view.position
+        self.call(lambda job: (session.answer(chosen, position), session.summary()), self._answered)
+
+    def _answered(self, result: tuple[Any, dict[str, Any]]) -> None:
+        fb, summary = result
+        self.options.reveal(fb.gold, fb.chosen)
+        colour = "#15803d" if fb.exact else "#b45309" if fb.hamming > 0 else "#b91c1c"
+        words = "Exactly right" if fb.exact else "Partly right" if fb.hamming > 0 else "Wrong"
+        detail = []
+        if fb.missed:
+            detail.append("missed " + ", ".join(x.upper() for x in fb.missed))
+        if fb.wrong:
+            detail.append("wrongly ticked " + ", ".join(x.upper() for x in fb.wrong))
+        gold = " + ".join(x.upper() for x in fb.gold)
+        self.verdict.setText(
+            f"<p style='color:{colour}; font-size:12pt'><b>{words}</b> — Hamming score "
+            f"{100 * fb.hamming:.0f}%, exact match {'yes' if fb.exact else 'no'}</p>"
+            f"<p>Right options: <b>{esc(gold)}</b>"
+            + (f" · {esc('; '.join(detail))}" if detail else "")
+            + "</p>"
+        )
+        self._totals(summary)
+        self.bar.setValue(summary["answered"])
+        if self.session.done:
+            self.finish()
+        self._enable()
+
+    def _totals(self, summary: dict[str, Any] | None = None) -> None:
+        if summary is None and self.session is not None:
+            summary = self.session.summary()
+        if not summary or not summary.get("answered"):
+            self.total.setText("")
+            return
+        self.total.setText(
+            f"Overall: Hamming {summary['hamming']:.0f}% · EMR {summary['emr']:.0f}% "
+            f"· {summary['answered']} of {summary['total']} answered"
+        )
+
+    def next_question(self) -> None:
+        if self.session is None or self.session.done:
+            return
+        session = self.session
+        self.call(lambda job: session.question(), self._show)
+
+    def finish(self) -> None:
+        if self.session is None:
+            return
+        session = self.session
+
+        def done(summary: dict[str, Any]) -> None:
+            self.ctx.notify_runs()
+            self.total.setText(
+                f"Finished: Hamming {summary.get('hamming') or 0:.0f}% · "
+                f"EMR {summary.get('emr') or 0:.0f}% over {summary['answered']} question(s). "
+                "See Results for the details."
+            )
+
+        self.call(lambda job: session.finish(), done)
+
+    def closing(self) -> None:
+        """The window closes: an unfinished session is closed (its answers are kept)."""
+        session = self.session
+        if session is not None and self.ctx.store.run(session.run_id)["status"] == "running":
+            self.ctx.jobs.start(lambda job: session.finish(), pool="session")

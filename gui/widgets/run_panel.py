@@ -1,0 +1,400 @@
+"""The model-run panel every activity shares: a settings card (data set, the activity's own
+settings, how many, at once; Run; a stopped run to resume), and the progress of the run (a
+bar with Stop, the headline score so far, each answer as it comes, the summary at the end).
+
+An activity subclasses :class:`RunPanel` with its ``activity_id`` and supplies its settings
+widgets (:meth:`RunPanel.settings_rows`) and the settings they make (:meth:`RunPanel.given`).
+The run itself is :func:`engine.runs.run` on a worker; scores, labels and summaries come from
+the engine (:mod:`engine.activities`, :mod:`engine.results`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QWidget,
+)
+
+from engine.activities import activity, metric_label
+from engine.results import running_score, summary_rows
+from gui.models import set_setting, setting
+from gui.tables import RowsModel, format_value, table_view
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    DatasetPicker,
+    ProgressRow,
+    check_crash,
+    esc,
+    muted,
+    primary,
+    show_error,
+    whole_text,
+)
+from gui.widgets.screen import VerticalScroll
+
+RESUMABLE = ("cancelled", "failed", "interrupted")
+MARKS = {"right": ("✓", "#15803d"), "partly": ("~", "#b45309"), "wrong": ("✗", "#b91c1c")}
+
+
+class RunPanel(QWidget):
+    """A model run of one activity, with its settings, progress and live answers.
+
+    Subclasses set ``activity_id`` and ``settings_key`` (where the choices are remembered),
+    and override :meth:`settings_rows`, :meth:`given` and, when they need to,
+    :meth:`prepare` (work on the worker before the run, e.g. building an index),
+    :meth:`on_report` (each progress report,
+    the steps within an item included: a live view of the run),
+    :meth:`live_views` (widgets above the answers table) and :meth:`item_text`.
+    """
+
+    activity_id = ""
+    settings_key = ""
+    default_limit = 0
+    concurrent = True  # offer "At once" (items in flight)
+    help_text = ""
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.activity = activity(self.activity_id)
+        self.job: Any = None
+        self.answers: list[dict[str, Any]] = []
+        self.items: dict[str, dict[str, Any]] = {}
+        self._announced = False
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 10, 0, 0)
+        lay.setSpacing(12)
+        lay.addWidget(VerticalScroll(self._settings_card()))  # as wide as its rows want
+        lay.addWidget(self._progress_card(), 1)
+        ctx.runs_changed.append(self._load_resumable)
+        self._load_resumable()
+
+    # -- what an activity supplies ---------------------------------------------------------
+
+    def settings_rows(self) -> list[tuple[str, QWidget]]:
+        """The activity's own settings, as (label, widget) rows after the data set."""
+        return []
+
+    def given(self) -> dict[str, Any]:
+        """The settings of a new run from the widgets (remembering them); a ValueError
+        with one line when they do not make a run."""
+        raise NotImplementedError
+
+    @staticmethod
+    def prepare(job: Any, given: dict[str, Any]) -> dict[str, Any]:
+        """On the worker, before a new run starts: the settings to run with."""
+        return given
+
+    def on_report(self, info: dict[str, Any]) -> None:
+        """The info of each progress report of the run, in the UI: a step within an item
+        (:meth:`engine.runs.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
+
+    def live_views(self) -> list[tuple[QWidget, int]]:
+        """Widgets (and their stretch) shown above the answers table."""
+        return []
+
+    def item_text(self, item: dict[str, Any]) -> str:
+        """An item in a few words, for the answers table."""
+        return str(item.get("question", ""))
+
+    def run_started(self) -> None:
+        """A run starts: clear the live views."""
+
+    # -- building ------------------------------------------------------------------------
+
+    def _settings_card(self) -> Card:
+        card = Card("Settings")
+        self.dataset = DatasetPicker(self.ctx, self.activity.id, compact=True)
+        self.dataset.import_clicked.connect(self._open_import)
+        self.limit = QSpinBox()
+        self.limit.setRange(0, 100000)
+        self.limit.setSpecialValueText("All")
+        self.limit.setValue(setting(f"{self.settings_key}/limit", self.default_limit, int))
+        self.at_once = QSpinBox()
+        self.at_once.setRange(0, 64)
+        self.at_once.setSpecialValueText("Automatic")
+        self.at_once.setToolTip("Items in flight at once (automatic: 8 for a served model)")
+        noun = f"{self.activity.item_noun}s"
+        rows = [(noun.capitalize(), self.dataset), *self.settings_rows()]
+        rows.append((f"How many {noun}", self.limit))
+        if self.concurrent:
+            rows.append(("At once", self.at_once))
+        card.add_layout(_grid(rows))
+        card.add_layout(self._run_row())
+        card.layout_.addSpacing(8)
+        card.add(_title("Resume a stopped run"))
+        card.add_layout(self._resume_row())
+        if self.help_text:
+            card.layout_.addSpacing(8)
+            help_label = muted(QLabel(self.help_text))
+            help_label.setWordWrap(True)
+            help_label.setTextFormat(Qt.TextFormat.RichText)
+            card.add(help_label)
+        card.layout_.addStretch(1)
+        return card
+
+    def _run_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addStretch(1)
+        self.run_button = primary(QPushButton("Run"))
+        self.run_button.setMinimumWidth(110)
+        self.run_button.clicked.connect(self._run_clicked)
+        row.addWidget(self.run_button)
+        return row
+
+    def _resume_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.resumable = whole_text(QComboBox(), QSizePolicy.Policy.MinimumExpanding)
+        self.resume_button = QPushButton("Resume")
+        self.resume_button.clicked.connect(self.resume)
+        row.addWidget(self.resumable, 1)
+        row.addWidget(self.resume_button)
+        return row
+
+    def _progress_card(self) -> Card:
+        card = Card("Progress")
+        self.progress = ProgressRow()
+        self.progress.label.setMinimumWidth(120)  # "case 3/10, turn 4": fits a narrow window
+        self.progress.stop_clicked.connect(self.stop)
+        card.add(self.progress)
+        self.live = QLabel("Not started")
+        self.live.setObjectName("bigNumber")
+        card.add(self.live)
+        self.live_note = muted(QLabel(f"{self._headline_name()} so far"))
+        card.add(self.live_note)
+        for widget, stretch in self.live_views():
+            card.add(widget, stretch)
+        self.rows = RowsModel(self._columns(), self)
+        self.rows.colour = self._colour
+        fit = [i for i in range(len(self.rows.columns)) if i != 2]
+        card.add(table_view(self.rows, stretch=2, fit=fit), 1)
+        self.summary = muted(QLabel(""))
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        card.add(self.summary)
+        return card
+
+    def _columns(self) -> list[tuple[str, Any]]:
+        columns = [
+            ("", lambda a: MARKS[a["mark"]][0]),
+            ("#", lambda a: a["item"]),
+            (self.activity.item_noun.capitalize(), lambda a: a["text"]),
+            ("Chose", lambda a: a.get("chosen") or "—"),
+            ("Answer", lambda a: a.get("gold") or ""),
+        ]
+        if self.activity.headline != "accuracy":
+            columns.append((self._headline_name(), lambda a: f"{a['score']:.0f}%"))
+        return columns
+
+    def _colour(self, answer: dict[str, Any]) -> str:
+        return MARKS[answer["mark"]][1]
+
+    def _headline_name(self) -> str:
+        return metric_label(self.activity.headline, self.activity.id).removesuffix(" (%)")
+
+    def _open_import(self) -> None:
+        self.ctx.window.open_import(self.activity.id)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _load_resumable(self) -> None:
+        runs = [
+            r
+            for r in self.ctx.store.runs(self.activity.id)
+            if r["runner"] != "person" and r["status"] in RESUMABLE
+        ]
+        self.resumable.clear()
+        for r in runs:
+            done = f"{r['n_done']}/{r['n_total']}"
+            self.resumable.addItem(f"#{r['id']} {r['model']} · {r['dataset']} · {done}", r["id"])
+        if not runs:
+            self.resumable.addItem("No stopped runs")
+        self.resumable.setEnabled(bool(runs))
+        self.resume_button.setEnabled(bool(runs) and self.job is None)
+
+    def _run_clicked(self) -> None:
+        self.run()
+
+    def run(self, resume: int | None = None) -> None:
+        """Start a run with the chosen settings (or continue run ``resume``)."""
+        if self.job is not None:
+            return
+        if resume is None:
+            dataset = self.dataset.name
+            try:
+                if not dataset:
+                    raise ValueError(f"Choose a data set of {self.activity.item_noun}s.")
+                given = self.given()
+            except ValueError as exc:
+                show_error(self, exc, self.ctx)
+                return
+            set_setting(f"{self.settings_key}/limit", self.limit.value())
+        else:
+            dataset, given = None, {}
+        items_of = dataset or self.ctx.store.run(resume)["dataset"]
+        self.items = {str(i["id"]): i for i in self.ctx.store.items(items_of)}
+        at_once = (self.at_once.value() or None) if self.concurrent else None
+        self._clear()
+        self.job = self.ctx.jobs.start(
+            _run_job,
+            self.activity.id,
+            self.ctx.host,
+            type(self).prepare,
+            dataset,
+            given,
+            resume,
+            at_once,
+            on_progress=self._progress,
+            on_done=self._done,
+            on_error=self._failed,
+            on_ended=self._ended,
+        )
+
+    def _clear(self) -> None:
+        self.answers = []
+        self._announced = False
+        self.rows.set_rows([])
+        self.summary.setText("")
+        self.live.setText("—")
+        self.progress.started(0, "Starting…")
+        self.run_button.setEnabled(False)
+        self.resume_button.setEnabled(False)
+        self.run_started()
+
+    def resume(self) -> None:
+        run_id = self.resumable.currentData()
+        if run_id is not None and self.job is None:
+            self.run(resume=int(run_id))
+
+    def stop(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+            self.progress.label.setText(f"Stopping after this {self.activity.item_noun}…")
+
+    def _progress(self, p: Any) -> None:
+        info = p.info or {}
+        if info.get("run_id") and not self._announced:
+            self._announced = True
+            self.ctx.notify_runs()
+        self.on_report(info)
+        if "item" in info:
+            self._add_answer(str(info["item"]), info)
+            message = f"{p.done} of {p.total} {self.activity.item_noun}s"
+        else:
+            message = p.message or "Loading the model…"
+        if self.job is not None and self.job.job.cancelled:  # what is in flight finishes
+            message = f"Stopping after this {self.activity.item_noun}…"
+        self.progress.update(p, message)
+
+    def _add_answer(self, key: str, info: dict[str, Any]) -> None:
+        text = " ".join(self.item_text(self.items.get(key, {})).split())
+        score, _ = running_score(self.activity.id, [info])
+        mark = "right" if score == 100 else "wrong" if not score else "partly"
+        self.answers.append(
+            {
+                **info,
+                "item": key,
+                "text": text[:80] + ("…" if len(text) > 80 else ""),
+                "score": score or 0.0,
+                "mark": mark,
+            }
+        )
+        self.rows.set_rows(list(reversed(self.answers)))
+        score, right = running_score(self.activity.id, self.answers)
+        n = len(self.answers)
+        self.live.setText(f"{score:.0f}%")
+        self.live_note.setText(f"{self._headline_name()} so far: {right} of {n} wholly right")
+
+    def _done(self, summary: dict[str, Any]) -> None:
+        self.ctx.notify_runs()
+        check_crash(self.ctx, summary)
+        parts = [
+            f"{esc(label)}: <b>{esc(format_value(value))}</b>"
+            for _key, label, value in summary_rows(
+                summary, self.activity.id, self.activity.run_keys
+            )
+        ]
+        status = f"Run #{summary.get('run_id')} {esc(summary.get('status', ''))}"
+        self.summary.setText(" · ".join([status, *parts]))
+        headline = summary.get(self.activity.headline)
+        if isinstance(headline, int | float):
+            self.live.setText(f"{headline:.0f}%")
+            n = summary.get("n") or summary.get("answered")
+            over = f"{self._headline_name()} over {n} {self.activity.item_noun}s"
+            wrong = " (unanswered count as wrong)" if self.activity.headline == "accuracy" else ""
+            self.live_note.setText(over + wrong)
+
+    def _failed(self, exc: BaseException) -> None:
+        show_error(self, exc, self.ctx, "The run failed")
+
+    def _ended(self) -> None:
+        self.job = None
+        stopping = f"Stopping after this {self.activity.item_noun}…"
+        self.progress.ended("Stopped" if self.progress.label.text() == stopping else "")
+        self.run_button.setEnabled(True)
+        self._load_resumable()
+
+
+def _run_job(
+    job: Any,
+    activity_id: str,
+    host: Any,
+    prepare: Any,
+    dataset: str | None,
+    given: dict[str, Any],
+    resume: int | None,
+    at_once: int | None,
+) -> dict[str, Any]:
+    """The worker's part of a run: the activity's preparation, then the engine's one run
+    loop (:func:`engine.runs.run`)."""
+    from engine.runs import run
+
+    if resume is None:
+        given = prepare(job, given)
+    return run(
+        job.store,
+        activity_id,
+        dataset,
+        given,
+        resume=resume,
+        pool=host.pool,
+        progress=job.progress,
+        cancel=job.cancel,
+        concurrency=at_once,
+    )
+
+
+def _grid(rows: list[tuple[str, QWidget]]) -> QFormLayout:
+    """The settings as label–field rows; a field too wide beside its label goes under it
+    (a narrow window)."""
+    form = QFormLayout()
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    form.setHorizontalSpacing(14)
+    form.setVerticalSpacing(10)
+    for label, widget in rows:
+        if isinstance(widget, QComboBox):
+            widget.setMinimumWidth(0)  # as wide as its longest item, never a fixed width
+        if widget.layout() is not None and label:  # several controls: the whole width
+            form.addRow(QLabel(label))
+            form.addRow(widget)
+        else:
+            form.addRow(label, widget)
+    return form
+
+
+def _title(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setObjectName("cardTitle")
+    return label
