@@ -1,7 +1,8 @@
 """Where medexam keeps its files.
 
 A source checkout keeps model files in ``models/`` and built retrieval indexes in ``indexes/``
-at the repository root; an installed or frozen app uses the user data folder. The database
+at the repository root; an installed or frozen app uses the user data folder. A frozen app
+(PyInstaller) also carries read-only files of its own: :func:`bundled_models_dir`. The database
 always lives in the user data folder unless ``--db`` (or ``MEDEXAM_DB``) says otherwise.
 ``MEDEXAM_HOME`` moves the user data folder and, with it, the models and indexes folders
 (the tests use it to leave a checkout untouched).
@@ -37,6 +38,22 @@ def source_root() -> Path | None:
     if (root / "pyproject.toml").is_file() and (root / "engine").is_dir():
         return root
     return None
+
+
+def bundle_dir() -> Path | None:
+    """The folder of a frozen app's own files (PyInstaller's ``sys._MEIPASS``), else None.
+
+    It is read-only: nothing is ever written there.
+    """
+    base = getattr(sys, "_MEIPASS", None) if getattr(sys, "frozen", False) else None
+    return Path(base) if base else None
+
+
+def bundled_models_dir() -> Path | None:
+    """Model files assembled into a frozen app when it was built (``models/`` in
+    :func:`bundle_dir`), else None."""
+    base = bundle_dir()
+    return base / "models" if base is not None else None
 
 
 def _folder(name: str) -> Path:

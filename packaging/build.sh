@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Build the one-folder medexam app with PyInstaller: packaging/dist/medexam/medexam.
+# Build the one-folder medexam app with PyInstaller (packaging/dist/medexam/medexam) and, on
+# Linux, what users install: packaging/dist/medexam_VERSION_ARCH.deb (with dpkg-deb) and
+# packaging/dist/medexam-VERSION-linux-ARCH.tar.gz (the folder, for users without root).
 #
 # Runs from any directory. Uses the project's virtual environment (.venv at the repository
 # root; set PYTHON to use another interpreter). Extra arguments go to PyInstaller, e.g.
@@ -23,7 +25,7 @@ if [[ -z $python ]]; then
     exit 1
 fi
 if ! "$python" -c "import PyInstaller" 2>/dev/null; then
-    echo "build.sh: PyInstaller is missing; install it with: $python -m pip install -e '$root[package]'" >&2
+    echo "build.sh: PyInstaller is missing; install it with: $python -m pip install -e '${root}[package]'" >&2
     exit 1
 fi
 
@@ -39,3 +41,18 @@ app="$here/dist/medexam"
 echo
 echo "Built $app in $((SECONDS - start)) s ($(du -sh "$app" | cut -f1))."
 "$app/medexam" --version
+
+if [[ $(uname -s) == Linux ]]; then
+    version=$("$python" -c "import engine; print(engine.__version__)")
+    arch=$(uname -m)
+    tarball="$here/dist/medexam-$version-linux-$arch.tar.gz"
+    tar -C "$here/dist" -czf "$tarball" medexam
+    echo "Wrote $tarball ($(du -h "$tarball" | cut -f1))."
+    if command -v dpkg-deb >/dev/null; then
+        deb=$("$here/linux/make-deb.sh" "$app" "$here/build/medexam/icons" "$here/dist" "$version")
+        echo "Wrote $deb ($(du -h "$deb" | cut -f1))."
+    else
+        echo "No dpkg-deb here: no .deb written."
+    fi
+    echo "Packaged in $((SECONDS - start)) s."
+fi
