@@ -1,8 +1,10 @@
-"""Take the screenshots in docs/screenshots/: the app driven to an interesting state on each
-screen, with a temporary database, the shipped samples and the embedded model.
+"""Take the screenshots in docs/screenshots/ of the app driven through each screen.
+
+The app runs with a temporary database, the shipped samples and the embedded model.
 
     python scripts/screenshots.py            # starts itself under Xvfb when there is no display
-    python scripts/screenshots.py --out DIR
+    python scripts/screenshots.py --out DIR --only exam review
+    QT_QPA_PLATFORM=offscreen python scripts/screenshots.py    # no display and no Xvfb
 
 Needs Xvfb (Debian: ``apt-get install xvfb``) when no display is available, and a CJK font
 for the Chinese questions (Debian: ``fonts-noto-cjk``).
@@ -23,6 +25,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = (1400, 900)
+SCREENS = ("exam", "consult", "french", "review", "results", "models")
 
 
 def relaunch_under_xvfb() -> None:
@@ -177,6 +180,22 @@ class Shooter:
         self.shot("french-runs", "french")
         french.tabs.setCurrentIndex(0)
 
+    def review(self) -> None:
+        """The cards the sessions made: the overview, then a card answered wrongly."""
+        r = self.window.go("review")
+        r.refresh()
+        self.wait(lambda: r.start_button.isEnabled(), 60, "cards due")
+        self.shot("review")
+        r.start()
+        self.wait(lambda: r.current is not None, 60, "a card")
+        face = r.current.face
+        letters = [letter for letter, _text in face.options]
+        wrong = next(letter for letter in letters if letter not in face.gold)
+        r.options.toggle(wrong)
+        r.check()
+        self.shot("review-card")
+        r.end()
+
     def results(self) -> None:
         r = self.window.go("results")
         r.reload()
@@ -191,7 +210,7 @@ class Shooter:
     def models(self) -> None:
         models = self.window.go("models")
         self.wait(lambda: models.list.count() > 0)
-        models.prompt.setText("In one sentence, what is paracetamol used for?")
+        models.prompt.setText("In one sentence, what is a vaccine?")
         models.test_prompt()
         self.wait(lambda: models.stream_job is None, what="the test prompt")
         self.shot("models")
@@ -199,8 +218,16 @@ class Shooter:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(REPO / "docs" / "screenshots"))
-    parser.add_argument("--only", nargs="*", help="Only these screens.")
+    parser.add_argument(
+        "--out", default=str(REPO / "docs" / "screenshots"), help="Folder for the PNGs."
+    )
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        choices=SCREENS,
+        metavar="SCREEN",
+        help=f"Only these: {', '.join(SCREENS)}.",
+    )
     args = parser.parse_args()
     relaunch_under_xvfb()
 
@@ -217,19 +244,21 @@ def main() -> None:
     window.resize(*SIZE)
     window.move(0, 0)
     window.show()
-    wanted = set(args.only or ["models", "exam", "consult", "french", "results"])
+    wanted = set(args.only or SCREENS)
     s = Shooter(window, out, wanted)
     print("loading the model…")
     window.jobs.start(lambda job: window.host.get())
     s.wait(lambda: window.host.state == "ready", what="the model")
     s.wait(lambda: window.ctx.model_list is not None, what="the catalog")
-    if wanted & {"exam", "results"}:
+    if wanted & {"exam", "review", "results"}:
         s.exam_session()
         s.exam_evaluation()
     if wanted & {"consult", "results"}:
         s.consultation()
     if wanted & {"french", "results"}:
         s.french()
+    if "review" in wanted:
+        s.review()
     if "results" in wanted:
         s.results()
     if "models" in wanted:

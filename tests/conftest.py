@@ -46,6 +46,22 @@ def db_path(tmp_path: Path) -> str:
     return str(tmp_path / "cli.db")
 
 
+@pytest.fixture
+def models_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty models folder and a user data folder of its own (its settings and added
+    models); Gemma, which lives in the models folder, is left out of the catalog."""
+    from engine import catalog
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MEDEXAM_HOME", str(home))
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setattr(catalog, "models_dir", lambda: folder)
+    monkeypatch.delitem(catalog.EMBEDDED, "gemma3-270m")
+    return folder
+
+
 @pytest.fixture(scope="session")
 def chat_model() -> Iterator[PooledModel]:
     """The default embedded chat model (SmolLM2-135M-Instruct), leased from the process's

@@ -56,3 +56,28 @@ def test_cancel_after_the_first_batch_leaves_no_index(tiny, indexes):
 
     index = build_index(tiny, "tiny", "dense", cancel=lambda: False)
     assert index.rebuilt and len(load_index("tiny-dense")) == N
+
+
+def test_ctrl_c_during_a_build_on_the_command_line(tiny, indexes, monkeypatch):
+    from click.testing import CliRunner
+
+    import engine.cli.french as cli_french
+    from engine.cli import cli
+
+    def interrupted(*args, progress, **kwargs):
+        def press_ctrl_c(p: Progress) -> None:
+            progress(p)
+            if p.message == "embedding passages":
+                raise KeyboardInterrupt
+
+        return build_index(*args, progress=press_ctrl_c, **kwargs)
+
+    monkeypatch.setattr(cli_french, "build_index", interrupted)
+    db = str(tiny.path)
+    out = CliRunner().invoke(
+        cli, ["--db", db, "french", "index", "--corpus", "tiny", "--retriever", "dense"]
+    )
+    assert out.exit_code == 130, out.output
+    assert "index build cancelled; nothing of it was kept" in out.output
+    assert "Aborted" not in out.output and "Traceback" not in out.output
+    assert list(indexes.iterdir()) == []

@@ -66,3 +66,22 @@ def test_a_zero_bar_still_reads_zero(qtbot):
     chart = charts.bars([("正向", 0.0, 3), ("反向", 50.0, 2)], "Accuracy (%)")
     texts = shown_texts(chart)
     assert "正向\n0% · n=3" in texts and "反向\n50% · n=2" in texts
+
+
+def test_each_seconds_bar_stands_on_its_question(qtbot):
+    from PySide6.QtCore import QPointF
+
+    chart = charts.seconds_per_question([(2.0, True), (2.0, False)])
+    view = charts.view(chart)
+    view.resize(640, 360)
+    view.show()
+    QApplication.processEvents()
+    image = view.grab().toImage()
+    series = chart.series()[0]
+    y = round(view.mapFromScene(chart.mapToPosition(QPointF(0, 1.0), series)).y())
+    for question, colour in ((0, "#16a34a"), (1, "#dc2626")):
+        tick = view.mapFromScene(chart.mapToPosition(QPointF(question, 1.0), series)).x()
+        xs = [x for x in range(image.width()) if image.pixelColor(x, y).name() == colour]
+        assert xs, colour
+        assert abs((min(xs) + max(xs)) / 2 - tick) <= 3  # centred on its question's tick
+    view.close()

@@ -59,6 +59,7 @@ def test_person_consults_the_patient_and_answers(qtbot, window):
 
     click(qtbot, p.end_button)
     assert p.side.currentIndex() == 1
+    assert p.left_label.text() == "Now give your answer"  # no questions left to count
     assert p.task_options.isVisibleTo(p) and len(p.task_options.buttons) == 5
     p.task_options.toggle(case.task.answer)
     click(qtbot, p.submit_button)
@@ -167,3 +168,16 @@ def test_two_cases_at_once_show_turns_live_and_progress_per_turn(qtbot, window):
     stored = window.ctx.store.turns(run["id"], shown[-1])
     assert [t["text"] for t in m.turns] == [t["text"] for t in stored]
     assert "Doctor" in m.transcript.toPlainText()
+
+
+def test_a_free_text_diagnosis_is_cut_in_the_run_table(window):
+    from engine.text.columns import display_width
+
+    m = window.go("consult").models
+    diagnosis = "Double vision can be caused by multiple sclerosis, or by optic neuritis. " * 3
+    row = {"mark": "wrong", "number": 1, "item": "osce-001", "text": "Hello doctor"}
+    m.rows.set_rows([row | {"chosen": diagnosis, "gold": "Myasthenia gravis"}])
+    chose = m.rows.data(m.rows.index(0, 3))
+    assert chose.startswith("Double vision") and chose.endswith("…")
+    assert display_width(chose) <= 24  # the table keeps its Answer column in view
+    assert m.rows.data(m.rows.index(0, 4)) == "Myasthenia gravis"

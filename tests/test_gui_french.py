@@ -88,6 +88,7 @@ def test_model_run_over_french_questions(qtbot, window):
     assert run["runner"] == "model" and run["status"] == "finished", run.get("error")
     assert run["settings"]["retriever"] == "bm25" and run["settings"]["k"] == 1
     assert len(m.rows.rows) == 1 and m.live.text().endswith("%")
+    assert m.rows.data(m.rows.index(0, 1)) == "1"  # numbered from 1, not the question's id
 
 
 START_AT_ONCE = """
@@ -130,3 +131,43 @@ def test_start_pressed_at_once_after_opening(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "KeyError" not in out.stdout + out.stderr
     assert "boxes: []" in out.stdout and "question: sample-" in out.stdout, out.stdout
+
+
+def test_opens_on_the_imported_set_not_the_sample_written_after_it(tmp_path):
+    import json
+
+    from engine.french.dataset import ensure_sample, import_frenchmedmcqa
+    from engine.paths import samples_dir
+    from engine.store import Store
+    from gui.widgets.french_practice import opening_dataset
+
+    sample = json.loads((samples_dir() / "frenchmedmcqa_sample.json").read_text("utf-8"))
+    own = [{k: v for k, v in q.items() if k != "sample"} for q in sample[:2]]
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps(own), encoding="utf-8")
+    store = Store(tmp_path / "medexam.db")
+    import_frenchmedmcqa(store, path, name="own")  # imported from the command line first
+    ensure_sample(store)  # the app's first start writes the sample afterwards
+    assert opening_dataset(store.datasets("french"), "", "") == "own"
+
+
+def test_finish_before_the_end_closes_the_session(qtbot, window):
+    p = window.go("french").practice
+    qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
+    p.dataset.select("frenchmedmcqa-sample")
+    p.retrieval.retriever.setCurrentIndex(p.retrieval.retriever.findData(""))
+    p.limit.setValue(2)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
+    p.options.toggle("a")
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    assert p.next_button.isEnabled()
+    click(qtbot, p.finish_button)
+    qtbot.waitUntil(lambda: "Finished" in p.total.text() and not p.busy, timeout=LONG)
+    # the run is closed: no next question of it, nothing to check or finish again
+    assert not (p.next_button.isVisible() and p.next_button.isEnabled())
+    assert not p.submit_button.isEnabled() and not p.finish_button.isEnabled()
+    assert p.start_button.isEnabled()
+    run = window.ctx.store.runs("french")[0]
+    assert run["status"] == "cancelled" and run["n_done"] == 1

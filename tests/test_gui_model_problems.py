@@ -5,24 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from model_files import cut_copy
 from PySide6.QtCore import Qt
-
-from engine import catalog
 
 pytestmark = [pytest.mark.gui]
 LONG = 240_000
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def folder(models_folder: Path) -> Path:
     """A models folder holding the first 8 MB of the embedded chat model's file."""
-    models = tmp_path / "models"
-    models.mkdir()
-    monkeypatch.setattr(catalog, "models_dir", lambda: models)
-    monkeypatch.delitem(catalog.EMBEDDED, "gemma3-270m")
-    with Path(catalog.resolve("smollm2").path).open("rb") as fh:
-        (models / "cut.gguf").write_bytes(fh.read(8_000_000))
-    return models
+    cut_copy(models_folder / "cut.gguf", 8_000_000)
+    return models_folder
 
 
 def test_a_truncated_file_is_shown_with_its_reason(qtbot, folder, window):

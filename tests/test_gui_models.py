@@ -9,6 +9,7 @@ import os
 import signal
 
 import pytest
+from model_files import cut_copy, tiny_llama
 from PySide6.QtCore import Qt
 
 from gui.testing import click_button, close_message_boxes, message_boxes
@@ -80,33 +81,15 @@ def test_model_crash_offers_a_restart(qtbot, window):
     qtbot.waitUntil(lambda: m.stream_job is None and "tokens/s" in m.speed.text(), timeout=LONG)
 
 
-@pytest.fixture
-def models_folder(tmp_path, monkeypatch):
-    """A models folder of its own and a user data folder of its own (the default model is
-    the engine's ``model`` setting there)."""
-    from engine import catalog
-
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("MEDEXAM_HOME", str(home))
-    folder = tmp_path / "models"
-    folder.mkdir()
-    monkeypatch.setattr(catalog, "models_dir", lambda: folder)
-    monkeypatch.delitem(catalog.EMBEDDED, "gemma3-270m")
-    return folder
-
-
 def test_a_damaged_default_model_gives_way_to_the_embedded_one(qtbot, models_folder, window):
     """A truncated model file was the default: the window opens on smollm2 instead, says
     why in the status bar, and the setting no longer names the damaged file."""
-    from pathlib import Path
 
-    from engine import catalog, settings
+    from engine import settings
     from gui.app import create_window
 
     window.close()
-    with Path(catalog.resolve("smollm2").path).open("rb") as fh:
-        (models_folder / "cut.gguf").write_bytes(fh.read(8_000_000))
+    cut_copy(models_folder / "cut.gguf", 8_000_000)
     settings.set("model", "cut")  # chosen before the file was damaged
 
     again = create_window(str(models_folder.parent / "medexam.db"))
@@ -128,17 +111,9 @@ def test_a_damaged_default_model_gives_way_to_the_embedded_one(qtbot, models_fol
 def test_a_default_that_fails_to_load_gives_way_when_used(qtbot, models_folder, window):
     """A model whose header passes but that cannot be loaded: the host's model (a person's
     exam, say) is the embedded one, with the sentence saying so."""
-    import gguf
-    import numpy as np
-
     from engine import settings
 
-    writer = gguf.GGUFWriter(str(models_folder / "empty.gguf"), "llama")
-    writer.add_tensor("w", np.zeros((4, 4), dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    tiny_llama(models_folder / "empty.gguf")
     settings.set("model", "empty")
     assert window.host.selected == "empty"
     window.jobs.start(lambda job: window.host.get())

@@ -69,6 +69,8 @@ def test_table_filter_details_compare_charts_export(qtbot, window, tmp_path):
     assert "Score (%)" in labels
     assert len(r.compare_items.rows) == 3
     assert "same answer on 2" in r.compare_agree.text()
+    item = r.compare_items.data(r.compare_items.index(0, 0))  # the question, not its id
+    assert item.startswith("1. ") and store.items("explaincpe-sample")[0]["question"][:8] in item
 
     # Charts: scores over time for the filtered runs, categories of the selected one.
     r.select_runs([first])
@@ -168,3 +170,19 @@ def test_setting_column_filter_and_report_tab(qtbot, window, tmp_path):
     saved = r.save_report(str(tmp_path / "report.html"))
     page = Path(saved).read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and f"#{first}" in page
+
+
+def test_an_answers_scores_are_named_in_words(qtbot, window):
+    store = window.ctx.store
+    run_id = store.start_run("consult", "cases-sample", "smollm2", {}, runner="model", n_total=1)
+    scores = {"patient_recall": 0.25, "doctor_f1": 0.5, "similarity": 1.0}
+    store.add_answer(run_id, "sample-01", chosen="B", gold="B", correct=True, scores=scores)
+    store.finish_run(run_id, {"accuracy": 100.0, "n": 1})
+    r = window.go("results")
+    r.reload()
+    r.select_runs([run_id])
+    r.answers_table.selectRow(0)
+    shown = r.item_view.toPlainText()
+    assert "Patient word overlap with fact values (ROUGE-1 recall): 0.25" in shown
+    assert "Diagnosis similarity: 1" in shown
+    assert "patient_recall" not in shown and "doctor_f1" not in shown

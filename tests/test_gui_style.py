@@ -102,3 +102,28 @@ def test_a_checked_radio_button_keeps_its_size_and_label_place(qtbot, window):
     checked = indicator(practice.mode_practice)
     assert checked == unchecked
     assert checked[0].width() == checked[0].height() == 18  # 16 px and a 1 px border
+
+
+def test_a_disabled_field_looks_disabled(qtbot, window):
+    p = window.go("exam").practice
+    p.mode_practice.setChecked(True)  # the time limit is for a timed exam only
+    assert not p.minutes.isEnabled()
+    off = p.minutes.grab().toImage()
+    p.mode_timed.setChecked(True)
+    assert p.minutes.isEnabled()
+    on = p.minutes.grab().toImage()
+    middle = (10, on.height() // 2)
+    assert off.pixelColor(*middle) != on.pixelColor(*middle)
+
+
+def test_a_progress_bar_counts_nothing_before_its_job(qtbot):
+    from engine.progress import Progress
+    from gui.widgets.common import ProgressRow
+
+    row = ProgressRow()
+    qtbot.addWidget(row)
+    assert row.bar.text() == ""  # not "0 / 1" before anything started
+    row.started(5)
+    assert row.bar.text() == "0 / 5"
+    row.update(Progress(done=2, total=5))
+    assert row.bar.text() == "2 / 5"

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import gguf
-import numpy as np
-import pytest
 from click.testing import CliRunner
+from model_files import cut_copy, tiny_llama
 
 from engine import catalog, settings
 from engine.cli import cli
@@ -23,39 +21,10 @@ from engine.models.checks import (
 from engine.models.pool import ModelPool
 
 
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty models folder (Gemma, assembled into the models folder, left out)."""
-    models = tmp_path / "models"
-    models.mkdir()
-    monkeypatch.setattr(catalog, "models_dir", lambda: models)
-    monkeypatch.delitem(catalog.EMBEDDED, "gemma3-270m")
-    yield models
-    settings.set("model", None)
-
-
-def cut_copy(target: Path, n_bytes: int) -> Path:
-    """The first ``n_bytes`` of the embedded chat model's file."""
-    with Path(catalog.resolve("smollm2").path).open("rb") as fh:
-        target.write_bytes(fh.read(n_bytes))
-    return target
-
-
-def tiny_llama(path: Path) -> Path:
-    """A GGUF whose header passes the checks but that llama.cpp cannot load."""
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_tensor("w", np.zeros((4, 4), dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
-def test_a_truncated_file_is_listed_with_its_reason_and_not_offered(folder):
+def test_a_truncated_file_is_listed_with_its_reason_and_not_offered(models_folder):
     size = Path(catalog.resolve("smollm2").path).stat().st_size
-    cut = cut_copy(folder / "cut.gguf", 8_000_000)
-    (folder / "notes.gguf").write_text("not a model")
+    cut = cut_copy(models_folder / "cut.gguf", 8_000_000)
+    (models_folder / "notes.gguf").write_text("not a model")
     found = {p.name: p for p in problems()}
     assert found["cut"].reason == f"truncated: 8 MB of {size / 1e6:.0f} MB expected"
     assert found["cut"].path == str(cut) and found["cut"].origin == "folder"
@@ -71,13 +40,13 @@ def test_a_truncated_file_is_listed_with_its_reason_and_not_offered(folder):
     assert next(r for r in rows if r["name"] == "smollm2")["usable"] is True
 
 
-def test_a_header_cut_short_is_truncated_too(folder):
-    cut_copy(folder / "head.gguf", 4000)
+def test_a_header_cut_short_is_truncated_too(models_folder):
+    cut_copy(models_folder / "head.gguf", 4000)
     (problem,) = problems()
     assert problem.reason == "truncated: the file ends inside its header (4 kB)"
 
 
-def test_a_damaged_default_falls_back_to_the_embedded_model(folder, tmp_path, caplog):
+def test_a_damaged_default_falls_back_to_the_embedded_model(models_folder, tmp_path, caplog):
     added = tiny_llama(tmp_path / "mine.gguf")
     catalog.add_model(added)
     set_default_model("mine")
@@ -94,8 +63,8 @@ def test_a_damaged_default_falls_back_to_the_embedded_model(folder, tmp_path, ca
     catalog.remove_model("mine")
 
 
-def test_a_default_that_fails_to_load_gives_way_once(folder, tmp_path):
-    set_default_model(str(tiny_llama(folder / "empty.gguf")))
+def test_a_default_that_fails_to_load_gives_way_once(models_folder, tmp_path):
+    set_default_model(str(tiny_llama(models_folder / "empty.gguf")))
     assert default_model() == "empty"
     pool = ModelPool(settings_for=lambda name: {"n_ctx": 512}, cores=1)
     try:

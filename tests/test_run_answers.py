@@ -93,3 +93,15 @@ def test_passages_made_from_questions_are_named_by_their_question(sample_store, 
         f"train#{HASH}", "Parmi les propositions suivantes, une seule est vraie ici"
     ) == ("train: « Parmi les propositions suivantes, une seule est vraie … »")
     assert source_label("cours/foie.md", "…") == "foie.md"
+
+
+def test_runs_show_names_a_person_once(db_path):
+    store = Store(db_path)
+    store.add_dataset("cjk", "exam", QUESTIONS)
+    run_id = store.start_run("exam", "cjk", "person", {"mode": "practice"}, runner="person")
+    store.finish_run(run_id, {"n": 0})
+    store.close()
+    out = CliRunner().invoke(cli, ["--db", db_path, "runs", "show", str(run_id)])
+    assert out.exit_code == 0, out.output
+    heading = out.output.splitlines()[0]
+    assert heading == f"Run {run_id} · Exam · cjk · person · finished", heading

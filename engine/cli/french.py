@@ -230,18 +230,23 @@ def french_index(
     force: bool,
     as_json: bool,
 ) -> None:
-    """Build a retrieval index over a corpus (reused while the corpus is unchanged)."""
-    with progress_bar(f"indexing {corpus}", quiet=as_json) as cb:
-        index = build_index(
-            app.store,
-            corpus,
-            retriever,
-            name,
-            progress=cb,
-            model=embed_model,
-            method=method,
-            force=force,
-        )
+    """Build a retrieval index over a corpus (reused while the corpus is unchanged); Ctrl-C
+    stops the build and keeps nothing of it (exit 130)."""
+    try:
+        with progress_bar(f"indexing {corpus}", quiet=as_json) as cb:
+            index = build_index(
+                app.store,
+                corpus,
+                retriever,
+                name,
+                progress=cb,
+                model=embed_model,
+                method=method,
+                force=force,
+            )
+    except KeyboardInterrupt:
+        click.echo("index build cancelled; nothing of it was kept", err=True)
+        raise SystemExit(130) from None
     info = {**index.manifest, "rebuilt": index.rebuilt}
     if as_json:
         echo_json(info)

@@ -91,9 +91,10 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     from engine.results import summary_rows
 
     when = " → ".join((run[k] or "")[:16].replace("T", " ") for k in ("started", "finished"))
+    who = run["model"] if run["model"] == run["runner"] else f"{run['model']} ({run['runner']})"
     lines = [
         f"Run {run['id']} · {activity_name(run['activity'])} · {run['dataset']} · "
-        f"{run['model']} ({run['runner']}) · {run['status']}",
+        f"{who} · {run['status']}",
         f"  {run['label']}",
         f"  {when.rstrip(' →')} · {run['n_done']} of {run['n_total']} answered",
     ]

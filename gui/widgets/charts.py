@@ -17,6 +17,7 @@ from PySide6.QtCharts import (
     QHorizontalBarSeries,
     QLineSeries,
     QScatterSeries,
+    QStackedBarSeries,
     QValueAxis,
 )
 from PySide6.QtCore import QDateTime, QMargins, Qt
@@ -203,7 +204,7 @@ def seconds_per_question(rows: Sequence[tuple[float, bool]]) -> QChart:
     for seconds, right in rows:
         ok.append(seconds if right else 0.0)
         bad.append(0.0 if right else seconds)
-    series = QBarSeries()
+    series = QStackedBarSeries()  # one bar per question, on its tick (one set is 0 there)
     series.append(ok)
     series.append(bad)
     series.setBarWidth(0.8)

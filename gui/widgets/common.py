@@ -158,7 +158,7 @@ class ProgressRow(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.bar = QProgressBar()
         self.bar.setTextVisible(True)
-        self.bar.setFormat("%v / %m")
+        self.bar.setFormat("")  # "done / total" once a job starts: nothing counted before
         self.label = QLabel("")
         self.label.setObjectName("muted")
         self.label.setMinimumWidth(220)
@@ -172,12 +172,14 @@ class ProgressRow(QWidget):
         self.bar.setValue(0)
 
     def started(self, total: int = 0, message: str = "Starting…") -> None:
+        self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(total, 0))
         self.bar.setValue(0)
         self.label.setText(message)
         self.stop.setEnabled(True)
 
     def update(self, p: Progress, message: str | None = None) -> None:
+        self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)
         self.label.setText(message if message is not None else p.message)

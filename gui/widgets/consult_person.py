@@ -293,9 +293,11 @@ class PersonPanel(QWidget, SessionCalls):
         self.case_list.setEnabled(self.consultation is None)
         self.dataset.setEnabled(self.consultation is None)
         self.stop_button.setVisible(self.reply_job is not None)
-        if active:
+        if asking:
             left = self.consultation.questions_left
             self.left_label.setText(f"{left} question(s) left")
+        elif active:
+            self.left_label.setText("Now give your answer")
         elif self.consultation is None:
             self.left_label.setText("")
         else:

@@ -54,16 +54,21 @@ SLOW = ("dense", "hybrid")  # retrievers whose index is built as soon as they ar
 
 def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
     """The data set the practice opens on: the one last chosen (``remembered``, at
-    ``chosen_at``) unless a data set was imported after that, else the last imported.
+    ``chosen_at``) unless a data set was imported after that, else the last imported. The
+    sample, written on the first start, is never newer than an imported data set.
 
     >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
     ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
     >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
     ('b', 'a')
+    >>> sample = {"name": "s", "created": "2026-01-05T00:00:00+00:00", "meta": {"sample": True}}
+    >>> opening_dataset([*sets, sample], "", ""), opening_dataset([sample], "", "")
+    ('b', 's')
     """
     if not datasets:
         return ""
-    newest = max(datasets, key=lambda d: (d.get("created") or "", d.get("id") or 0))
+    imported = [d for d in datasets if not (d.get("meta") or {}).get("sample")] or datasets
+    newest = max(imported, key=lambda d: (d.get("created") or "", d.get("id") or 0))
     names = {d["name"] for d in datasets}
     if remembered in names and chosen_at >= (newest.get("created") or ""):
         return remembered
@@ -164,6 +169,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.finish_button = QPushButton("Finish")
         self.finish_button.clicked.connect(self.finish)
         self.total = muted(QLabel(""))
+        self.total.setWordWrap(True)  # a long line wraps rather than widen the question side
         self.submit_button = primary(QPushButton("Check"))
         self.submit_button.setMinimumWidth(110)
         self.submit_button.clicked.connect(self.submit)
@@ -426,6 +432,8 @@ class FrenchPractice(QWidget, SessionCalls):
         session = self.session
 
         def done(summary: dict[str, Any]) -> None:
+            if self.session is session:  # the run is closed: nothing more is answered in it
+                self.session = None
             self.ctx.notify_runs()
             self.total.setText(
                 f"Finished: Hamming {summary.get('hamming') or 0:.0f}% · "

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.activities import activity_name
+from engine.activities import activity_name, metric_label
 from engine.results import category_scores, compare_runs, summary_rows
 from gui.models import set_setting, setting
 from gui.tables import (
@@ -38,6 +38,12 @@ from gui.tables import (
     table_view,
 )
 from gui.widgets.common import AppContext, Header, esc, muted, show_error, text_view
+
+
+def _score_label(key: str, run: dict[str, Any]) -> str:
+    """An answer's score in words, as its activity names it (an answer holds fractions, not
+    the percentages of a run's summary)."""
+    return metric_label(key, run["activity"]).removesuffix(" (%)").replace(", %)", ")")
 
 
 def _item_html(item: dict[str, Any] | None) -> str:
@@ -331,7 +337,7 @@ class ResultsScreen(QWidget):
         run = self.current_run
         parts = [
             f"<h4 style='margin:0'>Question {a['number']}</h4>",
-            f"<p>Chosen: <b>{esc(a.get('chosen'))}</b> · Gold: <b>{esc(a.get('gold'))}</b>"
+            f"<p>Chosen: <b>{esc(a.get('chosen') or '—')}</b> · Gold: <b>{esc(a.get('gold'))}</b>"
             + (f" · {a['latency_s']:.1f} s" if a.get("latency_s") else "")
             + "</p>",
         ]
@@ -344,7 +350,11 @@ class ResultsScreen(QWidget):
         if scores:
             parts.append(
                 "<p style='color:#6b7280'><small>"
-                + esc(", ".join(f"{k}: {format_value(v)}" for k, v in scores.items()))
+                + esc(
+                    ", ".join(
+                        f"{_score_label(k, run)}: {format_value(v)}" for k, v in scores.items()
+                    )
+                )
                 + "</small></p>"
             )
         if run["activity"] == "consult":
@@ -376,7 +386,12 @@ class ResultsScreen(QWidget):
             f"<b>A</b>: {esc(name(cmp['a']))}<br><b>B</b>: {esc(name(cmp['b']))}"
         )
         self.compare_metrics.set_rows(cmp["metrics"])
-        self.compare_items.set_rows(cmp["items"])
+        from engine.answers import run_answers
+
+        shown = {
+            x["item_key"]: f"{x['number']}. {x['question']}" for x in run_answers(self.ctx.store, a)
+        }  # the question, as the answers table shows it, not its id (a hash for some sets)
+        self.compare_items.set_rows([(shown.get(k, k), *rest) for k, *rest in cmp["items"]])
         n = len(cmp["items"])
         self.compare_agree.setText(
             f"{n} items answered by both; same answer on {cmp['agree']}."

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from engine.activities import activity, metric_label
 from engine.results import running_score, summary_rows
+from engine.text.columns import short_text
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, format_value, table_view
 from gui.widgets.common import (
@@ -43,6 +44,7 @@ from gui.widgets.common import (
 from gui.widgets.screen import VerticalScroll
 
 RESUMABLE = ("cancelled", "failed", "interrupted")
+ANSWER_COLUMNS = 24  # a free-text answer (a diagnosis) is cut to this width in the table
 MARKS = {"right": ("✓", "#15803d"), "partly": ("~", "#b45309"), "wrong": ("✗", "#b91c1c")}
 
 
@@ -70,6 +72,7 @@ class RunPanel(QWidget):
         self.job: Any = None
         self.answers: list[dict[str, Any]] = []
         self.items: dict[str, dict[str, Any]] = {}
+        self.numbers: dict[str, int] = {}
         self._announced = False
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -187,10 +190,10 @@ class RunPanel(QWidget):
     def _columns(self) -> list[tuple[str, Any]]:
         columns = [
             ("", lambda a: MARKS[a["mark"]][0]),
-            ("#", lambda a: a["item"]),
+            ("#", lambda a: a["number"]),
             (self.activity.item_noun.capitalize(), lambda a: a["text"]),
-            ("Chose", lambda a: a.get("chosen") or "—"),
-            ("Answer", lambda a: a.get("gold") or ""),
+            ("Chose", lambda a: short_text(a.get("chosen") or "—", ANSWER_COLUMNS)),
+            ("Answer", lambda a: short_text(a.get("gold") or "", ANSWER_COLUMNS)),
         ]
         if self.activity.headline != "accuracy":
             columns.append((self._headline_name(), lambda a: f"{a['score']:.0f}%"))
@@ -243,6 +246,7 @@ class RunPanel(QWidget):
             dataset, given = None, {}
         items_of = dataset or self.ctx.store.run(resume)["dataset"]
         self.items = {str(i["id"]): i for i in self.ctx.store.items(items_of)}
+        self.numbers = {key: n for n, key in enumerate(self.items, 1)}  # as Results numbers
         at_once = (self.at_once.value() or None) if self.concurrent else None
         self._clear()
         self.job = self.ctx.jobs.start(
@@ -304,6 +308,7 @@ class RunPanel(QWidget):
             {
                 **info,
                 "item": key,
+                "number": self.numbers.get(key, ""),
                 "text": text[:80] + ("…" if len(text) > 80 else ""),
                 "score": score or 0.0,
                 "mark": mark,
