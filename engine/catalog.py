@@ -406,8 +406,7 @@ def _locate(name: str) -> tuple[Path, str, str]:
     p = Path(name).expanduser()
     if p.suffix == ".gguf" or p.exists():
         return p.resolve(), "file", ""
-    folder = (q.stem for q in models_dir().glob("*.gguf"))
-    known = ", ".join(sorted({*EMBEDDED, *reg, *_served(), *folder}))
+    known = ", ".join(sorted({m.name for m in list_models()}))  # the usable ones only
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 

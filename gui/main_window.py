@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.screens: dict[str, QWidget] = {}
         self.is_ready = False
         self._build()
+        self.ctx.runs_changed.append(self.update_review_count)  # answers may add due cards
         self.host.changed.connect(self._model_changed)
         self.jobs.busy_changed.connect(self._busy_changed)
         geometry = setting("window/geometry")

@@ -41,7 +41,7 @@ def test_sample_and_index(db_path, indexes):
     again = invoke(db_path, "french", "index", "--corpus", "french-sample")
     assert again.exit_code == 0 and "up to date: index 'french-sample-bm25'" in again.output
     forced = invoke(db_path, "french", "index", "--corpus", "french-sample", "--force")
-    assert "built index 'french-sample-bm25'" in forced.output
+    assert forced.output.startswith("built index 'french-sample-bm25'")  # no blank line first
     listed = invoke(db_path, "french", "indexes", "--json")
     assert [m["name"] for m in json.loads(listed.output)] == ["french-sample-bm25"]
     missing = invoke(db_path, "french", "index", "--corpus", "nope")
@@ -67,7 +67,7 @@ def test_search(ready):
     start, end = hits[0]["spans"][0]
     assert hits[0]["text"][start:end].lower() in {"antidote", "paracétamol"}
     text = invoke(ready, "french", "search", "--index", "s", "--query", "vaccin hépatite B")
-    assert text.exit_code == 0 and "1. sample-p33" in text.output
+    assert text.exit_code == 0 and "1. sample-p33 (passage 1, score" in text.output
     none = invoke(ready, "french", "search", "--index", "s", "--query", "zzzz")
     assert "no passage matches" in none.output
     unknown = invoke(ready, "french", "search", "--index", "nope", "--query", "x")
@@ -117,6 +117,10 @@ def test_run_with_and_without_passages_and_resume(ready):
     )
     again = json.loads(resumed.output)
     assert again["run_id"] == summary["run_id"] and again["n"] == 2  # nothing left to answer
+    run_id = str(summary["run_id"])
+    shown = invoke(ready, "french", "run", "--dataset", "frenchmedmcqa-sample", "--resume", run_id)
+    assert shown.exit_code == 0 and "1 passage(s) from s" in shown.output
+    assert again["own_passages_excluded"] == 0 and "own passage left out" not in shown.output
 
     both = invoke(
         ready, "french", "run", "--dataset", "frenchmedmcqa-sample", "--index", "s", "--no-context"
@@ -140,6 +144,8 @@ def test_take_in_the_terminal(ready):
     assert result.exit_code == 0, result.output
     assert "Question 1/3" in result.output and "Document (sample-p02)" in result.output
     assert "exact: vous avez choisi A + B + C" in result.output
-    assert "run 1: 2/3 answered" in result.output and "EMR         100.00" in result.output
+    assert (
+        "run 1: 2/3 answered" in result.output and "Exact match ratio (%)  100.00" in result.output
+    )
     runs = json.loads(invoke(ready, "runs", "list", "--activity", "french", "--json").output)
     assert runs[0]["runner"] == "person" and runs[0]["status"] == "cancelled"

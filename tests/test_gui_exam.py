@@ -114,6 +114,27 @@ def test_practice_answers_go_to_the_chosen_review_profile(qtbot, window):
     assert store.run(p.session.run_id)["settings"]["profile"] == "kim"
 
 
+def test_the_sidebar_counts_missed_questions_when_a_practice_ends(qtbot, window):
+    from gui.main_window import SCREENS
+
+    review = window.nav.item(next(i for i, s in enumerate(SCREENS) if s[0] == "review"))
+    assert "due" not in review.text()
+    p = window.go("exam").practice
+    p.dataset.select("explaincpe-sample")
+    p.mode_practice.setChecked(True)
+    p.count.setValue(1)
+    click(qtbot, p.start_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
+    wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
+    click(qtbot, p.options.buttons[wrong])
+    click(qtbot, p.submit_button)
+    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    click(qtbot, p.next_button)  # the last question: the session ends
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
+    assert window.stack.currentWidget() is window.screen("exam")  # no other screen shown
+    assert "(1 due)" in review.text()
+
+
 def test_model_evaluation_stops_and_resumes(qtbot, window):
     ev = window.go("exam").evaluation
     window.window().activateWindow()

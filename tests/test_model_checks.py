@@ -37,7 +37,14 @@ def test_a_truncated_file_is_listed_with_its_reason_and_not_offered(models_folde
     rows = json.loads(CliRunner().invoke(cli, ["models", "list", "--json"]).output)
     bad = next(r for r in rows if r["name"] == "cut")
     assert bad["usable"] is False and bad["problem"].startswith("truncated")
+    assert "reason" not in bad  # one key for the problem
     assert next(r for r in rows if r["name"] == "smollm2")["usable"] is True
+
+    unknown = CliRunner().invoke(cli, ["models", "info", "nope"])
+    assert unknown.exit_code == 1
+    known = unknown.output.split("(known: ")[1].split(")")[0].split(", ")
+    assert known == sorted(m.name for m in catalog.list_models())
+    assert "smollm2" in known and not {"cut", "notes"} & set(known)
 
 
 def test_a_header_cut_short_is_truncated_too(models_folder):

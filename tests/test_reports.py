@@ -74,6 +74,23 @@ def test_paired_bootstrap_and_reliability_bins():
     assert bins[-1]["confidence"] == pytest.approx(0.93)
 
 
+def test_a_numeric_column_with_no_values_stays_right_aligned():
+    table = {
+        "title": "Scores",
+        "columns": ["Run", "Model", "Note", "Own passage retrieved (%)", "Bootstrap p"],
+        "rows": [["#1", "smollm2", None, None, None], ["#2", "gemma", None, None, None]],
+        "notes": [],
+    }
+    report = {"title": "T", "created": "today", "overview": table, "sections": []}
+    md = render(report, "md").splitlines()
+    assert "|---|---|---|---:|---:|" in md
+    text = render(report, "text")
+    header = next(line for line in text.splitlines() if "Bootstrap p" in line)
+    row = next(line for line in text.splitlines() if "smollm2" in line)
+    assert row.rstrip().endswith("–") and header.rstrip().endswith("p")
+    assert len(row.rstrip()) == len(header.rstrip())  # the dash sits under the header's end
+
+
 # -- labels --------------------------------------------------------------------------------
 
 

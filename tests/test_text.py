@@ -203,3 +203,11 @@ def test_the_real_model_gives_unit_vectors():
     vectors = embedder_mod.embed(["Le foie", "Le rein"])
     assert vectors.shape == (2, embedder_mod.dimension())
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+
+
+def test_a_column_of_dashes_is_aligned_by_its_header():
+    from engine.text.columns import align_rows
+
+    lines = align_rows(["Model", "Note", "Bootstrap p"], [["smollm2", "–", "–"], ["g", "-", "–"]])
+    assert lines[1] == "smollm2  –               –"
+    assert lines[2] == "g        -               –"

@@ -6,12 +6,13 @@ import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engine.progress import Progress, ProgressCallback
+from engine.text.columns import display_width, pad
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -108,6 +109,7 @@ def progress_bar(
     )
     from rich.progress import Progress as Bar
 
+    console = Console(stderr=True)
     bar = Bar(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -115,8 +117,10 @@ def progress_bar(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         TextColumn("{task.fields[note]}"),
-        console=Console(stderr=True),
+        console=console,
         transient=transient,
+        # off the terminal a bar that clears itself shows nothing but leaves a blank line
+        disable=transient and not console.is_interactive,
     )
     task = bar.add_task(description, total=None, note="")
     shown = False
@@ -225,6 +229,25 @@ def execute_run(
         )
         sys.exit(1)
     return summary
+
+
+def metric_lines(activity_id: str, summary: dict[str, Any], keys: Iterable[str]) -> None:
+    """Print each summary key as its label (:func:`engine.results.summary_rows`) and its
+    value, one per line, the values lined up; "—" for a value the run does not have."""
+    from engine.activities import metric_label
+    from engine.results import summary_rows
+
+    found = {key: (label, value) for key, label, value in summary_rows(summary, activity_id)}
+    rows = [found.get(key, (metric_label(key, activity_id), None)) for key in keys]
+    width = max((display_width(label) for label, _ in rows), default=0)
+    for label, value in rows:
+        if value is None:
+            shown = "—"
+        elif isinstance(value, float):
+            shown = f"{value:.2f}"
+        else:
+            shown = str(value)
+        click.echo(f"{pad(label, width)}  {shown}")
 
 
 def default_model_name() -> str:

@@ -15,6 +15,7 @@ from engine.cli.common import (
     friendly_errors,
     given_options,
     json_option,
+    metric_lines,
     pass_app,
 )
 from engine.consult import agentclinic
@@ -42,6 +43,8 @@ ERRORS = (
     ReportError,
     SettingsError,
 )
+#: Shown after the summary keys by `consult run`.
+EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
 PATIENT_MODE_HELP = (
     "paper: the patient model gets all the facts, the opening request and the dialogue, "
     "with honesty/strictness/colloquial instructions, and what it reveals is measured; "
@@ -276,9 +279,7 @@ def consult_run(
     def show(summary: dict[str, Any]) -> None:
         if not as_json:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
-            for key in SUMMARY_KEYS + ("leakage", "patient_mode", "solver_model"):
-                value = summary.get(key)
-                click.echo(f"{key:<18} {'—' if value is None else value}")
+            metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
         click.echo(json.dumps(summary, default=str))
 
     execute_run(

@@ -20,6 +20,7 @@ from engine.cli.common import (
     friendly_errors,
     given_options,
     json_option,
+    metric_lines,
     pass_app,
 )
 from engine.exam import dataset as dataset_mod
@@ -283,11 +284,9 @@ def exam_run(
 
 
 def _summary_lines(s: dict[str, Any]) -> None:
-    click.echo(f"run        {s['run_id']} ({s['status']})")
-    click.echo(f"questions  {s['answered']}/{s['n']}")
-    click.echo(f"accuracy   {s['accuracy']:.1f}")
-    if s.get("rouge1") is not None:
-        click.echo(f"ROUGE      {s['rouge1']:.3f} / {s['rouge2']:.3f} / {s['rougeL']:.3f}")
+    click.echo(f"run {s['run_id']} ({s['status']}): {s['answered']}/{s['n']} answered")
+    keys = ("accuracy", "rouge1", "rouge2", "rougeL", "seconds_per_question")
+    metric_lines("exam", s, [key for key in keys if s.get(key) is not None])
     if s.get("calibration"):
         c = s["calibration"]
         click.echo(
@@ -297,8 +296,6 @@ def _summary_lines(s: dict[str, Any]) -> None:
     if s.get("consistency", {}).get("n"):
         c = s["consistency"]
         click.echo(f"consistency {c['consistent']:.1f}% (n={c['n']})")
-    if s.get("seconds_per_question") is not None:
-        click.echo(f"s/question {s['seconds_per_question']:.2f}")
     _by_type_lines(s["by_type"])
     if s.get("error"):
         click.echo(f"error      {s['error']}")

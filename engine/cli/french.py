@@ -16,6 +16,7 @@ from engine.cli.common import (
     friendly_errors,
     given_options,
     json_option,
+    metric_lines,
     pass_app,
 )
 from engine.cli.common import progress_bar as common_progress_bar
@@ -57,8 +58,7 @@ def progress_bar(description: str, quiet: bool = False) -> Any:
 def _summary_lines(summary: dict[str, Any]) -> None:
     click.echo(f"questions   {summary['n']}")
     if summary["n"]:
-        click.echo(f"Hamming     {summary['hamming']:.2f}")
-        click.echo(f"EMR         {summary['emr']:.2f}")
+        metric_lines("french", summary, ("hamming", "emr"))
         click.echo("by number of correct answers:")
         for n, block in summary["by_n_answers"].items():
             click.echo(
@@ -272,6 +272,11 @@ def french_indexes(as_json: bool) -> None:
         )
 
 
+def _number_in_document(index: Index, passage_id: int, source: str) -> int:
+    """A passage's number within its document, counting from 1."""
+    return 1 + sum(p["source"] == source for p in index.passages[:passage_id])
+
+
 @french.command("search")
 @click.option("--index", "index_name", required=True, help="Index name.")
 @click.option("--query", required=True, help="Query text.")
@@ -297,8 +302,9 @@ def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
         text = Text(h.text)
         for start, end in match_spans(h.text, query):
             text.stylize("bold yellow", start, end)
+        number = _number_in_document(index, h.passage_id, h.source)
         console.print(
-            Text(f"{rank}. {h.label} (passage {h.passage_id}, score {h.score:.4f})", style="bold")
+            Text(f"{rank}. {h.label} (passage {number}, score {h.score:.4f})", style="bold")
         )
         console.print(text)
         console.print()
@@ -422,7 +428,8 @@ def french_run(
             click.echo("oracle run: each question may see the passage made from it")
         elif s.get("index"):
             n = summary.get("own_passages_excluded", 0)
-            click.echo(f"own passage left out for {n} question(s)")
+            if n:
+                click.echo(f"own passage left out for {n} question(s)")
 
     execute_run(
         app,

@@ -52,7 +52,11 @@ def models_list(as_json: bool) -> None:
             | ({"server": status[m.name]} if m.served else {})
             for m in found
         ]
-        rows += [p._asdict() | {"usable": False, "problem": p.reason} for p in bad]
+        rows += [
+            {k: v for k, v in p._asdict().items() if k != "reason"}
+            | {"usable": False, "problem": p.reason}
+            for p in bad
+        ]
         echo_json(rows)
         return
     click.echo(

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from engine.text.columns import markdown_rule
+from engine.text.columns import markdown_rule, numeric_header
 
 FORMATS = ("text", "md", "csv", "html", "json")
 
@@ -76,11 +76,15 @@ def to_text(report: dict[str, Any], width: int = 160) -> str:
 
 
 def _number_columns(t: dict[str, Any]) -> list[bool]:
-    """For each column of a table, whether it holds numbers (or scores), not words."""
+    """For each column of a table, whether it holds numbers (or scores), not words; a column
+    with no values at all is numeric when its header names a number ("Bootstrap p")."""
     out = []
-    for i in range(len(t["columns"])):
+    for i, header in enumerate(t["columns"]):
         cells = [row[i] for row in t["rows"] if row[i] is not None]
-        out.append(bool(cells) and not all(isinstance(c, str) for c in cells))
+        if cells:
+            out.append(not all(isinstance(c, str) for c in cells))
+        else:
+            out.append(numeric_header(header))
     return out
 
 

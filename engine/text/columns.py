@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 
 _NUMBER = re.compile(r"^[-+−–]?[\d.,]+%?( [\[(].*[\])])?$|^[–—-]$|^\d+/\d+$")
+_NUMBER_HEADER = re.compile(r"\((%|points|\d+ right)\)$|\bp$")
 
 
 def display_width(text: str) -> int:
@@ -52,15 +53,29 @@ def numeric(text: str) -> bool:
     return bool(_NUMBER.match(text.strip()))
 
 
-def numeric_columns(rows: Sequence[Sequence[str]], n_columns: int) -> list[bool]:
-    """For each column, whether every non-empty cell is a number (a column of only dashes or
-    blanks counts as text)."""
+def numeric_header(header: str) -> bool:
+    """Whether a column header names a number: a unit in brackets ("Hamming (%)", "Accuracy
+    B − A (points)", "EMR (3 right)") or a p-value ("Bootstrap p").
+
+    >>> [numeric_header(h) for h in ("Own passage retrieved (%)", "Bootstrap p", "Model")]
+    [True, True, False]
+    """
+    return bool(_NUMBER_HEADER.search(header.strip()))
+
+
+def numeric_columns(
+    rows: Sequence[Sequence[str]], n_columns: int, headers: Sequence[str] | None = None
+) -> list[bool]:
+    """For each column, whether every non-empty cell is a number; a column of only dashes or
+    blanks is numeric when its header names a number (see :func:`numeric_header`)."""
     out = []
     for i in range(n_columns):
         cells = [r[i] for r in rows if i < len(r) and r[i].strip()]
-        out.append(
-            bool(cells) and all(numeric(c) for c in cells) and any(c[:1].isdigit() for c in cells)
-        )
+        if any(c[:1].isdigit() for c in cells):
+            out.append(all(numeric(c) for c in cells))
+        else:
+            known = all(numeric(c) for c in cells)  # dashes only, or nothing
+            out.append(known and headers is not None and numeric_header(headers[i]))
     return out
 
 
@@ -72,7 +87,7 @@ def align_rows(
 ) -> list[str]:
     """The header and the rows as lines of padded columns; ``right`` says which columns are
     right-aligned (default: the numeric ones, see :func:`numeric_columns`)."""
-    right = list(right) if right is not None else numeric_columns(rows, len(headers))
+    right = list(right) if right is not None else numeric_columns(rows, len(headers), headers)
     widths = [
         max([display_width(h), *(display_width(r[i]) for r in rows)]) for i, h in enumerate(headers)
     ]

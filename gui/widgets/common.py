@@ -4,6 +4,7 @@ Stop button, pickers for data sets and models, and error dialogs."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -191,21 +192,57 @@ class ProgressRow(QWidget):
             self.bar.setRange(0, 1)
 
 
+def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
+    """The data set a picker opens on: the one last chosen (``remembered``, at
+    ``chosen_at``) unless a data set was imported after that, else the last imported. A
+    sample, written on the first start, is never newer than an imported data set.
+
+    >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
+    ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
+    >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
+    ('b', 'a')
+    >>> sample = {"name": "s", "created": "2026-01-05T00:00:00+00:00", "meta": {"sample": True}}
+    >>> opening_dataset([*sets, sample], "", ""), opening_dataset([sample], "", "")
+    ('b', 's')
+    """
+    if not datasets:
+        return ""
+    imported = [d for d in datasets if not (d.get("meta") or {}).get("sample")] or datasets
+    newest = max(imported, key=lambda d: (d.get("created") or "", d.get("id") or 0))
+    names = {d["name"] for d in datasets}
+    if remembered in names and chosen_at >= (newest.get("created") or ""):
+        return remembered
+    return str(newest["name"])
+
+
 class DatasetPicker(QWidget):
-    """A data set combo box for one activity, with an Import… button next to it."""
+    """A data set combo box for one activity, with an Import… button next to it.
+
+    With ``remember`` (a settings group, e.g. ``"french"``) it opens, and moves after an
+    import, to the last imported data set, or to the one the person chose since
+    (:func:`opening_dataset`); the choice is kept in ``<remember>/dataset`` and
+    ``<remember>/dataset_at``."""
 
     changed = Signal(str)
     import_clicked = Signal()
 
     def __init__(
-        self, ctx: AppContext, activity: str, parent: QWidget | None = None, compact: bool = False
+        self,
+        ctx: AppContext,
+        activity: str,
+        parent: QWidget | None = None,
+        compact: bool = False,
+        remember: str = "",
     ) -> None:
         super().__init__(parent)
-        self.ctx, self.activity = ctx, activity
+        self.ctx, self.activity, self.remember = ctx, activity, remember
+        self._known: set[str] = set()
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.combo = whole_text(QComboBox(), QSizePolicy.Policy.MinimumExpanding)
         self.combo.currentIndexChanged.connect(lambda _i: self.changed.emit(self.name or ""))
+        if remember:
+            self.combo.activated.connect(self.remember_choice)
         self.import_button = QPushButton("+" if compact else "Import…")
         self.import_button.setToolTip("Import a data set from a file")
         if compact:
@@ -218,10 +255,15 @@ class DatasetPicker(QWidget):
         self.reload()
 
     def reload(self, select: str | None = None) -> None:
+        datasets = self.ctx.store.datasets(self.activity)
         current = select or self.name
+        names = {d["name"] for d in datasets}
+        if self.remember and not select and not names <= self._known:
+            current = self._opening(datasets) or current
+        self._known = names
         self.combo.blockSignals(True)
         self.combo.clear()
-        for ds in self.ctx.store.datasets(self.activity):
+        for ds in datasets:
             label = f"{ds['name']} ({ds['n_items']})"
             self.combo.addItem(label, ds["name"])
             self.combo.setItemData(
@@ -235,6 +277,23 @@ class DatasetPicker(QWidget):
                 self.combo.setCurrentIndex(i)
         self.combo.blockSignals(False)
         self.changed.emit(self.name or "")
+
+    def _opening(self, datasets: list[dict[str, Any]]) -> str:
+        from gui.models import setting
+
+        remembered = str(setting(f"{self.remember}/dataset", "") or "")
+        return opening_dataset(
+            datasets, remembered, str(setting(f"{self.remember}/dataset_at", "") or "")
+        )
+
+    def remember_choice(self) -> None:
+        """Keep the data set chosen now as the one to open on (until the next import)."""
+        from gui.models import set_setting
+
+        if self.name and self.remember:
+            set_setting(f"{self.remember}/dataset", self.name)
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            set_setting(f"{self.remember}/dataset_at", now)
 
     @property
     def name(self) -> str | None:

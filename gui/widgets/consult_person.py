@@ -112,7 +112,7 @@ class PersonPanel(QWidget, SessionCalls):
 
     def _cases_card(self) -> Card:
         cases = Card("Patients")
-        self.dataset = DatasetPicker(self.ctx, "consult", compact=True)
+        self.dataset = DatasetPicker(self.ctx, "consult", compact=True, remember="consult")
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._load_cases)
         cases.add(self.dataset)
@@ -208,7 +208,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.facts_table.horizontalHeader().sectionResized.connect(self._fit_fact_rows)
         self.facts_table.setMinimumHeight(110)  # the card fits the window; the list scrolls
         result.add(self.facts_table, 1)
-        self.facts_note = muted(QLabel("✓ told, in the order it came out · ! told unasked"))
+        self.facts_note = muted(QLabel(FACTS_LEGEND))
         self.facts_note.setWordWrap(True)
         result.add(self.facts_note)
         overlap_title = QLabel("Word overlap with the case")
@@ -311,6 +311,7 @@ class PersonPanel(QWidget, SessionCalls):
         case = item.data(Qt.ItemDataRole.UserRole)
         max_turns = self.max_turns.value()
         set_setting("consult/max_turns", max_turns)
+        self.dataset.remember_choice()
         host = self.ctx.host
 
         def job(job: Any) -> Any:
@@ -478,7 +479,8 @@ class PersonPanel(QWidget, SessionCalls):
         self.overlap.setText(
             "<table width='100%' cellpadding='3'>"
             + "".join(
-                f"<tr><td>{esc(label)}</td><td align='right'><b>{esc(value)}</b></td></tr>"
+                f"<tr><td>{_unbroken_end(esc(label))}</td>"
+                f"<td align='right' width='1%' nowrap><b>{esc(value)}</b></td></tr>"
                 for label, value in rows
             )
             + "</table>"
@@ -508,8 +510,16 @@ class PersonPanel(QWidget, SessionCalls):
 #: The consultation metrics shown to a person, by their engine labels: ROUGE-1 word overlap
 #: of the replies and questions with the case's facts, and how alike the questions were.
 OVERLAP_KEYS = ("patient_recall", "doctor_recall", "doctor_f1", "diversity")
-FACT_MARKS = {"told": "✓", "not_told": "·"}
+FACT_MARKS = {"told": "✓", "not_told": "○"}
 FACT_COLOURS = {"told": "#15803d", "not_told": "#6b7280"}
+FACTS_LEGEND = "✓ told, in the order it came out;  ! told unasked;  ○ not told"
+
+
+def _unbroken_end(label: str) -> str:
+    """``label`` with its last word kept on the line of the word before it, so a wrapped
+    label never leaves a lone "%)" on a line."""
+    head, _, last = label.rpartition(" ")
+    return f"{head}&nbsp;{last}" if head else label
 
 
 def _fact_mark(fact: dict[str, Any]) -> str:

@@ -8,7 +8,6 @@ Retrieval, the highlighted spans and scoring are :mod:`engine.french`'s.
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -52,29 +51,6 @@ Retrieval = tuple[str, str, int]  # corpus, retriever, k
 SLOW = ("dense", "hybrid")  # retrievers whose index is built as soon as they are chosen
 
 
-def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
-    """The data set the practice opens on: the one last chosen (``remembered``, at
-    ``chosen_at``) unless a data set was imported after that, else the last imported. The
-    sample, written on the first start, is never newer than an imported data set.
-
-    >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
-    ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
-    >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
-    ('b', 'a')
-    >>> sample = {"name": "s", "created": "2026-01-05T00:00:00+00:00", "meta": {"sample": True}}
-    >>> opening_dataset([*sets, sample], "", ""), opening_dataset([sample], "", "")
-    ('b', 's')
-    """
-    if not datasets:
-        return ""
-    imported = [d for d in datasets if not (d.get("meta") or {}).get("sample")] or datasets
-    newest = max(imported, key=lambda d: (d.get("created") or "", d.get("id") or 0))
-    names = {d["name"] for d in datasets}
-    if remembered in names and chosen_at >= (newest.get("created") or ""):
-        return remembered
-    return str(newest["name"])
-
-
 def _stale(text: str) -> str:
     return f"<p style='color:#6b7280'>{text}</p>"
 
@@ -95,7 +71,6 @@ class FrenchPractice(QWidget, SessionCalls):
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
         self._stop_build = threading.Event()
         self._previous: Retrieval | None = None  # the retrieval to go back to on Cancel
-        self._known: set[str] = set()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
         lay.setSpacing(12)
@@ -115,8 +90,6 @@ class FrenchPractice(QWidget, SessionCalls):
         split.setStretchFactor(1, 4)
         lay.addWidget(split, 1)
         self._choice: Retrieval = self.retrieval.values  # the retrieval asked for last
-        ctx.data_changed.append(self._open_on_dataset)
-        self._open_on_dataset()
         self._enable()
 
     # -- building ----------------------------------------------------------------------------
@@ -124,10 +97,9 @@ class FrenchPractice(QWidget, SessionCalls):
     def _setup_card(self) -> Card:
         """Questions and how many on one line, the passages and Start on the next."""
         setup = Card()
-        self.dataset = DatasetPicker(self.ctx, "french", compact=True)
+        self.dataset = DatasetPicker(self.ctx, "french", compact=True, remember="french")
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._dataset_changed)
-        self.dataset.combo.activated.connect(self._remember_dataset)
         self.retrieval = RetrievalControls(self.ctx, "french")
         self.retrieval.retriever.currentIndexChanged.connect(self._retrieval_changed)
         self.retrieval.k.valueChanged.connect(self._retrieval_changed)
@@ -228,7 +200,7 @@ class FrenchPractice(QWidget, SessionCalls):
             return
         limit = self.limit.value() or None
         set_setting("french/limit", self.limit.value())
-        self._remember_dataset()
+        self.dataset.remember_choice()
         profile = current_profile(self.ctx)
         old = self.session if self.session is not None and not self.session.done else None
 
@@ -346,25 +318,6 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _dataset_changed(self, _name: str) -> None:
         self._enable()
-
-    def _remember_dataset(self) -> None:
-        if self.dataset.name:
-            set_setting("french/dataset", self.dataset.name)
-            set_setting("french/dataset_at", datetime.now(UTC).isoformat(timespec="seconds"))
-
-    def _open_on_dataset(self) -> None:
-        """On opening and after an import: the last imported data set, or the one chosen
-        since (:func:`opening_dataset`)."""
-        datasets = self.ctx.store.datasets("french")
-        names = {d["name"] for d in datasets}
-        if names <= self._known:
-            return
-        self._known = names
-        name = opening_dataset(
-            datasets, str(setting("french/dataset", "")), str(setting("french/dataset_at", ""))
-        )
-        if name:
-            self.dataset.select(name)
 
     def _enable(self) -> None:
         has = self.session is not None and self.view is not None

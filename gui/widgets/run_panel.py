@@ -117,7 +117,9 @@ class RunPanel(QWidget):
 
     def _settings_card(self) -> Card:
         card = Card("Settings")
-        self.dataset = DatasetPicker(self.ctx, self.activity.id, compact=True)
+        self.dataset = DatasetPicker(
+            self.ctx, self.activity.id, compact=True, remember=self.settings_key
+        )
         self.dataset.import_clicked.connect(self._open_import)
         self.limit = QSpinBox()
         self.limit.setRange(0, 100000)
@@ -241,6 +243,7 @@ class RunPanel(QWidget):
             except ValueError as exc:
                 show_error(self, exc, self.ctx)
                 return
+            self.dataset.remember_choice()
             set_setting(f"{self.settings_key}/limit", self.limit.value())
         else:
             dataset, given = None, {}
