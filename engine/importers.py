@@ -279,3 +279,26 @@ def _corpus_from_dataset(store: Store, req: Request) -> dict[str, Any]:
     name = req.name or f"{req.source}-passages"
     info = add_corpus_from_dataset(store, req.source, name, req.replace)
     return {**store.corpus(name), **info}
+
+
+def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
+    """The data set a picker opens on: the one last chosen (``remembered``, at
+    ``chosen_at``) unless a data set was imported after that, else the last imported. A
+    sample, written on the first start, is never newer than an imported data set.
+
+    >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
+    ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
+    >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
+    ('b', 'a')
+    >>> sample = {"name": "s", "created": "2026-01-05T00:00:00+00:00", "meta": {"sample": True}}
+    >>> opening_dataset([*sets, sample], "", ""), opening_dataset([sample], "", "")
+    ('b', 's')
+    """
+    if not datasets:
+        return ""
+    imported = [d for d in datasets if not (d.get("meta") or {}).get("sample")] or datasets
+    newest = max(imported, key=lambda d: (d.get("created") or "", d.get("id") or 0))
+    names = {d["name"] for d in datasets}
+    if remembered in names and chosen_at >= (newest.get("created") or ""):
+        return remembered
+    return str(newest["name"])

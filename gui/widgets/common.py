@@ -192,35 +192,12 @@ class ProgressRow(QWidget):
             self.bar.setRange(0, 1)
 
 
-def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
-    """The data set a picker opens on: the one last chosen (``remembered``, at
-    ``chosen_at``) unless a data set was imported after that, else the last imported. A
-    sample, written on the first start, is never newer than an imported data set.
-
-    >>> sets = [{"name": "a", "created": "2026-01-01T10:00:00+00:00"},
-    ...         {"name": "b", "created": "2026-01-02T10:00:00+00:00"}]
-    >>> opening_dataset(sets, "", ""), opening_dataset(sets, "a", "2026-01-03T00:00:00+00:00")
-    ('b', 'a')
-    >>> sample = {"name": "s", "created": "2026-01-05T00:00:00+00:00", "meta": {"sample": True}}
-    >>> opening_dataset([*sets, sample], "", ""), opening_dataset([sample], "", "")
-    ('b', 's')
-    """
-    if not datasets:
-        return ""
-    imported = [d for d in datasets if not (d.get("meta") or {}).get("sample")] or datasets
-    newest = max(imported, key=lambda d: (d.get("created") or "", d.get("id") or 0))
-    names = {d["name"] for d in datasets}
-    if remembered in names and chosen_at >= (newest.get("created") or ""):
-        return remembered
-    return str(newest["name"])
-
-
 class DatasetPicker(QWidget):
     """A data set combo box for one activity, with an Import… button next to it.
 
     With ``remember`` (a settings group, e.g. ``"french"``) it opens, and moves after an
     import, to the last imported data set, or to the one the person chose since
-    (:func:`opening_dataset`); the choice is kept in ``<remember>/dataset`` and
+    (:func:`engine.importers.opening_dataset`); the choice is kept in ``<remember>/dataset`` and
     ``<remember>/dataset_at``."""
 
     changed = Signal(str)
@@ -279,6 +256,7 @@ class DatasetPicker(QWidget):
         self.changed.emit(self.name or "")
 
     def _opening(self, datasets: list[dict[str, Any]]) -> str:
+        from engine.importers import opening_dataset
         from gui.models import setting
 
         remembered = str(setting(f"{self.remember}/dataset", "") or "")
