@@ -47,6 +47,11 @@ class StoreError(Exception):
     """A request the store cannot satisfy (unknown data set or run, duplicate name…)."""
 
 
+class AlreadyExists(StoreError):
+    """A data set or corpus of that name is there already (perhaps written by another
+    process a moment ago: the check and the write are one transaction)."""
+
+
 def now() -> str:
     from datetime import UTC, datetime
 
@@ -212,7 +217,7 @@ class Store:
             existing = self._dataset_row(name)
             if existing is not None:
                 if not replace:
-                    raise StoreError(f"a data set named {name!r} already exists")
+                    raise AlreadyExists(f"a data set named {name!r} already exists")
                 self.db.execute("DELETE FROM items WHERE dataset_id = ?", [existing["id"]])
                 self.db.execute("DELETE FROM datasets WHERE id = ?", [existing["id"]])
             dataset_id = (
@@ -509,7 +514,7 @@ class Store:
             existing = list(self.db["corpora"].rows_where("name = ?", [name]))
             if existing:
                 if not replace:
-                    raise StoreError(f"a corpus named {name!r} already exists")
+                    raise AlreadyExists(f"a corpus named {name!r} already exists")
                 self.db.execute("DELETE FROM passages WHERE corpus_id = ?", [existing[0]["id"]])
                 self.db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]["id"]])
             corpus_id = (

@@ -314,3 +314,23 @@ def test_the_medexam_command_reports_a_bad_database_in_one_line(tmp_path, comman
     assert result.stderr.splitlines() == ["Error: notadb.txt is not a medexam database"]
     assert result.stdout == ""
     assert (tmp_path / "notadb.txt").read_text() == "hello\n"
+
+
+def test_samples_written_by_another_instance_meanwhile_are_not_an_error(store, monkeypatch):
+    """Two app instances starting at once both see no sample, then both write it: the one
+    that writes second finds it there and goes on."""
+    from engine.consult import cases
+    from engine.exam import dataset as exam_dataset
+    from engine.french import dataset as french_dataset
+
+    for module in (exam_dataset, cases, french_dataset):
+        module.ensure_sample(store)
+    names = [d["name"] for d in store.datasets()]
+    corpora = [c["name"] for c in store.corpora()]
+    monkeypatch.setattr(type(store), "has_dataset", lambda self, name: False)
+    monkeypatch.setattr(type(store), "corpora", lambda self: [])
+    for module in (exam_dataset, cases, french_dataset):
+        module.ensure_sample(store)  # the check saw nothing; the write finds it there
+    monkeypatch.undo()
+    assert [d["name"] for d in store.datasets()] == names
+    assert [c["name"] for c in store.corpora()] == corpora

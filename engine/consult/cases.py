@@ -36,12 +36,13 @@ activity ``consult``.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.paths import samples_dir
-from engine.store import Store
+from engine.store import AlreadyExists, Store
 from engine.text import jsonio
 from engine.text.language import LANGUAGES
 from engine.text.options import LETTERS
@@ -308,11 +309,12 @@ def ensure_sample(store: Store) -> str:
     """Import the shipped sample cases as ``cases-sample`` unless present; return the name."""
     if not store.has_dataset(SAMPLE_DATASET):
         cases = read_cases(sample_path())
-        save_cases(
-            store,
-            SAMPLE_DATASET,
-            cases,
-            source=SAMPLE_FILE,
-            meta={"format": "cases", "sample": True},
-        )
+        with contextlib.suppress(AlreadyExists):  # another instance wrote it meanwhile
+            save_cases(
+                store,
+                SAMPLE_DATASET,
+                cases,
+                source=SAMPLE_FILE,
+                meta={"format": "cases", "sample": True},
+            )
     return SAMPLE_DATASET

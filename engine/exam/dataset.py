@@ -19,6 +19,7 @@ with its number (1-based) and the reason, and the store is left untouched.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.paths import samples_dir
-from engine.store import Store
+from engine.store import AlreadyExists, Store
 from engine.text import jsonio
 from engine.text.options import letters
 
@@ -237,7 +238,8 @@ def sample_path() -> Path:
 def ensure_sample(store: Store) -> str:
     """Import the sample bank as ``explaincpe-sample`` unless present; return its name."""
     if not store.has_dataset(SAMPLE_NAME):
-        import_file(store, sample_path(), "explaincpe", SAMPLE_NAME)
+        with contextlib.suppress(AlreadyExists):  # another instance wrote it meanwhile
+            import_file(store, sample_path(), "explaincpe", SAMPLE_NAME)
     return SAMPLE_NAME
 
 

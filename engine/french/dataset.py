@@ -11,6 +11,7 @@ record number (1-based) and the reason, and nothing is imported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from engine.french.items import options as options
 from engine.french.items import question_source as question_source
 from engine.french.items import retrieval_query as retrieval_query
 from engine.paths import samples_dir
-from engine.store import Store
+from engine.store import AlreadyExists, Store
 
 ACTIVITY = "french"
 SAMPLE_DATASET = "frenchmedmcqa-sample"
@@ -164,8 +165,10 @@ def ensure_sample(store: Store) -> dict[str, str]:
 
     Returns ``{"dataset": "frenchmedmcqa-sample", "corpus": "french-sample"}``.
     """
-    if not store.has_dataset(SAMPLE_DATASET):
-        import_frenchmedmcqa(store, samples_dir() / SAMPLE_FILE, SAMPLE_DATASET)
-    if SAMPLE_CORPUS not in {c["name"] for c in store.corpora()}:
-        add_corpus_from_path(store, samples_dir() / SAMPLE_PASSAGES, SAMPLE_CORPUS)
+    with contextlib.suppress(AlreadyExists):  # another instance wrote it meanwhile
+        if not store.has_dataset(SAMPLE_DATASET):
+            import_frenchmedmcqa(store, samples_dir() / SAMPLE_FILE, SAMPLE_DATASET)
+    with contextlib.suppress(AlreadyExists):
+        if SAMPLE_CORPUS not in {c["name"] for c in store.corpora()}:
+            add_corpus_from_path(store, samples_dir() / SAMPLE_PASSAGES, SAMPLE_CORPUS)
     return {"dataset": SAMPLE_DATASET, "corpus": SAMPLE_CORPUS}
