@@ -93,6 +93,24 @@ def _check_file(path: Path, create_folder: bool) -> None:
             raise StoreError(f"{path} is not a medexam database")
 
 
+def _enable_wal(db: sqlite_utils.Database, wait_s: float = 10.0) -> None:
+    """Switch ``db`` to write-ahead logging. Switching needs the database to itself, which
+    SQLite refuses at once (no busy wait) while another process is writing to a new database
+    (two app instances starting together), so it is tried again until ``wait_s`` has passed."""
+    import sqlite3
+    import time
+
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            db.enable_wal()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+
+
 def _check_schema(db: sqlite_utils.Database, path: str) -> None:
     """Refuse (reading only) another program's database or a newer medexam's."""
     import sqlite3
@@ -153,7 +171,7 @@ class Store:
         try:
             _check_schema(self.db, self.path)
             if not memory:
-                self.db.enable_wal()
+                _enable_wal(self.db)
             self.db.execute("PRAGMA foreign_keys = ON")
             self.db.execute("PRAGMA busy_timeout = 5000")
             self.version = migrate(self.db)
