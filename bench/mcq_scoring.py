@@ -33,10 +33,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.catalog import open_model, resolve  # noqa: E402
 from engine.exam.dataset import letters_for, load_file, sample_path  # noqa: E402
 from engine.exam.prompts import ShotPlan  # noqa: E402
 from engine.exam.runner import ExamSettings, answer_question, prompt_text, uses_chat  # noqa: E402
+from engine.models.catalog import open_model, resolve  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "explaincpe"
 

@@ -90,7 +90,7 @@ def together_tps(models: list[Any], n: int, seconds: float) -> float:
 
 def pair(args: argparse.Namespace) -> dict[str, Any]:
     """One model alone, then two at once: oversubscribed, then sharing the cores."""
-    from engine.catalog import open_model, resolve
+    from engine.models.catalog import open_model, resolve
     from engine.models.hardware import available_cores, physical_cores
 
     info = resolve(args.model)
@@ -153,7 +153,7 @@ def main() -> None:
 
     import llama_cpp
 
-    from engine.catalog import open_model, resolve
+    from engine.models.catalog import open_model, resolve
     from engine.models.hardware import physical_cores
 
     info = resolve(args.model)

@@ -73,7 +73,7 @@ def direct_requests(model: Any, store: Any, dataset: str, settings: Any) -> list
     from engine.exam.prompts import build_messages, stop_sequences
     from engine.exam.runner import ExamJob, fit_shots
     from engine.models.pool import default_pool
-    from engine.models.served import _options
+    from engine.models.server import fields
 
     job = ExamJob(store, dataset, settings, default_pool())
     ps = settings.prompt_settings()
@@ -89,8 +89,8 @@ def direct_requests(model: Any, store: Any, dataset: str, settings: Any) -> list
                 out.append(("/completions", body))
                 continue
             given = {"max_tokens": settings.max_tokens, "seed": settings.seed}
-            options = _options(given | {"stop": stop_sequences(ps.lang)})
-            options |= options.pop("extra_body")
+            options = fields(given | {"stop": stop_sequences(ps.lang)})
+            options |= options.pop("extra_body", {})
             body = {"model": model.info["api_model"], "messages": build_messages(item, shots, ps)}
             out.append(("/chat/completions", body | options))
     finally:
@@ -136,9 +136,9 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-bench-"))
 
-    from engine import catalog
     from engine.exam.dataset import ensure_sample
     from engine.exam.runner import ExamSettings
+    from engine.models import catalog
     from engine.models.pool import default_pool
     from engine.store import Store
 

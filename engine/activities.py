@@ -1,6 +1,8 @@
-"""The three activities as plain descriptors: id, display name, headline metric, metric
-labels and the data sets each accepts. The CLI, the desktop app and the exports all read
-labels and headline scores from here, so one measure has one name everywhere.
+"""Activities as plain descriptors: id, display name, headline metric, metric labels, and the
+parts each brings (settings, run spec, scorers, importers, CLI group, report section). The
+CLI, the desktop app and the exports all read labels and headline scores from here, so one
+measure has one name everywhere. Each activity package registers its own descriptor in
+:mod:`engine.registry`; this module knows none of them by name.
 
 >>> activity("french").label("hamming")
 'Hamming score (%)'
@@ -10,8 +12,17 @@ labels and headline scores from here, so one measure has one name everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+from engine.registry import UnknownActivity, activities, get_activity, load
+
+if TYPE_CHECKING:
+    from engine.runs import RunSpec
+    from engine.types import JSONDict, Row
+
+__all__ = ["Activity", "UnknownActivity", "activity", "activity_name", "metric_label"]
 
 # Labels of the summary keys every activity shares.
 COMMON_LABELS = {
@@ -31,129 +42,74 @@ COMMON_LABELS = {
 
 @dataclass(frozen=True)
 class Activity:
-    """What the app shows of an activity; its engine lives in ``engine.<id>``."""
+    """An activity: what the app shows of it, and where its parts are.
+
+    The parts are ``"module:attribute"`` references, imported on first use so that listing
+    activities loads no model code: ``spec`` the run spec (:class:`engine.runs.RunSpec`: its
+    settings, how a model answers an item, its summary), ``settings`` the settings dataclass,
+    ``cli`` the click group, ``import_commands`` the ``medexam import`` subcommands,
+    ``report`` the report section builder, ``run_label`` the few words that tell its runs
+    apart, ``card`` draws an item's review card (none: its items are not reviewed). ``scorers``
+    are the scorers each answer of a run gets, registered by the modules in ``scorers_from``;
+    ``import_title`` names its data sets in an import menu; ``topic_fields`` name an item's
+    topic (most specific first) and ``mastery_fields`` what mastery is reported by;
+    ``compare_warnings`` maps settings two compared runs should share (``a|b``: the first
+    set) to the warning shown when they differ (``{a}``, ``{b}``: their values).
+    """
 
     id: str
     name: str
     headline: str
     item_noun: str
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
     run_keys: tuple[str, ...] = ()  # the summary entries a model run ends with, in order
+    spec: str = ""
+    settings: str = ""
+    scorers: tuple[str, ...] = ()
+    scorers_from: tuple[str, ...] = ()
+    cli: str = ""
+    import_commands: Mapping[str, str] = field(default_factory=dict)
+    import_title: str = ""
+    report: str = ""
+    run_label: str = ""
+    card: str = ""
+    compare_warnings: Mapping[str, str] = field(default_factory=dict)
+    topic_fields: tuple[str, ...] = ()
+    mastery_fields: tuple[str, ...] = ()
 
     def label(self, key: str) -> str:
         """A summary key in words ("avg_turns" → "Questions per case")."""
         return metric_label(key, self.id)
 
+    def run_spec(self) -> RunSpec:
+        """The activity's run spec (its module imported on first use)."""
+        return load(self.spec)  # type: ignore[return-value]
 
-EXAM = Activity(
-    "exam",
-    "Exam",
-    "accuracy",
-    "question",
-    {
-        "rouge1": "ROUGE-1",
-        "rouge2": "ROUGE-2",
-        "rougeL": "ROUGE-L",
-        "no_letter": "Replies without a letter",
-        "consistency": "Explanation agrees with the letter",
-        "consistency.consistent": "Explanation agrees with the letter (%)",
-        "consistency.n": "Explanations checked",
-        "calibration": "Calibration",
-        "calibration.ece": "Calibration error (ECE)",
-        "calibration.brier": "Brier score",
-        "calibration.mean_confidence": "Mean confidence",
-        "by_type": "By question type",
-        "shots": "Examples per prompt",
-        "instruction": "Task instruction",
-        "lang": "Prompt language",
-        "method": "Method",
-        "shots_used_mean": "Examples used per prompt (mean)",
-        "shots_cut": "Questions with examples cut",
-    },
-    ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
-)
-CONSULT = Activity(
-    "consult",
-    "Consultation",
-    "accuracy",
-    "case",
-    {
-        # ROUGE-1 word overlap (Table 2 of the consultation paper), not fact coverage: the
-        # patient's replies against the facts' values, the doctor's questions against their keys
-        "patient_recall": "Patient word overlap with fact values (ROUGE-1 recall, %)",
-        "patient_precision": "Patient word overlap with fact values (ROUGE-1 precision, %)",
-        "patient_f1": "Patient word overlap with fact values (ROUGE-1 F1, %)",
-        "doctor_recall": "Doctor word overlap with fact names (ROUGE-1 recall, %)",
-        "doctor_precision": "Doctor word overlap with fact names (ROUGE-1 precision, %)",
-        "doctor_f1": "Doctor word overlap with fact names (ROUGE-1 F1, %)",
-        "avg_turns": "Questions per case",
-        "avg_length": "Words per question",
-        "diversity": "Question diversity (%)",
-        "leakage": "Leakage (%)",
-        "similarity": "Diagnosis similarity (%)",
-        "patient_length": "Patient words per turn",
-        "doctor_length": "Doctor words per turn",
-        "diversity_rouge1": "Question diversity, ROUGE-1 (%)",
-        "diversity_rouge2": "Question diversity, ROUGE-2 (%)",
-        "diversity_rougeL": "Question diversity, ROUGE-L (%)",
-        "by_complexity": "By number of facts",
-        "patient_mode": "Patient mode",
-        "solver": "Solver",
-        "solver_model": "Solver model",
-    },
-    ("accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"),
-)
-FRENCH = Activity(
-    "french",
-    "French QA",
-    "hamming",
-    "question",
-    {
-        "hamming": "Hamming score (%)",
-        "emr": "Exact match ratio (%)",
-        "recall_at_k": "Recall at k",
-        "recall_at_k.k": "Passages per question (k)",
-        "recall_at_k.recall": "Own passage retrieved (%)",
-        "recall_at_k.n": "Questions with their own passage",
-        "by_n_answers": "By number of right answers",
-        "own_passages_excluded": "Questions with their own passage left out",
-        "oracle": "Oracle run (own passages given)",
-    },
-    ("hamming", "emr", "answered", "recall_at_k.recall"),
-)
-
-ACTIVITIES: dict[str, Activity] = {a.id: a for a in (EXAM, CONSULT, FRENCH)}
-
-
-class UnknownActivity(ValueError):
-    """An activity id medexam does not have."""
+    def settings_class(self) -> type:
+        """The activity's settings dataclass."""
+        return load(self.settings)  # type: ignore[return-value]
 
 
 def activity(activity_id: str) -> Activity:
-    """The descriptor of ``activity_id`` (exam, consult or french)."""
-    try:
-        return ACTIVITIES[activity_id]
-    except KeyError:
-        raise UnknownActivity(
-            f"unknown activity {activity_id!r} (choose from {', '.join(ACTIVITIES)})"
-        ) from None
+    """The descriptor of ``activity_id`` (see :func:`engine.registry.activities`)."""
+    return get_activity(activity_id)
 
 
 def activity_name(activity_id: str) -> str:
     """The display name of an activity ("consult" → "Consultation")."""
-    found = ACTIVITIES.get(activity_id)
+    found = activities().get(activity_id)
     return found.name if found else activity_id
 
 
 def find_label(key: str, activity_id: str | None = None) -> str | None:
     """The label of a summary key (``calibration.ece`` for a nested one), by the activity's
     labels when it is given, else any activity's; None when medexam has none."""
-    found = ACTIVITIES.get(activity_id or "")
+    found = activities().get(activity_id or "")
     if found is not None and key in found.labels:
         return found.labels[key]
     if key in COMMON_LABELS:
         return COMMON_LABELS[key]
-    return next((a.labels[key] for a in ACTIVITIES.values() if key in a.labels), None)
+    return next((a.labels[key] for a in activities().values() if key in a.labels), None)
 
 
 def metric_label(key: str, activity_id: str | None = None) -> str:
@@ -161,13 +117,13 @@ def metric_label(key: str, activity_id: str | None = None) -> str:
     return find_label(key, activity_id) or key.replace("_", " ").capitalize()
 
 
-def headline_value(run: dict[str, Any]) -> float | None:
+def headline_value(run: Row) -> float | None:
     """The run's main score in percent (accuracy, or the Hamming score for French QA); a
     person's session is headlined by its ``score`` (unanswered questions count wrong)."""
-    summary = run.get("summary") or {}
+    summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
     if summary.get("answered") == 0:
         return None  # nothing answered: no score to show
-    found = ACTIVITIES.get(run.get("activity", ""))
+    found = activities().get(str(run.get("activity", "")))
     keys = ["score"] if run.get("runner") == "person" else []
     keys += [found.headline if found else "accuracy", "accuracy", "hamming", "score"]
     for key in keys:

@@ -11,18 +11,19 @@ the run's data set so a table can show the question instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.store import StoreError
 from engine.text.columns import short_text
 
 if TYPE_CHECKING:
     from engine.store import Store
+    from engine.types import Item, Row
 
 QUESTION_WIDTH = 80
 
 
-def item_text(item: dict[str, Any]) -> str:
+def item_text(item: Item) -> str:
     """What an item asks: a question's text, or a consultation case's opening request."""
     for key in ("question", "initial_request"):
         if item.get(key):
@@ -42,7 +43,7 @@ def item_texts(store: Store, dataset: str) -> dict[str, str]:
     return {str(item.get("id")): item_text(item) for item in items}
 
 
-def run_answers(store: Store, run_id: int, width: int = QUESTION_WIDTH) -> list[dict[str, Any]]:
+def run_answers(store: Store, run_id: int, width: int = QUESTION_WIDTH) -> list[Row]:
     """The answers of run ``run_id`` in order, each the stored answer (``item_key``,
     ``chosen``, ``gold``, ``correct``, ``scores``, ``response``…) plus ``number`` (from 1),
     ``question`` (the item's text cut to ``width`` columns; the item key when the data set no

@@ -9,21 +9,27 @@ can use.
   answered.
 * XLSX (openpyxl): the answers, the turns and the run on sheets of one workbook.
 
+Text that a spreadsheet would run as a formula (``=HYPERLINK(…)`` in an imported question)
+is written as text in both (:mod:`engine.text.sheets`).
+
 >>> write_export(store, 12, "run-12.csv")     # doctest: +SKIP
 [PosixPath('run-12.csv'), PosixPath('run-12-turns.csv')]
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict
 
 from engine.activities import headline_value
+from engine.errors import UnknownFormat
 from engine.reports.label import run_label
 from engine.store import Store
+from engine.text.sheets import append_row, csv_text
+
+if TYPE_CHECKING:
+    from engine.types import Item, JSONDict, JSONValue, Row
 
 __all__ = [
     "FORMATS",
@@ -41,29 +47,40 @@ FORMATS = ("csv", "json", "xlsx")
 #: Item fields that say what kind of question it is (ExplainCPE types, FrenchMedMCQA's).
 TYPE_FIELDS = ("type1", "type2", "type3", "type", "nbr_correct_answers", "subject_name")
 LETTERS = "ABCDEFGHIJ"
-Table = tuple[list[str], list[dict[str, Any]]]
+#: A value as a spreadsheet cell holds it.
+SheetValue: TypeAlias = "str | int | float | None"
+#: A sheet: its columns and its rows (column → value).
+Table: TypeAlias = "tuple[list[str], list[JSONDict]]"
 
 
-def headline(run: dict[str, Any]) -> str:
+class RunDetail(TypedDict):
+    """A run (with its ``label``), its answers and turns; the JSON export adds the items."""
+
+    run: Row
+    answers: list[Row]
+    turns: list[Row]
+    items: NotRequired[dict[str, Item]]
+
+
+def headline(run: Row) -> str:
     value = headline_value(run)
     return "" if value is None else f"{value:.1f}"
 
 
-def run_detail(store: Store, run_id: int) -> dict[str, Any]:
-    """A run (with its ``label``) with its answers and consultation turns."""
+def run_detail(store: Store, run_id: int) -> RunDetail:
+    """A run (with its ``label`` and the ``scorers`` that scored it) with its answers and
+    consultation turns."""
     run = store.run(run_id)
     run["label"] = run_label(run)
+    run["scorers"] = store.run_scorers(run_id)
     return {"run": run, "answers": store.answers(run_id), "turns": store.turns(run_id)}
 
 
-def _items(store: Store, dataset: str) -> dict[str, dict[str, Any]]:
-    try:
-        return {str(i["id"]): i for i in store.items(dataset)}
-    except Exception:  # noqa: BLE001 - the data set may have been deleted since the run
-        return {}
+def _items(store: Store, dataset: str) -> dict[str, Item]:
+    return store.items_by_key(dataset) or {}
 
 
-def _options(options: Any) -> str:
+def _options(options: JSONValue) -> str:
     if isinstance(options, dict):
         pairs = [(str(k).upper(), v) for k, v in options.items()]
     elif isinstance(options, list):
@@ -73,7 +90,7 @@ def _options(options: Any) -> str:
     return "\n".join(f"{k}. {v}" for k, v in pairs)
 
 
-def _question(item: dict[str, Any]) -> dict[str, Any]:
+def _question(item: Item) -> JSONDict:
     """The question columns of an item: text, options and (for cases) the opening."""
     task = item.get("task")
     if isinstance(task, dict):  # a consultation case
@@ -88,7 +105,7 @@ def _question(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: JSONValue) -> SheetValue:
     """A value a spreadsheet reads: booleans as 1/0, lists of plain values joined, other
     structures as JSON text."""
     if isinstance(value, bool):
@@ -100,8 +117,8 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _flatten(prefix: str, values: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _flatten(prefix: str, values: JSONDict | None) -> dict[str, SheetValue]:
+    out: dict[str, SheetValue] = {}
     for key, value in (values or {}).items():
         flat = isinstance(value, dict) and all(
             v is None or isinstance(v, int | float | str | bool) for v in value.values()
@@ -121,7 +138,7 @@ def answer_table(store: Store, run_id: int) -> Table:
     rows, columns = [], {}
     for a in store.answers(run_id):
         item = items.get(str(a["item_key"]), {})
-        row: dict[str, Any] = {
+        row: JSONDict = {
             "run_id": run_id,
             "run_label": label,
             "item_key": a["item_key"],
@@ -147,7 +164,7 @@ def answer_table(store: Store, run_id: int) -> Table:
     return [*head, *middle, *tail], rows
 
 
-def _fact_keys(case: dict[str, Any], indices: Any) -> str:
+def _fact_keys(case: Item, indices: JSONValue) -> str:
     facts = case.get("facts") or []
     names = []
     for i in indices or []:
@@ -207,11 +224,7 @@ def turn_table(store: Store, run_id: int) -> Table:
 
 def _csv(table: Table) -> str:
     columns, rows = table
-    out = io.StringIO()
-    writer = csv.DictWriter(out, columns, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    return csv_text([columns, *([row.get(c) for c in columns] for row in rows)])
 
 
 def export_json(store: Store, run_id: int) -> str:
@@ -229,7 +242,7 @@ def export_run(store: Store, run_id: int, fmt: str) -> str:
         return export_json(store, run_id)
     if fmt == "csv":
         return _csv(answer_table(store, run_id))
-    raise ValueError(f"unknown export format {fmt!r} (csv or json)")
+    raise UnknownFormat(f"unknown export format {fmt!r} (csv or json)")
 
 
 def export_turns(store: Store, run_id: int) -> str:
@@ -246,7 +259,7 @@ def _xlsx(store: Store, run_id: int, path: Path) -> None:
     from openpyxl import Workbook
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
-    def clean(value: Any) -> Any:
+    def clean(value: JSONValue) -> JSONValue:
         if isinstance(value, str):
             return ILLEGAL_CHARACTERS_RE.sub("", value)[:32767]
         return value
@@ -266,9 +279,9 @@ def _xlsx(store: Store, run_id: int, path: Path) -> None:
     for i, (name, (columns, rows)) in enumerate(sheets):
         sheet = book.active if i == 0 else book.create_sheet()
         sheet.title = name
-        sheet.append(columns)
+        append_row(sheet, columns)
         for row in rows:
-            sheet.append([clean(row.get(c)) for c in columns])
+            append_row(sheet, [clean(row.get(c)) for c in columns])
         sheet.freeze_panes = "A2"
     book.save(path)
 
@@ -280,7 +293,7 @@ def write_export(store: Store, run_id: int, path: str | Path, fmt: str | None = 
     path = Path(path)
     fmt = fmt or path.suffix.lower().lstrip(".") or "csv"
     if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (choose from {', '.join(FORMATS)})")
+        raise UnknownFormat(f"unknown export format {fmt!r} (choose from {', '.join(FORMATS)})")
     if fmt == "xlsx":
         _xlsx(store, run_id, path)
         return [path]

@@ -1,6 +1,7 @@
-"""Every importer behind one call: data sets of the three activities and retrieval corpora.
+"""Every importer behind one call: data sets of the activities and retrieval corpora.
 
-An importer is registered for an ``(activity, format)`` pair:
+An importer is registered for an ``(activity, format)`` pair with :func:`register`, by the
+activity's own package (``engine.<activity>.activity``). medexam's own:
 
 ========  ===============  ===================================================================
 activity  format           source
@@ -30,18 +31,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from engine.errors import UserError
 from engine.progress import Cancel, ProgressCallback, report
 from engine.store import Store
+from engine.types import Row
 
-# What each activity imports, in words.
-TITLES = {
-    "exam": "Exam questions",
-    "consult": "Consultation cases",
-    "french": "French questions",
-    "corpus": "French corpus",
-}
+# What each kind of import holds, in words, beyond the activities' own ``import_title``
+# (French QA adds its retrieval corpora).
+TITLES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -63,10 +61,10 @@ class Request:
 
 
 # An importer stores ``Request.source`` and returns the stored row (with anything it reports).
-Importer = Callable[[Store, Request], dict[str, Any]]
+Importer = Callable[[Store, Request], Row]
 
 
-class ImportFormatError(ValueError):
+class ImportFormatError(UserError, ValueError):
     """An activity or format that has no importer."""
 
 
@@ -114,13 +112,24 @@ def register(
     return add
 
 
+def _titles() -> dict[str, str]:
+    from engine.registry import activities as registered  # registers their importers
+
+    return {**{a.id: a.import_title or a.name for a in registered().values()}, **TITLES}
+
+
 def activities() -> dict[str, str]:
-    """The activities that have importers, with their titles, in registration order."""
-    return {a: TITLES.get(a, a) for a in dict.fromkeys(a for a, _k in _REGISTRY)}
+    """The activities (and other kinds, such as corpora) that have importers, with their
+    titles, in the registry's order."""
+    titles = _titles()
+    kinds = {a for a, _k in _REGISTRY}
+    ordered = [a for a in titles if a in kinds] + sorted(kinds - titles.keys())
+    return {a: titles.get(a, a) for a in ordered}
 
 
 def formats(activity: str) -> list[Format]:
     """The formats ``activity`` imports, in the order an import dialog lists them."""
+    _titles()
     found = [f for (a, _k), f in _REGISTRY.items() if a == activity]
     if not found:
         raise ImportFormatError(
@@ -149,7 +158,7 @@ def import_data(
     replace: bool = False,
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
-) -> dict[str, Any]:
+) -> Row:
     """Import ``source`` with the importer of ``(activity, fmt)`` as ``name``.
 
     ``source`` is a file or folder path, or for the ``corpus``/``dataset`` format the name of
@@ -171,117 +180,7 @@ def import_data(
     return {**result, "message": spec.message.format(**result)}
 
 
-# -- the importers -----------------------------------------------------------------------
-
-
-def _exam(fmt: str) -> Importer:
-    def run(store: Store, req: Request) -> dict[str, Any]:
-        from engine.exam.dataset import import_file
-
-        return import_file(store, req.source, fmt, req.name, req.replace)
-
-    return run
-
-
-register(
-    "exam",
-    "explaincpe",
-    "ExplainCPE (JSON list, five options and an explanation)",
-    "JSON (*.json);;All files (*)",
-)(_exam("explaincpe"))
-register(
-    "exam",
-    "mcq",
-    "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
-    "Question files (*.json *.jsonl *.csv);;All files (*)",
-)(_exam("mcq"))
-
-_CASES = "Imported {n_items} cases as “{name}”."
-
-
-@register(
-    "consult",
-    "cases",
-    "medexam cases (JSON or JSON Lines)",
-    "Cases (*.json *.jsonl);;All files (*)",
-    message=_CASES,
-)
-def _cases(store: Store, req: Request) -> dict[str, Any]:
-    from engine.consult.cases import import_cases
-
-    name = req.name or req.stem
-    import_cases(store, req.source, name, req.replace)
-    return store.dataset(name)
-
-
-@register(
-    "consult",
-    "agentclinic",
-    "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
-    "AgentClinic (*.jsonl *.json);;All files (*)",
-    message=_CASES,
-)
-def _agentclinic(store: Store, req: Request) -> dict[str, Any]:
-    from engine.consult.agentclinic import import_agentclinic
-
-    name = req.name or req.stem
-    import_agentclinic(store, req.source, name, req.replace)
-    return store.dataset(name)
-
-
-@register("french", "frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)")
-def _frenchmedmcqa(store: Store, req: Request) -> dict[str, Any]:
-    from engine.french.dataset import import_frenchmedmcqa
-
-    info = import_frenchmedmcqa(store, req.source, req.name, req.replace)
-    return {**store.dataset(info["name"]), **info}
-
-
-_PASSAGES = "Stored {n_passages} passages as corpus “{name}”."
-
-
-def _corpus_from_path(store: Store, req: Request) -> dict[str, Any]:
-    from engine.french.corpus import add_corpus_from_path
-
-    name = req.name or req.stem
-    info = add_corpus_from_path(
-        store, req.source, name, req.replace, progress=req.progress, cancel=req.cancel
-    )
-    return {**store.corpus(name), **info}
-
-
-register(
-    "corpus",
-    "file",
-    "A text, Markdown or JSON Lines file",
-    "Documents (*.txt *.md *.jsonl);;All files (*)",
-    message=_PASSAGES,
-)(_corpus_from_path)
-register(
-    "corpus",
-    "folder",
-    "A folder of .txt and .md files",
-    source="folder",
-    message=_PASSAGES,
-)(_corpus_from_path)
-
-
-@register(
-    "corpus",
-    "dataset",
-    "The questions of an imported French set (one passage each)",
-    source="dataset",
-    message=_PASSAGES,
-)
-def _corpus_from_dataset(store: Store, req: Request) -> dict[str, Any]:
-    from engine.french.corpus import add_corpus_from_dataset
-
-    name = req.name or f"{req.source}-passages"
-    info = add_corpus_from_dataset(store, req.source, name, req.replace)
-    return {**store.corpus(name), **info}
-
-
-def opening_dataset(datasets: list[dict[str, Any]], remembered: str, chosen_at: str) -> str:
+def opening_dataset(datasets: list[Row], remembered: str, chosen_at: str) -> str:
     """The data set a picker opens on: the one last chosen (``remembered``, at
     ``chosen_at``) unless a data set was imported after that, else the last imported. A
     sample, written on the first start, is never newer than an imported data set.

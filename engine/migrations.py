@@ -3,12 +3,17 @@
 ``PRAGMA user_version`` holds the schema version. :func:`migrate` applies every migration
 newer than it, each in its own transaction, so an interrupted upgrade leaves the database
 at the last complete version. Append new migrations; never edit a released one.
+``PRAGMA application_id`` marks the file as medexam's (:data:`APPLICATION_ID`): :func:`migrate`
+sets it on every database it brings up to date, new or written before the mark existed.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from engine.errors import MedexamError
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -172,39 +177,155 @@ def _json_columns(column: str, keys: list[str]) -> str:
     return ", ".join(f"json_extract({column}, '$.{k}') AS {k.replace('.', '_')}" for k in keys)
 
 
-def _m4_views(db: sqlite_utils.Database) -> None:
-    """Readable views for sqlite3 and Datasette: ``v_runs`` (a run per row, its distinguishing
-    settings and headline scores as columns) and ``v_answers`` (an answer per row, joined with
-    its run and its item's question and types, the scores as columns)."""
-    settings = "method shots lang instruction doctor patient patient_mode solver retriever k"
-    scores = "accuracy score hamming emr rouge1 rouge2 rougeL patient_f1 doctor_f1 avg_turns"
-    per_answer = "rouge1 rouge2 rougeL hamming exact patient_f1 doctor_f1"
+_RUN_SETTINGS = "method shots lang instruction doctor patient patient_mode solver retriever k"
+_RUN_SCORES = "accuracy score hamming emr rouge1 rouge2 rougeL patient_f1 doctor_f1 avg_turns"
+
+
+def _v_runs(db: sqlite_utils.Database) -> None:
+    """``v_runs``: a run per row, its distinguishing settings and headline scores as columns."""
     db.execute(
         "CREATE VIEW v_runs AS SELECT r.id AS run_id, r.activity, r.dataset, r.model, r.runner, "
         "r.status, r.started, r.finished, r.n_done, r.n_total, "
-        f"{_json_columns('r.settings', [*settings.split(), 'corpus'])}, "
-        f"{_json_columns('r.summary', [*scores.split(), 'calibration.ece'])}, "
+        f"{_json_columns('r.settings', [*_RUN_SETTINGS.split(), 'corpus'])}, "
+        f"{_json_columns('r.summary', [*_RUN_SCORES.split(), 'calibration.ece'])}, "
         "r.error, r.settings, r.summary FROM runs r"
     )
+
+
+def _v_answers(db: sqlite_utils.Database, scores: str, stored: str) -> None:
+    """``v_answers``: an answer per row, joined with its run and its item's question and
+    types; ``scores`` are the score columns, ``stored`` the raw JSON columns at the end."""
     db.execute(
         "CREATE VIEW v_answers AS SELECT a.run_id, r.activity, r.dataset, r.model, r.runner, "
         "a.item_key, a.position, coalesce(json_extract(i.data, '$.question'), "
         "json_extract(i.data, '$.task.question')) AS question, i.category, "
         f"{_json_columns('i.data', ['type1', 'type2', 'type3'])}, "
-        "a.gold, a.chosen, a.correct, a.response, "
-        f"{_json_columns('a.scores', per_answer.split())}, "
+        f"a.gold, a.chosen, {scores}, "
         "json_extract(a.extra, '$.confidence') AS confidence, a.latency_s, a.prompt_tokens, "
-        "a.completion_tokens, a.created, a.scores, a.extra FROM answers a "
+        f"a.completion_tokens, a.created, {stored} FROM answers a "
         "JOIN runs r ON r.id = a.run_id LEFT JOIN datasets d ON d.name = r.dataset "
         "LEFT JOIN items i ON i.dataset_id = d.id AND i.key = a.item_key"
     )
 
 
-MIGRATIONS: list[Migration] = [_m1_initial, _m2_run_owner, _m3_review_cards, _m4_views]
+def _m4_views(db: sqlite_utils.Database) -> None:
+    """Readable views for sqlite3 and Datasette: ``v_runs`` and ``v_answers`` (the scores,
+    then stored on each answer, as columns)."""
+    per_answer = "rouge1 rouge2 rougeL hamming exact patient_f1 doctor_f1"
+    _v_runs(db)
+    columns = _json_columns("a.scores", per_answer.split())
+    _v_answers(db, f"a.correct, a.response, {columns}", "a.scores, a.extra")
+
+
+#: Scorer of each score key stored on an answer before scores had their own table (schema 5).
+_V4_SCORERS = {
+    "exam": dict.fromkeys(["rouge1", "rouge2", "rougeL"], "exam.rouge")
+    | {"correct": "exam.letter"},
+    "french": dict.fromkeys(["correct", "hamming", "exact"], "french.options")
+    | dict.fromkeys(["own_excluded", "retrieved"], "french.retrieval"),
+    "consult": dict.fromkeys(["correct", "similarity"], "consult.task"),
+}
+#: Where a key the table above does not name goes (a consultation's dialogue metrics…).
+_V4_OTHER = {"exam": "exam.recorded", "french": "french.recorded", "consult": "consult.dialogue"}
+
+
+def _v4_hamming(extra: dict[str, object]) -> float | None:
+    """A French answer's Hamming score at full precision (schema 4 kept it rounded)."""
+    pred, gold = extra.get("pred"), extra.get("gold")
+    if not isinstance(pred, list) or not isinstance(gold, list):
+        return None
+    union = set(pred) | set(gold)
+    return 1.0 if not union else len(set(pred) & set(gold)) / len(union)
+
+
+def _v4_score_rows(activity: str, row: tuple[object, ...]) -> list[tuple[object, ...]]:
+    run_id, key, correct, scores, created, extra = row
+    values = json.loads(str(scores)) if scores else {}
+    if correct is not None:
+        values = {"correct": correct, **values}
+    found = _v4_hamming(json.loads(str(extra)) if extra else {})
+    if activity == "french" and "hamming" in values and found is not None:
+        values["hamming"] = found
+    names = _V4_SCORERS.get(activity, {})
+    other = _V4_OTHER.get(activity, f"{activity}.recorded")
+    out = []
+    for name, value in values.items():
+        if isinstance(value, dict | list | str):
+            value = json.dumps(value, ensure_ascii=False)
+        out.append((run_id, key, names.get(name, other), 1, name, value, created))
+    return out
+
+
+def _m5_scores(db: sqlite_utils.Database) -> None:
+    """Scores get their own table (``scores``: answer, scorer name and version, key, value,
+    explanation), so one answer carries several scorers' results and a run can be scored
+    again (:mod:`engine.scoring`). Each answer's stored scores and ``correct`` become rows of
+    the scorers that compute them; French retrieval facts also move to the answer's
+    ``extra["retrieval"]``, where the retrieval scorer reads them. The answers lose their
+    ``scores`` and ``correct`` columns; the views read the scores table."""
+    db.execute("DROP VIEW IF EXISTS v_answers")
+    db.execute("DROP VIEW IF EXISTS v_runs")
+    db.execute(
+        "CREATE TABLE scores (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL "
+        "REFERENCES runs(id), item_key TEXT NOT NULL, scorer TEXT NOT NULL, "
+        "version INTEGER NOT NULL, key TEXT NOT NULL, value, explanation TEXT, created TEXT)"
+    )
+    db.execute("CREATE UNIQUE INDEX idx_scores_answer ON scores (run_id, item_key, scorer, key)")
+    rows = db.execute(
+        "SELECT r.activity, a.run_id, a.item_key, a.correct, a.scores, a.created, a.extra "
+        "FROM answers a JOIN runs r ON r.id = a.run_id"
+    ).fetchall()
+    for activity, run_id, key, correct, scores, created, extra in rows:
+        db.conn.executemany(
+            "INSERT INTO scores (run_id, item_key, scorer, version, key, value, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _v4_score_rows(activity, (run_id, key, correct, scores, created, extra)),
+        )
+        found = json.loads(scores) if scores else {}
+        retrieval = {k: found[k] for k in ("own_excluded", "retrieved") if k in found}
+        if activity == "french" and retrieval:
+            moved = {**(json.loads(extra) if extra else {}), "retrieval": retrieval}
+            db.execute(
+                "UPDATE answers SET extra = ? WHERE run_id = ? AND item_key = ?",
+                [json.dumps(moved, ensure_ascii=False), run_id, key],
+            )
+    db.execute("ALTER TABLE answers DROP COLUMN scores")
+    db.execute("ALTER TABLE answers DROP COLUMN correct")
+    _views(db)
+
+
+def _score_column(key: str) -> str:
+    return (
+        "(SELECT s.value FROM scores s WHERE s.run_id = a.run_id AND s.item_key = a.item_key "
+        f"AND s.key = '{key}' ORDER BY s.id DESC LIMIT 1) AS {key}"
+    )
+
+
+def _views(db: sqlite_utils.Database) -> None:
+    """``v_runs``, ``v_answers`` (the main scores as columns, read from the scores table)
+    and ``v_scores`` (a score per row, with its run)."""
+    per_answer = "correct rouge1 rouge2 rougeL hamming exact patient_f1 doctor_f1"
+    _v_runs(db)
+    columns = ", ".join(_score_column(k) for k in per_answer.split())
+    _v_answers(db, f"a.response, {columns}", "a.extra")
+    db.execute(
+        "CREATE VIEW v_scores AS SELECT s.run_id, r.activity, r.dataset, r.model, r.runner, "
+        "s.item_key, s.scorer, s.version, s.key, s.value, s.explanation, s.created "
+        "FROM scores s JOIN runs r ON r.id = s.run_id"
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    _m1_initial,
+    _m2_run_owner,
+    _m3_review_cards,
+    _m4_views,
+    _m5_scores,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class SchemaTooNew(Exception):
+class SchemaTooNew(MedexamError):
     """The database was written by a newer medexam (``found`` > ``known``)."""
 
     def __init__(self, found: int, known: int) -> None:
@@ -213,12 +334,28 @@ class SchemaTooNew(Exception):
         self.known = known
 
 
-class MigrationError(Exception):
+class MigrationError(MedexamError):
     """A migration left the database inconsistent; it was rolled back."""
+
+
+#: ``PRAGMA application_id`` of a medexam database ("MDEX").
+APPLICATION_ID = 0x4D444558
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def application_id(db: sqlite_utils.Database) -> int:
+    return int(db.execute("PRAGMA application_id").fetchone()[0])
+
+
+def _mark(db: sqlite_utils.Database) -> None:
+    """Give ``db`` medexam's application id, when it has not got it yet."""
+    if application_id(db) != APPLICATION_ID:
+        with db.conn:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
 
 def _broken_keys(db: sqlite_utils.Database) -> set[tuple[object, ...]]:
@@ -229,7 +366,7 @@ def migrate(db: sqlite_utils.Database, migrations: list[Migration] | None = None
     """Bring ``db`` up to the newest schema; return the version it is at.
 
     Raises :class:`SchemaTooNew`, touching nothing, when the database is newer than the
-    migrations known here. Each step runs in one transaction holding the write lock (a step
+    migrations known here. The database gets medexam's application id. Each step runs in one transaction holding the write lock (a step
     another process applied meanwhile is skipped). Foreign keys are off while migrations run
     (so tables can be rebuilt) and checked before each step commits; a step that breaks them
     is rolled back (:class:`MigrationError`).
@@ -238,6 +375,7 @@ def migrate(db: sqlite_utils.Database, migrations: list[Migration] | None = None
     current = schema_version(db)
     if current > len(steps):
         raise SchemaTooNew(current, len(steps))
+    _mark(db)
     if current == len(steps):
         return current
     foreign_keys = db.execute("PRAGMA foreign_keys").fetchone()[0]

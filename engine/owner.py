@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from engine.types import Row
+
+
+class Owner(TypedDict):
+    """The ``owner_*`` columns of a run: process id, host name and start time."""
+
+    owner_pid: int
+    owner_host: str
+    owner_started: float | None
 
 
 @functools.cache
@@ -40,7 +51,7 @@ def own_start() -> float | None:
     return process_started(os.getpid())
 
 
-def current_owner() -> dict[str, Any]:
+def current_owner() -> Owner:
     """The ``owner_*`` columns naming this process."""
     return {"owner_pid": os.getpid(), "owner_host": host(), "owner_started": own_start()}
 
@@ -63,7 +74,7 @@ def process_alive(pid: int, started: float | None = None) -> bool:
     return started is None or abs(now - started) <= START_TOLERANCE_S
 
 
-def owner_alive(run: dict[str, Any]) -> bool | None:
+def owner_alive(run: Row) -> bool | None:
     """Whether the process owning ``run`` is alive: True, False, or None for another host.
 
     A run without a recorded owner (stored before owners were recorded) has none alive.

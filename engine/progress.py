@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from engine.errors import MedexamError
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
 
 
 class Progress(NamedTuple):
@@ -18,7 +23,7 @@ class Progress(NamedTuple):
     done: int
     total: int
     message: str = ""
-    info: dict[str, Any] = {}  # never changed: each report gives its own
+    info: JSONDict = {}  # never changed: each report gives its own
 
     @property
     def fraction(self) -> float:
@@ -28,7 +33,7 @@ class Progress(NamedTuple):
 ProgressCallback = Callable[[Progress], None]
 
 
-class Cancelled(Exception):
+class Cancelled(MedexamError):
     """Raised inside a job when its :class:`Cancel` token was set."""
 
 
@@ -85,7 +90,7 @@ def as_cancel(cancel: CancelLike | None) -> Cancel | None:
 
 
 def report(
-    callback: ProgressCallback | None, done: int, total: int, message: str = "", **info: Any
+    callback: ProgressCallback | None, done: int, total: int, message: str = "", **info: JSONValue
 ) -> None:
     """Call ``callback`` if there is one."""
     if callback is not None:

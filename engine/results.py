@@ -116,9 +116,8 @@ def category_scores(
         return found
     if store is None:
         return "", []
-    try:
-        items = {str(i["id"]): i for i in store.items(run["dataset"])}
-    except Exception:  # noqa: BLE001 - the data set may have been deleted
+    items = store.items_by_key(run["dataset"])
+    if items is None:
         return "", []
     groups: dict[str, list[bool]] = {}
     for a in store.answers(run["id"]):
@@ -168,9 +167,22 @@ def compare_runs(store: Store, a: int, b: int) -> dict[str, Any]:
 
 
 def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
-    """A line when two consultation runs had different solvers answer their tasks."""
-    if ra.get("activity") != "consult" or rb.get("activity") != "consult":
+    """A line for each setting that two runs of one activity must share to be compared
+    (``Activity.compare_warnings``: the consultation's solver) and do not."""
+    from engine.registry import activities
+
+    found = activities().get(str(ra.get("activity")))
+    if found is None or ra.get("activity") != rb.get("activity"):
         return []
+    out = []
+    for keys, message in found.compare_warnings.items():
+        sa, sb = (
+            next((s[k] for k in keys.split("|") if (s := r.get("settings") or {}).get(k)), None)
+            for r in (ra, rb)
+        )
+        if sa and sb and sa != sb:
+            out.append(message.format(a=sa, b=sb))
+    return out
     sa, sb = (
         (r.get("settings") or {}).get("solver_model") or (r.get("settings") or {}).get("solver")
         for r in (ra, rb)

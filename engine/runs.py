@@ -8,9 +8,12 @@ reports progress, honours cancel, and always ends the run: ``finished``, ``cance
 (a :class:`~engine.progress.Cancel`, Stop, Ctrl-C) or ``failed`` (with the error). A run
 whose process died (kill -9) is read back as ``interrupted`` and can be resumed.
 
-An activity supplies a :class:`RunSpec` (in its ``runner`` module): its settings with their
-defaults, how to open a :class:`Job` for a run (leasing its models from the pool) and its
-summary.
+An activity supplies a :class:`RunSpec` (its ``Activity.spec``): its settings with their
+defaults, its items, how to open a :class:`Job` for a run (leasing its models from the pool)
+and its summary. The job is the solver: it produces each item's answer (the letters, text,
+log-probabilities, turns). The loop then applies the activity's scorers
+(:mod:`engine.scoring`) and stores the answer with their scores in one transaction, so a
+stored run can be scored again without its model.
 
 >>> from engine.runs import run                                         # doctest: +SKIP
 >>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})
@@ -18,21 +21,27 @@ summary.
 
 from __future__ import annotations
 
-import importlib
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engine.activities import Activity, activity
+from engine.errors import UserError
+from engine.models.backend import default_concurrency
 from engine.models.pool import ModelPool, PooledModel, default_pool
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
-from engine.store import Store, StoreError
+from engine.scoring import Context, Scored, failed, merged, run_scorers, score_answer
+from engine.store import Store
+from engine.types import JSONDict
 
-OnAnswer = Callable[[Any, dict[str, Any]], None]
+OnAnswer = Callable[[Any, JSONDict], None]
 
 
-class RunError(Exception):
+class RunError(UserError):
     """A run that cannot start or resume (wrong kind of data set, a person's session, settings
     that differ from the run's…): the message is one line for the user."""
 
@@ -45,7 +54,7 @@ class Job:
 
     runner = "model"  # the run's runner: "model" or a baseline's name
     items: Sequence[Any] = ()
-    settings: dict[str, Any]  # what is stored on the run (derived settings included)
+    settings: JSONDict  # what is stored on the run (derived settings included)
     model_label = ""  # the run's "model" column
 
     def __init__(self) -> None:
@@ -70,13 +79,13 @@ class Job:
         return str(item["id"])
 
     def default_concurrency(self) -> int:
-        """Items in flight when the caller does not say: one for local models (they
-        answer one request at a time anyway), eight when every model leased is served."""
-        served = [bool(m.info.get("served")) for m in self.leases]
-        return 8 if served and all(served) else 1
+        """Items in flight when the caller does not say: the fewest any leased model takes
+        well (:func:`engine.models.backend.default_concurrency`)."""
+        return default_concurrency(self.leases)
 
-    def answer(self, item: Any, position: int) -> dict[str, Any]:
-        """Answer one item: the fields of :meth:`engine.store.Store.add_answer`."""
+    def answer(self, item: Any, position: int) -> JSONDict:
+        """Answer one item: the fields of :meth:`engine.store.Store.add_answer` but its
+        scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -91,28 +100,56 @@ class RunSpec(Protocol):
 
     activity: Activity
 
-    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+    def settings(self, given: JSONDict) -> JSONDict:
         """Defaults filled in and checked (raises ValueError with one line)."""
         ...
 
-    def open(
-        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
-    ) -> Job: ...
+    def items(self, store: Store, dataset: str) -> Sequence[Any]:
+        """Every item of ``dataset`` as the job answers them (what a rescore scores)."""
+        ...
 
-    def summarize(self, store: Store, run_id: int) -> dict[str, Any]: ...
+    def key(self, item: Any) -> str:
+        """An item's key (the stored answer's ``item_key``)."""
+        ...
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
+
+    def summarize(self, store: Store, run_id: int) -> JSONDict: ...
 
 
-_SPECS = {
-    "exam": "engine.exam.runner",
-    "french": "engine.french.runner",
-    "consult": "engine.consult.run",
-}
+@dataclass(frozen=True)
+class Spec:
+    """A :class:`RunSpec` made of an activity's parts: ``check`` fills in and checks the
+    settings, ``job`` opens a run's job (``job(store, dataset, settings, pool)``),
+    ``summary`` summarises a stored run; items are the data set's, keyed by their ``id``
+    unless ``load``/``item_key`` say otherwise."""
+
+    activity: Activity
+    check: Callable[[JSONDict], JSONDict]
+    job: Callable[[Store, str, JSONDict, ModelPool], Job]
+    summary: Callable[[Store, int], JSONDict]
+    load: Callable[[Store, str], Sequence[Any]] | None = None
+    item_key: Callable[[Any], str] | None = None
+
+    def settings(self, given: JSONDict) -> JSONDict:
+        return self.check(given)
+
+    def items(self, store: Store, dataset: str) -> Sequence[Any]:
+        return self.load(store, dataset) if self.load else store.items(dataset)
+
+    def key(self, item: Any) -> str:
+        return self.item_key(item) if self.item_key else str(item["id"])
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job:
+        return self.job(store, dataset, settings, pool)
+
+    def summarize(self, store: Store, run_id: int) -> JSONDict:
+        return self.summary(store, run_id)
 
 
 def spec_for(activity_id: str) -> RunSpec:
     """The run spec of an activity (its module is imported on first use)."""
-    activity(activity_id)  # unknown ids fail with a clear line
-    return importlib.import_module(_SPECS[activity_id]).SPEC
+    return activity(activity_id).run_spec()
 
 
 def check_dataset(store: Store, activity_id: str, dataset: str) -> None:
@@ -127,7 +164,7 @@ def check_dataset(store: Store, activity_id: str, dataset: str) -> None:
         )
 
 
-def _differences(stored: dict[str, Any], given: dict[str, Any]) -> list[str]:
+def _differences(stored: JSONDict, given: JSONDict) -> list[str]:
     out = []
     for key, value in given.items():
         if value is not None and stored.get(key) != value:
@@ -135,7 +172,7 @@ def _differences(stored: dict[str, Any], given: dict[str, Any]) -> list[str]:
     return out
 
 
-def _resumable(store: Store, spec: RunSpec, run_id: int, given: dict[str, Any]) -> dict[str, Any]:
+def _resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> JSONDict:
     """The run to resume, checked: this activity's, a model's, with the given settings."""
     row = store.run(run_id)
     name = spec.activity.name
@@ -160,7 +197,7 @@ def run(
     store: Store,
     activity_id: str,
     dataset: str | None = None,
-    settings: dict[str, Any] | None = None,
+    settings: JSONDict | None = None,
     *,
     resume: int | None = None,
     pool: ModelPool | None = None,
@@ -169,7 +206,7 @@ def run(
     on_answer: OnAnswer | None = None,
     on_start: Callable[[int], None] | None = None,
     concurrency: int | None = None,
-) -> dict[str, Any]:
+) -> JSONDict:
     """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
     keys; ``model`` names the model) and return the summary, also stored with the run
     (``run_id``, ``status`` and, when it failed, ``error`` in it).
@@ -219,6 +256,25 @@ def run(
         job.close()
 
 
+#: The keywords of :func:`run` beside the settings (what :func:`run_settings` passes on).
+LOOP_OPTIONS = ("resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency")
+
+
+def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSONDict) -> JSONDict:
+    """:func:`run` for the activities' shorthands (``run_exam``, ``run_french``,
+    ``run_consult``): ``given["settings"]`` is the activity's settings object (missing or
+    None: the defaults), with the other settings in ``given`` laid over it; the rest of
+    ``given`` are :func:`run`'s own keywords (:data:`LOOP_OPTIONS`). On resume only the
+    run's own settings count."""
+    given = dict(given)
+    settings = given.pop("settings", None)
+    options = {k: given.pop(k) for k in LOOP_OPTIONS if k in given}
+    cls = activity(activity_id).settings_class()
+    chosen = {**(settings or cls()).as_dict(), **given}
+    typed = {} if options.get("resume") is not None else cls(**chosen).as_dict()
+    return run(store, activity_id, dataset or None, typed, **options)
+
+
 def _loop(
     store: Store,
     spec: RunSpec,
@@ -228,7 +284,7 @@ def _loop(
     cancel: Cancel | None,
     on_answer: OnAnswer | None,
     concurrency: int = 1,
-) -> dict[str, Any]:
+) -> JSONDict:
     job.run_id, job.cancel = run_id, cancel
     done_keys = store.answered_keys(run_id)
     todo = [(p, item) for p, item in enumerate(job.items) if job.key(item) not in done_keys]
@@ -240,17 +296,23 @@ def _loop(
         report(progress, done, total, message, run_id=run_id, **info)
 
     job.on_step = step
+    context = Context(store, store.run(run_id), None, cancel)
+    scorers = run_scorers(spec.activity.id, context)
     status, error, again = "finished", None, None
+    errors: list[str] = []  # the items the model could not take, this time
     try:
         for position, item, answer in _answers(job, todo, cancel, concurrency):
             key = job.key(item)
-            store.add_answer(run_id, key, position=position, **answer)
+            if failed(answer):
+                errors.append(f"{key}: {answer['extra']['error']}")
+            scored = score_answer(scorers, answer, item, context)
+            store.add_answer(run_id, key, position=position, scores=scored, **answer)
             done += 1
+            shown = _with_scores(answer, scored)
             if on_answer is not None:
-                on_answer(item, answer)
-            info = {k: answer.get(k) for k in ("chosen", "gold", "correct")}
+                on_answer(item, shown)
+            info = {k: shown.get(k) for k in ("chosen", "gold", "correct", "scores")}
             info["turns"] = (answer.get("extra") or {}).get("turns")
-            info["scores"] = answer.get("scores") or {}
             report(progress, done, total, key, run_id=run_id, item=key, **info)
     except Cancelled:
         status = "cancelled"
@@ -260,16 +322,49 @@ def _loop(
         status, error = "failed", _describe(exc)
         if not _expected(exc):
             again = exc
-    summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
+    if status == "finished" and errors and 2 * len(errors) > len(todo):
+        status = "failed"
+        error = f"{len(errors)} of {len(todo)} items failed; the first: {errors[0]}"
+    return _close(store, spec, run_id, status, error, again)
+
+
+def _with_scores(answer: JSONDict, scored: Sequence[Scored]) -> JSONDict:
+    """The answer as a run reports it: its scores by key, ``correct`` among them."""
+    values = merged(scored)
+    right = values.pop("correct", None)
+    return {**answer, "scores": values, "correct": None if right is None else bool(right)}
+
+
+def _close(
+    store: Store,
+    spec: RunSpec,
+    run_id: int,
+    status: str,
+    error: str | None,
+    again: BaseException | None,
+) -> JSONDict:
+    """End the run whatever happens: a summary that cannot be computed fails the run with
+    that error instead of leaving it running."""
+    try:
+        summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
+    except Exception as exc:  # noqa: BLE001 - the run must still be closed
+        if status != "failed":
+            status, error = "failed", f"its summary could not be computed: {_describe(exc)}"
+        summary = {"run_id": run_id, "status": status}
     if error:
         summary["error"] = error
-    store.finish_run(run_id, summary, status=status, error=error)
+    try:
+        store.finish_run(run_id, summary, status=status, error=error)
+    except ValueError as exc:  # a summary that cannot be stored (a non-finite number…)
+        error = f"its summary could not be stored: {exc}"
+        summary = {"run_id": run_id, "status": "failed", "error": error}
+        store.finish_run(run_id, summary, status="failed", error=error)
     if again is not None:
         raise again
     return summary
 
 
-def _timed(job: Job, item: Any, position: int) -> dict[str, Any]:
+def _timed(job: Job, item: Any, position: int) -> JSONDict:
     started = time.perf_counter()
     answer = job.answer(item, position)
     if answer.get("latency_s") is None:
@@ -277,25 +372,37 @@ def _timed(job: Job, item: Any, position: int) -> dict[str, Any]:
     return answer
 
 
-Answered = tuple[int, Any, dict[str, Any]]
+Answered = tuple[int, Any, JSONDict]
 
 
 def _answers(
     job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
 ) -> Iterator[Answered]:
     """``(position, item, answer)`` for each item to do, one at a time, or with up to
-    ``concurrency`` items in flight (in the order they finish). When one fails or the run is
-    cancelled, no more are started; those in flight finish and are given first."""
-    if concurrency <= 1:
-        for position, item in todo:
-            if cancel is not None:
-                cancel.check()
-            yield position, item, _timed(job, item, position)
-        return
+    ``concurrency`` items in flight (in the order they finish). When one fails, no more are
+    started and those in flight finish and are given first. Cancel reaches the requests in
+    flight at once (:func:`_stopping_models`); an answer that comes back after it, cut short,
+    is not given."""
+    with _stopping_models(job, cancel):
+        if concurrency <= 1:
+            for position, item in todo:
+                if cancel is not None:
+                    cancel.check()
+                answer = _timed(job, item, position)
+                if cancel is not None:
+                    cancel.check()
+                yield position, item, answer
+            return
+        yield from _in_flight(job, todo, cancel, concurrency)
+
+
+def _in_flight(
+    job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
+) -> Iterator[Answered]:
     pending = iter(todo)
     failure: BaseException | None = None
     with ThreadPoolExecutor(concurrency, thread_name_prefix="medexam-run") as pool:
-        flying: dict[Future[dict[str, Any]], tuple[int, Any]] = {}
+        flying: dict[Future[JSONDict], tuple[int, Any]] = {}
         try:
             while True:
                 stopping = failure is not None or (cancel is not None and cancel.is_set())
@@ -306,7 +413,7 @@ def _answers(
                     flying[pool.submit(_timed, job, nxt[1], nxt[0])] = nxt
                 if not flying:
                     break
-                finished, _ = wait(flying, return_when=FIRST_COMPLETED)
+                finished, _ = wait(flying, timeout=0.1, return_when=FIRST_COMPLETED)
                 for future in finished:
                     position, item = flying.pop(future)
                     try:
@@ -314,22 +421,49 @@ def _answers(
                     except Exception as exc:  # noqa: BLE001 - raised once the rest are in
                         failure = failure or exc
                         continue
-                    yield position, item, answer
+                    if cancel is None or not cancel.is_set():
+                        yield position, item, answer
         finally:
             for future in flying:
                 future.cancel()
-    if failure is not None:
+            if flying:  # left early (Ctrl-C…): stop the requests in flight, not wait for them
+                for model in job.leases:
+                    model.cancel()
+    if failure is not None and (cancel is None or not cancel.is_set()):
         raise failure
     if cancel is not None:
         cancel.check()
 
 
+@contextlib.contextmanager
+def _stopping_models(job: Job, cancel: Cancel | None) -> Iterator[None]:
+    """While the block runs, a watcher stops the job's models' requests in flight as soon as
+    ``cancel`` is set (Stop in the app, Ctrl-C), instead of waiting for them to end."""
+    if cancel is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.1):
+            if cancel.is_set():
+                for model in list(job.leases):
+                    model.cancel()
+                return
+
+    watcher = threading.Thread(target=watch, name="medexam-stop", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+
+
 def _expected(exc: BaseException) -> bool:
     """Failures a run reports as its error (the model's, the store's, bad input) rather
     than a fault of medexam's own, which is raised again after the run is closed."""
-    from engine.models.protocol import ModelError
-
-    return isinstance(exc, ModelError | StoreError | RunError | ValueError | OSError)
+    return isinstance(exc, UserError | ValueError | OSError)
 
 
 def _describe(exc: BaseException) -> str:
@@ -337,7 +471,7 @@ def _describe(exc: BaseException) -> str:
     return text if _expected(exc) else f"{type(exc).__name__}: {text}"
 
 
-def summarize(store: Store, run_id: int) -> dict[str, Any]:
+def summarize(store: Store, run_id: int) -> JSONDict:
     """A run's summary computed afresh from its stored answers, by its activity."""
     row = store.run(run_id)
     return spec_for(row["activity"]).summarize(store, run_id)

@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engine.errors import UserError
 from engine.paths import data_dir
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
 
 FILE_NAME = "settings.json"
 
-DEFAULTS: dict[str, Any] = {"solver": "model", "model": ""}
+DEFAULTS: JSONDict = {"solver": "model", "model": ""}
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError, ValueError):
     """An unknown setting, or a settings file that is not a JSON object."""
 
 
@@ -37,10 +41,10 @@ def settings_path() -> Path:
     return data_dir() / FILE_NAME
 
 
-def load() -> dict[str, Any]:
+def load() -> JSONDict:
     """Every setting: the stored ones over :data:`DEFAULTS`."""
     path = settings_path()
-    stored: Any = {}
+    stored: JSONValue = {}
     if path.is_file():
         try:
             stored = json.loads(path.read_text(encoding="utf-8") or "{}")
@@ -51,14 +55,14 @@ def load() -> dict[str, Any]:
     return {**DEFAULTS, **stored}
 
 
-def get(key: str) -> Any:
+def get(key: str) -> JSONValue:
     """One setting's value (its default when never set)."""
     if key not in DEFAULTS:
         raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")
     return load()[key]
 
 
-def set(key: str, value: Any) -> None:  # noqa: A001 - the module's documented verb
+def set(key: str, value: JSONValue) -> None:  # noqa: A001 - the module's documented verb
     """Store one setting; ``None`` puts it back to its default."""
     if key not in DEFAULTS:
         raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")

@@ -2,8 +2,10 @@
 retrieval corpora and their passages.
 
 Every write commits at once, so an interrupted run keeps every answer it produced and can be
-resumed. JSON-valued columns (``data``, ``settings``, ``summary``, ``scores``, ``extra``,
-``meta``) are decoded on the way out.
+resumed. JSON-valued columns (``data``, ``settings``, ``summary``, ``extra``, ``meta``) are
+decoded on the way out. An answer's scores are rows of their own (``scores``: one per scorer
+and key, see :mod:`engine.scoring`), read back merged into each answer's ``scores`` and
+``correct``.
 
 >>> store = Store(":memory:")
 >>> store.add_dataset("demo", "exam", [{"id": "q1", "question": "…"}])
@@ -24,27 +26,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.migrations import SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
+from engine.dbfile import StoreError, check_file, now, open_database
 from engine.owner import current_owner, host, owner_alive
 from engine.paths import default_db_path
+from engine.scorerows import ScoreRows
 
 if TYPE_CHECKING:
     import sqlite_utils
 
-JSON_COLUMNS = {"data", "settings", "summary", "scores", "extra", "meta"}
+    from engine.scoring import Scored, ScoreValue
+    from engine.types import JSONDict, Row
+
+JSON_COLUMNS = {"data", "settings", "summary", "extra", "meta"}
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
 RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
 #: The statuses :meth:`Store.finish_run` closes a run with.
 FINAL_STATUSES = ("finished", "cancelled", "failed")
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class StoreError(Exception):
-    """A request the store cannot satisfy (unknown data set or run, duplicate name…)."""
 
 
 class AlreadyExists(StoreError):
@@ -52,16 +53,10 @@ class AlreadyExists(StoreError):
     process a moment ago: the check and the write are one transaction)."""
 
 
-def now() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def _dump(value: Any) -> str | None:
     import json  # here: opening the app's window needs none of it
 
-    return None if value is None else json.dumps(value, ensure_ascii=False)
+    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def _loads(text: str) -> Any:
@@ -78,57 +73,6 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_file(path: Path, create_folder: bool) -> None:
-    """Refuse, before SQLite opens it, a path that cannot hold a medexam database."""
-    if path.is_dir():
-        raise StoreError(f"{path} is a folder, not a medexam database")
-    if not path.parent.is_dir():
-        if not create_folder:
-            raise StoreError(f"folder {path.parent} does not exist")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and path.stat().st_size > 0:
-        with path.open("rb") as fh:
-            header = fh.read(len(SQLITE_HEADER))
-        if header != SQLITE_HEADER:
-            raise StoreError(f"{path} is not a medexam database")
-
-
-def _enable_wal(db: sqlite_utils.Database, wait_s: float = 10.0) -> None:
-    """Switch ``db`` to write-ahead logging. Switching needs the database to itself, which
-    SQLite refuses at once (no busy wait) while another process is writing to a new database
-    (two app instances starting together), so it is tried again until ``wait_s`` has passed."""
-    import sqlite3
-    import time
-
-    end = time.monotonic() + wait_s
-    while True:
-        try:
-            db.enable_wal()
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > end:
-                raise
-            time.sleep(0.05)
-
-
-def _check_schema(db: sqlite_utils.Database, path: str) -> None:
-    """Refuse (reading only) another program's database or a newer medexam's."""
-    import sqlite3
-
-    try:
-        version = schema_version(db)
-        tables = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path} is not a medexam database ({exc})") from None
-    if version == 0 and tables[0]:
-        raise StoreError(f"{path} is not a medexam database")
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"{path} was written by a newer medexam "
-            f"(schema {version}; this one knows {SCHEMA_VERSION})"
-        )
-
-
 def _run_view(row: dict[str, Any]) -> dict[str, Any]:
     """A decoded run row whose ``running`` status reads ``interrupted`` once its owner is
     gone (runs stored before owners were recorded have none: they are gone too)."""
@@ -140,50 +84,32 @@ def _run_view(row: dict[str, Any]) -> dict[str, Any]:
 
 def check_path(path: str | Path | None = None) -> None:
     """The checks :class:`Store` makes before opening ``path`` (``None``: the default
-    database), without opening it: a folder, a missing folder or a file that is not SQLite
-    is refused with :class:`StoreError`. Cheap enough to run before anything else."""
+    database), without opening it: a folder, a missing folder, a file that is not SQLite or
+    one cut short is refused with :class:`StoreError`. Cheap enough to run before anything
+    else."""
     chosen = path is not None or bool(os.environ.get("MEDEXAM_DB"))
     target = str(path) if path is not None else str(default_db_path())
     if target != ":memory:":
-        _check_file(Path(target), create_folder=not chosen)
+        check_file(Path(target), create_folder=not chosen)
 
 
-class Store:
+class Store(ScoreRows):
     """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``.
 
     Opening refuses with one clear :class:`StoreError`, leaving the file untouched, a file
-    that is not a medexam database, one written by a newer medexam, and a path whose folder
-    does not exist (only the default database's folder is created).
+    that is not a medexam database (another program's SQLite database included), one that is
+    truncated or damaged, one written by a newer medexam, and a path whose folder does not
+    exist (only the default database's folder is created). A database that cannot be written
+    is opened ``read_only`` (see :mod:`engine.dbfile`).
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
-        import sqlite3
-
-        import sqlite_utils  # here, not at import: modules naming Store stay light
-
         self.path = str(path) if path is not None else str(default_db_path())
-        memory = self.path == ":memory:"
         check_path(path)
-        try:
-            self.db = sqlite_utils.Database(self.path, recreate=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path} ({exc})") from None
-        try:
-            _check_schema(self.db, self.path)
-            if not memory:
-                _enable_wal(self.db)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA busy_timeout = 5000")
-            self.version = migrate(self.db)
-        except SchemaTooNew as exc:
-            self.db.close()
-            raise StoreError(f"{self.path} was written by a newer medexam ({exc})") from None
-        except sqlite3.Error as exc:
-            self.db.close()
-            raise StoreError(f"cannot open {self.path} ({exc})") from None
-        except BaseException:
-            self.db.close()
-            raise
+        opened = open_database(self.path)
+        self.db: sqlite_utils.Database = opened.db
+        self.version = opened.version
+        self.read_only = opened.read_only
 
     def close(self) -> None:
         self.db.close()
@@ -291,6 +217,15 @@ class Store:
             "dataset_id = ?", [ds["id"]], order_by="position", limit=limit
         )
         return [_loads(r["data"]) for r in rows]
+
+    def items_by_key(self, dataset: str) -> dict[str, JSONDict] | None:
+        """The items of a data set by key (``str(item["id"])``), in import order; None when
+        no data set has that name (that of a stored run may have been deleted since)."""
+        row = self._dataset_row(dataset)
+        if row is None:
+            return None
+        rows = self.db["items"].rows_where("dataset_id = ?", [row["id"]], order_by="position")
+        return {r["key"]: _loads(r["data"]) for r in rows}
 
     def delete_dataset(self, name: str) -> None:
         ds = self.dataset(name)
@@ -416,6 +351,7 @@ class Store:
     def delete_run(self, run_id: int) -> None:
         self.run(run_id)
         with self._transaction():
+            self.db.execute("DELETE FROM scores WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM answers WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM turns WHERE run_id = ?", [run_id])
             self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
@@ -431,14 +367,19 @@ class Store:
         chosen: str | None = None,
         gold: str | None = None,
         correct: bool | None = None,
-        scores: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
+        scores: Mapping[str, ScoreValue] | Sequence[Scored] | None = None,
+        extra: JSONDict | None = None,
         latency_s: float | None = None,
         prompt_tokens: int | None = None,
         completion_tokens: int | None = None,
         position: int | None = None,
     ) -> None:
-        """Store (or replace) the answer to one item and commit at once."""
+        """Store (or replace) the answer to one item with its scores, and commit at once.
+
+        ``scores`` are the scorers' results (:class:`engine.scoring.Scored`); a plain
+        ``{key: value}`` (and ``correct``) is given to the activity's scorers that name
+        those keys (a key none names is kept as ``<activity>.recorded``).
+        """
         with self._transaction():
             self.db["answers"].upsert(
                 {
@@ -448,8 +389,6 @@ class Store:
                     "response": response,
                     "chosen": chosen,
                     "gold": gold,
-                    "correct": None if correct is None else int(bool(correct)),
-                    "scores": _dump(scores or {}),
                     "extra": _dump(extra or {}),
                     "latency_s": latency_s,
                     "prompt_tokens": prompt_tokens,
@@ -458,18 +397,43 @@ class Store:
                 },
                 pk=("run_id", "item_key"),
             )
+            scored = self._as_scored(run_id, correct, scores)
+            self.db.execute(
+                "DELETE FROM scores WHERE run_id = ? AND item_key = ?", [run_id, str(item_key)]
+            )
+            self._insert_scores(run_id, str(item_key), scored)
             done = self.db.execute(
                 "SELECT count(*) FROM answers WHERE run_id = ?", [run_id]
             ).fetchone()[0]
             self.db["runs"].update(run_id, {"n_done": done})
 
-    def answers(self, run_id: int) -> list[dict[str, Any]]:
+    def answers(self, run_id: int) -> list[Row]:
+        """A run's answers in order, each with ``scores`` (every scorer's values by key, the
+        latest stored last) and ``correct`` (1, 0, or None when nothing scored it)."""
         rows = self.db["answers"].rows_where("run_id = ?", [run_id], order_by="position, id")
-        return [_decode(r) for r in rows]
+        scores: dict[str, dict[str, ScoreValue]] = {}
+        for key, name, value in self.db.execute(
+            "SELECT item_key, key, value FROM scores WHERE run_id = ? ORDER BY id", [run_id]
+        ):
+            scores.setdefault(key, {})[name] = value
+        out = []
+        for row in rows:
+            answer = _decode(row)
+            found = scores.get(str(answer["item_key"]), {})
+            right = found.get("correct")
+            answer["scores"] = {k: v for k, v in found.items() if k != "correct"}
+            answer["correct"] = None if right is None else int(bool(right))
+            out.append(answer)
+        return out
 
     def answered_keys(self, run_id: int) -> set[str]:
-        """Item keys a run already answered (what ``--resume`` skips)."""
-        rows = self.db.execute("SELECT item_key FROM answers WHERE run_id = ?", [run_id])
+        """Item keys a run already answered (what ``--resume`` skips): an item whose answer
+        failed (``extra["error"]``: the model could not take it) is tried again."""
+        rows = self.db.execute(
+            "SELECT item_key FROM answers WHERE run_id = ? "
+            "AND json_extract(extra, '$.error') IS NULL",
+            [run_id],
+        )
         return {r[0] for r in rows}
 
     # -- consultation turns ----------------------------------------------------------------

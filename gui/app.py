@@ -10,12 +10,18 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QCoreApplication, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gui.main_window import MainWindow
 
 STYLE = Path(__file__).with_name("style.qss")
 
 
-def create_app(argv: list[str] | None = None) -> Any:
+def create_app(argv: list[str] | None = None) -> QApplication:
     """The QApplication (created once), styled."""
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QApplication
@@ -41,7 +47,7 @@ def create_app(argv: list[str] | None = None) -> Any:
 
 def create_window(
     db_path: str | None = None, settings_path: str | None = None, ready: bool = True
-) -> Any:
+) -> MainWindow:
     """The main window over the database ``db_path`` (default: the user data folder's).
 
     With ``ready=False`` the database is opened later, by ``window.ready()``: :func:`run`
@@ -60,7 +66,7 @@ def create_window(
     return window
 
 
-def collect_in_main_thread(app: Any) -> Any:
+def collect_in_main_thread(app: QCoreApplication) -> QTimer:
     """Run Python's garbage collector only in the main thread, from a timer.
 
     The collector runs in whichever thread happens to allocate; a Qt object it frees from a

@@ -25,54 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from gui.models import ModelHost, set_setting, setting
+from gui.screens import screens
 from gui.widgets.common import AppContext
 from gui.workers import Jobs
-
-# key, navigation label, module, class, tooltip
-SCREENS: list[tuple[str, str, str, str, str]] = [
-    (
-        "exam",
-        "Exam",
-        "gui.widgets.qt_exam",
-        "ExamScreen",
-        "Pharmacist exam practice, timed exams and model evaluation",
-    ),
-    (
-        "consult",
-        "Consultation",
-        "gui.widgets.qt_consult",
-        "ConsultScreen",
-        "Interview a simulated patient, then make your diagnosis",
-    ),
-    (
-        "french",
-        "French QA",
-        "gui.widgets.qt_french",
-        "FrenchScreen",
-        "French medical questions with retrieved passages (several answers may be right)",
-    ),
-    (
-        "review",
-        "Review",
-        "gui.widgets.qt_review",
-        "ReviewScreen",
-        "Questions you missed, back when they are due; mastery by topic; Anki decks",
-    ),
-    (
-        "results",
-        "Results",
-        "gui.widgets.qt_results",
-        "ResultsScreen",
-        "Every run: details, comparisons, charts and exports",
-    ),
-    (
-        "models",
-        "Models",
-        "gui.widgets.qt_models",
-        "ModelsScreen",
-        "Local GGUF models: add, inspect, load and test",
-    ),
-]
 
 
 class MainWindow(QMainWindow):
@@ -161,10 +116,11 @@ class MainWindow(QMainWindow):
         self.nav = QListWidget()
         self.nav.setObjectName("nav")
         self.nav.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        for key, label, _m, _c, tip in SCREENS:
-            item = QListWidgetItem(label)
-            item.setData(Qt.ItemDataRole.UserRole, key)
-            item.setToolTip(tip)
+        self.screen_list = screens()
+        for found in self.screen_list:
+            item = QListWidgetItem(found.label)
+            item.setData(Qt.ItemDataRole.UserRole, found.key)
+            item.setToolTip(found.tip)
             self.nav.addItem(item)
         self.nav.currentRowChanged.connect(self._show_row)
         sl.addWidget(self.nav, 1)
@@ -192,13 +148,10 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
 
         menu = self.menuBar().addMenu("&File")
-        for label, kind in [
-            ("Import exam questions…", "exam"),
-            ("Import consultation cases…", "consult"),
-            ("Import French questions…", "french"),
-            ("Import a French corpus…", "corpus"),
-        ]:
-            action = QAction(label, self)
+        from engine.importers import activities as import_kinds
+
+        for kind, title in import_kinds().items():
+            action = QAction(f"Import {title[:1].lower() + title[1:]}…", self)
             action.triggered.connect(lambda _=False, k=kind: self.open_import(k))
             menu.addAction(action)
         menu.addSeparator()
@@ -207,8 +160,8 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         menu.addAction(quit_action)
         go = self.menuBar().addMenu("&Go")
-        for i, (_key, label, *_rest) in enumerate(SCREENS):
-            action = QAction(label, self)
+        for i, found in enumerate(self.screen_list):
+            action = QAction(found.label, self)
             action.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             action.triggered.connect(lambda _=False, row=i: self.nav.setCurrentRow(row))
             go.addAction(action)
@@ -233,7 +186,8 @@ class MainWindow(QMainWindow):
     def screen(self, key: str) -> QWidget:
         """The screen ``key`` (built on first use)."""
         if key not in self.screens:
-            _k, _label, module, cls, _tip = next(s for s in SCREENS if s[0] == key)
+            found = next(s for s in self.screen_list if s.key == key)
+            module, _, cls = found.widget.partition(":")
             widget = getattr(importlib.import_module(module), cls)(self.ctx)
             widget.setObjectName("page")
             self.screens[key] = widget
@@ -242,14 +196,14 @@ class MainWindow(QMainWindow):
 
     def go(self, key: str) -> QWidget:
         """Show screen ``key`` and return it."""
-        row = next(i for i, s in enumerate(SCREENS) if s[0] == key)
+        row = next(i for i, s in enumerate(self.screen_list) if s.key == key)
         self.nav.setCurrentRow(row)
         return self.screens[key]
 
     def _show_row(self, row: int) -> None:
         if row < 0 or not self.is_ready:
             return
-        key = SCREENS[row][0]
+        key = self.screen_list[row].key
         widget = self.screen(key)
         self.stack.setCurrentWidget(widget)
         set_setting("window/screen", key)
@@ -262,7 +216,7 @@ class MainWindow(QMainWindow):
         """Show the cards due now beside Review in the sidebar."""
         from gui.widgets.qt_review import nav_label
 
-        row = next(i for i, s in enumerate(SCREENS) if s[0] == "review")
+        row = next(i for i, s in enumerate(self.screen_list) if s.key == "review")
         self.nav.item(row).setText(nav_label(self.ctx.store))
 
     def open_import(self, kind: str | None = None) -> None:
@@ -291,7 +245,7 @@ class MainWindow(QMainWindow):
 
     def _restore(self) -> None:
         key = setting("window/screen", "exam")
-        rows = [s[0] for s in SCREENS]
+        rows = [s.key for s in self.screen_list]
         row = rows.index(key) if key in rows else 0
         if self.nav.currentRow() == row:
             self._show_row(row)

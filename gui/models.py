@@ -243,7 +243,7 @@ def _adopt_old_setting() -> None:
     """The model an older medexam remembered in ``gui.ini`` becomes the engine's default
     (once; the damaged-file check follows)."""
     from engine import settings as engine_settings
-    from engine.catalog import DEFAULT_MODEL
+    from engine.models.catalog import DEFAULT_MODEL
 
     old = settings()
     name = old.value("model/name")

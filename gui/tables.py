@@ -5,7 +5,7 @@ Nothing here decides a score: the engine does."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -20,11 +20,17 @@ from PySide6.QtWidgets import QHeaderView, QTableView
 
 from engine.activities import activity_name, headline_value
 from engine.reports.label import label_matches, run_label
+from engine.reports.render import fmt_number
+
+if TYPE_CHECKING:
+    from engine.store import Store
+    from engine.types import JSONValue, Row
 
 # -- table models ---------------------------------------------------------------------------
 
 
-Column = tuple[str, Callable[[dict[str, Any]], Any]]
+#: A column: its title and the getter of its value in a row.
+Column = tuple[str, Callable[["Row"], "JSONValue"]]
 
 
 class RowsModel(QAbstractTableModel):
@@ -38,12 +44,12 @@ class RowsModel(QAbstractTableModel):
     def __init__(self, columns: Sequence[Column], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.columns = list(columns)
-        self.rows: list[dict[str, Any]] = []
-        self.colour: Callable[[dict[str, Any]], str | None] | None = None
+        self.rows: list[Row] = []
+        self.colour: Callable[[Row], str | None] | None = None
         self.colour_columns: set[int] | None = None  # None: every column
-        self.tooltip: Callable[[dict[str, Any]], str | None] | None = None
+        self.tooltip: Callable[[Row], str | None] | None = None
 
-    def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+    def set_rows(self, rows: Sequence[Row]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
         self.endResetModel()
@@ -54,12 +60,14 @@ class RowsModel(QAbstractTableModel):
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> str | None:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return self.columns[section][0]
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = 0
+    ) -> Row | JSONValue | QColor:
         if not index.isValid():
             return None
         row = self.rows[index.row()]
@@ -85,15 +93,15 @@ class RowsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def row(self, i: int) -> dict[str, Any]:
+    def row(self, i: int) -> Row:
         return self.rows[i]
 
 
-def _score(run: dict[str, Any]) -> float | None:
+def _score(run: Row) -> float | None:
     return headline_value(run)
 
 
-def _who(run: dict[str, Any]) -> str:
+def _who(run: Row) -> str:
     return "You" if run.get("runner") == "person" else run.get("model", "")
 
 
@@ -124,7 +132,7 @@ class RunsModel(RowsModel):
         self.colour_columns = {len(RUN_COLUMNS) - 1}
         self.tooltip = lambda r: r.get("error") or None
 
-    def reload(self, store: Any) -> None:
+    def reload(self, store: Store) -> None:
         self.set_rows(store.runs())
 
 
@@ -156,7 +164,9 @@ class RunsFilter(QSortFilterProxyModel):
         else:
             self.invalidateFilter()
 
-    def filterAcceptsRow(self, source_row: int, source_parent: Any) -> bool:
+    def filterAcceptsRow(
+        self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex
+    ) -> bool:
         model = self.sourceModel()
         assert isinstance(model, RowsModel)
         run = model.row(source_row)
@@ -166,14 +176,14 @@ class RunsFilter(QSortFilterProxyModel):
             return False
         return not self.text or label_matches(run, self.text)
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[Row]:
         """The runs passing the filter, in the shown order."""
         src = self.sourceModel()
         assert isinstance(src, RowsModel)
         return [src.row(self.mapToSource(self.index(i, 0)).row()) for i in range(self.rowCount())]
 
 
-def _mark(correct: Any) -> str:
+def _mark(correct: JSONValue) -> str:
     return {1: "✓", 0: "✗"}.get(correct, "·")
 
 
@@ -199,7 +209,7 @@ class AnswersModel(RowsModel):
         self.colour_columns = {0, 3}
         self.tooltip = lambda a: a.get("question_full") or None
 
-    def reload(self, store: Any, run_id: int) -> None:
+    def reload(self, store: Store, run_id: int) -> None:
         from engine.answers import run_answers
 
         self.set_rows(run_answers(store, run_id))
@@ -238,11 +248,7 @@ def table_view(
 # -- reading summaries for display ---------------------------------------------------------
 
 
-def format_value(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1 and value != 0 else f"{value:.1f}"
-    return str(value)
+def format_value(value: JSONValue) -> str:
+    """A summary's value as the reports write it (:func:`engine.reports.render.fmt_number`),
+    an em dash for none."""
+    return fmt_number(value, missing="—")

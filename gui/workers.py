@@ -19,20 +19,26 @@ from __future__ import annotations
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from engine.progress import Cancel, Progress
 
+if TYPE_CHECKING:
+    from engine.store import Store
+
+#: What a job function returns (handed to ``on_done``).
+T = TypeVar("T")
+
 _local = threading.local()
 
 
-def thread_store(db_path: str | None) -> Any:
+def thread_store(db_path: str | None) -> Store:
     """The :class:`~engine.store.Store` of the calling thread for ``db_path`` (opened once)."""
     from engine.store import Store
 
-    stores: dict[str | None, Any] = getattr(_local, "stores", None) or {}
+    stores: dict[str | None, Store] = getattr(_local, "stores", None) or {}
     _local.stores = stores
     if db_path not in stores:
         stores[db_path] = Store(db_path)
@@ -46,7 +52,7 @@ class JobSignals(QObject):
     piece = Signal(str)
     event = Signal(object)  # anything else a job wants to show as it happens
     finished = Signal(object)
-    error = Signal(object)  # the exception (with ``__traceback_text__``)
+    error = Signal(object)  # the exception, with ``__traceback_text__`` (see show_error)
     ended = Signal()
 
 
@@ -59,7 +65,7 @@ class Job:
         self.cancel = Cancel()
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         return thread_store(self.db_path)
 
     def progress(self, p: Progress) -> None:
@@ -70,7 +76,7 @@ class Job:
         """Send a piece of streamed text to the UI."""
         self.signals.piece.emit(text)
 
-    def emit(self, value: Any) -> None:
+    def emit(self, value: object) -> None:
         """Send any value to the UI (``on_event``)."""
         self.signals.event.emit(value)
 
@@ -86,7 +92,7 @@ _running: set[Worker] = set()
 class Worker(QRunnable):
     """Runs one job function on a pool thread."""
 
-    def __init__(self, fn: Callable[..., Any], db_path: str | None, *args: Any, **kwargs: Any):
+    def __init__(self, fn: Callable[..., object], db_path: str | None, *args: Any, **kwargs: Any):
         super().__init__()
         self.setAutoDelete(False)
         self.fn, self.args, self.kwargs = fn, args, kwargs
@@ -133,10 +139,10 @@ class Jobs(QObject):
 
     def start(
         self,
-        fn: Callable[..., Any],
+        fn: Callable[..., T],
         *args: Any,
         pool: str = "jobs",
-        on_done: Callable[[Any], None] | None = None,
+        on_done: Callable[[T], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         on_piece: Callable[[str], None] | None = None,
@@ -147,18 +153,17 @@ class Jobs(QObject):
         """Run ``fn(job, *args, **kwargs)`` on a worker thread; callbacks run on the UI thread."""
         worker = Worker(fn, self.db_path, *args, **kwargs)
         s = worker.signals
-        if on_done is not None:
-            s.finished.connect(on_done)
-        if on_error is not None:
-            s.error.connect(on_error)
-        if on_progress is not None:
-            s.progress.connect(on_progress)
-        if on_piece is not None:
-            s.piece.connect(on_piece)
-        if on_event is not None:
-            s.event.connect(on_event)
-        if on_ended is not None:
-            s.ended.connect(on_ended)
+        callbacks = [
+            (s.finished, on_done),
+            (s.error, on_error),
+            (s.progress, on_progress),
+            (s.piece, on_piece),
+            (s.event, on_event),
+            (s.ended, on_ended),
+        ]
+        for signal, callback in callbacks:
+            if callback is not None:
+                signal.connect(callback)
         s.ended.connect(lambda: self._ended(worker))
         self.active.add(worker)
         _running.add(worker)

@@ -121,7 +121,7 @@ class Shooter:
         exam.tabs.setCurrentIndex(1)
         ev = exam.evaluation
         ev.dataset.select("explaincpe-sample")
-        ev.method.setCurrentIndex(ev.method.findData("logprob"))
+        ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("logprob"))
         ev.limit.setValue(8)
         ev.run()
         self.wait(lambda: ev.job is None, what="the evaluation")
@@ -173,7 +173,7 @@ class Shooter:
         french.tabs.setCurrentIndex(1)
         m = french.runs
         m.dataset.select("frenchmedmcqa-sample")
-        m.method.setCurrentIndex(m.method.findData("generate"))
+        m.fields["method"].setCurrentIndex(m.fields["method"].findData("generate"))
         m.limit.setValue(4)
         m.run()
         self.wait(lambda: m.job is None, what="the French run")

@@ -1,11 +1,12 @@
-"""Shared fixtures. Every model used here is a real embedded model, run on the CPU."""
+"""Shared fixtures. Every model used here is a real embedded model, run on the CPU, or a
+scripted one (``scripted_pool``) for the tests of the run loop that need no real model."""
 
 from __future__ import annotations
 
 import gc
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from engine.models.pool import PooledModel, default_pool  # noqa: E402
+from engine.models.pool import ModelPool, PooledModel, default_pool  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ def db_path(tmp_path: Path) -> str:
 def models_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty models folder and a user data folder of its own (its settings and added
     models); Gemma, which lives in the models folder, is left out of the catalog."""
-    from engine import catalog
+    from engine.models import catalog
 
     home = tmp_path / "home"
     home.mkdir()
@@ -75,6 +76,25 @@ def base_model() -> Iterator[PooledModel]:
     """The embedded multilingual base model (Gemma 3 270M), held the same way."""
     with default_pool().lease("gemma3-270m") as model:
         yield model
+
+
+@pytest.fixture
+def scripted_pool() -> Iterator[Callable[..., ModelPool]]:
+    """Make model pools of scripted models (:mod:`engine.models.scripted`), no model
+    process: ``scripted_pool(ScriptedModel("doctor", replies=[...]), …)`` knows those models
+    by name, the first being the default; with none, one model "scripted" answering "A".
+    Pass the pool to a run (``run(..., pool=pool)``); it is closed after the test."""
+    from engine.models.scripted import scripted_pool as make
+
+    pools: list[ModelPool] = []
+
+    def make_pool(*models: Any, **options: Any) -> ModelPool:
+        pools.append(make(*models, **options))
+        return pools[-1]
+
+    yield make_pool
+    for pool in pools:
+        pool.close()
 
 
 @pytest.fixture(scope="session")

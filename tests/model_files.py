@@ -8,7 +8,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from engine import catalog
+from engine.models import catalog
 
 
 def cut_copy(target: Path, n_bytes: int) -> Path:

@@ -28,7 +28,7 @@ class LlamaServer:
     answering at :attr:`url` once :meth:`start` returns."""
 
     def __init__(self, log_dir: Path, *extra: str) -> None:
-        from engine.catalog import resolve
+        from engine.models.catalog import resolve
 
         self.model = resolve(None).path
         self.port = free_port()

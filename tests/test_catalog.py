@@ -9,8 +9,8 @@ import gguf
 import numpy as np
 import pytest
 
-from engine import catalog
-from engine.catalog import BadModelFile, read_gguf_info
+from engine.models import catalog
+from engine.models.gguf import BadModelFile, read_gguf_info
 
 
 def test_the_embedded_chat_model_is_listed_with_its_metadata():

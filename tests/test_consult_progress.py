@@ -1,17 +1,16 @@
 """A consultation run reports each turn as a step of its progress ("case 2/2, turn 1"), with
-the turn in the report, also when several cases run at once: what a live transcript shows."""
+the turn in the report, also when several cases run at once: what a live transcript shows.
+The patient and solver are scripted models (:mod:`engine.models.scripted`) that take their
+time, so the two cases are in flight together."""
 
 from __future__ import annotations
 
 import threading
 
-import pytest
-
 from engine.consult.agentclinic import convert_record
 from engine.consult.cases import save_cases
+from engine.models.scripted import ScriptedModel
 from engine.runs import run
-
-pytestmark = pytest.mark.slow
 
 
 def two_cases(store) -> str:
@@ -29,7 +28,7 @@ def two_cases(store) -> str:
     return "two"
 
 
-def test_each_turn_is_a_progress_step_with_two_cases_at_once(store, chat_model) -> None:
+def test_each_turn_is_a_progress_step_with_two_cases_at_once(store, scripted_pool) -> None:
     seen = []
     threads = set()
 
@@ -37,8 +36,12 @@ def test_each_turn_is_a_progress_step_with_two_cases_at_once(store, chat_model) 
         seen.append(p)
         threads.add(threading.get_ident())
 
-    settings = {"doctor": "oracle-direct", "patient_mode": "grounded"}
-    summary = run(store, "consult", two_cases(store), settings, progress=progress, concurrency=2)
+    pool = scripted_pool(ScriptedModel("patient", replies="Since Monday.", delay=0.05),
+                         ScriptedModel("solver", replies="It is a diagnosis."))  # fmt: skip
+    settings = {"doctor": "oracle-direct", "patient_mode": "grounded", "patient": "patient",
+                "solver": "solver"}  # fmt: skip
+    summary = run(store, "consult", two_cases(store), settings, progress=progress, concurrency=2,
+                  pool=pool)  # fmt: skip
     assert summary["status"] == "finished", summary.get("error")
     steps = [p for p in seen if "turn" in p.info]
     for key, place in (("c1", "case 1/2"), ("c2", "case 2/2")):

@@ -1,20 +1,20 @@
-"""A real model answering the sample questions: both methods, stored answers, resume."""
+"""Exam runs: a real model reading letter probabilities; scripted models
+(:mod:`engine.models.scripted`) for generated answers, resume, a crash and the examples
+dropped to fit the context."""
 
 from __future__ import annotations
-
-import os
-import signal
 
 import pytest
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, fit_shots, run_exam, uses_chat
-from engine.models.pool import ModelPool
+from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 
-pytestmark = pytest.mark.slow
+GENERATED = "答案：B\n解析：华法林是抗凝药，通过抑制维生素K依赖的凝血因子起效。"
 
 
+@pytest.mark.slow
 def test_logprob_run_reads_letter_probabilities(store, chat_model):
     dataset = ensure_sample(store)
     seen = []
@@ -45,27 +45,33 @@ def test_logprob_run_reads_letter_probabilities(store, chat_model):
     assert run["summary"]["accuracy"] == summary["accuracy"]
 
 
-def test_generate_run_extracts_letters_and_scores_explanations(store, chat_model):
+def test_generate_run_extracts_letters_and_scores_explanations(store, scripted_pool):
+    model = ScriptedModel("writer", replies=GENERATED)
+    pool = scripted_pool(model)
     dataset = ensure_sample(store)
-    settings = ExamSettings(model="smollm2", method="generate", limit=3, max_tokens=24)
-    summary = run_exam(store, dataset, settings)
+    settings = ExamSettings(model="writer", method="generate", limit=3, max_tokens=24)
+    summary = run_exam(store, dataset, settings, pool=pool)
     assert summary["status"] == "finished" and summary["answered"] == 3
-    assert summary["rouge1"] is not None and 0.0 <= summary["rouge1"] <= 1.0
+    assert summary["rouge1"] is not None and 0.0 < summary["rouge1"] <= 1.0
     assert "consistency" in summary and "by_type" in summary
     for a in store.answers(summary["run_id"]):
-        assert a["response"]  # the model's text is kept
-        assert a["completion_tokens"] > 0
+        assert a["response"] == GENERATED and a["chosen"] == "B"  # the model's text is kept
+        assert a["completion_tokens"] > 0 and a["extra"]["finish_reason"] == "stop"
         assert set(a["scores"]) == {"rouge1", "rouge2", "rougeL"}
         assert a["extra"]["rule"]
+    assert [r.kind for r in model.requests] == ["chat"] * 3  # through the chat template
+    assert model.requests[0].options["max_tokens"] == 24
 
 
-def test_cancel_then_resume(store, chat_model):
+def test_cancel_then_resume(store, scripted_pool):
+    pool = scripted_pool()
     dataset = ensure_sample(store)
     cancel = Cancel()
     first = run_exam(
         store,
         dataset,
-        ExamSettings(model="smollm2", method="logprob", limit=3, shots=1),
+        ExamSettings(method="logprob", limit=3, shots=1),
+        pool=pool,
         cancel=cancel,
         on_answer=lambda item, answer: cancel.set(),
     )
@@ -76,6 +82,7 @@ def test_cancel_then_resume(store, chat_model):
         store,
         None,
         resume=first["run_id"],
+        pool=pool,
         on_answer=lambda item, answer: asked.append(item["id"]),
     )
     assert second["run_id"] == first["run_id"]
@@ -85,33 +92,38 @@ def test_cancel_then_resume(store, chat_model):
     assert all(len(s) == 1 for s in shots)
 
 
-def test_a_crash_fails_the_run_and_keeps_the_answers(store):
+def test_a_crash_fails_the_run_and_keeps_the_answers(store, scripted_pool):
+    pool = scripted_pool(ScriptedModel(crash_on={2}))
     dataset = ensure_sample(store)
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 1024})
-    try:
-        with pool.lease("smollm2") as held:
-            summary = run_exam(
-                store,
-                dataset,
-                ExamSettings(model="smollm2", method="logprob", limit=3),
-                pool=pool,
-                on_answer=lambda item, answer: os.kill(held.pid, signal.SIGKILL),
-            )
-            assert pool.state("smollm2") == "crashed"
-    finally:
-        pool.close()
+    summary = run_exam(store, dataset, ExamSettings(method="logprob", limit=3), pool=pool)
+    assert pool.state("scripted") == "crashed"
     assert summary["status"] == "failed" and "stopped" in summary["error"]
     assert summary["answered"] == 1
     run = store.run(summary["run_id"])
     assert run["status"] == "failed" and run["error"]
 
 
-def test_long_prompts_drop_examples_to_fit(store, chat_model):
+def test_a_question_the_model_refuses_is_wrong_with_its_reason(store, scripted_pool):
+    pool = scripted_pool(ScriptedModel(errors={2: "the prompt has 9000 tokens"}))
+    summary = run_exam(store, ensure_sample(store), ExamSettings(method="logprob", limit=3),
+                       pool=pool)  # fmt: skip
+    assert summary["status"] == "finished" and summary["n"] == 3
+    stored = store.answers(summary["run_id"])
+    assert len(stored) == 3  # the run went on past the refused question
+    refused = stored[1]
+    assert refused["chosen"] is None and refused["correct"] in (False, 0)
+    assert refused["extra"]["error"] == "the prompt has 9000 tokens"
+
+
+def test_long_prompts_drop_examples_to_fit(store):
+    model = ScriptedModel(n_ctx=4096, tokens=len)  # a character a token, as for Chinese
     dataset = ensure_sample(store)
     items = store.items(dataset)
     settings = ExamSettings(method="generate", shots=8, max_tokens=2500)
-    assert uses_chat(chat_model)
-    shots, text, n = fit_shots(chat_model, items[0], items[1:9], settings, True)
-    assert 0 < len(shots) < 8 and n + 2500 <= chat_model.info["n_ctx"]
+    assert uses_chat(model)
+    shots, text, n = fit_shots(model, items[0], items[1:9], settings, True)
+    assert 0 < len(shots) < 8 and n + 2500 <= model.info["n_ctx"]
     assert shots == items[9 - len(shots) : 9]  # the first examples were dropped
     assert text.count("答案：") == len(shots)
+    roomy = ScriptedModel(n_ctx=64_000, tokens=len)
+    assert fit_shots(roomy, items[0], items[1:9], settings, True)[0] == items[1:9]

@@ -11,7 +11,7 @@ from french_fixtures import sample_passages
 
 from engine.french.corpus import add_corpus_from_path
 from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET, retrieval_query
-from engine.french.dense import default_model_dir, encode
+from engine.french.dense import default_model_dir
 from engine.french.index import (
     IndexError_,
     build_index,
@@ -19,6 +19,7 @@ from engine.french.index import (
     load_index,
     reciprocal_rank_fusion,
 )
+from engine.text.embedder import embed
 
 indexes = french_fixtures.indexes
 sample_store = french_fixtures.sample_store
@@ -49,7 +50,7 @@ def test_bm25_index_finds_the_passage_that_answers(sample_store, indexes):
 
 def test_embedded_minilm_embeddings_are_normalised():
     assert (default_model_dir() / "config.json").is_file()
-    vectors = encode(["Le foie", "Le rein", "Le foie"])
+    vectors = embed(["Le foie", "Le rein", "Le foie"])
     assert vectors.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert vectors[0] @ vectors[2] == pytest.approx(1.0, abs=1e-5)

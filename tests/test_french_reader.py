@@ -1,5 +1,6 @@
-"""The reader: answer letters read from French text, per-option probabilities, and real runs
-of the embedded models with and without retrieved passages."""
+"""The reader: answer letters read from French text, per-option probabilities, runs with and
+without retrieved passages (a scripted model, :mod:`engine.models.scripted`), and real runs
+of the embedded models: letter probabilities, a crash, a base model."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from engine.french.reader import (
 )
 from engine.french.runner import run_french
 from engine.models.pool import ModelPool
+from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 
 indexes = french_fixtures.indexes
@@ -88,20 +90,25 @@ def test_reader_rejects_unknown_method():
         Reader(None, method="vote")
 
 
-@pytest.mark.slow
-def test_generate_with_and_without_context(chat_model, sample_store, indexes):
+def test_generate_with_and_without_context(scripted_pool, sample_store, indexes):
+    model = ScriptedModel("reader", replies="Réponses : A et B")
+    pool = scripted_pool(model)
     index = build_index(sample_store, SAMPLE_CORPUS, "bm25")
     with_context = run_french(
-        sample_store, SAMPLE_DATASET, "smollm2", index=index.name, k=1, limit=2
+        sample_store, SAMPLE_DATASET, "reader", index=index.name, k=1, limit=2, pool=pool
     )
-    without = run_french(sample_store, SAMPLE_DATASET, "smollm2", limit=2)
+    without = run_french(sample_store, SAMPLE_DATASET, "reader", limit=2, pool=pool)
     for summary in (with_context, without):
         assert summary["status"] == "finished" and summary["n"] == 2
         assert 0 <= summary["hamming"] <= 100 and 0 <= summary["emr"] <= summary["hamming"]
         assert set(summary["by_n_answers"]) <= {"1", "2", "3", "4", "5"}
+    assert [r.kind for r in model.requests] == ["chat"] * 4
+    assert all("Documents :" in r.prompt for r in model.requests[:2])
+    assert not any("Documents :" in r.prompt for r in model.requests[2:])
     answers = sample_store.answers(with_context["run_id"])
     assert [a["item_key"] for a in answers] == ["sample-01", "sample-02"]
-    assert answers[0]["gold"] == "A + B + C" and answers[0]["response"]
+    assert answers[0]["gold"] == "A + B + C" and answers[0]["response"] == "Réponses : A et B"
+    assert answers[0]["extra"]["pred"] == ["a", "b"]
     assert answers[0]["extra"]["passages"][0]["source"].startswith("sample-p")
     assert answers[0]["prompt_tokens"] > sample_store.answers(without["run_id"])[0]["prompt_tokens"]
     run = sample_store.run(with_context["run_id"])
@@ -122,10 +129,10 @@ def test_logprob_method_selects_options(chat_model, sample_store):
         assert chosen and chosen == set(select_options(probabilities))
 
 
-@pytest.mark.slow
-def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
+def test_recall_resume_and_cancel(scripted_pool, sample_store, indexes):
     from engine.french.corpus import add_corpus_from_dataset
 
+    pool = scripted_pool(ScriptedModel("reader", replies="Réponse : C"))
     add_corpus_from_dataset(sample_store, SAMPLE_DATASET, "own")
     index = build_index(sample_store, "own", "bm25")
     cancel = Cancel()
@@ -137,10 +144,11 @@ def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
     first = run_french(
         sample_store,
         SAMPLE_DATASET,
-        "smollm2",
+        "reader",
         index=index.name,
         k=2,
         limit=3,
+        pool=pool,
         progress=stop_after_first,
         cancel=cancel,
     )
@@ -149,10 +157,11 @@ def test_recall_resume_and_cancel(chat_model, sample_store, indexes):
     resumed = run_french(
         sample_store,
         SAMPLE_DATASET,
-        "smollm2",
+        "reader",
         index=index.name,
         k=2,
         limit=3,
+        pool=pool,
         resume=first["run_id"],
     )
     assert resumed["status"] == "finished" and resumed["n"] == 3

@@ -115,9 +115,7 @@ def test_practice_answers_go_to_the_chosen_review_profile(qtbot, window):
 
 
 def test_the_sidebar_counts_missed_questions_when_a_practice_ends(qtbot, window):
-    from gui.main_window import SCREENS
-
-    review = window.nav.item(next(i for i, s in enumerate(SCREENS) if s[0] == "review"))
+    review = window.nav.item(next(i for i, s in enumerate(window.screen_list) if s.key == "review"))
     assert "due" not in review.text()
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
@@ -140,9 +138,9 @@ def test_model_evaluation_stops_and_resumes(qtbot, window):
     window.window().activateWindow()
     qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
     ev.dataset.select("explaincpe-sample")
-    ev.model.setCurrentIndex(ev.model.findData("smollm2"))
-    ev.method.setCurrentIndex(ev.method.findData("logprob"))
-    ev.shots.setCurrentIndex(ev.shots.findData(0))
+    ev.fields["model"].setCurrentIndex(ev.fields["model"].findData("smollm2"))
+    ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("logprob"))
+    ev.fields["shots"].setCurrentIndex(ev.fields["shots"].findData(0))
     ev.limit.setValue(3)
     click(qtbot, ev.run_button)
     qtbot.waitUntil(lambda: len(ev.answers) >= 1, timeout=LONG)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.widgets.qt_french import HIGHLIGHT
+from gui.widgets.french_passages import HIGHLIGHT
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000
@@ -75,12 +75,12 @@ def test_model_run_over_french_questions(qtbot, window):
     qtbot.waitUntil(lambda: m.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
     qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
     m.dataset.select("frenchmedmcqa-sample")
-    m.model.setCurrentIndex(m.model.findData("smollm2"))
+    m.fields["model"].setCurrentIndex(m.fields["model"].findData("smollm2"))
     r = m.retrieval
     r.corpus.setCurrentIndex(r.corpus.findData("french-sample"))
     r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
     r.k.setValue(1)
-    m.method.setCurrentIndex(m.method.findData("generate"))
+    m.fields["method"].setCurrentIndex(m.fields["method"].findData("generate"))
     m.limit.setValue(1)
     click(qtbot, m.run_button)
     qtbot.waitUntil(lambda: m.job is None and "Run #" in m.summary.text(), timeout=LONG)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from gui.main_window import SCREENS
 from gui.testing import open_window
 
 pytestmark = pytest.mark.gui
@@ -22,10 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 def test_every_screen_opens(window):
     w = window
     names = ["Exam", "Consultation", "French QA", "Review", "Results", "Models"]
-    assert w.nav.count() == len(SCREENS) == len(names)
+    assert w.nav.count() == len(w.screen_list) == len(names)
     assert [w.nav.item(i).text().split("  (")[0] for i in range(len(names))] == names
-    for key, *_ in SCREENS:
-        screen = w.go(key)
+    for found in w.screen_list:
+        screen = w.go(found.key)
         assert w.stack.currentWidget() is screen
     label = w.model_label.text()  # "ready" when an earlier test left the model in the pool
     assert "smollm2" in label and ("not loaded" in label or "ready" in label)

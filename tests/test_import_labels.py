@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.importers import TITLES, formats, get_format
+from engine.importers import activities, formats, get_format
 
 
 def test_the_agentclinic_importer_names_every_set_it_reads():
@@ -12,9 +12,10 @@ def test_the_agentclinic_importer_names_every_set_it_reads():
 
 
 def test_the_import_dialog_reads_its_kinds_from_the_registry():
-    from gui.widgets.qt_import import KINDS
+    from gui.widgets.qt_import import kinds
 
-    assert list(KINDS) == list(TITLES)
-    for kind, (title, offered) in KINDS.items():
-        assert title == TITLES[kind]
+    titles = activities()
+    assert list(kinds()) == list(titles) == ["exam", "consult", "french", "corpus"]
+    for kind, (title, offered) in kinds().items():
+        assert title == titles[kind]
         assert offered == [(f.key, f.label, f.filter, f.folder) for f in formats(kind)]

@@ -120,7 +120,7 @@ def test_importing_the_cli_loads_no_heavy_library_and_no_activity():
     modules = loaded_after("import engine.cli")
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
     assert not {m for m in modules if m.startswith(("engine.consult", "engine.french"))}
-    assert not {m for m in modules if m.startswith(("engine.exam", "engine.catalog"))}
+    assert not {m for m in modules if m.startswith(("engine.exam", "engine.models.catalog"))}
 
 
 def test_naming_the_store_does_not_load_sqlite_utils():
@@ -205,12 +205,15 @@ def test_threads_importing_engine_french_at_once_all_succeed(attempt):
 
 
 def test_help_lists_every_command_and_each_loads_from_its_module():
-    from engine.cli import COMMANDS, IMPORTERS, cli, import_group
+    from engine.cli import COMMANDS, activity_commands, cli, import_commands, import_group
 
     ctx = click.Context(cli)
-    assert set(cli.list_commands(ctx)) == {*COMMANDS, "import"}
-    assert import_group.list_commands(ctx) == sorted(IMPORTERS)
-    for group, names in ((cli, COMMANDS), (import_group, IMPORTERS)):
+    everything = {*COMMANDS, *activity_commands()}
+    assert {"exam", "consult", "french", "rescore"} <= everything
+    assert set(cli.list_commands(ctx)) == {*everything, "import"}
+    importers = import_commands()
+    assert import_group.list_commands(ctx) == sorted(importers)
+    for group, names in ((cli, everything), (import_group, importers)):
         for name in names:
             command = group.get_command(ctx, name)
             assert isinstance(command, click.Command) and command.name == name
@@ -220,7 +223,7 @@ def test_help_lists_every_command_and_each_loads_from_its_module():
         "try:\n    cli(prog_name='medexam')\nexcept SystemExit:\n    pass\n"
     )
     listed = {line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()}
-    assert listed == {*COMMANDS, "import"}
+    assert listed == {*everything, "import"}
 
 
 def test_a_command_loads_only_its_own_module():

@@ -9,8 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 from model_files import cut_copy, tiny_llama
 
-from engine import catalog, settings
+from engine import settings
 from engine.cli import cli
+from engine.models import catalog
 from engine.models.checks import (
     acquire_default,
     checked_default,

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from engine import catalog, paths
+from engine import paths
+from engine.models import catalog
 from engine.store import Store
 
 REPO = Path(__file__).resolve().parents[1]

@@ -36,6 +36,8 @@ def test_the_readme_python_example_runs_as_a_script(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
-    last = out.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r"finished \d+(\.\d+)? 3 of 3", last), out.stdout
+    ran, scored = out.stdout.strip().splitlines()[-2:]
+    assert re.fullmatch(r"finished (\d+(\.\d+)?) 3 of 3", ran), out.stdout
+    accuracy = ran.split()[1]
+    assert scored == f"{{'exam.letter': 3}} {accuracy}", out.stdout  # the same, no model
     assert (tmp_path / "demo.db").is_file()

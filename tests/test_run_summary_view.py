@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.activities import ACTIVITIES
+from engine.registry import activities
 from engine.results import running_score, summary_rows
 
 
@@ -28,12 +28,12 @@ def test_no_answers_no_score():
 def test_run_keys_in_their_order_with_labels():
     recall = {"k": 2, "recall": 66.7}
     summary = {"answered": 3, "emr": 33.3, "hamming": 50.0, "n": 3, "recall_at_k": recall}
-    rows = summary_rows(summary, "french", ACTIVITIES["french"].run_keys)
+    rows = summary_rows(summary, "french", activities()["french"].run_keys)
     assert [key for key, _, _ in rows] == ["hamming", "emr", "answered", "recall_at_k.recall"]
     assert rows[0][1] == "Hamming score (%)" and rows[-1][2] == 66.7
 
 
 def test_missing_and_empty_run_keys_are_left_out():
-    rows = summary_rows({"accuracy": 40.0, "rouge1": None}, "exam", ACTIVITIES["exam"].run_keys)
+    rows = summary_rows({"accuracy": 40.0, "rouge1": None}, "exam", activities()["exam"].run_keys)
     assert rows == [("accuracy", "Accuracy (%)", 40.0)]
-    assert all(a.run_keys for a in ACTIVITIES.values())
+    assert all(a.run_keys for a in activities().values())

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.catalog import resolve
+from engine.models.catalog import resolve
 from engine.models.hardware import physical_cores
 from engine.models.local import LocalModel
 from engine.models.protocol import ModelCrashed, ModelError

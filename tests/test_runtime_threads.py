@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.catalog import resolve
+from engine.models.catalog import resolve
 from engine.models.hardware import available_cores, physical_cores
 from engine.models.local import LocalModel
 

@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 SNIPPET = """\
-from engine.catalog import open_model
+from engine.models.catalog import open_model
 m = open_model(None)
 print(m.chat([{"role": "user", "content": "Hi"}], max_tokens=8).text)
 m.close()
@@ -24,7 +24,7 @@ m.close()
 # the loop body, between requests. The model must then answer again, from the same process.
 CTRL_C = """\
 import time
-from engine.catalog import open_model
+from engine.models.catalog import open_model
 m = open_model(None, n_ctx=1024)
 story = [{"role": "user", "content": "Tell me a very long story about a pharmacist."}]
 pid = m.pid

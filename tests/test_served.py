@@ -4,6 +4,7 @@ SmolLM2 (the real server, on 127.0.0.1, on a free port)."""
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine import catalog
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
+from engine.models import catalog
 from engine.models.pool import ModelPool
 from engine.models.protocol import ModelError
 from engine.models.served import ServedModel, ServerUnavailable, candidate_logprobs
@@ -45,7 +46,8 @@ def _letters(store: Store, run_id: int) -> dict[str, Any]:
 def test_served_model_answers_through_the_model_interface(server: LlamaServer) -> None:
     with ServedModel(server.url, name="s") as model:
         assert model.api_model == ALIAS
-        assert model.info["served"] and model.info["supports"]["logprobs"] == "completions"
+        assert model.info["supports"]["logprobs"] == "completions"
+        assert model.capabilities.logprobs and model.capabilities.concurrency == 8
         g = model.chat([{"role": "user", "content": "Hi"}], max_tokens=6, seed=1)
         assert g.text and g.completion_tokens == 6 and g.prompt_tokens > 0
         stream = model.stream_complete("The capital of France is", max_tokens=40)
@@ -188,6 +190,9 @@ def test_models_commands_add_list_info_remove(server: LlamaServer, monkeypatch: 
     assert "served" in line and "answers" in line and "does not answer" not in line
     info = cli_runner.invoke(cli, ["models", "info", name, "--json"])
     assert '"logprobs": "completions"' in info.output and ALIAS in info.output
+    details = json.loads(info.output)
+    assert details["backend"] == "openai" and details["url"] == server.url
+    assert not {"architecture", "parameters", "file_size"} & set(details)  # no GGUF fields
     assert cli_runner.invoke(cli, ["models", "remove", name]).exit_code == 0
     assert name not in {m.name for m in catalog.list_models()}
 

@@ -3,45 +3,65 @@
 Each activity defines its commands in its own module (``exam``, ``consult``, ``french``…);
 the groups here name them and import a module only when one of its commands runs or help
 lists them, so ``medexam runs list`` never loads a retriever or a model library. Shared
-option decorators live in :mod:`engine.cli.common`.
+option decorators live in :mod:`engine.cli.common`. Every command runs inside
+:func:`engine.cli.common.user_errors`: an error for the user ends it with one ``Error:`` line.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 import click
 
-from engine.cli.common import AppContext
+from engine.cli.common import AppContext, user_errors
 
-#: Top-level commands: name -> ``module:attribute`` of the click command or group.
+#: Top-level commands beside the activities' own groups: name -> ``module:attribute``.
 COMMANDS = {
-    "consult": "engine.cli.consult:consult",
-    "exam": "engine.cli.exam:exam",
-    "french": "engine.cli.french:french",
     "generate": "engine.cli.models:generate",
     "gui": "engine.cli.gui:gui",
     "models": "engine.cli.models:models",
+    "rescore": "engine.cli.rescore:rescore",
     "review": "engine.cli.review:review",
     "report": "engine.cli.report:report",
     "runs": "engine.cli.runs:runs",
+    "scorers": "engine.cli.rescore:scorers_list",
 }
-#: ``medexam import`` subcommands, defined by their activity's module.
-IMPORTERS = {
-    "agentclinic": "engine.cli.consult:import_agentclinic",
-    "cases": "engine.cli.consult:import_cases",
-    "explaincpe": "engine.cli.exam:import_explaincpe",
-    "frenchmedmcqa": "engine.cli.french:import_frenchmedmcqa",
-    "mcq": "engine.cli.exam:import_mcq",
-}
+
+
+def activity_commands() -> dict[str, str]:
+    """Each registered activity's click group, by its id."""
+    from engine.registry import activities
+
+    return {a.id: a.cli for a in activities().values() if a.cli}
+
+
+def import_commands() -> dict[str, str]:
+    """The ``medexam import`` subcommands the registered activities bring."""
+    from engine.registry import activities
+
+    return {k: v for a in activities().values() for k, v in a.import_commands.items()}
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported from ``module:attribute`` on first use."""
+    """A click group whose subcommands are imported from ``module:attribute`` on first use;
+    ``more`` names further ones when asked (the registry's, which may grow)."""
 
-    def __init__(self, *args: object, lazy: dict[str, str] | None = None, **kwargs: object):
+    def __init__(
+        self,
+        *args: object,
+        lazy: dict[str, str] | None = None,
+        more: Callable[[], dict[str, str]] | None = None,
+        **kwargs: object,
+    ):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.lazy = dict(lazy or {})
+        self._lazy = dict(lazy or {})
+        self._more = more
+
+    @property
+    def lazy(self) -> dict[str, str]:
+        return {**self._lazy, **(self._more() if self._more else {})}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
@@ -59,6 +79,15 @@ class LazyGroup(click.Group):
         return command
 
 
+class MedexamGroup(LazyGroup):
+    """The ``medexam`` group: whichever command runs, an error for the user that it raises
+    becomes one ``Error: <message>`` line and exit status 1 here, and nowhere else."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with user_errors():
+            return super().invoke(ctx)
+
+
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
@@ -69,8 +98,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 @click.group(
-    cls=LazyGroup,
+    cls=MedexamGroup,
     lazy=COMMANDS,
+    more=activity_commands,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option(
@@ -94,7 +124,7 @@ def cli(ctx: click.Context, db_path: str | None) -> None:
     ctx.obj = AppContext(db_path)
 
 
-@cli.group(name="import", cls=LazyGroup, lazy=IMPORTERS)
+@cli.group(name="import", cls=LazyGroup, more=import_commands)
 def import_group() -> None:
     """Import a data set from a file."""
 

@@ -7,53 +7,20 @@ from typing import Any
 
 import click
 
-from engine.cli.common import (
-    AppContext,
-    concurrency_option,
-    echo_json,
-    execute_run,
-    friendly_errors,
-    given_options,
-    json_option,
-    metric_lines,
-    pass_app,
-)
+from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.importing import import_options
+from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
 from engine.consult.metrics import SUMMARY_KEYS, fact_view, turn_analysis
-from engine.consult.patient import MODES
-from engine.consult.report import FORMATS, ReportError
-from engine.consult.run import BASELINES, ORACLES
-from engine.consult.session import ConsultationError
-from engine.models.protocol import ModelError
+from engine.consult.report import FORMATS
+from engine.consult.settings import ConsultSettings
+from engine.fields import settings_options
 from engine.progress import Progress
-from engine.runs import RunError
-from engine.settings import SettingsError
-from engine.store import StoreError
 
-ERRORS = (
-    StoreError,
-    RunError,
-    CaseError,
-    ConsultationError,
-    ModelError,
-    ValueError,
-    FileNotFoundError,
-    ReportError,
-    SettingsError,
-)
 #: Shown after the summary keys by `consult run`.
 EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
-PATIENT_MODE_HELP = (
-    "paper: the patient model gets all the facts, the opening request and the dialogue, "
-    "with honesty/strictness/colloquial instructions, and what it reveals is measured; "
-    "grounded: only the facts a question asks about reach it, and a guard reads a fact "
-    "out when its reply strays (tiny models, students)."
-)
-DOCTOR_HELP = "model (the default chat model), a catalog model name, " + ", ".join(
-    ORACLES + BASELINES
-)
 
 
 def _note(p: Progress) -> str:
@@ -74,12 +41,7 @@ def _imported(app: AppContext, name: str, as_json: bool) -> None:
 
 
 @click.command("agentclinic")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--name", help="Data set name (default: the file name).")
-@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
+@import_options(exists=True)
 def import_agentclinic(
     app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
@@ -93,12 +55,7 @@ def import_agentclinic(
 
 
 @click.command("cases")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--name", help="Data set name (default: the file name).")
-@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
+@import_options(exists=True)
 def import_cases(
     app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
@@ -123,7 +80,6 @@ def _cases_name(app: AppContext, name: str | None) -> str:
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> None:
     """List the cases of a data set."""
     found = cases_mod.load_cases(app.store, _cases_name(app, cases_name))
@@ -140,7 +96,6 @@ def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> Non
 @click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
 @click.option("--max-turns", type=click.IntRange(1), default=10, show_default=True)
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_chat(
     app: AppContext,
     case_id: str,
@@ -191,116 +146,29 @@ def consult_chat(
 
 @consult.command("run")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
-@click.option("--doctor", default="model", show_default=True, help=DOCTOR_HELP)
-@click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
-@click.option(
-    "--patient-mode",
-    type=click.Choice(MODES),
-    default="paper",
-    show_default=True,
-    help=PATIENT_MODE_HELP,
-)
-@click.option(
-    "--solver",
-    "solver_name",
-    help="Model answering the task (default: the fixed solver set with `consult solver`).",
-)
-@click.option("--style", type=click.Choice(["long", "short"]), default="long", show_default=True)
-@click.option(
-    "--max-turns",
-    type=click.IntRange(1),
-    default=10,
-    show_default=True,
-    help="Safety cap on a model doctor's questions (oracles always ask every key).",
-)
-@click.option(
-    "--doctor-max-tokens",
-    type=click.IntRange(16),
-    default=128,
-    show_default=True,
-    help="Length cap of one doctor turn (an unfinished last sentence is dropped).",
-)
-@click.option(
-    "--drop-conclusions",
-    is_flag=True,
-    help="Leave the doctor's closing words out of the solver's context.",
-)
-@click.option("--limit", type=click.IntRange(1), help="Only the first N cases.")
-@click.option("--resume", type=int, help="Continue an interrupted run.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@concurrency_option
-@json_option
-@click.pass_context
+@settings_options(ConsultSettings)
+@run_options
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_run(
-    app: AppContext,
-    ctx: click.Context,
-    cases_name: str | None,
-    doctor: str,
-    patient_name: str | None,
-    patient_mode: str,
-    solver_name: str | None,
-    style: str,
-    max_turns: int,
-    doctor_max_tokens: int,
-    drop_conclusions: bool,
-    limit: int | None,
-    resume: int | None,
-    seed: int,
-    concurrency: int | None,
-    as_json: bool,
+    app: AppContext, cases_name: str | None, settings: ConsultSettings, run: RunOptions
 ) -> None:
     """Run a doctor (or a baseline) over the cases; the last line is the summary as JSON."""
-    settings = {
-        "doctor": doctor,
-        "patient": patient_name,
-        "solver": solver_name,
-        "style": style,
-        "max_turns": max_turns,
-        "limit": limit,
-        "seed": seed,
-        "patient_mode": patient_mode,
-        "doctor_max_tokens": doctor_max_tokens,
-        "keep_conclusions": not drop_conclusions,
-    }
-    name = None
-    if resume is not None:
-        params = {k: k for k in settings} | {
-            "patient": "patient_name",
-            "solver": "solver_name",
-            "keep_conclusions": "drop_conclusions",
-        }
-        typed = given_options(ctx, params)
-        settings = {k: v for k, v in settings.items() if k in typed}
-    else:
-        name = _cases_name(app, cases_name)
+    name = _cases_name(app, cases_name) if run.resume is None else None
 
     def show(summary: dict[str, Any]) -> None:
-        if not as_json:
+        if not run.quiet:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
             metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
         click.echo(json.dumps(summary, default=str))
 
-    execute_run(
-        app,
-        "consult",
-        name,
-        settings,
-        concurrency=concurrency,
-        resume=resume,
-        quiet=as_json,
-        title=f"{doctor} on {name or f'run {resume}'}",
-        show=show,
-        note=_note,
-    )
+    title = run_title(app, settings.doctor, name, run)
+    execute_run(app, "consult", name, settings, run, title=title, show=show, note=_note)
 
 
 @consult.command("solver")
 @click.argument("model_name", required=False)
 @click.option("--reset", is_flag=True, help="Back to the default chat model.")
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_solver(app: AppContext, model_name: str | None, reset: bool) -> None:
     """Show or set the fixed solver: the model that answers the task of every consultation
     run (so that doctors are compared on the same footing). `model` is the default chat
@@ -312,7 +180,7 @@ def consult_solver(app: AppContext, model_name: str | None, reset: bool) -> None
         settings.set("solver", None)
     elif model_name:
         if model_name != "model":
-            from engine.catalog import resolve
+            from engine.models.catalog import resolve
 
             resolve(model_name)  # an unknown model fails here, in one line
         settings.set("solver", model_name)
@@ -328,7 +196,6 @@ def consult_solver(app: AppContext, model_name: str | None, reset: bool) -> None
     help="Do not add the latest upper/lower bound runs of the same data set.",
 )
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_table(app: AppContext, run_ids: tuple[int, ...], fmt: str, no_bounds: bool) -> None:
     """Runs in the paper's Table 2 layout (Case | Patient Rec/Pre/F1/Len | Doctor
     Rec/Pre/F1/Len | Turn | Acc), upper bound first and lower bound last; warns when the
@@ -352,7 +219,6 @@ def consult_table(app: AppContext, run_ids: tuple[int, ...], fmt: str, no_bounds
 )
 @click.option("--correct-only", is_flag=True, help="Only consultations answered right.")
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_export_dialogues(
     app: AppContext, run_ids: tuple[int, ...], out_path: str, answer: str, correct_only: bool
 ) -> None:
@@ -370,7 +236,6 @@ def consult_export_dialogues(
 @click.option("--case", "case_id", help="Only this case.")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: bool) -> None:
     """A consultation run: each dialogue, the facts it reached, and the turn analysis."""
     store = app.store
@@ -421,7 +286,6 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
 @click.option("--save", "save_name", help="Store the draft in this case data set.")
 @click.option("--yes", is_flag=True, help="Save without asking.")
 @pass_app
-@friendly_errors(*ERRORS)
 def consult_convert(
     app: AppContext,
     dataset: str,
@@ -431,8 +295,8 @@ def consult_convert(
     yes: bool,
 ) -> None:
     """Turn an exam question into a draft consultation case (printed as JSON)."""
-    from engine.catalog import open_model
     from engine.consult.convert import draft_case
+    from engine.models.catalog import open_model
 
     item = next((i for i in app.store.items(dataset) if str(i.get("id")) == item_id), None)
     if item is None:

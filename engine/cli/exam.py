@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,41 +10,19 @@ from typing import Any
 
 import click
 
-from engine.cli.common import (
-    AppContext,
-    concurrency_option,
-    default_model_name,
-    echo_json,
-    execute_run,
-    friendly_errors,
-    given_options,
-    json_option,
-    metric_lines,
-    pass_app,
-)
+from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.importing import import_options, sample_command
+from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
 from engine.exam import dataset as dataset_mod
 from engine.exam.dataset import DatasetError
 from engine.exam.metrics import score_responses
 from engine.exam.prompts import format_question
-from engine.exam.runner import METHODS, TEMPLATES
-from engine.exam.session import ExamSession, SessionError, missed_items
-from engine.models.protocol import ModelError
+from engine.exam.session import ExamSession, missed_items
+from engine.exam.settings import ExamSettings
+from engine.fields import settings_options
 from engine.progress import Progress
 from engine.review.profiles import resolve
-from engine.runs import RunError
-from engine.store import StoreError
-from engine.text.columns import display_width, pad
-
-ERRORS = (
-    StoreError,
-    RunError,
-    ModelError,
-    DatasetError,
-    SessionError,
-    ValueError,
-    KeyError,
-    FileNotFoundError,
-)
+from engine.text.columns import display_width, pad, visible
 
 
 def _note_right() -> Callable[[Progress], str]:
@@ -73,12 +50,7 @@ def _import(
 
 
 @click.command("explaincpe")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Data set name (default: the file name without its extension).")
-@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
+@import_options()
 def import_explaincpe(
     app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
@@ -89,12 +61,7 @@ def import_explaincpe(
 
 
 @click.command("mcq")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Data set name (default: the file name without its extension).")
-@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
+@import_options()
 def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_json: bool) -> None:
     """Import single-answer multiple-choice questions from JSON, JSON Lines or CSV (the
     ExplainCPE fields; 2 to 5 options; CSV options as columns A-E or a JSON/"|" list)."""
@@ -106,17 +73,12 @@ def exam() -> None:
     """Pharmacist exam questions: run a model, score responses, take an exam."""
 
 
-@exam.command("sample")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
-def exam_sample(app: AppContext, as_json: bool) -> None:
-    """Import the shipped sample questions as 'explaincpe-sample' (if not there yet)."""
-    name = dataset_mod.ensure_sample(app.store)
-    if as_json:
-        echo_json(app.store.dataset(name))
-        return
-    click.echo(f"data set {name!r} is ready")
+sample_command(
+    exam,
+    dataset_mod.ensure_sample,
+    lambda name: f"data set {name!r} is ready",
+    "questions as 'explaincpe-sample'",
+)
 
 
 def _read_json_list(path: str, what: str) -> list[dict[str, Any]]:
@@ -146,7 +108,6 @@ def _read_json_list(path: str, what: str) -> list[dict[str, Any]]:
 )
 @click.option("--field", required=True, help="The response field, e.g. one_with_response.")
 @json_option
-@friendly_errors(*ERRORS)
 def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -> None:
     """Score published responses: accuracy, ROUGE-1/2/L against the gold explanations, by
     question type. Published judgements (<setting>_judge) give the accuracy when present."""
@@ -172,114 +133,38 @@ def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -
 
 def _by_type_lines(by_type: dict[str, Any]) -> None:
     for field, groups in by_type.items():
+        if not groups:  # nothing answered (a run that failed at once): no empty heading
+            continue
         click.echo(f"{field}:")
-        width = max([10, *(display_width(str(v)) for v in groups)])
+        width = max([10, *(display_width(visible(v)) for v in groups)])
         for value, block in groups.items():
-            name = pad(str(value), width)
+            name = pad(visible(value), width)
             click.echo(f"  {name} n={block['n']:<4} accuracy {block['accuracy']:5.1f}")
 
 
 @exam.command("run")
 @click.option("--dataset", help="Data set name (default: the sample questions).")
-@click.option("--model", "model_name", help="Model name or .gguf path (default: smollm2).")
+@settings_options(ExamSettings)
 @click.option(
-    "--shots",
-    type=click.Choice(["0", "1", "4", "8"]),
-    default="0",
+    "--n-ctx",
+    type=click.IntRange(256),
+    default=4096,
     show_default=True,
-    help="Solved examples before each question.",
+    help="Context length the model is loaded with, in tokens.",
 )
-@click.option(
-    "--instruction/--no-instruction",
-    default=True,
-    show_default=True,
-    help="Open the prompt with the task instruction.",
-)
-@click.option(
-    "--lang",
-    type=click.Choice(["zh", "en"]),
-    default="zh",
-    show_default=True,
-    help="Language of the prompt template.",
-)
-@click.option(
-    "--method",
-    type=click.Choice(METHODS),
-    default="generate",
-    show_default=True,
-    help="generate: answer and explanation; logprob: letter probabilities.",
-)
-@click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
-@click.option("--resume", "resume", type=int, help="Continue an earlier run (its settings).")
-@click.option(
-    "--shots-from",
-    help="Data set the examples come from (default: its train split "
-    "if imported, else the data set itself).",
-)
-@click.option(
-    "--template",
-    type=click.Choice(TEMPLATES),
-    default="auto",
-    show_default=True,
-    help="Use the model's chat template (auto: when it has one).",
-)
-@click.option("--max-tokens", type=click.IntRange(1), default=320, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--n-ctx", type=click.IntRange(256), default=4096, show_default=True)
-@concurrency_option
-@json_option
-@click.pass_context
+@run_options
 @pass_app
-@friendly_errors(*ERRORS)
 def exam_run(
-    app: AppContext,
-    ctx: click.Context,
-    dataset: str | None,
-    model_name: str | None,
-    shots: str,
-    instruction: bool,
-    lang: str,
-    method: str,
-    limit: int | None,
-    resume: int | None,
-    shots_from: str | None,
-    template: str,
-    max_tokens: int,
-    seed: int,
-    n_ctx: int,
-    concurrency: int | None,
-    as_json: bool,
+    app: AppContext, dataset: str | None, settings: ExamSettings, n_ctx: int, run: RunOptions
 ) -> None:
     """Run a model over an exam data set, storing each answer as it comes."""
-    settings = {
-        "model": model_name,
-        "shots": int(shots),
-        "instruction": instruction,
-        "lang": lang,
-        "method": method,
-        "limit": limit,
-        "seed": seed,
-        "max_tokens": max_tokens,
-        "template": template,
-        "shots_from": shots_from,
-    }
-    if resume is not None:
-        typed = given_options(ctx, {k: k for k in settings} | {"model": "model_name"})
-        settings = {k: v for k, v in settings.items() if k in typed}
-    else:
+    if run.resume is None:
         dataset = dataset or dataset_mod.ensure_sample(app.store)
+    title = run_title(app, settings.model, dataset, run)
+    show = echo_json if run.quiet else _summary_lines
+    load = {"n_ctx": n_ctx}
     execute_run(
-        app,
-        "exam",
-        dataset,
-        settings,
-        concurrency=concurrency,
-        resume=resume,
-        quiet=as_json,
-        load={"n_ctx": n_ctx},
-        title=f"{model_name or default_model_name()} on {dataset or f'run {resume}'}",
-        show=echo_json if as_json else _summary_lines,
-        note=_note_right(),
+        app, "exam", dataset, settings, run, title=title, show=show, note=_note_right(), load=load
     )
 
 
@@ -321,7 +206,6 @@ def _summary_lines(s: dict[str, Any]) -> None:
 @click.option("--profile", help="Who is taking it (default: the default profile).")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def exam_take(
     app: AppContext,
     dataset: str | None,
@@ -350,8 +234,12 @@ def exam_take(
         pass_mark=pass_mark,
         profile=profile,
     )
-    # With --json the questions go to stderr and stdout carries only the result.
-    say = functools.partial(click.echo, err=as_json)
+
+    # With --json the questions go to stderr and stdout carries only the result; the
+    # questions' control characters are shown escaped, their line breaks kept.
+    def say(text: str) -> None:
+        click.echo(visible(text, newlines=True), err=as_json)
+
     total = len(session.questions)
     while (item := session.next_question()) is not None:
         left = session.time_left()
@@ -387,7 +275,8 @@ def exam_take(
         return
     if session.mode == "timed":
         for fb in result.feedback:
-            click.echo(f"  {fb.key}: {fb.chosen or '-'} {'✓' if fb.correct else '✗ ' + fb.gold}")
+            mark = "✓" if fb.correct else f"✗ {fb.gold}"
+            click.echo(visible(f"  {fb.key}: {fb.chosen or '-'} {mark}"))
     verdict = "passed" if result.passed else "not passed"
     click.echo(
         f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
@@ -395,7 +284,7 @@ def exam_take(
     )
     _by_type_lines(result.by_type)
     if result.missed:
-        click.echo(f"missed: {', '.join(result.missed)} (replay with --review)")
+        click.echo(f"missed: {visible(', '.join(result.missed))} (replay with --review)")
     click.echo(f"session stored as run {result.run_id}")
 
 
@@ -403,7 +292,6 @@ def exam_take(
 @click.option("--dataset", help="Data set name (default: the sample questions).")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def exam_missed(app: AppContext, dataset: str | None, as_json: bool) -> None:
     """Questions whose latest answer in past sessions was wrong."""
     dataset = dataset or dataset_mod.SAMPLE_NAME

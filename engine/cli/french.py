@@ -7,41 +7,18 @@ from typing import Any
 
 import click
 
-from engine.cli.common import (
-    AppContext,
-    concurrency_option,
-    default_model_name,
-    echo_json,
-    execute_run,
-    friendly_errors,
-    given_options,
-    json_option,
-    metric_lines,
-    pass_app,
-)
-from engine.cli.common import progress_bar as common_progress_bar
+from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.importing import import_options, sample_command
+from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
+from engine.cli.running import progress_bar as common_progress_bar
+from engine.fields import settings_options
 from engine.french import corpus as corpus_mod
 from engine.french import dataset as dataset_mod
-from engine.french.corpus import CorpusError
-from engine.french.dataset import DatasetError
 from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, load_index
-from engine.french.reader import METHODS, THRESHOLD, format_letters
-from engine.french.scoring import ScoreError, score_files
-from engine.models.protocol import ModelError
+from engine.french.reader import format_letters
+from engine.french.scoring import score_files
+from engine.french.settings import FrenchSettings
 from engine.progress import Progress
-from engine.runs import RunError
-from engine.store import StoreError
-
-ERRORS = (
-    StoreError,
-    RunError,
-    DatasetError,
-    CorpusError,
-    ScoreError,
-    ModelError,
-    FileNotFoundError,
-    ValueError,
-)
 
 
 def _note(p: Progress) -> str:
@@ -82,12 +59,7 @@ def _warn_if_stale(app: AppContext, index: Index) -> None:
 
 
 @click.command("frenchmedmcqa")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Data set name (default: the file name without .json).")
-@click.option("--replace", is_flag=True, help="Replace a data set of the same name.")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
+@import_options()
 def import_frenchmedmcqa(
     app: AppContext, path: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
@@ -112,17 +84,12 @@ def french() -> None:
     """French pharmacy questions (FrenchMedMCQA) answered with retrieved passages."""
 
 
-@french.command("sample")
-@json_option
-@pass_app
-@friendly_errors(*ERRORS)
-def french_sample(app: AppContext, as_json: bool) -> None:
-    """Import the shipped sample questions and passages (if not there yet)."""
-    names = dataset_mod.ensure_sample(app.store)
-    if as_json:
-        echo_json(names)
-        return
-    click.echo(f"data set {names['dataset']!r} and corpus {names['corpus']!r} are ready")
+sample_command(
+    french,
+    dataset_mod.ensure_sample,
+    lambda names: f"data set {names['dataset']!r} and corpus {names['corpus']!r} are ready",
+    "questions and passages",
+)
 
 
 @french.group("corpus")
@@ -148,7 +115,6 @@ def corpus_group() -> None:
 @click.option("--replace", is_flag=True, help="Replace a corpus of the same name.")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def corpus_add(
     app: AppContext,
     path: str | None,
@@ -219,7 +185,6 @@ def corpus_list(app: AppContext, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Rebuild even if the corpus did not change.")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def french_index(
     app: AppContext,
     corpus: str,
@@ -282,7 +247,6 @@ def _number_in_document(index: Index, passage_id: int, source: str) -> int:
 @click.option("--query", required=True, help="Query text.")
 @click.option("-k", "k", type=click.IntRange(1), default=5, show_default=True)
 @json_option
-@friendly_errors(*ERRORS)
 def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
     """Show the best passages for a query, with the query words highlighted."""
     from engine.french.analyser import match_spans
@@ -325,7 +289,6 @@ def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
     help='JSONL file of {"id", "answer"} lines.',
 )
 @json_option
-@friendly_errors(*ERRORS)
 def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
     """Hamming score and EMR of predictions against gold answers."""
     result = score_files(gold_path, predictions)
@@ -339,82 +302,32 @@ def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
 
 @french.command("run")
 @click.option("--dataset", help="Data set to answer (not with --resume).")
-@click.option("--model", "model_name", default=None, help="Model name (default: smollm2).")
-@click.option("--index", "index_name", help="Index giving the passages.")
+@settings_options(FrenchSettings)
 @click.option(
     "--no-context",
     is_flag=True,
     help="Give the model no passage (the default when --index is not given).",
 )
-@click.option(
-    "-k", "k", type=click.IntRange(1), default=1, show_default=True, help="Passages per question."
-)
-@click.option("--method", type=click.Choice(METHODS), default="generate", show_default=True)
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1),
-    default=THRESHOLD,
-    show_default=True,
-    help="P(oui) needed to select an option (logprob method).",
-)
-@click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
-@click.option(
-    "--oracle-passages",
-    is_flag=True,
-    help="Also give each question its own passage (left out by default); the run is "
-    "labelled oracle.",
-)
-@click.option(
-    "--resume", "resume", type=int, default=None, help="Continue this run id with its own settings."
-)
-@concurrency_option
-@json_option
-@click.pass_context
+@run_options
 @pass_app
-@friendly_errors(*ERRORS)
 def french_run(
     app: AppContext,
-    ctx: click.Context,
     dataset: str | None,
-    model_name: str | None,
-    index_name: str | None,
+    settings: FrenchSettings,
     no_context: bool,
-    k: int,
-    method: str,
-    threshold: float,
-    limit: int | None,
-    oracle_passages: bool,
-    resume: int | None,
-    concurrency: int | None,
-    as_json: bool,
+    run: RunOptions,
 ) -> None:
     """Answer a data set with a model and store the run. A passage made from a question is
     never given for that same question unless --oracle-passages says so."""
-    if index_name and no_context:
+    if settings.index and no_context:
         raise click.UsageError("--index and --no-context exclude each other")
-    if resume is None and not dataset:
+    if run.resume is None and not dataset:
         raise click.UsageError("give --dataset (or --resume RUN_ID)")
-    settings = {
-        "model": model_name,
-        "index": index_name,
-        "k": k,
-        "method": method,
-        "threshold": threshold,
-        "limit": limit,
-        "oracle": oracle_passages,
-    }
-    if resume is not None:
-        typed = given_options(
-            ctx,
-            {k: k for k in settings}
-            | {"model": "model_name", "index": "index_name", "oracle": "oracle_passages"},
-        )
-        settings = {k: v for k, v in settings.items() if k in typed}
-    elif index_name:
-        _warn_if_stale(app, load_index(index_name))
+    if run.resume is None and settings.index:
+        _warn_if_stale(app, load_index(settings.index))
 
     def show(summary: dict[str, Any]) -> None:
-        if as_json:
+        if run.quiet:
             echo_json(summary)
             return
         s = summary.get("settings") or {}
@@ -431,18 +344,8 @@ def french_run(
             if n:
                 click.echo(f"own passage left out for {n} question(s)")
 
-    execute_run(
-        app,
-        "french",
-        dataset,
-        settings,
-        concurrency=concurrency,
-        resume=resume,
-        quiet=as_json,
-        title=f"{model_name or default_model_name()} on {dataset or f'run {resume}'}",
-        show=show,
-        note=_note,
-    )
+    title = run_title(app, settings.model, dataset, run)
+    execute_run(app, "french", dataset, settings, run, title=title, show=show, note=_note)
 
 
 @french.command("take")
@@ -452,7 +355,6 @@ def french_run(
 @click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--profile", help="Who is practising (default: the default profile).")
 @pass_app
-@friendly_errors(*ERRORS)
 def french_take(
     app: AppContext,
     dataset: str,

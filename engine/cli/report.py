@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from engine.cli.common import friendly_errors, pass_app
+from engine.cli.common import pass_app
 from engine.reports.render import FORMATS
-from engine.store import StoreError
 
 #: The format a file's suffix asks for when ``--format`` is not given.
 SUFFIX_FORMATS = {
@@ -32,7 +31,6 @@ SUFFIX_FORMATS = {
 @click.option("-o", "--out", type=click.Path(dir_okay=False), help="File (default: stdout).")
 @click.option("--title", default="medexam report", show_default=True, help="The report's title.")
 @pass_app
-@friendly_errors(StoreError, ValueError)
 def report(app, run_ids: tuple[int, ...], fmt: str | None, out: str | None, title: str) -> None:
     """Report runs RUN_IDS side by side: each activity's paper layout with one row per run,
     95% intervals, paired tests between runs on the same items and, in HTML, charts.

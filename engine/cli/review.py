@@ -3,19 +3,19 @@ shell over :mod:`engine.review`)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from engine.cli.common import AppContext, echo_json, friendly_errors, json_option, pass_app
+from engine.cli.common import ActivityChoice, AppContext, echo_json, json_option, pass_app
 from engine.review.anki import ExportError
-from engine.review.profiles import ProfileError
 from engine.review.queue import ReviewError, Shown
-from engine.store import StoreError
+from engine.text.columns import visible
 
-ERRORS = (StoreError, ProfileError, ReviewError, ExportError, ValueError)
+if TYPE_CHECKING:
+    from engine.review.queue import ReviewSession
+
 F = TypeVar("F", bound=Callable[..., Any])
 RATING_HELP = "rate 1 again, 2 hard, 3 good, 4 easy"
 
@@ -40,12 +40,11 @@ def _profile(app: AppContext, name: str | None) -> str:
 
 @click.group(invoke_without_command=True)
 @click.option("--profile", help="Whose cards (default: the default profile).")
-@click.option("--activity", type=click.Choice(["exam", "french"]), help="Only this activity.")
+@click.option("--activity", type=ActivityChoice(), help="Only this activity.")
 @click.option("--limit", type=click.IntRange(1), help="Stop after N cards.")
 @json_option
 @click.pass_context
 @pass_app
-@friendly_errors(*ERRORS)
 def review(
     app: AppContext,
     ctx: click.Context,
@@ -61,7 +60,10 @@ def review(
     from engine.review.queue import ReviewSession
 
     session = ReviewSession(app.store, _profile(app, profile), activity=activity, limit=limit)
-    say = functools.partial(click.echo, err=as_json)
+
+    def say(text: str) -> None:  # the cards' control characters escaped, line breaks kept
+        click.echo(visible(text, newlines=True), err=as_json)
+
     if not session.due():
         say(f"nothing is due now in profile {session.profile!r}")
     while (shown := session.next_card()) is not None:
@@ -89,7 +91,7 @@ def _show(shown: Shown, say: Callable[..., None]) -> None:
         say(f"  {letter}. {text}")
 
 
-def _ask(session: Any, shown: Shown, say: Callable[..., None], as_json: bool) -> bool:
+def _ask(session: ReviewSession, shown: Shown, say: Callable[..., None], as_json: bool) -> bool:
     """Ask one card and rate it; False when the person quits."""
     _show(shown, say)
     letters = shown.face.letters
@@ -117,7 +119,7 @@ def _ask(session: Any, shown: Shown, say: Callable[..., None], as_json: bool) ->
     return _rate(session, fb.suggested, say, as_json)
 
 
-def _rate(session: Any, suggested: str, say: Callable[..., None], as_json: bool) -> bool:
+def _rate(session: ReviewSession, suggested: str, say: Callable[..., None], as_json: bool) -> bool:
     from engine.review.scheduling import interval_text, parse_rating
 
     while True:
@@ -145,7 +147,6 @@ def _prompt(text: str, as_json: bool) -> str | None:
 @profile_option
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def review_due(app: AppContext, profile: str | None, as_json: bool) -> None:
     """The cards due now, counted by activity and topic, then listed."""
     from engine.review.queue import due_summary
@@ -156,20 +157,20 @@ def review_due(app: AppContext, profile: str | None, as_json: bool) -> None:
         return
     click.echo(f"{summary['count']} due now (profile {summary['profile']})")
     for activity, block in summary["by_activity"].items():
-        click.echo(f"  {activity}: {block['count']}")
+        click.echo(f"  {visible(activity)}: {block['count']}")
         for topic, n in sorted(block["by_topic"].items(), key=lambda kv: -kv[1]):
-            click.echo(f"    {n:>4}  {topic}")
+            click.echo(f"    {n:>4}  {visible(topic)}")
     for card in summary["cards"]:
-        question = " ".join(card["question"].split())
-        key = card["key"] if len(card["key"]) <= 12 else card["key"][:11] + "…"
-        click.echo(f"  {card['dataset']} #{key:<8} {question[:60]}")
+        question = visible(" ".join(card["question"].split()))
+        key = visible(card["key"])
+        key = key if len(key) <= 12 else key[:11] + "…"
+        click.echo(f"  {visible(card['dataset'])} #{key:<8} {question[:60]}")
 
 
 @review.command("stats")
 @profile_option
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def review_stats(app: AppContext, profile: str | None, as_json: bool) -> None:
     """Cards learned, retention, due cards per day for the next 14 days, mastery by question
     type and category."""
@@ -193,9 +194,9 @@ def review_stats(app: AppContext, profile: str | None, as_json: bool) -> None:
         click.echo(f"  {day['date']}  {'█' * min(day['due'], 40)} {day['due']}")
     for activity, fields in s["mastery"].items():
         for name, values in fields.items():
-            click.echo(f"mastery, {activity} by {name}:")
+            click.echo(f"mastery, {activity} by {visible(name)}:")
             for value, cell in values.items():
-                click.echo(f"  {cell['mastery']:5.1f}%  n={cell['n']:<4} {value}")
+                click.echo(f"  {cell['mastery']:5.1f}%  n={cell['n']:<4} {visible(value)}")
 
 
 @review.command("export-anki")
@@ -204,7 +205,6 @@ def review_stats(app: AppContext, profile: str | None, as_json: bool) -> None:
 @profile_option
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def review_export_anki(
     app: AppContext, out: str, only_missed: bool, profile: str | None, as_json: bool
 ) -> None:
@@ -226,7 +226,6 @@ def review_export_anki(
 @click.option("--add", "new", help="Create a profile with this name.")
 @json_option
 @pass_app
-@friendly_errors(*ERRORS)
 def review_profiles(app: AppContext, new: str | None, as_json: bool) -> None:
     """The profiles of this database, with their cards and cards due now."""
     from engine.review.cards import cards

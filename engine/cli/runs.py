@@ -8,9 +8,9 @@ import click
 
 from engine import export
 from engine.answers import run_answers
-from engine.cli.common import echo_json, friendly_errors, json_option, pass_app
-from engine.store import StoreError
-from engine.text.columns import align_rows, display_width, pad, short_text
+from engine.cli.common import ActivityChoice, echo_json, json_option, pass_app
+from engine.errors import UserError
+from engine.text.columns import align_rows, display_width, pad, short_text, visible
 
 
 @click.group()
@@ -19,7 +19,7 @@ def runs() -> None:
 
 
 @runs.command("list")
-@click.option("--activity", type=click.Choice(["exam", "consult", "french"]))
+@click.option("--activity", type=ActivityChoice())
 @click.option(
     "--filter",
     "match",
@@ -53,9 +53,9 @@ def runs_list(
     for r in rows:
         click.echo(
             f"{r['id']:>4}  {r['activity']:<8} {pad(short_text(r['dataset'], 20), 20)} "
-            f"{r['model'][:14]:<14} {r['status']:<11} {r['n_done']:>4}/{r['n_total']:<4} "
-            f"{export.headline(r):>6}  {(r['started'] or '')[:16].replace('T', ' '):<16}  "
-            f"{r['label']}"
+            f"{visible(r['model'])[:14]:<14} {r['status']:<11} "
+            f"{r['n_done']:>4}/{r['n_total']:<4} {export.headline(r):>6}  "
+            f"{(r['started'] or '')[:16].replace('T', ' '):<16}  {visible(r['label'])}"
         )
 
 
@@ -63,7 +63,6 @@ def runs_list(
 @click.argument("run_id", type=int)
 @json_option
 @pass_app
-@friendly_errors(StoreError)
 def runs_show(app, run_id: int, as_json: bool) -> None:
     """One run: its settings, summary and answers (--json: everything as stored)."""
     if as_json:
@@ -85,7 +84,8 @@ SCORE_HEADER = 16
 
 
 def _run_lines(run: dict[str, Any]) -> list[str]:
-    """A run's heading, settings and summary, labelled as its activity names them."""
+    """A run's heading, settings and summary, labelled as its activity names them (the
+    stored text's control characters escaped)."""
     from engine.activities import activity_name
     from engine.reports.render import fmt_number
     from engine.results import summary_rows
@@ -102,16 +102,20 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
         lines.append(f"  error: {run['error']}")
     settings = ", ".join(f"{k}={v}" for k, v in (run["settings"] or {}).items())
     lines.append(f"  settings: {settings}")
+    scorers = ", ".join(
+        f"{s['scorer']} v{s['version']} ({s['answers']})" for s in run.get("scorers") or []
+    )
+    lines.append(f"  scored by: {scorers or 'no scorer yet'}")
     rows = summary_rows(run["summary"], run["activity"])
     if rows:
-        lines.append("\nSummary")
+        lines += ["", "Summary"]
         lines += [
             f"  {x}"
             for x in align_rows(
                 ["", ""], [[lb, fmt_number(v)] for _k, lb, v in rows], [False, True]
             )[1:]
         ]
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
@@ -162,7 +166,6 @@ def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
 )
 @click.option("--turns", is_flag=True, help="Print the consultation turns (CSV) instead.")
 @pass_app
-@friendly_errors(StoreError, ValueError)
 def runs_export(app, run_id: int, fmt: str | None, output: str | None, turns: bool) -> None:
     """Export a run: CSV (one row per answer, with the question, its options and type, the
     gold answer beside the response and one column per score), JSON (everything) or XLSX."""
@@ -173,7 +176,7 @@ def runs_export(app, run_id: int, fmt: str | None, output: str | None, turns: bo
     if turns:
         text = export.export_turns(app.store, run_id)
     elif fmt == "xlsx":
-        raise ValueError("an xlsx export needs a file: add --output FILE.xlsx")
+        raise UserError("an xlsx export needs a file: add --output FILE.xlsx")
     else:
         text = export.export_run(app.store, run_id, fmt or "csv")
     if output:
@@ -187,7 +190,6 @@ def runs_export(app, run_id: int, fmt: str | None, output: str | None, turns: bo
 @runs.command("delete")
 @click.argument("run_id", type=int)
 @pass_app
-@friendly_errors(StoreError)
 def runs_delete(app, run_id: int) -> None:
     """Delete a run with its answers and turns."""
     app.store.delete_run(run_id)

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.consult.cases import Case, CaseError, Fact, Task, save_cases
 from engine.consult.text import lay_words
 from engine.store import Store
 from engine.text import jsonio
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
 
 # Sections flattened without their own name in front of the keys.
 _UNPREFIXED = {"patient_actor", "physical_examination_findings", "test_results"}
@@ -65,7 +68,7 @@ def humanize(name: str) -> str:
     return " ".join(out)
 
 
-def _scalar(value: Any) -> str | None:
+def _scalar(value: JSONValue) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -76,7 +79,7 @@ def _scalar(value: Any) -> str | None:
     return text
 
 
-def flatten(value: Any, key: str = "") -> list[Fact]:
+def flatten(value: JSONValue, key: str = "") -> list[Fact]:
     """Facts from a nested dict/list/scalar of any depth; ``key`` names ``value`` itself."""
     if isinstance(value, dict):
         facts: list[Fact] = []
@@ -111,7 +114,7 @@ _CHILD = re.compile(
 )
 
 
-def _complaint(osce: dict[str, Any]) -> str:
+def _complaint(osce: JSONDict) -> str:
     actor = osce.get("Patient_Actor") if isinstance(osce.get("Patient_Actor"), dict) else {}
     symptoms = actor.get("Symptoms") if isinstance(actor, dict) else None
     primary = symptoms.get("Primary_Symptom") if isinstance(symptoms, dict) else None
@@ -131,7 +134,7 @@ def _complaint(osce: dict[str, Any]) -> str:
     return lay_words(_lower_first(text.rstrip(". ")))
 
 
-def opening_request(osce: dict[str, Any]) -> str:
+def opening_request(osce: JSONDict) -> str:
     """P0 for an OSCE record: the complaint in the first person and everyday words."""
     complaint = _complaint(osce)
     actor = osce.get("Patient_Actor") if isinstance(osce.get("Patient_Actor"), dict) else {}
@@ -151,7 +154,7 @@ def opening_request(osce: dict[str, Any]) -> str:
     )
 
 
-def convert_record(record: Any, case_id: str, number: int | None = None) -> Case:
+def convert_record(record: JSONValue, case_id: str, number: int | None = None) -> Case:
     """One AgentClinic record (with or without the ``OSCE_Examination`` wrapper) as a case."""
     where = f"record {number}: " if number is not None else ""
     if not isinstance(record, dict):
@@ -237,7 +240,7 @@ FORMAT_NAMES = {
 _OSCE_SECTIONS = {"patient_actor", "correct_diagnosis", "objective_for_doctor"}
 
 
-def detect_format(record: Any, file_name: str = "") -> str:
+def detect_format(record: JSONValue, file_name: str = "") -> str:
     """The format of an AgentClinic record (a key of :data:`FORMAT_NAMES`); ``file_name``
     tells MedQA from MedQA-extended (and MIMIC-IV), which share the OSCE layout."""
     name = file_name.lower()
@@ -271,14 +274,14 @@ _EXAM_WORDS = re.compile(
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 
 
-def _sentences(text: Any) -> list[str]:
+def _sentences(text: JSONValue) -> list[str]:
     text = _scalar(text) if not isinstance(text, list | dict) else None
     if not text:
         return []
     return [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if s.strip()]
 
 
-def nejm_facts(patient_info: Any, physical_exams: Any) -> list[Fact]:
+def nejm_facts(patient_info: JSONValue, physical_exams: JSONValue) -> list[Fact]:
     """Key–value facts from a NEJM case's free text, one per sentence: ``Test results`` for a
     sentence naming a test (laboratory, imaging, biopsy…), ``Examination`` for one from
     the examination text or naming a finding on examination, ``History`` otherwise."""
@@ -305,7 +308,7 @@ _PRESENTS = re.compile(
 )
 
 
-def nejm_opening(patient_info: Any) -> str:
+def nejm_opening(patient_info: JSONValue) -> str:
     """P0 for a NEJM case: the presenting complaint of the first sentences, first person."""
     text = " ".join(_sentences(patient_info)[:2])
     m = _PRESENTS.search(text)
@@ -319,7 +322,7 @@ def nejm_opening(patient_info: Any) -> str:
     return opening_request(osce)
 
 
-def convert_nejm(record: Any, case_id: str, number: int | None = None) -> Case:
+def convert_nejm(record: JSONValue, case_id: str, number: int | None = None) -> Case:
     """One NEJM record as a case with a multiple-choice task."""
     where = f"record {number}: " if number is not None else ""
     if not isinstance(record, dict):
@@ -340,7 +343,7 @@ def convert_nejm(record: Any, case_id: str, number: int | None = None) -> Case:
     facts = nejm_facts(record.get("patient_info"), record.get("physical_exams"))
     if not facts:
         raise CaseError(where + "no patient information ('patient_info', 'physical_exams')")
-    meta: dict[str, Any] = {}
+    meta: JSONDict = {}
     if _scalar(record.get("image_url")):
         meta["image_url"] = str(record["image_url"])
     question = _scalar(record.get("question")) or "What is the most likely diagnosis?"

@@ -37,23 +37,41 @@ activity ``consult``.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
+from engine.errors import UserError
 from engine.paths import samples_dir
 from engine.store import AlreadyExists, Store
 from engine.text import jsonio
 from engine.text.language import LANGUAGES
 from engine.text.options import LETTERS
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
+
 ACTIVITY = "consult"
 SAMPLE_DATASET = "cases-sample"
 SAMPLE_FILE = "cases_sample.json"
 
 
-class CaseError(ValueError):
+class CaseError(UserError, ValueError):
     """A case record that does not follow the format (message names the record and reason)."""
+
+
+class Turn(TypedDict):
+    """One utterance of a consultation, as recorded (and stored, with more columns): its
+    number (0 is the opening request), who spoke (``doctor`` or ``patient``), the text, and
+    its ``extra`` (``kind``: opening, question, reply or conclusion; the facts of a reply…)."""
+
+    turn: int
+    role: str
+    text: str
+    extra: JSONDict
+    latency_s: float | None
+    tokens: int | None
 
 
 @dataclass
@@ -85,10 +103,10 @@ class Task:
     def gold(self) -> str:
         return self.answer if self.kind == "mcq" else self.diagnosis
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         if self.kind == "mcq":
             return {"question": self.question, "options": dict(self.options), "answer": self.answer}
-        out: dict[str, Any] = {"diagnosis": self.diagnosis}
+        out: JSONDict = {"diagnosis": self.diagnosis}
         if self.question:
             out["question"] = self.question
         return out
@@ -105,7 +123,7 @@ class Case:
     language: str = "en"
     source: str = ""
     sample: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONDict = field(default_factory=dict)
 
     @property
     def keys(self) -> list[str]:
@@ -115,8 +133,8 @@ class Case:
     def values(self) -> list[str]:
         return [f.value for f in self.facts]
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JSONDict:
+        out: JSONDict = {
             "id": self.id,
             "language": self.language,
             "facts": [{"key": f.key, "value": f.value} for f in self.facts],
@@ -132,12 +150,12 @@ class Case:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Case:
+    def from_dict(cls, data: JSONDict) -> Case:
         """A case from a dict already checked by :func:`validate_case` (or stored)."""
         return validate_case(data)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: JSONValue) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
@@ -147,7 +165,7 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def validate_case(record: Any, number: int | None = None) -> Case:
+def validate_case(record: JSONValue, number: int | None = None) -> Case:
     """Check one record of the native format and return it as a :class:`Case`.
 
     ``number`` (1-based) is named in the :class:`CaseError` message.
@@ -195,7 +213,7 @@ def validate_case(record: Any, number: int | None = None) -> Case:
     )
 
 
-def _validate_task(task: Any, fail: Any) -> Task:
+def _validate_task(task: JSONValue, fail: Callable[[str], CaseError]) -> Task:
     if not isinstance(task, dict):
         raise fail("'task' must be an object with question/options/answer or diagnosis")
     if "options" in task:
@@ -223,7 +241,7 @@ def _validate_task(task: Any, fail: Any) -> Task:
     return Task(question=_text(task.get("question")) or "", diagnosis=diagnosis)
 
 
-def read_records(path: str | Path) -> list[Any]:
+def read_records(path: str | Path) -> list[JSONValue]:
     """The raw records of a JSON array, ``{"cases": [...]}`` object (any other object is one
     case) or JSONL file."""
     try:
@@ -250,7 +268,7 @@ def save_cases(
     name: str,
     cases: list[Case],
     source: str = "",
-    meta: dict[str, Any] | None = None,
+    meta: JSONDict | None = None,
     replace: bool = False,
 ) -> int:
     """Store cases as a data set of activity ``consult``; return its id."""

@@ -15,11 +15,14 @@ is only stored when the caller saves it (:func:`engine.consult.cases.add_case`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.consult.cases import LETTERS, Case, CaseError, Fact, validate_case
 from engine.consult.text import content_words, first_sentences, language_of
 from engine.models.protocol import ChatModel
+
+if TYPE_CHECKING:
+    from engine.types import Item
 
 P0_PROMPT = """Here is the start of a patient's case:
 "{first}"
@@ -96,7 +99,7 @@ _KEY_RULES = [
 ]
 
 
-def mcq_parts(item: dict[str, Any]) -> tuple[str, dict[str, str], str]:
+def mcq_parts(item: Item) -> tuple[str, dict[str, str], str]:
     """Question text, lettered options and answer letter of an exam item (list or dict
     options; ``answer`` a letter or list of one)."""
     question = str(item.get("question") or "").strip()
@@ -197,7 +200,7 @@ def _unique(facts: list[Fact]) -> list[Fact]:
 
 
 def draft_case(
-    item: dict[str, Any],
+    item: Item,
     model: ChatModel,
     dataset: str = "",
     language: str | None = None,

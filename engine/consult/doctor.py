@@ -22,11 +22,14 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.consult.cases import Case
+from engine.consult.cases import Case, Turn
 from engine.consult.text import LANGUAGE_NAMES
 from engine.models.protocol import ChatModel
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 STYLES = ("long", "short")
 ORDERS = ("direct", "random", "reverse")
@@ -141,16 +144,14 @@ class DoctorMove:
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
 
     @property
     def stop(self) -> bool:
         return self.question is None
 
 
-def history_messages(
-    turns: list[dict[str, Any]], conclusions: bool = False
-) -> list[dict[str, str]]:
+def history_messages(turns: list[Turn], conclusions: bool = False) -> list[dict[str, str]]:
     """The dialogue as chat messages from the doctor's side (patient = user); the doctor's
     closing words (``conclusion`` turns) only with ``conclusions``."""
     messages = []
@@ -163,34 +164,29 @@ def history_messages(
     return messages
 
 
+@dataclass(eq=False)
 class ModelDoctor:
     """A chat model acting as the doctor."""
 
-    def __init__(
-        self,
-        model: ChatModel | None,
-        style: str = "long",
-        max_turns: int = 10,
-        max_tokens: int = 128,
-        seed: int = 0,
-    ) -> None:
-        if style not in STYLES:
-            raise ValueError(f"unknown prompt style {style!r} (long or short)")
-        self.model = model
-        self.style = style
-        self.max_turns = max_turns
-        self.max_tokens = max_tokens
-        self.seed = seed
+    model: ChatModel | None
+    style: str = "long"
+    max_turns: int = 10
+    max_tokens: int = 128
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ValueError(f"unknown prompt style {self.style!r} (long or short)")
 
     def system_prompt(self, case: Case) -> str:
         template = LONG_PROMPT if self.style == "long" else SHORT_PROMPT
         language = LANGUAGE_NAMES.get(case.language, "English")
         return template.format(questions=PROMPT_QUESTIONS, language=language)
 
-    def messages(self, case: Case, turns: list[dict[str, Any]]) -> list[dict[str, str]]:
+    def messages(self, case: Case, turns: list[Turn]) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system_prompt(case)}] + history_messages(turns)
 
-    def next(self, case: Case, turns: list[dict[str, Any]]) -> DoctorMove:
+    def next(self, case: Case, turns: list[Turn]) -> DoctorMove:
         """The next question for the dialogue ``turns`` (opening included), or a stop."""
         asked = [t["text"] for t in turns if t["role"] == "doctor"]
         if len(asked) >= self.max_turns:
@@ -204,7 +200,7 @@ class ModelDoctor:
         )
         latency = round(time.perf_counter() - started, 3)
         text = g.text.strip()
-        if getattr(g, "finish_reason", None) == "length":
+        if getattr(g, "finish_reason", None) in ("length", "truncated"):
             text = complete_sentences(text)
         reason = conclusion_reason(text)
         question = None if reason else text
@@ -250,7 +246,7 @@ class OracleDoctor:
         template = ORACLE_TEMPLATES.get(case.language, ORACLE_TEMPLATES["en"])
         return [template.format(key=oracle_key(k)) for k in keys]
 
-    def next(self, case: Case, turns: list[dict[str, Any]]) -> DoctorMove:
+    def next(self, case: Case, turns: list[Turn]) -> DoctorMove:
         asked = sum(1 for t in turns if t["role"] == "doctor")
         planned = self.questions(case)
         if asked >= len(planned):

@@ -18,12 +18,16 @@ something the patient does not know.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.consult.cases import Fact
 from engine.consult.text import content_words, expand_question
+
+if TYPE_CHECKING:
+    import bm25s
 
 METHODS = ("bm25", "embedding", "hybrid")
 
@@ -43,6 +47,7 @@ class Match:
         return asdict(self)
 
 
+@dataclass(eq=False)
 class FactSelector:
     """Selects the facts of one case that a question asks about.
 
@@ -51,41 +56,34 @@ class FactSelector:
     ['Allergies']
     """
 
-    def __init__(
-        self,
-        facts: list[Fact],
-        language: str = "en",
-        method: str | None = None,
-        k: int = 3,
-        min_bm25: float = 0.0,
-        relative: float = 0.7,
-        min_cosine: float = 0.35,
-        cosine_margin: float = 0.08,
-        strong_cosine: float = 0.5,
-    ) -> None:
-        if method is None:
-            method = "hybrid" if language == "en" else "bm25"
-        if method not in METHODS:
-            raise ValueError(f"unknown fact matching method {method!r}")
-        self.facts = facts
-        self.language = language
-        self.method = method
-        self.k = k
-        self.min_bm25 = min_bm25
-        self.relative = relative
-        self.min_cosine = min_cosine
-        self.cosine_margin = cosine_margin
-        self.strong_cosine = strong_cosine
+    facts: list[Fact]
+    language: str = "en"
+    method: str | None = None  # None: hybrid in English, bm25 otherwise
+    k: int = 3
+    min_bm25: float = 0.0
+    relative: float = 0.7
+    min_cosine: float = 0.35
+    cosine_margin: float = 0.08
+    strong_cosine: float = 0.5
+    _docs: list[list[str]] = field(init=False, repr=False)
+    _bm25: bm25s.BM25 | None = field(default=None, init=False, repr=False)
+    _vectors: np.ndarray | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.method is None:
+            self.method = "hybrid" if self.language == "en" else "bm25"
+        if self.method not in METHODS:
+            raise ValueError(f"unknown fact matching method {self.method!r}")
+        language = self.language
         self._docs = [
-            content_words(f.key, language) * 2 + content_words(f.value, language) for f in facts
+            content_words(f.key, language) * 2 + content_words(f.value, language)
+            for f in self.facts
         ]
-        self._bm25 = None
-        if method != "embedding":
+        if self.method != "embedding":
             import bm25s
 
             self._bm25 = bm25s.BM25(method="lucene")
             self._bm25.index([d or ["_"] for d in self._docs], show_progress=False)
-        self._vectors: np.ndarray | None = None
 
     def bm25_scores(self, question: str) -> np.ndarray:
         """BM25 score of every fact for ``question`` (zeros when no word matches)."""

@@ -31,13 +31,24 @@ reached.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
-from engine.consult.cases import Case, Fact
+from engine.consult.cases import Case, Fact, Turn
 from engine.consult.text import content_words
 from engine.rouge import Score, rouge_l, rouge_n, tokenize
+
+if TYPE_CHECKING:
+    from engine.consult.solve import Solver
+    from engine.store import Store
+    from engine.types import JSONDict, JSONValue, Summary
+
+#: One consultation's metrics (:func:`consultation_metrics`): fractions 0–1, counts and
+#: ``correct``, as stored in its answer's scores.
+CaseMetrics: TypeAlias = "dict[str, float | int | bool | None]"
+#: Per-consultation metrics as read back (stored scores, or :data:`CaseMetrics`).
+MetricRows: TypeAlias = "Sequence[Mapping[str, JSONValue]]"
 
 SUMMARY_KEYS = (
     "patient_recall",
@@ -60,6 +71,38 @@ SUMMARY_KEYS = (
 #: Turn-analysis steps (Figure 5 of the paper: 20% of each consultation at a time).
 FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 DIVERSITY_KINDS = ("rouge1", "rouge2", "rougeL")
+
+
+class ComplexityGroup(TypedDict):
+    """A third of a run's cases by number of facts (see :func:`by_complexity`)."""
+
+    facts: str
+    n: int
+    accuracy: float
+    patient_f1: float
+    doctor_f1: float
+    avg_turns: float
+
+
+class FactStatus(TypedDict):
+    """A fact of a case and what became of it in one consultation (see :func:`fact_view`)."""
+
+    index: int
+    key: str
+    value: str
+    status: str
+    turn: int | None
+    leaked: bool
+
+
+class TurnPoint(TypedDict):
+    """The run's scores over the first ``fraction`` of each consultation."""
+
+    fraction: float
+    patient_f1: float
+    doctor_f1: float
+    accuracy: float | None
+    n: int
 
 
 def patient_score(replies: Sequence[str], facts: Sequence[Fact]) -> Score:
@@ -149,10 +192,12 @@ def turn_leakage(
 # -- one consultation ----------------------------------------------------------------------
 
 
-def dialogue(turns: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], list[dict]]:
+def dialogue(turns: Sequence[Turn]) -> tuple[list[str], list[str], list[JSONDict]]:
     """The doctor's questions, the patient's replies and the replies' ``extra`` from stored
     turns (the opening request and any conclusion are left out)."""
-    questions, replies, extras = [], [], []
+    questions: list[str] = []
+    replies: list[str] = []
+    extras: list[JSONDict] = []
     for t in turns:
         kind = (t.get("extra") or {}).get("kind")
         if t["role"] == "doctor" and kind in (None, "question"):
@@ -165,7 +210,7 @@ def dialogue(turns: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], lis
 
 def _scored(
     case: Case, questions: list[str], replies: list[str], correct: bool | None
-) -> dict[str, Any]:
+) -> CaseMetrics:
     p = patient_score(replies, case.facts)
     d = doctor_score(questions, case.facts)
     div = {f"diversity_{k}": diversity(questions, k) for k in DIVERSITY_KINDS}
@@ -188,8 +233,8 @@ def _scored(
 
 
 def consultation_metrics(
-    case: Case, turns: Sequence[dict[str, Any]], correct: bool | None = None
-) -> dict[str, Any]:
+    case: Case, turns: Sequence[Turn], correct: bool | None = None
+) -> CaseMetrics:
     """Every metric of one consultation (fractions 0–1, as stored per answer)."""
     questions, replies, extras = dialogue(turns)
     out = _scored(case, questions, replies, correct)
@@ -198,7 +243,7 @@ def consultation_metrics(
     return out
 
 
-def bound_metrics(case: Case, bound: str, correct: bool | None = None) -> dict[str, Any]:
+def bound_metrics(case: Case, bound: str, correct: bool | None = None) -> CaseMetrics:
     """The metrics of a bound (no consultation, no question): ``lower`` scores P0 as all the
     patient said against the values of M (Table 2's Lower-B row), ``upper`` every value of M
     (so 100%). Doctor scores are 0 and the turns 0."""
@@ -218,22 +263,22 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _pct(per_case: Sequence[dict[str, Any]], key: str) -> float:
+def _pct(per_case: MetricRows, key: str) -> float:
     vals = [float(m[key]) for m in per_case if m.get(key) is not None]
     return round(100 * (_mean(vals) or 0.0), 2)
 
 
-def _pct_or_none(per_case: Sequence[dict[str, Any]], key: str) -> float | None:
+def _pct_or_none(per_case: MetricRows, key: str) -> float | None:
     vals = [float(m[key]) for m in per_case if m.get(key) is not None]
     return round(100 * sum(vals) / len(vals), 2) if vals else None
 
 
-def _words(per_case: Sequence[dict[str, Any]], key: str) -> float:
+def _words(per_case: MetricRows, key: str) -> float:
     vals = [float(m[key]) for m in per_case if m.get(key) is not None and m.get("turns")]
     return round(_mean(vals) or 0.0, 2)
 
 
-def summarize(per_case: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarize(per_case: MetricRows) -> Summary:
     """Average :func:`consultation_metrics` over a run; percentages on 0–100, rounded.
 
     ``accuracy`` counts cases answered correctly among all; the diversities average only the
@@ -245,7 +290,7 @@ def summarize(per_case: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(per_case)
     revealed_n = sum(m.get("revealed", 0) for m in per_case)
     leaked_n = sum(m.get("leaked", 0) for m in per_case)
-    out: dict[str, Any] = {key: _pct(per_case, key) for key in SUMMARY_KEYS[:6]}
+    out: Summary = {key: _pct(per_case, key) for key in SUMMARY_KEYS[:6]}
     out["accuracy"] = (
         round(100 * sum(bool(m.get("correct")) for m in per_case) / n, 2) if n else 0.0
     )
@@ -271,7 +316,7 @@ def summarize(per_case: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def by_complexity(per_case: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def by_complexity(per_case: MetricRows) -> dict[str, ComplexityGroup]:
     """The run split by the number of facts of its cases in thirds (Figure 7): ``low``,
     ``mid`` and ``high``, each with its ``facts`` range, ``n``, ``accuracy``, patient and
     doctor F1 and ``avg_turns``. Cases are sorted by their number of facts and cut into three
@@ -280,7 +325,7 @@ def by_complexity(per_case: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
         (m for m in per_case if m.get("n_facts") is not None), key=lambda m: m["n_facts"]
     )
     n = len(ranked)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ComplexityGroup] = {}
     for i, name in enumerate(("low", "mid", "high")):
         group = ranked[i * n // 3 : (i + 1) * n // 3]
         if not group:
@@ -300,14 +345,14 @@ def by_complexity(per_case: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
 # -- views over stored runs -----------------------------------------------------------------
 
 
-def fact_view(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def fact_view(case: Case, turns: Sequence[Turn]) -> list[FactStatus]:
     """Each fact of ``case`` with its status in a stored consultation.
 
     ``status`` is ``revealed`` (said by the patient; ``turn`` = first turn), ``given`` (passed
     to the patient but not said) or ``never_asked``; ``leaked`` marks facts revealed in a turn
     whose question did not ask for them.
     """
-    view = [
+    view: list[FactStatus] = [
         {
             "index": i,
             "key": f.key,
@@ -335,7 +380,7 @@ def fact_view(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return view
 
 
-def uncovered_facts(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def uncovered_facts(case: Case, turns: Sequence[Turn]) -> list[JSONDict]:
     """The facts of ``case`` the patient revealed in a stored consultation, in the order they
     came out: ``{index, key, value, turn, leaked}`` (``leaked``: said without being asked).
     What a person uncovered, to show beside the word-overlap metrics, which measure words,
@@ -354,7 +399,7 @@ def uncovered_facts(case: Case, turns: Sequence[dict[str, Any]]) -> list[dict[st
     return [{k: row[k] for k in ("index", "key", "value", "turn", "leaked")} for row in found]
 
 
-def truncate(turns: Sequence[dict[str, Any]], fraction: float) -> list[dict[str, Any]]:
+def truncate(turns: Sequence[Turn], fraction: float) -> list[Turn]:
     """The opening and the first ``ceil(fraction × n)`` question–reply pairs of a dialogue."""
     n = sum(
         1
@@ -368,11 +413,11 @@ def truncate(turns: Sequence[dict[str, Any]], fraction: float) -> list[dict[str,
 
 
 def turn_analysis(
-    store: Any,
+    store: Store,
     run_id: int,
     fractions: Sequence[float] = FRACTIONS,
-    solver: Any = None,
-) -> list[dict[str, Any]]:
+    solver: Solver | None = None,
+) -> list[TurnPoint]:
     """Patient/doctor F1 (and accuracy) against the fraction of each consultation completed.
 
     F1 comes from the stored turns. Accuracy at 1.0 comes from the stored answers; at earlier
@@ -384,7 +429,7 @@ def turn_analysis(
     run = store.run(run_id)
     cases = {c.id: c for c in load_cases(store, run["dataset"])}
     answers = {a["item_key"]: a for a in store.answers(run_id)}
-    rows = []
+    rows: list[TurnPoint] = []
     for fraction in fractions:
         p_f1, d_f1, correct = [], [], []
         for key, answer in answers.items():

@@ -31,7 +31,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.consult.cases import Case, Fact
 from engine.consult.facts import FactSelector, Match
@@ -44,6 +44,9 @@ from engine.consult.text import (
     lay_words,
 )
 from engine.models.protocol import ChatModel
+
+if TYPE_CHECKING:
+    from engine.models.protocol import Generation, TextStream
 
 SYSTEM_PROMPT = """You are a patient talking with your doctor. You are not a doctor.
 You came in saying: "{opening}"
@@ -96,6 +99,17 @@ Répondez en français.""",
 }
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_END = re.compile(r"[.!?。！？)\"]$")
+_UNFINISHED = re.compile(r"(?<=[.!?。！？])[^.!?。！？]*$")
+
+
+def whole_sentences(text: str, most: int = 3) -> str:
+    """The first ``most`` sentences of a reply, quotes stripped; a last sentence cut off
+    mid-way (no closing mark while an earlier one has one) is dropped."""
+    text = first_sentences(text.strip().strip('"').strip(), most)
+    if re.search(r"[.!?。！？]", text) and not _END.search(text):
+        text = _UNFINISHED.sub("", text).strip()
+    return text
 
 
 @dataclass
@@ -124,6 +138,8 @@ class Patient:
     """
 
     mode = "grounded"
+    #: The reply's length bound when none is given.
+    default_max_tokens = 60
 
     def __init__(
         self,
@@ -131,14 +147,15 @@ class Patient:
         model: ChatModel | None,
         match: str | None = None,
         max_facts: int = 3,
-        max_tokens: int = 60,
+        max_tokens: int | None = None,
         seed: int = 0,
     ) -> None:
         self.case = case
         self.model = model
         self.selector = FactSelector(case.facts, case.language, method=match, k=max_facts)
-        self.max_tokens = max_tokens
+        self.max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
         self.seed = seed
+        self.history: list[tuple[str, str]] = []  # (question, reply): the paper mode's context
 
     def facts_for(self, question: str) -> list[Match]:
         """The facts ``question`` asks about (what the patient will be given)."""
@@ -174,9 +191,7 @@ class Patient:
         the facts, the question and the opening request, and at most half of its content
         words come from none of those.
         """
-        text = first_sentences(text.strip().strip('"').strip(), 3)
-        if re.search(r"[.!?。！？]", text) and not re.search(r"[.!?。！？)\"]$", text):
-            text = re.sub(r"(?<=[.!?。！？])[^.!?。！？]*$", "", text).strip()  # cut off mid-way
+        text = whole_sentences(text)
         if not text:
             return None
         language = self.case.language
@@ -194,18 +209,29 @@ class Patient:
         return text
 
     def _finish(
-        self, question: str, facts: list[Match], raw: str, generation: Any, started: float
+        self,
+        question: str,
+        facts: list[Match],
+        raw: str,
+        generation: Generation | None,
+        started: float,
     ) -> PatientReply:
-        kept = self.check(raw, question, facts)
+        text, source = self.keep(raw, question, facts)
         return PatientReply(
-            text=kept if kept is not None else self.read_out(facts),
+            text=text,
             facts=facts,
-            source="model" if kept is not None else "guard",
+            source=source,
             raw=raw,
             latency_s=round(time.perf_counter() - started, 3),
             prompt_tokens=getattr(generation, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(generation, "completion_tokens", 0) or 0,
         )
+
+    def keep(self, raw: str, question: str, facts: list[Match]) -> tuple[str, str]:
+        """The text to say for the model's ``raw`` reply and its source: the reply when it
+        passes the guard (:meth:`check`), else the facts read out."""
+        kept = self.check(raw, question, facts)
+        return (self.read_out(facts), "guard") if kept is None else (kept, "model")
 
     def prepare(self, question: str) -> tuple[list[Match], list[dict[str, str]] | None]:
         """The facts ``question`` asks about and the chat for the model (None: no model
@@ -234,17 +260,7 @@ class PaperPatient(Patient):
     (the selector's matches) are recorded for the leakage measure only."""
 
     mode = "paper"
-
-    def __init__(
-        self,
-        case: Case,
-        model: ChatModel | None,
-        match: str | None = None,
-        max_tokens: int = 64,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(case, model, match=match, max_tokens=max_tokens, seed=seed)
-        self.history: list[tuple[str, str]] = []
+    default_max_tokens = 64
 
     def system_prompt(self) -> str:
         template = PAPER_PROMPTS.get(self.case.language, PAPER_PROMPTS["en"])
@@ -265,24 +281,14 @@ class PaperPatient(Patient):
     def prepare(self, question: str) -> tuple[list[Match], list[dict[str, str]] | None]:
         return self.facts_for(question), self.messages(question)
 
-    def _finish(
-        self, question: str, facts: list[Match], raw: str, generation: Any, started: float
-    ) -> PatientReply:
-        text = first_sentences(raw.strip().strip('"').strip(), 3)
-        if re.search(r"[.!?。！？]", text) and not re.search(r"[.!?。！？)\"]$", text):
-            text = re.sub(r"(?<=[.!?。！？])[^.!?。！？]*$", "", text).strip()
+    def keep(self, raw: str, question: str, facts: list[Match]) -> tuple[str, str]:
+        """The reply as said (whole sentences; the unknown phrase when nothing is left),
+        remembered as the dialogue's next turn."""
+        text = whole_sentences(raw)
         source = "model" if text else "unknown"
         text = text or self.unknown()
         self.history.append((question, text))
-        return PatientReply(
-            text=text,
-            facts=facts,
-            source=source,
-            raw=raw,
-            latency_s=round(time.perf_counter() - started, 3),
-            prompt_tokens=getattr(generation, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(generation, "completion_tokens", 0) or 0,
-        )
+        return text, source
 
 
 def make_patient(
@@ -307,7 +313,7 @@ class PatientStream:
         self.patient = patient
         self.question = question
         self.result: PatientReply | None = None
-        self._stream: Any = None
+        self._stream: TextStream | None = None
         self._cancelled = False
 
     def __iter__(self) -> Iterator[str]:

@@ -12,14 +12,18 @@ as the last ``assistant`` turn.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
+from engine.errors import UserError
 from engine.store import Store
 from engine.text.columns import align_rows, markdown_rule
+from engine.text.sheets import csv_text
+
+if TYPE_CHECKING:
+    from engine.consult.cases import Case
+    from engine.types import JSONDict, JSONValue, Row
 
 #: Table 2's columns: (header, summary key).
 COLUMNS = (
@@ -40,16 +44,24 @@ FORMATS = ("text", "markdown", "csv", "json")
 BOUND_NAMES = {"upper": "Upper-B", "lower": "Lower-B"}
 
 
-class ReportError(ValueError):
+class ReportError(UserError, ValueError):
     """A run that is not a consultation run, or an unknown format."""
 
 
-def _row(run: dict[str, Any]) -> dict[str, Any]:
+class PaperTable(TypedDict):
+    """Table 2 (see :func:`paper_table`): one row per run (its Table 2 columns by summary
+    key, plus ``run_id``, ``solver``, ``patient_mode`` and ``bound``) and the warnings."""
+
+    rows: list[JSONDict]
+    warnings: list[str]
+
+
+def _row(run: Row) -> JSONDict:
     summary = run.get("summary") or {}
     settings = run.get("settings") or {}
     runner = run.get("runner") or "model"
     doctor = BOUND_NAMES.get(runner) or (run.get("model") if runner == "model" else runner)
-    row: dict[str, Any] = {"run_id": run["id"], "dataset": run["dataset"], "doctor": doctor}
+    row: JSONDict = {"run_id": run["id"], "dataset": run["dataset"], "doctor": doctor}
     for _header, key in COLUMNS[2:]:
         row[key] = summary.get(key)
     row["solver"] = settings.get("solver_model") or settings.get("solver")
@@ -58,7 +70,7 @@ def _row(run: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _latest_bound(store: Store, dataset: str, bound: str) -> dict[str, Any] | None:
+def _latest_bound(store: Store, dataset: str, bound: str) -> Row | None:
     runs = [
         r
         for r in store.runs(activity="consult")
@@ -67,7 +79,7 @@ def _latest_bound(store: Store, dataset: str, bound: str) -> dict[str, Any] | No
     return max(runs, key=lambda r: r["id"]) if runs else None
 
 
-def paper_table(store: Store, run_ids: Sequence[int], bounds: bool = True) -> dict[str, Any]:
+def paper_table(store: Store, run_ids: Sequence[int], bounds: bool = True) -> PaperTable:
     """Table 2 for the given consultation runs: ``{"rows", "warnings"}``.
 
     Rows are the upper bound first, the doctors' runs in the order given, the lower bound
@@ -97,7 +109,7 @@ def paper_table(store: Store, run_ids: Sequence[int], bounds: bool = True) -> di
     return {"rows": rows, "warnings": solver_warnings(rows)}
 
 
-def solver_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
+def solver_warnings(rows: Sequence[JSONDict]) -> list[str]:
     """One line when the rows' solvers differ, one when their patient modes differ."""
     out = []
     solvers = sorted({str(r["solver"]) for r in rows if r.get("solver")})
@@ -109,7 +121,7 @@ def solver_warnings(rows: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _cell(value: Any) -> str:
+def _cell(value: JSONValue) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -117,7 +129,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render_table(table: dict[str, Any], fmt: str = "text") -> str:
+def render_table(table: PaperTable, fmt: str = "text") -> str:
     """:func:`paper_table` as ``text`` (aligned columns), ``markdown``, ``csv`` or ``json``."""
     if fmt not in FORMATS:
         raise ReportError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
@@ -127,11 +139,8 @@ def render_table(table: dict[str, Any], fmt: str = "text") -> str:
     headers = [h for h, _k in COLUMNS]
     cells = [[_cell(r.get(k)) for _h, k in COLUMNS] for r in rows]
     if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(headers)
-        writer.writerows([[r.get(k) for _h, k in COLUMNS] for r in rows])
-        return out.getvalue().rstrip("\n")
+        lines = [headers, *([r.get(k) for _h, k in COLUMNS] for r in rows)]
+        return csv_text(lines, lineterminator="\n").rstrip("\n")
     right = [k not in ("dataset", "doctor") for _h, k in COLUMNS]  # numbers right, names left
     if fmt == "markdown":
         lines = ["| " + " | ".join(headers) + " |", markdown_rule(right)]
@@ -145,7 +154,7 @@ def render_table(table: dict[str, Any], fmt: str = "text") -> str:
 # -- golden dialogues -----------------------------------------------------------------------
 
 
-def final_answer(case: Any, chosen: str | None, use_gold: bool = True) -> str:
+def final_answer(case: Case, chosen: str | None, use_gold: bool = True) -> str:
     """The doctor's closing turn: the task's answer (the gold one, or ``chosen``)."""
     task = case.task
     if task.kind == "mcq":
@@ -158,7 +167,7 @@ def final_answer(case: Any, chosen: str | None, use_gold: bool = True) -> str:
 
 def dialogue_records(
     store: Store, run_id: int, answer: str = "gold", correct_only: bool = False
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JSONDict]:
     """One chat-format record per consultation of run ``run_id``: ``{"messages": [...],
     "case", "run_id", "doctor", "correct"}``. ``answer`` is ``gold`` (the case's answer, as
     golden dialogues have) or ``run`` (the answer the run gave); ``correct_only`` keeps the
@@ -203,7 +212,7 @@ def dialogue_records(
 def write_dialogues(
     store: Store,
     run_ids: Sequence[int],
-    out: io.TextIOBase | Any,
+    out: TextIO,
     answer: str = "gold",
     correct_only: bool = False,
 ) -> int:

@@ -28,24 +28,27 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from engine.activities import CONSULT
+from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
-from engine.consult.metrics import bound_metrics, summarize
-from engine.consult.patient import MODES
+from engine.consult.metrics import summarize
 from engine.consult.session import Consultation
+from engine.consult.settings import (
+    BASELINES,
+    DEFAULT_MODEL,
+    ORACLES,
+    ConsultSettings,
+    consult_settings,
+)
 from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
-from engine.progress import Cancel, ProgressCallback
-from engine.runs import Job
+from engine.progress import Cancel
+from engine.runs import Job, Spec
+from engine.scoring import counts
 from engine.store import Store
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool, PooledModel
-
-BASELINES = ("upper", "lower")
-ORACLES = ("oracle-direct", "oracle-random", "oracle-reverse")
-DEFAULT_MODEL = "model"
 
 
 def runner_for(doctor: str) -> str:
@@ -56,14 +59,10 @@ def runner_for(doctor: str) -> str:
 def _bound_answer(case: Case, doctor: str, solver: Solver) -> dict[str, Any]:
     context = "all" if doctor == "upper" else "opening"
     task = solver.answer(case, context=context)
-    metrics = bound_metrics(case, doctor, task.correct)
-    metrics["similarity"] = task.similarity
     return {
         "response": task.response,
         "chosen": task.chosen,
         "gold": task.gold,
-        "correct": task.correct,
-        "scores": metrics,
         "extra": {"task_kind": case.task.kind, "turns": 0, **task.extra},
         "latency_s": task.latency_s,
         "prompt_tokens": task.prompt_tokens,
@@ -73,29 +72,25 @@ def _bound_answer(case: Case, doctor: str, solver: Solver) -> dict[str, Any]:
 
 def consult_one(
     case: Case,
-    doctor: str,
+    settings: ConsultSettings,
     *,
     patient_model: ChatModel | None,
     solver: Solver,
     doctor_model: ChatModel | None = None,
-    style: str = "long",
-    max_turns: int = 10,
-    seed: int = 0,
-    patient_mode: str = "paper",
-    doctor_max_tokens: int = 128,
-    keep_conclusions: bool = True,
     store: Store | None = None,
     run_id: int | None = None,
     position: int | None = None,
     cancel: Cancel | None = None,
     on_turn: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """One case with one doctor or baseline; returns the case's answer (the fields of
+    """One case with the doctor (or baseline) of ``settings``, with its prompt style, turn
+    caps, seed and patient mode; returns the case's answer (the fields of
     :meth:`engine.store.Store.add_answer`, the consultation's metrics as ``scores``). With a
     store and a run id each turn is stored as it happens; the answer is the caller's to
     store. ``on_turn(turn)`` is called with each turn once it is recorded (``turn``, ``role``,
     ``text``, ``extra``…; the opening request is turn 0). An oracle asks every key of the case
     whatever ``max_turns`` says."""
+    doctor, max_turns, seed = settings.doctor, settings.max_turns, settings.seed
     if doctor in BASELINES:
         return _bound_answer(case, doctor, solver)
     if doctor in ORACLES:
@@ -103,7 +98,11 @@ def consult_one(
         max_turns = max(max_turns, len(set(case.keys)))
     else:
         agent = ModelDoctor(
-            doctor_model, style=style, max_turns=max_turns, max_tokens=doctor_max_tokens, seed=seed
+            doctor_model,
+            style=settings.style,
+            max_turns=max_turns,
+            max_tokens=settings.doctor_max_tokens,
+            seed=seed,
         )
     consultation = Consultation(
         case,
@@ -114,8 +113,8 @@ def consult_one(
         solver=solver,
         position=position,
         store_answer=False,
-        patient_mode=patient_mode,
-        keep_conclusions=keep_conclusions,
+        patient_mode=settings.patient_mode,
+        keep_conclusions=settings.keep_conclusions,
     )
     told = 0
 
@@ -146,52 +145,6 @@ def consult_one(
     return consultation.finish().answer_fields(consultation.questions_asked)
 
 
-DEFAULTS: dict[str, Any] = {
-    "doctor": DEFAULT_MODEL,
-    "patient": None,
-    "solver": None,
-    "style": "long",
-    "max_turns": 10,
-    "limit": None,
-    "seed": 0,
-    "answer_method": "logprobs",
-    "patient_mode": "paper",
-    "doctor_max_tokens": 128,
-    "keep_conclusions": True,
-}
-
-
-def default_solver() -> str:
-    """The fixed solver of medexam's settings, by name (``model`` there is the default chat
-    model, recorded by its name)."""
-    from engine import settings
-    from engine.catalog import DEFAULT_MODEL as DEFAULT_CHAT_MODEL
-
-    name = str(settings.get("solver") or DEFAULT_MODEL)
-    return DEFAULT_CHAT_MODEL if name == DEFAULT_MODEL else name
-
-
-def consult_settings(given: dict[str, Any]) -> dict[str, Any]:
-    """A consultation run's settings with their defaults: the patient is the default chat
-    model, the solver the one of medexam's settings (:func:`default_solver`)."""
-    out = {key: given.get(key, default) for key, default in DEFAULTS.items()}
-    for key in ("patient_mode", "doctor_max_tokens", "keep_conclusions"):
-        if out[key] is None:
-            out[key] = DEFAULTS[key]
-    if out["style"] not in ("long", "short"):
-        raise ValueError(f"unknown prompt style {out['style']!r}; choose long or short")
-    if out["patient_mode"] not in MODES:
-        raise ValueError(f"unknown patient mode {out['patient_mode']!r}; choose paper or grounded")
-    if int(out["max_turns"]) < 1:
-        raise ValueError("max_turns must be at least 1")
-    if int(out["doctor_max_tokens"]) < 16:
-        raise ValueError("doctor_max_tokens must be at least 16")
-    out["keep_conclusions"] = bool(out["keep_conclusions"])
-    out["solver"] = out["solver"] or default_solver()
-    out["patient"] = out["patient"] or DEFAULT_MODEL
-    return out
-
-
 class _WorkerStore(Store):
     """A worker thread's own store on the run's database: its turn writes take the write
     lock first, waiting their turn (a deferred transaction would fail at once if another
@@ -213,6 +166,7 @@ class ConsultJob(Job):
     def __init__(self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool):
         super().__init__()
         self.store, self.settings = store, settings
+        self.chosen = ConsultSettings.from_dict(settings)
         self._home, self._stores = threading.get_ident(), threading.local()
         self.doctor = settings["doctor"]
         self.runner = runner_for(self.doctor)
@@ -266,16 +220,10 @@ class ConsultJob(Job):
 
         return consult_one(
             case,
-            self.doctor,
+            self.chosen,
             patient_model=self.patient,
             solver=self.solver,
             doctor_model=self.doctor_model,
-            style=self.settings["style"],
-            max_turns=self.settings["max_turns"],
-            seed=self.settings["seed"],
-            patient_mode=self.settings["patient_mode"],
-            doctor_max_tokens=self.settings["doctor_max_tokens"],
-            keep_conclusions=self.settings["keep_conclusions"],
             store=store if run_id is not None else None,
             run_id=run_id,
             position=position,
@@ -284,81 +232,25 @@ class ConsultJob(Job):
         )
 
 
-class ConsultSpec:
-    """Consultations for :func:`engine.runs.run`: settings ``doctor`` (``model``, a model's
-    name, an oracle or a baseline), ``patient``, ``solver``, ``style``, ``max_turns``,
-    ``limit``, ``seed``, ``answer_method``, ``patient_mode``, ``doctor_max_tokens``,
-    ``keep_conclusions`` (see the module docstring)."""
-
-    activity = CONSULT
-
-    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
-        return consult_settings(given)
-
-    def open(
-        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
-    ) -> ConsultJob:
-        return ConsultJob(store, dataset, settings, pool)
-
-    def summarize(self, store: Store, run_id: int) -> dict[str, Any]:
-        return run_summary(store, run_id)
-
-
-SPEC = ConsultSpec()
-
-
 def run_consult(
     store: Store,
     cases: str,
-    doctor: str = DEFAULT_MODEL,
+    doctor: str | None = None,
     *,
-    patient: str | None = None,
-    solver: str | None = None,
-    style: str = "long",
-    max_turns: int = 10,
-    limit: int | None = None,
-    resume: int | None = None,
-    seed: int = 0,
-    answer_method: str = "logprobs",
-    patient_mode: str = "paper",
-    doctor_max_tokens: int = 128,
-    keep_conclusions: bool = True,
-    pool: ModelPool | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
-    on_start: Callable[[int], None] | None = None,
+    settings: ConsultSettings | None = None,
+    **given: Any,
 ) -> dict[str, Any]:
     """Run ``doctor`` over the cases of data set ``cases``; return the summary (with
-    ``run_id`` and ``status``), which is also stored with the run. A shorthand for
-    :func:`engine.runs.run`; ``resume`` continues a run with its own settings (answered cases
-    are skipped, an interrupted consultation starts again). ``solver`` defaults to the fixed
-    solver of medexam's settings."""
-    from engine.runs import run
+    ``run_id`` and ``status``), which is also stored with the run. The settings are
+    ``settings`` with the :class:`~engine.consult.settings.ConsultSettings` fields given as
+    keywords over them (``max_turns=1``…); ``solver`` defaults to the fixed solver of
+    medexam's settings. The other keywords are :func:`engine.runs.run`'s: ``resume``
+    continues a run with its own settings (answered cases are skipped, an interrupted
+    consultation starts again), ``pool``, ``progress``, ``cancel``, ``on_start``…"""
+    from engine.runs import run_settings
 
-    given = {
-        "doctor": doctor,
-        "patient": patient,
-        "solver": solver,
-        "style": style,
-        "max_turns": max_turns,
-        "limit": limit,
-        "seed": seed,
-        "answer_method": answer_method,
-        "patient_mode": patient_mode,
-        "doctor_max_tokens": doctor_max_tokens,
-        "keep_conclusions": keep_conclusions,
-    }
-    return run(
-        store,
-        CONSULT.id,
-        cases or None,
-        {} if resume is not None else given,
-        resume=resume,
-        pool=pool,
-        progress=progress,
-        cancel=cancel,
-        on_start=on_start,
-    )
+    chosen = {**given, "settings": settings} | ({"doctor": doctor} if doctor is not None else {})
+    return run_settings(store, CONSULT.id, cases, chosen)
 
 
 def run_summary(store: Store, run_id: int) -> dict[str, Any]:
@@ -366,16 +258,17 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     :data:`engine.consult.metrics.SUMMARY_KEYS`, plus leakage and similarity); ``accuracy``
     is over all the run's cases (one not consulted yet counts wrong), ``answered`` beside it."""
     answers = store.answers(run_id)
-    out = summarize([a["scores"] for a in answers])
-    settings = store.run(run_id).get("settings") or {}
+    out = summarize([{**a["scores"], "correct": a["correct"]} for a in answers])
+    run = store.run(run_id)
+    settings = run.get("settings") or {}
     for key in ("patient_mode", "solver", "solver_model"):
         if settings.get(key) is not None:
             out[key] = settings[key]
-    total = max(int(store.run(run_id).get("n_total") or 0), len(answers))
-    right = sum(bool(a["correct"]) for a in answers)
-    out.update(
-        n=total,
-        answered=len(answers),
-        accuracy=round(100 * right / total, 2) if total else 0.0,
-    )
+    out.update(counts(answers, int(run.get("n_total") or 0)))
     return out
+
+
+#: Consultations for :func:`engine.runs.run`: the settings are :class:`ConsultSettings`'
+#: (``doctor`` is ``model``, a model's name, an oracle or a baseline; see the module
+#: docstring); the items are the data set's cases.
+SPEC = Spec(CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id)

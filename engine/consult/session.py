@@ -18,17 +18,23 @@ made (``source``: model, unknown or guard).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import KW_ONLY, InitVar, dataclass, field
+from typing import TYPE_CHECKING
 
-from engine.consult.cases import Case
+from engine.consult.cases import Case, Turn
 from engine.consult.metrics import consultation_metrics, turn_leakage
 from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
 from engine.consult.solve import Solver, TaskResult, score_answer, task_text
+from engine.errors import UserError
 from engine.models.protocol import ChatModel
 
+if TYPE_CHECKING:
+    from engine.consult.metrics import CaseMetrics
+    from engine.store import Store
+    from engine.types import JSONDict
 
-class ConsultationError(Exception):
+
+class ConsultationError(UserError):
     """A consultation used out of order (asking before start, after finish or past the limit)."""
 
 
@@ -38,8 +44,8 @@ class ConsultResult:
 
     case_id: str
     task: TaskResult
-    metrics: dict[str, Any]
-    turns: list[dict[str, Any]]
+    metrics: CaseMetrics
+    turns: list[Turn]
     conclusion: str = ""
     stop_reason: str | None = None
     task_kind: str = "mcq"
@@ -48,15 +54,14 @@ class ConsultResult:
     def correct(self) -> bool:
         return self.task.correct
 
-    def answer_fields(self, questions: int) -> dict[str, Any]:
-        """The case's stored answer (:meth:`engine.store.Store.add_answer`'s fields)."""
+    def answer_fields(self, questions: int) -> JSONDict:
+        """The case's stored answer (:meth:`engine.store.Store.add_answer`'s fields but its
+        scores, which the consultation's scorers give it)."""
         task = self.task
         return {
             "response": task.response,
             "chosen": task.chosen,
             "gold": task.gold,
-            "correct": task.correct,
-            "scores": self.metrics,
             "extra": {"task_kind": self.task_kind, "turns": questions, **task.extra},
             "latency_s": task.latency_s,
             "prompt_tokens": task.prompt_tokens,
@@ -64,6 +69,7 @@ class ConsultResult:
         }
 
 
+@dataclass(eq=False)
 class Consultation:
     """One consultation of ``case``; ``patient_model`` answers as the patient.
 
@@ -76,34 +82,25 @@ class Consultation:
     loop that stores answers itself).
     """
 
-    def __init__(
-        self,
-        case: Case,
-        patient_model: ChatModel,
-        *,
-        store: Any = None,
-        run_id: int | None = None,
-        max_turns: int = 10,
-        solver: Solver | None = None,
-        match: str | None = None,
-        position: int | None = None,
-        store_answer: bool = True,
-        patient_mode: str = "grounded",
-        keep_conclusions: bool = True,
-    ) -> None:
-        self.case = case
-        self.patient_mode = patient_mode
-        self.keep_conclusions = keep_conclusions
-        self.patient: Patient = make_patient(case, patient_model, patient_mode, match)
-        self.store = store
-        self.run_id = run_id
-        self.max_turns = max_turns
-        self.solver = solver
-        self.position = position
-        self.store_answer = store_answer
-        self.turns: list[dict[str, Any]] = []
-        self.result: ConsultResult | None = None
-        self._started = False
+    case: Case
+    patient_model: InitVar[ChatModel]
+    _: KW_ONLY
+    store: Store | None = None
+    run_id: int | None = None
+    max_turns: int = 10
+    solver: Solver | None = None
+    match: InitVar[str | None] = None
+    position: int | None = None
+    store_answer: bool = True
+    patient_mode: str = "grounded"
+    keep_conclusions: bool = True
+    patient: Patient = field(init=False)
+    turns: list[Turn] = field(default_factory=list, init=False)
+    result: ConsultResult | None = field(default=None, init=False)
+    _started: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self, patient_model: ChatModel, match: str | None) -> None:
+        self.patient = make_patient(self.case, patient_model, self.patient_mode, match)
 
     # -- state -------------------------------------------------------------------------
 
@@ -131,11 +128,11 @@ class Consultation:
         turn: int,
         role: str,
         text: str,
-        extra: dict[str, Any],
+        extra: JSONDict,
         latency_s: float | None = None,
         tokens: int | None = None,
-    ) -> dict[str, Any]:
-        row = {
+    ) -> Turn:
+        row: Turn = {
             "turn": turn,
             "role": role,
             "text": text,
@@ -145,16 +142,7 @@ class Consultation:
         }
         self.turns.append(row)
         if self.store is not None and self.run_id is not None:
-            self.store.add_turn(
-                self.run_id,
-                self.case.id,
-                turn,
-                role,
-                text,
-                extra=extra,
-                latency_s=latency_s,
-                tokens=tokens,
-            )
+            self.store.add_turn(self.run_id, self.case.id, **row)
         return row
 
     # -- the dialogue ----------------------------------------------------------------------
@@ -177,7 +165,7 @@ class Consultation:
         if not question.strip():
             raise ConsultationError("empty question")
 
-    def _record_question(self, question: str, extra: dict[str, Any] | None = None) -> int:
+    def _record_question(self, question: str, extra: JSONDict | None = None) -> int:
         turn = self.questions_asked + 1
         self._record(
             turn,
@@ -189,7 +177,7 @@ class Consultation:
         )
         return turn
 
-    def _record_reply(self, turn: int, question: str, reply: PatientReply) -> dict[str, Any]:
+    def _record_reply(self, turn: int, question: str, reply: PatientReply) -> Turn:
         facts = self.case.facts
         if self.patient_mode == "paper":
             top = reply.facts[0].index if reply.facts else None
@@ -198,7 +186,7 @@ class Consultation:
             )
         else:
             leak = turn_leakage(question, reply.text, facts, reply.fact_indices, self.case.language)
-        extra = {
+        extra: JSONDict = {
             "kind": "reply",
             "facts": [m.to_dict() for m in reply.facts],
             "source": reply.source,
@@ -216,13 +204,13 @@ class Consultation:
             tokens=reply.completion_tokens or None,
         )
 
-    def ask(self, question: str, doctor_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ask(self, question: str, doctor_extra: JSONDict | None = None) -> Turn:
         """Put ``question`` to the patient; return the reply turn (``text``, ``extra``…)."""
         self._check_can_ask(question)
         turn = self._record_question(question, doctor_extra)
         return self._record_reply(turn, question, self.patient.reply(question))
 
-    def ask_stream(self, question: str, doctor_extra: dict[str, Any] | None = None) -> ReplyStream:
+    def ask_stream(self, question: str, doctor_extra: JSONDict | None = None) -> ReplyStream:
         """Like :meth:`ask`, streaming the reply: iterate for pieces, then read ``.turn``."""
         self._check_can_ask(question)
         turn = self._record_question(question, doctor_extra)
@@ -274,6 +262,8 @@ class Consultation:
                 self.run_id,
                 self.case.id,
                 position=self.position,
+                correct=self.result.task.correct,
+                scores=dict(self.result.metrics),
                 **self.result.answer_fields(self.questions_asked),
             )
         return self.result
@@ -289,7 +279,7 @@ class ReplyStream:
         self.turn_number = turn
         self.question = question
         self.stream = stream
-        self.turn: dict[str, Any] | None = None
+        self.turn: Turn | None = None
 
     def __iter__(self) -> Iterator[str]:
         yield from self.stream
@@ -306,7 +296,7 @@ class ReplyStream:
 
 
 def start_person_consultation(
-    store: Any, dataset: str, case: Case, patient_model: ChatModel, max_turns: int = 10
+    store: Store, dataset: str, case: Case, patient_model: ChatModel, max_turns: int = 10
 ) -> Consultation:
     """A person's consultation of one case, stored as a ``person`` run of one item; the
     patient's opening request is already recorded."""

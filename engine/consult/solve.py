@@ -16,12 +16,15 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.consult.cases import Case, Task
+from engine.consult.cases import Case, Task, Turn
 from engine.consult.doctor import history_messages
 from engine.exam.extract import extract_answer
 from engine.models.protocol import ChatModel
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 CONTEXTS = ("dialogue", "all", "opening")
 METHODS = ("logprobs", "generate")
@@ -86,7 +89,7 @@ class TaskResult:
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
 
 
 def score_answer(task: Task, response: str) -> TaskResult:
@@ -120,23 +123,23 @@ def instruction(task: Task) -> str:
     return "Reply with the name of the most likely diagnosis only."
 
 
+@dataclass(eq=False)
 class Solver:
     """Answers a case's task with a chat model, from a dialogue, all facts or P0 alone."""
 
-    def __init__(
-        self, model: ChatModel, method: str = "logprobs", max_tokens: int = 48, seed: int = 0
-    ) -> None:
-        if method not in METHODS:
-            raise ValueError(f"unknown answering method {method!r}")
-        self.model = model
-        self.method = method
-        self.max_tokens = max_tokens
-        self.seed = seed
+    model: ChatModel
+    method: str = "logprobs"
+    max_tokens: int = 48
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown answering method {self.method!r}")
 
     def messages(
         self,
         case: Case,
-        turns: list[dict[str, Any]] | None = None,
+        turns: list[Turn] | None = None,
         context: str = "dialogue",
         conclusions: bool = True,
     ) -> list[dict[str, str]]:
@@ -164,7 +167,7 @@ class Solver:
     def answer(
         self,
         case: Case,
-        turns: list[dict[str, Any]] | None = None,
+        turns: list[Turn] | None = None,
         context: str = "dialogue",
         conclusions: bool = True,
     ) -> TaskResult:

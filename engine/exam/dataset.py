@@ -26,12 +26,16 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from engine.errors import DatasetError
 from engine.paths import samples_dir
 from engine.store import AlreadyExists, Store
 from engine.text import jsonio
 from engine.text.options import letters
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue, Row
 
 ACTIVITY = "exam"
 MAX_OPTIONS = 5
@@ -44,16 +48,27 @@ TYPE_FIELDS = ("type1", "type2", "type3")
 OPTIONAL_TEXT = ("analyse", "source", *TYPE_FIELDS)
 
 
-class DatasetError(ValueError):
-    """A file or record that is not a valid exam data set."""
+class Question(TypedDict):
+    """An exam question as validated and stored (see the module)."""
+
+    id: int | str
+    question: str
+    options: list[str]
+    answer: str
+    explanation: str
+    analyse: NotRequired[str]
+    source: NotRequired[str]
+    type1: NotRequired[str]
+    type2: NotRequired[str]
+    type3: NotRequired[str]
 
 
-def letters_for(item: dict[str, Any]) -> str:
+def letters_for(item: Question) -> str:
     """The option letters of a question (``"ABCDE"`` for five options)."""
     return LETTERS[: len(item["options"])]
 
 
-def _text(value: Any) -> str | None:
+def _text(value: JSONValue) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -61,7 +76,7 @@ def _text(value: Any) -> str | None:
     return str(value).strip()
 
 
-def validate_record(record: Any, fmt: str = "explaincpe") -> dict[str, Any]:
+def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
     """Check one record and return it normalised (stripped texts, upper-case answer).
 
     Raises :class:`DatasetError` with the reason (without the record number).
@@ -99,7 +114,7 @@ def validate_record(record: Any, fmt: str = "explaincpe") -> dict[str, Any]:
         raise DatasetError("'explanation' must be a text")
     if fmt == "explaincpe" and not explanation:
         raise DatasetError("missing or empty 'explanation'")
-    out: dict[str, Any] = {
+    out: Question = {
         "id": rid.strip() if isinstance(rid, str) else rid,
         "question": question,
         "options": texts,
@@ -117,9 +132,9 @@ def validate_record(record: Any, fmt: str = "explaincpe") -> dict[str, Any]:
     return out
 
 
-def validate_records(records: Iterable[Any], fmt: str = "explaincpe") -> list[dict[str, Any]]:
+def validate_records(records: Iterable[JSONValue], fmt: str = "explaincpe") -> list[Question]:
     """Validate every record; the first bad one raises ``DatasetError("record N: …")``."""
-    out: list[dict[str, Any]] = []
+    out: list[Question] = []
     seen: dict[str, int] = {}
     for number, record in enumerate(records, start=1):
         try:
@@ -145,11 +160,9 @@ _OPTION_COLUMNS = [
 ]
 
 
-def _csv_record(row: dict[str, str]) -> dict[str, Any]:
+def _csv_record(row: dict[str, str]) -> JSONDict:
     lowered = {(k or "").strip().lower(): v for k, v in row.items()}
-    record: dict[str, Any] = {
-        k: (v.strip() if isinstance(v, str) else v) for k, v in lowered.items()
-    }
+    record: JSONDict = {k: (v.strip() if isinstance(v, str) else v) for k, v in lowered.items()}
     options: list[str] | None = None
     raw = lowered.get("options")
     if raw:
@@ -177,7 +190,7 @@ def _csv_record(row: dict[str, str]) -> dict[str, Any]:
     return record
 
 
-def read_records(path: str | Path) -> list[Any]:
+def read_records(path: str | Path) -> list[JSONValue]:
     """The raw records of a JSON list (or an object holding one under ``data``,
     ``questions``, ``items`` or ``records``), a JSON Lines file or a CSV file (by extension)."""
     path = Path(path)
@@ -190,7 +203,7 @@ def read_records(path: str | Path) -> list[Any]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames:
         raise DatasetError("no header row")
-    records = []
+    records: list[JSONValue] = []
     for number, row in enumerate(reader, start=1):
         try:
             records.append(_csv_record(row))
@@ -199,7 +212,7 @@ def read_records(path: str | Path) -> list[Any]:
     return records
 
 
-def load_file(path: str | Path, fmt: str = "explaincpe") -> list[dict[str, Any]]:
+def load_file(path: str | Path, fmt: str = "explaincpe") -> list[Question]:
     """Read and validate a whole file (see :func:`read_records`, :func:`validate_records`)."""
     try:
         return validate_records(read_records(path), fmt)
@@ -213,7 +226,7 @@ def import_file(
     fmt: str = "explaincpe",
     name: str | None = None,
     replace: bool = False,
-) -> dict[str, Any]:
+) -> Row:
     """Validate ``path`` and store it as one data set (default name: the file stem).
 
     Returns the stored data set row. Nothing is stored when any record is bad.
@@ -243,7 +256,7 @@ def ensure_sample(store: Store) -> str:
     return SAMPLE_NAME
 
 
-def exam_datasets(store: Store) -> list[dict[str, Any]]:
+def exam_datasets(store: Store) -> list[Row]:
     """The exam data sets in the store."""
     return store.datasets(ACTIVITY)
 
@@ -259,7 +272,7 @@ _NEGATIVE = re.compile(
 )
 
 
-def polarity(item: dict[str, Any]) -> str:
+def polarity(item: Question) -> str:
     """``type1`` when given, else ``反向`` for questions asking for the false statement or the
     exception (judged from the wording) and ``正向`` otherwise."""
     if item.get("type1"):

@@ -18,14 +18,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
+from engine.errors import DatasetError
 from engine.exam.dataset import TYPE_FIELDS
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
 from engine.rouge import rouge_scores
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
+
 ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
 JUDGE_RIGHT = "正确"
+
+
+class TypeAccuracy(TypedDict):
+    """The questions of one type value: how many, how many right, accuracy (%)."""
+
+    n: int
+    correct: int
+    accuracy: float
+
+
+class Consistency(TypedDict):
+    """How often explanations argue for the chosen letter (see :func:`consistency`)."""
+
+    n: int
+    consistent: float | None
 
 
 def accuracy(correct: Iterable[bool | None]) -> float:
@@ -46,13 +65,13 @@ def mean_rouge(responses: Sequence[str], references: Sequence[str]) -> dict[str,
 
 
 def by_type(
-    items: Sequence[Mapping[str, Any]], correct: Sequence[bool | None]
-) -> dict[str, dict[str, dict[str, Any]]]:
+    items: Sequence[Mapping[str, JSONValue]], correct: Sequence[bool | None]
+) -> dict[str, dict[str, TypeAccuracy]]:
     """Accuracy per value of each type field the items carry::
 
     {"type1": {"正向": {"n": 128, "correct": 70, "accuracy": 54.7}, …}, …}
     """
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, TypeAccuracy]] = {}
     for field in TYPE_FIELDS:
         groups: dict[str, list[bool]] = {}
         for item, ok in zip(items, correct, strict=True):
@@ -120,7 +139,7 @@ def calibration(
     }
 
 
-def consistency(responses: Sequence[str], chosen: Sequence[str | None]) -> dict[str, Any]:
+def consistency(responses: Sequence[str], chosen: Sequence[str | None]) -> Consistency:
     """How often the explanation argues for the letter the response chose.
 
     The explanation is the text after ``解析：`` (the whole response without one); the letter
@@ -154,10 +173,10 @@ def judge_field(field: str) -> str:
 
 
 def score_responses(
-    gold: Sequence[Mapping[str, Any]],
-    responses: Sequence[Mapping[str, Any]],
+    gold: Sequence[Mapping[str, JSONValue]],
+    responses: Sequence[Mapping[str, JSONValue]],
     field: str,
-) -> dict[str, Any]:
+) -> JSONDict:
     """Score ``responses[i][field]`` against the gold question with the same ``id``.
 
     Returns ``n``, ``accuracy`` (percent, 1 decimal), ``rouge1``/``rouge2``/``rougeL``
@@ -179,7 +198,7 @@ def score_responses(
             missing += 1
             continue
         if field not in r:
-            raise KeyError(f"response {r.get('id')!r} has no field {field!r}")
+            raise DatasetError(f"response {r.get('id')!r} has no field {field!r}")
         pairs.append((g, r))
     texts = [str(r[field] or "") for _, r in pairs]
     items_out = []
@@ -188,7 +207,7 @@ def score_responses(
         letter = find_answer(text, g.get("options")).letter
         ok = letter == g["answer"]
         extracted_ok.append(ok)
-        row: dict[str, Any] = {
+        row: JSONDict = {
             "id": g["id"],
             "extracted": letter,
             "gold": g["answer"],
@@ -201,7 +220,7 @@ def score_responses(
     has_judge = bool(pairs) and all(j is not None for j in judged)
     correct = [j == JUDGE_RIGHT for j in judged] if has_judge else extracted_ok
     rouge = mean_rouge(texts, [str(g.get("explanation", "")) for g, _ in pairs])
-    out: dict[str, Any] = {
+    out: JSONDict = {
         "field": field,
         "n": len(pairs),
         "accuracy": round(accuracy(correct), 1),

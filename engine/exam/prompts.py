@@ -33,9 +33,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.exam.dataset import letters_for, polarity
+from engine.exam.dataset import Question, letters_for, polarity
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 LANGS = ("zh", "en")
 SHOT_COUNTS = (0, 1, 4, 8)
@@ -81,11 +84,11 @@ class PromptSettings:
         if self.lang not in LANGS:
             raise ValueError(f"lang must be one of {LANGS} (got {self.lang!r})")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         return asdict(self)
 
 
-def format_question(item: dict[str, Any], lang: str = "zh") -> str:
+def format_question(item: Question, lang: str = "zh") -> str:
     """``问题：…`` and one ``选项X：…`` line per option."""
     labels = LABELS[lang]
     lines = [labels["question"] + item["question"]]
@@ -94,7 +97,7 @@ def format_question(item: dict[str, Any], lang: str = "zh") -> str:
     return "\n".join(lines)
 
 
-def format_answer(item: dict[str, Any], lang: str = "zh") -> str:
+def format_answer(item: Question, lang: str = "zh") -> str:
     """A solved answer: ``答案：D.喷雾剂`` and ``解析：…`` (the gold explanation)."""
     labels = LABELS[lang]
     letter = item["answer"]
@@ -115,13 +118,13 @@ def stop_sequences(lang: str = "zh") -> list[str]:
     return ["\n" + LABELS[lang]["question"].strip(), "\n\n\n"]
 
 
-def _shot_chars(item: dict[str, Any]) -> int:
+def _shot_chars(item: Question) -> int:
     return len(item["question"]) + sum(map(len, item["options"])) + len(item.get("explanation", ""))
 
 
 def select_shots(
-    pool: Sequence[dict[str, Any]], k: int, seed: int = 0, spares: int = 0
-) -> list[dict[str, Any]]:
+    pool: Sequence[Question], k: int, seed: int = 0, spares: int = 0
+) -> list[Question]:
     """``k`` (+ ``spares``) examples from ``pool``, reproducibly.
 
     Examples with an explanation are grouped by question type and shuffled with ``seed``
@@ -136,8 +139,8 @@ def select_shots(
     usable = [i for i in pool if i.get("explanation")] or list(pool)
     usable = sorted(usable, key=lambda i: str(i["id"]))
     rng = random.Random(seed)
-    short: dict[str, list[dict[str, Any]]] = {}
-    long: dict[str, list[dict[str, Any]]] = {}
+    short: dict[str, list[Question]] = {}
+    long: dict[str, list[Question]] = {}
     for item in usable:
         kind = polarity(item)
         short.setdefault(kind, [])
@@ -149,7 +152,7 @@ def select_shots(
             rng.shuffle(group[name])
     # Each group's list is taken from its end: the short examples first.
     queues = {name: long[name] + short[name] for name in order}
-    chosen: list[dict[str, Any]] = []
+    chosen: list[Question] = []
     while len(chosen) < want and any(queues.values()):
         for name in order:
             if queues[name] and len(chosen) < want:
@@ -161,7 +164,7 @@ class ShotPlan:
     """The examples of a run: fixed for every question, with spares for self-exclusion."""
 
     def __init__(
-        self, pool: Sequence[dict[str, Any]], k: int, seed: int = 0, same_pool: bool = False
+        self, pool: Sequence[Question], k: int, seed: int = 0, same_pool: bool = False
     ) -> None:
         self.k = k
         self.same_pool = same_pool
@@ -169,7 +172,7 @@ class ShotPlan:
         self.shots = picked[:k]
         self.spares = picked[k:]
 
-    def for_item(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def for_item(self, item: Question) -> list[Question]:
         """The examples shown before ``item``; from the same pool, never ``item`` itself (a
         spare takes its place, so the other examples keep their positions)."""
         if not self.same_pool:
@@ -185,13 +188,13 @@ class ShotPlan:
         return shots
 
     @property
-    def ids(self) -> list[Any]:
+    def ids(self) -> list[int | str]:
         return [s["id"] for s in self.shots]
 
 
 def build_prompt(
-    item: dict[str, Any],
-    shots: Sequence[dict[str, Any]],
+    item: Question,
+    shots: Sequence[Question],
     settings: PromptSettings,
     answer_cue: bool = True,
 ) -> str:
@@ -212,7 +215,7 @@ def build_prompt(
 
 
 def build_messages(
-    item: dict[str, Any], shots: Sequence[dict[str, Any]], settings: PromptSettings
+    item: Question, shots: Sequence[Question], settings: PromptSettings
 ) -> list[dict[str, str]]:
     """The same prompt as chat turns: each example is a user question and an assistant
     answer; the instruction opens the first user turn."""
@@ -229,7 +232,7 @@ def build_messages(
     return messages
 
 
-def explanation_messages(item: dict[str, Any], lang: str = "zh") -> list[dict[str, str]]:
+def explanation_messages(item: Question, lang: str = "zh") -> list[dict[str, str]]:
     """Chat turns asking a model to explain a question (for a student's practice session)."""
     ask = {
         "zh": "请解释下面这道单选题的正确答案，并说明其他选项为什么不对。",

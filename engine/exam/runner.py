@@ -28,10 +28,9 @@ template, or ``template = "plain"``) get the plain-text prompt of the paper.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from engine.activities import EXAM
+from engine.exam.activity import EXAM
 from engine.exam.dataset import letters_for
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
 from engine.exam.metrics import (
@@ -43,60 +42,20 @@ from engine.exam.metrics import (
     normalise,
 )
 from engine.exam.prompts import (
-    PromptSettings,
     ShotPlan,
     answer_prefix,
     build_messages,
     build_prompt,
     stop_sequences,
 )
+from engine.exam.settings import ExamSettings
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
-from engine.progress import Cancel, ProgressCallback
-from engine.rouge import rouge_scores
-from engine.runs import Job
+from engine.runs import Job, Spec
+from engine.scoring import counts, failed, mean
 from engine.store import Store
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
-
-METHODS = ("generate", "logprob")
-TEMPLATES = ("auto", "chat", "plain")
-
-
-@dataclass
-class ExamSettings:
-    """Everything that decides a run's answers (stored with the run, reused on resume)."""
-
-    model: str | None = None
-    shots: int = 0
-    instruction: bool = True
-    lang: str = "zh"
-    method: str = "generate"
-    limit: int | None = None
-    seed: int = 0
-    max_tokens: int = 320
-    template: str = "auto"
-    shots_from: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS} (got {self.method!r})")
-        if self.template not in TEMPLATES:
-            raise ValueError(f"template must be one of {TEMPLATES} (got {self.template!r})")
-        if self.limit is not None and self.limit < 1:
-            raise ValueError("limit must be at least 1")
-        self.prompt_settings()  # validates shots and lang
-
-    def prompt_settings(self) -> PromptSettings:
-        return PromptSettings(self.shots, self.instruction, self.lang, self.seed)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExamSettings:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def shot_pool(
@@ -182,7 +141,7 @@ def answer_question(
     chat: bool | None = None,
 ) -> dict[str, Any]:
     """Put one question to ``model``; return the fields of its stored answer
-    (``response``, ``chosen``, ``gold``, ``correct``, ``scores``, ``extra``, ``latency_s``,
+    but its scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``,
     ``prompt_tokens``, ``completion_tokens``). ``extra["shots"]`` holds the ids of the
     examples actually in the prompt (after :func:`fit_shots`), ``extra["shots_planned"]``
     how many were planned."""
@@ -214,8 +173,6 @@ def _answer(
             "response": chosen,
             "chosen": chosen,
             "gold": gold,
-            "correct": chosen == gold,
-            "scores": {},
             "extra": {
                 "method": "logprob",
                 "probs": {k: round(v, 6) for k, v in probs.items()},
@@ -248,17 +205,10 @@ def _answer(
     latency = time.perf_counter() - t0
     found = find_answer(response, item["options"], letters_for(item))
     _, explanation = split_answer_explanation(response)
-    scores = {}
-    if item.get("explanation"):
-        scores = {
-            k: round(v.fmeasure, 6) for k, v in rouge_scores(response, item["explanation"]).items()
-        }
     return {
         "response": response,
         "chosen": found.letter,
         "gold": gold,
-        "correct": found.letter == gold,
-        "scores": scores,
         "extra": {
             "method": "generate",
             "rule": found.rule,
@@ -284,9 +234,11 @@ def summarize(
     if items is None:
         items = store.items(run["dataset"], limit=settings.limit)
     answers = {a["item_key"]: a for a in store.answers(run_id)}
-    answered = [i for i in items if str(i["id"]) in answers]
-    correct = [bool(answers[str(i["id"])]["correct"]) for i in answered]
-    latencies = [answers[str(i["id"])]["latency_s"] or 0.0 for i in answered]
+    tried = [answers[str(i["id"])] for i in items if str(i["id"]) in answers]
+    answered = [i for i in items if str(i["id"]) in answers and not failed(answers[str(i["id"])])]
+    rows = [answers[str(i["id"])] for i in answered]
+    correct = [bool(r["correct"]) for r in rows]
+    latencies = [r["latency_s"] or 0.0 for r in rows]
     summary: dict[str, Any] = {
         "run_id": run_id,
         "dataset": run["dataset"],
@@ -295,20 +247,17 @@ def summarize(
         "shots": settings.shots,
         "instruction": settings.instruction,
         "lang": settings.lang,
-        "n": len(items),
-        "answered": len(answered),
-        "accuracy": round(accuracy(correct + [False] * (len(items) - len(answered))), 1),
+        **counts(tried, len(items), digits=1),
         "accuracy_answered": round(accuracy(correct), 1),
         "no_letter": sum(1 for i in answered if not answers[str(i["id"])]["chosen"]),
         "by_type": by_type(answered, correct),
         "seconds_per_question": round(sum(latencies) / len(latencies), 3) if latencies else None,
     }
-    rows = [answers[str(i["id"])] for i in answered]
     summary.update(shots_used(rows, settings.shots))
     if settings.method == "generate":
-        scored = [r["scores"] for r in rows if r["scores"]]
         for key in ROUGE_KEYS:
-            summary[key] = round(sum(s[key] for s in scored) / len(scored), 3) if scored else None
+            found = mean(r["scores"].get(key) for r in rows)
+            summary[key] = None if found is None else round(found, 3)
         summary["consistency"] = consistency(
             [r["response"] for r in rows], [r["chosen"] for r in rows]
         )
@@ -342,8 +291,6 @@ def _failed_answer(item: dict[str, Any], error: str) -> dict[str, Any]:
         "response": "",
         "chosen": None,
         "gold": item["answer"],
-        "correct": False,
-        "scores": {},
         "extra": {"error": error},
         "latency_s": None,
         "prompt_tokens": None,
@@ -380,53 +327,30 @@ class ExamJob(Job):
             return _failed_answer(item, str(exc))
 
 
-class ExamSpec:
-    """The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`'
-    fields (``model`` names the model)."""
-
-    activity = EXAM
-
-    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
-        return ExamSettings.from_dict(given).as_dict()
-
-    def open(
-        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
-    ) -> ExamJob:
-        return ExamJob(store, dataset, ExamSettings.from_dict(settings), pool)
-
-    def summarize(self, store: Store, run_id: int) -> dict[str, Any]:
-        return summarize(store, run_id)
+def _exam_settings(given: dict[str, Any]) -> dict[str, Any]:
+    return ExamSettings.from_dict(given).as_dict()
 
 
-SPEC = ExamSpec()
+def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool) -> ExamJob:
+    return ExamJob(store, dataset, ExamSettings.from_dict(settings), pool)
+
+
+#: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
+#: (``model`` names the model).
+SPEC = Spec(EXAM, _exam_settings, _exam_job, lambda store, run_id: summarize(store, run_id))
 
 
 def run_exam(
     store: Store,
     dataset: str | None,
     settings: ExamSettings | None = None,
-    *,
-    resume: int | None = None,
-    pool: ModelPool | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
-    on_answer: Any = None,
+    **given: Any,
 ) -> dict[str, Any]:
     """Answer every question of ``dataset`` (its first ``settings.limit``) with the model
     ``settings.model`` names, storing each answer as soon as it is produced; return the
-    run's summary. A shorthand for :func:`engine.runs.run` (see there for ``resume``,
-    cancelling and how a run ends)."""
-    from engine.runs import run
+    run's summary. A shorthand for :func:`engine.runs.run`, whose keywords it takes (see
+    there for ``resume``, cancelling and how a run ends); settings given as keywords are
+    laid over ``settings``."""
+    from engine.runs import run_settings
 
-    given = settings.as_dict() if settings is not None and resume is None else {}
-    return run(
-        store,
-        EXAM.id,
-        dataset,
-        given,
-        resume=resume,
-        pool=pool,
-        progress=progress,
-        cancel=cancel,
-        on_answer=on_answer,
-    )
+    return run_settings(store, EXAM.id, dataset, {**given, "settings": settings})

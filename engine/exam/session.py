@@ -19,24 +19,28 @@ exactly those (``keys=``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.exam.dataset import ACTIVITY, letters_for
-from engine.exam.metrics import accuracy, by_type
+from engine.errors import UserError
+from engine.exam.dataset import ACTIVITY, Question, letters_for
+from engine.exam.metrics import TypeAccuracy, accuracy, by_type
 from engine.exam.prompts import explanation_messages
 from engine.models.protocol import ChatModel
 from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
 from engine.store import Store, StoreError
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict, Row, Summary
+
 MODES = ("practice", "timed")
 PERSON = "person"
 DEFAULT_PASS_MARK = 60.0
 
 
-class SessionError(Exception):
+class SessionError(UserError):
     """A request the session cannot serve (answer after the end, bad letter…)."""
 
 
@@ -51,7 +55,7 @@ class Feedback:
     explanation: str
     seconds: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         return asdict(self)
 
 
@@ -71,12 +75,12 @@ class SessionResult:
     passed: bool
     seconds: float
     seconds_per_question: float | None
-    by_type: dict[str, Any]
+    by_type: dict[str, dict[str, TypeAccuracy]]
     missed: list[str]
     status: str
     feedback: list[Feedback] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         out = asdict(self)
         out["feedback"] = [f.as_dict() for f in self.feedback]
         return out
@@ -102,7 +106,7 @@ class ExamSession:
         limit: int | None = None,
         keys: Sequence[str] | None = None,
         pass_mark: float = DEFAULT_PASS_MARK,
-        clock: Any = time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
         profile: str | None = None,
     ) -> None:
         mode = mode or ("timed" if time_limit_s else "practice")
@@ -127,7 +131,7 @@ class ExamSession:
             items = items[:limit]
         if not items:
             raise SessionError("no questions to ask")
-        self.questions: list[dict[str, Any]] = items
+        self.questions: list[Question] = items
         self.run_id = store.start_run(
             ACTIVITY,
             dataset,
@@ -172,7 +176,7 @@ class ExamSession:
     def remaining(self) -> int:
         return len(self.questions) - self.index
 
-    def next_question(self) -> dict[str, Any] | None:
+    def next_question(self) -> Question | None:
         """The question to show now (its clock starts), or None when the session is over
         (all asked, time up, or finished)."""
         if self.finished or self.index >= len(self.questions) or self.expired:
@@ -284,7 +288,7 @@ class ExamSession:
         return result
 
 
-def _summary(result: SessionResult) -> dict[str, Any]:
+def _summary(result: SessionResult) -> Summary:
     out = result.as_dict()
     out.pop("feedback")
     return out
@@ -293,7 +297,7 @@ def _summary(result: SessionResult) -> dict[str, Any]:
 def session_result(
     store: Store,
     run_id: int,
-    questions: Sequence[dict[str, Any]] | None = None,
+    questions: Sequence[Question] | None = None,
     pass_mark: float | None = None,
 ) -> SessionResult:
     """The result of a (past or current) person run from its stored answers."""
@@ -340,9 +344,7 @@ def session_result(
     )
 
 
-def person_runs(
-    store: Store, dataset: str | None = None, profile: str | None = None
-) -> list[dict[str, Any]]:
+def person_runs(store: Store, dataset: str | None = None, profile: str | None = None) -> list[Row]:
     """Past person sessions (newest first), optionally of one data set and one profile."""
     return [
         r

@@ -22,10 +22,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import bm25s
 import numpy as np
+
+if TYPE_CHECKING:
+    from rank_bm25 import BM25Okapi
 
 METHODS = ("lucene", "robertson")
 K1 = 1.5
@@ -83,7 +86,7 @@ class BM25:
         return cls(retriever)
 
     @property
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, float | str]:
         r = self.retriever
         return {"k1": r.k1, "b": r.b, "method": r.method, "dtype": str(r.dtype)}
 
@@ -129,7 +132,7 @@ class BM25:
 
 def reference_bm25(
     corpus_terms: list[list[str]], k1: float = K1, b: float = B, method: str = "lucene"
-) -> Any:
+) -> BM25Okapi:
     """rank-bm25's ``BM25Okapi`` with the IDF of ``method``, for checking :class:`BM25`.
 
     ``"robertson"`` is stock ``BM25Okapi(epsilon=0)``; ``"lucene"`` replaces only its IDF.

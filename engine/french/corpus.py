@@ -12,21 +12,26 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engine.errors import UserError
 from engine.french.items import gold, question_source
 from engine.french.passages import MAX_CHARS, MIN_CHARS, Passage, split_passages
 from engine.progress import Cancel, ProgressCallback, report
 from engine.store import Store
 
+if TYPE_CHECKING:
+    from engine.french.dataset import FrenchQuestion
+    from engine.types import JSONDict, Row
+
 TEXT_SUFFIXES = (".txt", ".md")
 
 
-class CorpusError(ValueError):
+class CorpusError(UserError, ValueError):
     """A corpus source that cannot be read or gives no passage."""
 
 
-def fingerprint(passages: Iterable[dict[str, Any]]) -> str:
+def fingerprint(passages: Iterable[JSONDict]) -> str:
     """SHA-256 over the passages' source, offset and text, in order."""
     h = hashlib.sha256()
     for p in passages:
@@ -89,9 +94,9 @@ def _store(
     name: str,
     passages: list[Passage],
     source: str,
-    meta: dict[str, Any],
+    meta: JSONDict,
     replace: bool,
-) -> dict[str, Any]:
+) -> JSONDict:
     if not passages:
         raise CorpusError(f"corpus {name!r} would hold no passage (documents too short?)")
     rows = [p.as_dict() for p in passages]
@@ -109,7 +114,7 @@ def add_corpus_from_path(
     max_chars: int = MAX_CHARS,
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
-) -> dict[str, Any]:
+) -> JSONDict:
     """Split the documents under ``path`` into passages and store them as corpus ``name``.
 
     Documents shorter than ``min_chars`` give no passage and are counted in ``skipped``.
@@ -126,7 +131,7 @@ def add_corpus_from_path(
         skipped += not pieces
         passages.extend(pieces)
         report(progress, i + 1, len(docs), source)
-    meta = {
+    meta: JSONDict = {
         "kind": "files",
         "n_documents": len(docs),
         "skipped": skipped,
@@ -136,7 +141,7 @@ def add_corpus_from_path(
     return _store(store, name, passages, path.name, meta, replace)
 
 
-def dataset_passage_text(item: dict[str, Any]) -> str:
+def dataset_passage_text(item: FrenchQuestion) -> str:
     """The passage made from one question: the question and its correct options."""
     correct = [item["answers"][c] for c in sorted(gold(item))]
     label = "Réponse exacte" if len(correct) == 1 else "Réponses exactes"
@@ -172,7 +177,7 @@ def derived_from_question(passage: str, question: str, min_chars: int = 20) -> b
 
 def add_corpus_from_dataset(
     store: Store, dataset: str, name: str, replace: bool = False
-) -> dict[str, Any]:
+) -> JSONDict:
     """One passage per question of ``dataset`` (see :func:`dataset_passage_text`).
 
     Each passage stays whole, even under 100 characters, so its source names exactly one
@@ -183,10 +188,15 @@ def add_corpus_from_dataset(
         Passage(dataset_passage_text(item), question_source(dataset, item["id"]), 0)
         for item in items
     ]
-    meta = {"kind": "dataset", "dataset": dataset, "n_documents": len(items), "skipped": 0}
+    meta: JSONDict = {
+        "kind": "dataset",
+        "dataset": dataset,
+        "n_documents": len(items),
+        "skipped": 0,
+    }
     return _store(store, name, passages, f"dataset:{dataset}", meta, replace)
 
 
-def corpus_passages(store: Store, name: str) -> list[dict[str, Any]]:
+def corpus_passages(store: Store, name: str) -> list[Row]:
     """The stored passages of corpus ``name``: ``{position, source, offset, text}``."""
     return list(store.passages(name))

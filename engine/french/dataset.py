@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from engine.errors import DatasetError
 from engine.french.corpus import add_corpus_from_path
 from engine.french.items import LETTERS as LETTERS
 from engine.french.items import gold as gold
@@ -25,6 +26,9 @@ from engine.french.items import retrieval_query as retrieval_query
 from engine.paths import samples_dir
 from engine.store import AlreadyExists, Store
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
+
 ACTIVITY = "french"
 SAMPLE_DATASET = "frenchmedmcqa-sample"
 SAMPLE_CORPUS = "french-sample"
@@ -32,11 +36,22 @@ SAMPLE_FILE = "frenchmedmcqa_sample.json"
 SAMPLE_PASSAGES = "french_passages.jsonl"
 
 
-class DatasetError(ValueError):
-    """A FrenchMedMCQA file that cannot be imported (the message says which records and why)."""
+class FrenchQuestion(TypedDict):
+    """A FrenchMedMCQA question as stored (:func:`normalise`); the file's other fields are
+    kept as they are."""
+
+    id: str
+    question: str
+    answers: dict[str, str]
+    correct_answers: list[str]
+    nbr_correct_answers: NotRequired[int]
+    category: NotRequired[str | None]
+    type: NotRequired[str]
+    subject_name: NotRequired[str]
+    sample: NotRequired[bool]
 
 
-def record_problem(record: Any) -> str | None:
+def record_problem(record: JSONValue) -> str | None:
     """Why ``record`` is not a valid FrenchMedMCQA question, or None when it is."""
     if not isinstance(record, dict):
         return "not a JSON object"
@@ -67,7 +82,7 @@ def record_problem(record: Any) -> str | None:
     return None
 
 
-def normalise(record: dict[str, Any]) -> dict[str, Any]:
+def normalise(record: JSONDict) -> FrenchQuestion:
     """The record as stored: string id, lower-case sorted ``correct_answers``, a ``category``."""
     item = dict(record)
     item["id"] = str(record["id"])
@@ -79,7 +94,7 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
 
 def load_questions(
     path: str | Path, max_problems: int = 10, duplicates_out: list[int] | None = None
-) -> list[dict[str, Any]]:
+) -> list[FrenchQuestion]:
     """Read and validate a FrenchMedMCQA JSON file; return the normalised questions.
 
     Raises :class:`DatasetError` naming up to ``max_problems`` bad records. A record that
@@ -129,7 +144,7 @@ def load_questions(
 
 def import_frenchmedmcqa(
     store: Store, path: str | Path, name: str | None = None, replace: bool = False
-) -> dict[str, Any]:
+) -> JSONDict:
     """Validate ``path`` and store it as data set ``name`` (default: the file's stem).
 
     Returns ``{"name", "n_items", "by_n_answers", "duplicates_skipped"}`` (record numbers of

@@ -15,21 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.progress import Cancel, ProgressCallback
-from engine.text.embedder import BATCH_SIZE, DEFAULT_MODEL, default_model_dir, embed
+from engine.text.embedder import DEFAULT_MODEL, default_model_dir, embed
 
-__all__ = ["DEFAULT_MODEL", "Dense", "best", "default_model_dir", "encode"]
-
-
-def encode(
-    texts: list[str],
-    model: str | None = None,
-    batch_size: int = BATCH_SIZE,
-    progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
-) -> np.ndarray:
-    """L2-normalised float32 embeddings of passages, one row each (see
-    :func:`engine.text.embedder.embed`)."""
-    return embed(texts, model, batch_size, progress, cancel, label="embedding passages")
+__all__ = ["DEFAULT_MODEL", "Dense", "best", "default_model_dir"]
 
 
 def best(scores: np.ndarray, k: int) -> np.ndarray:
@@ -57,11 +45,12 @@ class Dense:
         progress: ProgressCallback | None = None,
         cancel: Cancel | None = None,
     ) -> Dense:
-        return cls(encode(texts, model, progress=progress, cancel=cancel), model)
+        vectors = embed(texts, model, progress=progress, cancel=cancel, label="embedding passages")
+        return cls(vectors, model)
 
     def search(self, query: str, k: int = 10) -> tuple[list[int], list[float]]:
         """Positions and cosine similarities of the ``k`` nearest passages."""
-        q = encode([query], self.model)[0]
+        q = embed([query], self.model)[0]
         scores = self.embeddings @ q
         top = best(scores, k)
         return top.tolist(), scores[top].astype(float).tolist()

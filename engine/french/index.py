@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine import paths
 from engine.french.analyser import analyse
@@ -34,6 +34,9 @@ from engine.progress import (
     report,
 )
 from engine.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
@@ -59,7 +62,7 @@ class Hit:
         """The passage's origin in words (:func:`engine.french.passages.source_label`)."""
         return source_label(self.source, self.text)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         return asdict(self) | {"label": self.label}
 
 
@@ -68,8 +71,8 @@ class Index:
     """A loaded index; :meth:`search` returns :class:`Hit` objects, best first."""
 
     name: str
-    manifest: dict[str, Any]
-    passages: list[dict[str, Any]]
+    manifest: JSONDict
+    passages: list[JSONDict]
     bm25: BM25 | None = None
     dense: Dense | None = None
     rebuilt: bool = field(default=False, compare=False)
@@ -148,7 +151,7 @@ def index_dir(name: str, root: str | Path | None = None) -> Path:
     return base / name
 
 
-def list_indexes(root: str | Path | None = None) -> list[dict[str, Any]]:
+def list_indexes(root: str | Path | None = None) -> list[JSONDict]:
     """The manifests of every index under ``root`` (default ``indexes_dir()``)."""
     base = Path(root) if root is not None else paths.indexes_dir()
     out = []
@@ -160,8 +163,8 @@ def list_indexes(root: str | Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def _settings(retriever: str, model: str | None, method: str, k1: float, b: float) -> dict:
-    settings: dict[str, Any] = {}
+def _settings(retriever: str, model: str | None, method: str, k1: float, b: float) -> JSONDict:
+    settings: JSONDict = {}
     if retriever in ("bm25", "hybrid"):
         settings["bm25"] = {"k1": k1, "b": b, "method": method}
     if retriever in ("dense", "hybrid"):
@@ -211,7 +214,9 @@ def build_index(
 
     started = time.perf_counter()
     passages = list(store.passages(corpus))
-    rows = [{"source": p["source"], "offset": p["offset"], "text": p["text"]} for p in passages]
+    rows: list[JSONDict] = [
+        {"source": p["source"], "offset": p["offset"], "text": p["text"]} for p in passages
+    ]
     tmp = target.with_name(f".{name}.building")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -219,7 +224,7 @@ def build_index(
         bm25, dense, total = _build_retrievers(
             tmp, [r["text"] for r in rows], settings, model, progress, as_cancel(cancel)
         )
-        manifest = {
+        manifest: JSONDict = {
             "format": FORMAT,
             "name": name,
             "corpus": corpus,
@@ -246,7 +251,7 @@ def build_index(
 
 
 def _unchanged(
-    target: Path, corpus: str, fingerprint: str, retriever: str, settings: dict[str, Any]
+    target: Path, corpus: str, fingerprint: str, retriever: str, settings: JSONDict
 ) -> bool:
     """Whether the index in ``target`` was built from this corpus state with these settings."""
     try:
@@ -265,7 +270,7 @@ def _unchanged(
 def _build_retrievers(
     tmp: Path,
     texts: list[str],
-    settings: dict[str, Any],
+    settings: JSONDict,
     model: str | None,
     progress: ProgressCallback | None,
     cancel: Cancel | None,
@@ -299,7 +304,7 @@ def _build_retrievers(
     return bm25, dense, total
 
 
-def _write(tmp: Path, rows: list[dict[str, Any]], manifest: dict[str, Any]) -> None:
+def _write(tmp: Path, rows: list[JSONDict], manifest: JSONDict) -> None:
     with (tmp / "passages.jsonl").open("w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -318,7 +323,7 @@ def _replace(tmp: Path, target: Path) -> None:
     shutil.rmtree(old_dir, ignore_errors=True)
 
 
-def _read_passages(directory: Path) -> list[dict[str, Any]]:
+def _read_passages(directory: Path) -> list[JSONDict]:
     with (directory / "passages.jsonl").open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 

@@ -7,7 +7,10 @@ time for the log-probability method.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.french.dataset import FrenchQuestion
 
 SYSTEM = (
     "Tu es un expert en pharmacie qui répond à des questions à choix multiples d'examen. "
@@ -34,17 +37,17 @@ def context_block(passages: list[str]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def question_block(item: dict[str, Any]) -> str:
+def question_block(item: FrenchQuestion) -> str:
     options = "\n".join(f"{letter.upper()}. {item['answers'][letter]}" for letter in "abcde")
     return f"Question : {item['question'].strip()}\n{options}"
 
 
-def user_message(item: dict[str, Any], passages: list[str]) -> str:
+def user_message(item: FrenchQuestion, passages: list[str]) -> str:
     """The whole question for a chat model: passages, question, options, instruction."""
     return f"{context_block(passages)}{question_block(item)}\n\n{INSTRUCTION}"
 
 
-def answer_messages(item: dict[str, Any], passages: list[str]) -> list[dict[str, str]]:
+def answer_messages(item: FrenchQuestion, passages: list[str]) -> list[dict[str, str]]:
     """Chat messages asking for the letters of the exact options."""
     return [
         {"role": "system", "content": SYSTEM},
@@ -52,12 +55,12 @@ def answer_messages(item: dict[str, Any], passages: list[str]) -> list[dict[str,
     ]
 
 
-def answer_completion(item: dict[str, Any], passages: list[str]) -> str:
+def answer_completion(item: FrenchQuestion, passages: list[str]) -> str:
     """The same request as a plain completion prompt (models without a chat template)."""
     return f"{SYSTEM}\n\n{user_message(item, passages)}\n\n{ANSWER_PREFIX}"
 
 
-def option_user_message(item: dict[str, Any], passages: list[str], letter: str) -> str:
+def option_user_message(item: FrenchQuestion, passages: list[str], letter: str) -> str:
     """One option to judge. The shared part (passages, question) comes first, so the model's
     cache of it is reused from one option to the next."""
     return (
@@ -66,12 +69,12 @@ def option_user_message(item: dict[str, Any], passages: list[str], letter: str) 
     )
 
 
-def option_messages(item: dict[str, Any], passages: list[str], letter: str) -> list[dict[str, str]]:
+def option_messages(item: FrenchQuestion, passages: list[str], letter: str) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": option_user_message(item, passages, letter)},
     ]
 
 
-def option_completion(item: dict[str, Any], passages: list[str], letter: str) -> str:
+def option_completion(item: FrenchQuestion, passages: list[str], letter: str) -> str:
     return f"{SYSTEM}\n\n{option_user_message(item, passages, letter)}\n{OPTION_ANSWER_PREFIX}"

@@ -29,11 +29,15 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.french import prompts
 from engine.french.dataset import LETTERS
 from engine.models.protocol import ChatModel
+
+if TYPE_CHECKING:
+    from engine.french.dataset import FrenchQuestion
+    from engine.types import JSONDict
 
 METHODS = ("generate", "logprob")
 THRESHOLD = 0.5
@@ -101,7 +105,7 @@ def _normalise(text: str) -> str:
     return " ".join(re.findall(r"\w+", fold_accents(text.lower())))
 
 
-def match_option_texts(response: str, item: dict[str, Any]) -> list[str]:
+def match_option_texts(response: str, item: FrenchQuestion) -> list[str]:
     """Letters of the options whose whole text the response quotes (case, accents and
     punctuation ignored): the fallback when a model answers with option texts, not letters.
 
@@ -147,7 +151,7 @@ class ReaderAnswer:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONDict = field(default_factory=dict)
 
 
 def _yes_probability(
@@ -158,6 +162,7 @@ def _yes_probability(
     return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
 
 
+@dataclass(eq=False)
 class Reader:
     """Answers questions with a loaded model (a :class:`~engine.models.protocol.ChatModel`).
 
@@ -165,28 +170,23 @@ class Reader:
     the logprob cut-off; ``max_tokens`` bounds a generated answer.
     """
 
-    def __init__(
-        self,
-        model: ChatModel,
-        method: str = "generate",
-        threshold: float = THRESHOLD,
-        max_tokens: int = MAX_TOKENS,
-    ) -> None:
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
-        self.model = model
-        self.method = method
-        self.threshold = threshold
-        self.max_tokens = max_tokens
+    model: ChatModel
+    method: str = "generate"
+    threshold: float = THRESHOLD
+    max_tokens: int = MAX_TOKENS
 
-    def answer(self, item: dict[str, Any], passages: list[str] | None = None) -> ReaderAnswer:
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose from {', '.join(METHODS)}")
+
+    def answer(self, item: FrenchQuestion, passages: list[str] | None = None) -> ReaderAnswer:
         """Answer ``item`` given the texts of the retrieved ``passages`` (None or [] for none)."""
         passages = list(passages or [])
         if self.method == "generate":
             return self._generate(item, passages)
         return self._logprob(item, passages)
 
-    def _generate(self, item: dict[str, Any], passages: list[str]) -> ReaderAnswer:
+    def _generate(self, item: FrenchQuestion, passages: list[str]) -> ReaderAnswer:
         model = self.model
         if model.has_chat_template:
             g = model.chat(
@@ -216,7 +216,7 @@ class Reader:
             {"parsed_from": how if letters else "nothing"},
         )
 
-    def _logprob(self, item: dict[str, Any], passages: list[str]) -> ReaderAnswer:
+    def _logprob(self, item: FrenchQuestion, passages: list[str]) -> ReaderAnswer:
         model = self.model
         started = time.perf_counter()
         chat = model.has_chat_template

@@ -1,8 +1,9 @@
 """Model runs over a FrenchMedMCQA data set: retrieve → prompt → answer → parse → score → store.
 
 Each answer is stored as soon as it is produced (``chosen`` and ``gold`` as "A + D"; the
-per-question Hamming score, exact match and retrieval hit in ``scores``; the passages used in
-``extra``), so an interrupted run can be resumed with ``resume=RUN_ID``. The summary holds the
+letters, the passages used and what retrieval did in ``extra``; the Hamming score, exact match
+and retrieval hit as the scores of :mod:`engine.french.scorers`), so an interrupted run can be
+resumed with ``resume=RUN_ID`` and a stored run scored again. The summary holds the
 Hamming score, the EMR, both by number of correct answers, and retrieval recall@k over the
 questions whose own passage is in the corpus (corpora built ``--from-dataset``).
 
@@ -20,13 +21,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from engine.activities import FRENCH
+from engine.french.activity import FRENCH
 from engine.french.corpus import derived_from_question
 from engine.french.dataset import gold, question_source, retrieval_query
-from engine.french.reader import METHODS, THRESHOLD, Reader, format_letters
-from engine.french.scoring import exact, hamming, summarise
-from engine.progress import Cancel, ProgressCallback
-from engine.runs import Job
+from engine.french.reader import Reader, format_letters
+from engine.french.settings import FrenchSettings, french_settings
+from engine.runs import Job, Spec
+from engine.scoring import counts, percent_mean
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -34,65 +35,39 @@ if TYPE_CHECKING:
     from engine.models.pool import ModelPool
 
 
+def _options_block(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """``n``, and the Hamming score and EMR in percent over ``answers`` (None for none)."""
+    return {
+        "n": len(answers),
+        "hamming": percent_mean(a["scores"].get("hamming") for a in answers),
+        "emr": percent_mean(a["scores"].get("exact") for a in answers),
+    }
+
+
 def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     """Scores of everything a run answered so far (also what :func:`run_french` returns)."""
     run = store.run(run_id)
-    pairs, hits, excluded = [], [], 0
-    for a in store.answers(run_id):
-        extra = a["extra"] or {}
-        pairs.append((extra.get("pred", []), extra.get("gold", [])))
-        excluded += bool((a["scores"] or {}).get("own_excluded"))
-        recall = (a["scores"] or {}).get("retrieved")
-        if recall is not None:
-            hits.append(bool(recall))
+    answers = store.answers(run_id)
     out: dict[str, Any] = {"run_id": run_id, "dataset": run["dataset"], "model": run["model"]}
-    out.update(summarise(pairs))
+    out.update(_options_block(answers))
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for a in answers:
+        groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)
+    out["by_n_answers"] = {str(n): _options_block(groups[n]) for n in sorted(groups)}
     # Hamming and EMR are over the answered questions; accuracy (exact matches) is over all.
-    total = max(int(run.get("n_total") or 0), len(pairs))
-    exact_matches = sum(1 for p, g in pairs if set(p) == set(g))
-    out.update(
-        n=total,
-        answered=len(pairs),
-        accuracy=round(100 * exact_matches / total, 2) if total else 0.0,
-    )
+    out.update(counts(answers, int(run.get("n_total") or 0)))
+    hits = [a["scores"]["retrieved"] for a in answers if a["scores"].get("retrieved") is not None]
     settings = run["settings"] or {}
     k = settings.get("k")
-    out["recall_at_k"] = (
-        {"k": k, "n": len(hits), "recall": round(100 * sum(hits) / len(hits), 2)} if hits else None
-    )
-    out["own_passages_excluded"] = excluded
+    out["recall_at_k"] = {"k": k, "n": len(hits), "recall": percent_mean(hits)} if hits else None
+    out["own_passages_excluded"] = sum(bool(a["scores"].get("own_excluded")) for a in answers)
     out["oracle"] = bool(settings.get("oracle"))
     out["settings"] = settings
     return out
 
 
-DEFAULTS: dict[str, Any] = {
-    "model": None,
-    "method": "generate",
-    "index": None,
-    "k": 1,
-    "threshold": THRESHOLD,
-    "limit": None,
-    "oracle": False,
-}
-
 #: Label added to the model of an oracle run (it sees each question's own passage).
 ORACLE_LABEL = " (oracle)"
-
-
-def french_settings(given: dict[str, Any]) -> dict[str, Any]:
-    """A French run's settings with their defaults, checked; ``k`` is 0 without an index."""
-    out = {key: given.get(key, default) for key, default in DEFAULTS.items()}
-    if out["method"] not in METHODS:
-        raise ValueError(f"unknown method {out['method']!r}; choose from {', '.join(METHODS)}")
-    if out["index"] and int(out["k"] or 0) < 1:
-        raise ValueError("k must be at least 1")
-    if out["limit"] is not None and int(out["limit"]) < 1:
-        raise ValueError("limit must be at least 1")
-    if not out["index"]:
-        out["k"] = 0
-    out["oracle"] = bool(out["oracle"])
-    return out
 
 
 def own_passage(dataset: str, item: dict[str, Any], hit: Any) -> bool:
@@ -155,14 +130,10 @@ class FrenchJob(Job):
         hits, top, excluded = self.retrieve(item)
         answer = self.reader.answer(item, [h.text for h in hits])
         pred, truth = set(answer.letters), gold(item)
-        scores: dict[str, Any] = {
-            "hamming": round(hamming(pred, truth), 4),
-            "exact": exact(pred, truth),
-            "own_excluded": excluded,
-        }
+        retrieval: dict[str, Any] = {"own_excluded": excluded}
         if self.recall_known:
             own = question_source(self.dataset, item["id"])
-            scores["retrieved"] = any(h.source == own for h in top)
+            retrieval["retrieved"] = any(h.source == own for h in top)
         passages = [
             {"passage_id": h.passage_id, "score": round(h.score, 4), "source": h.source}
             for h in hits
@@ -171,14 +142,13 @@ class FrenchJob(Job):
             "response": answer.response,
             "chosen": format_letters(pred),
             "gold": format_letters(truth),
-            "correct": exact(pred, truth),
-            "scores": scores,
             "extra": {
                 "pred": sorted(pred),
                 "gold": sorted(truth),
                 "n_answers": len(truth),
                 "probabilities": answer.probabilities,
                 "passages": passages,
+                "retrieval": retrieval,
             },
             "latency_s": round(time.perf_counter() - started, 3),
             "prompt_tokens": answer.prompt_tokens,
@@ -186,26 +156,10 @@ class FrenchJob(Job):
         }
 
 
-class FrenchSpec:
-    """French QA for :func:`engine.runs.run`: settings ``model``, ``index`` (a built index's
-    name, or none for no passage), ``k``, ``method``, ``threshold``, ``limit``, ``oracle``
-    (give each question its own passage; see the module docstring)."""
-
-    activity = FRENCH
-
-    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
-        return french_settings(given)
-
-    def open(
-        self, store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool
-    ) -> FrenchJob:
-        return FrenchJob(store, dataset, settings, pool)
-
-    def summarize(self, store: Store, run_id: int) -> dict[str, Any]:
-        return run_summary(store, run_id)
-
-
-SPEC = FrenchSpec()
+#: French QA for :func:`engine.runs.run`: the settings are :class:`FrenchSettings`' (``index``
+#: names a built index, or none for no passage; ``oracle`` gives each question its own
+#: passage, see the module docstring).
+SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary)
 
 
 def run_french(
@@ -213,42 +167,19 @@ def run_french(
     dataset: str,
     model: str | None = None,
     *,
-    index: str | None = None,
-    k: int = 1,
-    method: str = "generate",
-    threshold: float = THRESHOLD,
-    limit: int | None = None,
-    oracle: bool = False,
-    resume: int | None = None,
-    pool: ModelPool | None = None,
-    progress: ProgressCallback | None = None,
-    cancel: Cancel | None = None,
+    settings: FrenchSettings | None = None,
+    **given: Any,
 ) -> dict[str, Any]:
     """Answer the questions of ``dataset`` with the model called ``model`` and store the run.
 
-    With ``index`` (a built index's name) the ``k`` best passages for "question + its five
-    options" are given to the reader, a question's own passage left out unless ``oracle``;
-    without, none. ``resume`` continues a stored run with its own settings. A shorthand for
-    :func:`engine.runs.run`.
+    The settings are ``settings`` with the :class:`~engine.french.settings.FrenchSettings`
+    fields given as keywords over them: with ``index`` (a built index's name) the ``k`` best
+    passages for "question + its five options" are given to the reader, a question's own
+    passage left out unless ``oracle``; without, none. The other keywords are
+    :func:`engine.runs.run`'s (``resume`` continues a stored run with its own settings,
+    ``pool``, ``progress``, ``cancel``…): a shorthand for it.
     """
-    from engine.runs import run
+    from engine.runs import run_settings
 
-    given = {
-        "model": model,
-        "index": index,
-        "k": k,
-        "method": method,
-        "threshold": threshold,
-        "limit": limit,
-        "oracle": oracle,
-    }
-    return run(
-        store,
-        FRENCH.id,
-        dataset,
-        {} if resume is not None else given,
-        resume=resume,
-        pool=pool,
-        progress=progress,
-        cancel=cancel,
-    )
+    chosen = {**given, "settings": settings} | ({"model": model} if model is not None else {})
+    return run_settings(store, FRENCH.id, dataset, chosen)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
+from engine.errors import UserError
 from engine.french.dataset import LETTERS, DatasetError, load_questions
 from engine.french.reader import parse_letters
 from engine.text import jsonio
+
+if TYPE_CHECKING:
+    from engine.types import JSONValue
 
 
 def hamming(pred: Iterable[str], gold: Iterable[str]) -> float:
@@ -32,7 +36,20 @@ def exact(pred: Iterable[str], gold: Iterable[str]) -> bool:
     return set(pred) == set(gold)
 
 
-def _block(pairs: list[tuple[set[str], set[str]]]) -> dict[str, Any]:
+class Scores(TypedDict):
+    """Hamming score and EMR (percent) over ``n`` questions (None without any);
+    :func:`summarise` adds the blocks by number of correct answers, :func:`score_files` the
+    ``missing`` and ``unknown`` counts."""
+
+    n: int
+    hamming: float | None
+    emr: float | None
+    by_n_answers: NotRequired[dict[str, Scores]]
+    missing: NotRequired[int]
+    unknown: NotRequired[int]
+
+
+def _block(pairs: list[tuple[set[str], set[str]]]) -> Scores:
     n = len(pairs)
     if not n:
         return {"n": 0, "hamming": None, "emr": None}
@@ -43,7 +60,7 @@ def _block(pairs: list[tuple[set[str], set[str]]]) -> dict[str, Any]:
     }
 
 
-def summarise(pairs: Iterable[tuple[Iterable[str], Iterable[str]]]) -> dict[str, Any]:
+def summarise(pairs: Iterable[tuple[Iterable[str], Iterable[str]]]) -> Scores:
     """``{n, hamming, emr, by_n_answers}`` over ``(pred, gold)`` letter sets (percent)."""
     rows = [(set(p), set(g)) for p, g in pairs]
     out = _block(rows)
@@ -54,7 +71,7 @@ def summarise(pairs: Iterable[tuple[Iterable[str], Iterable[str]]]) -> dict[str,
     return out
 
 
-def answer_letters(answer: Any) -> list[str]:
+def answer_letters(answer: JSONValue) -> list[str]:
     """A prediction as sorted lower-case letters: ``"A + D"``, ``"ad"``, ``"A,D"``,
     ``["a", "d"]``, ``""`` or None (no answer) all work.
 
@@ -75,7 +92,7 @@ def answer_letters(answer: Any) -> list[str]:
     raise ValueError(f"an answer must be a string or a list of letters, not {answer!r}")
 
 
-class ScoreError(ValueError):
+class ScoreError(UserError, ValueError):
     """A gold or prediction file that cannot be scored."""
 
 
@@ -98,7 +115,7 @@ def read_predictions(path: str | Path) -> dict[str, list[str]]:
     return out
 
 
-def score_files(gold_path: str | Path, predictions_path: str | Path) -> dict[str, Any]:
+def score_files(gold_path: str | Path, predictions_path: str | Path) -> Scores:
     """Score a predictions JSONL file against a FrenchMedMCQA gold file.
 
     Questions without a prediction are left out of the scores and counted in ``missing``;

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.french.analyser import mark, match_spans
 from engine.french.dataset import ACTIVITY, LETTERS, gold, options, retrieval_query
@@ -27,6 +27,9 @@ from engine.french.scoring import exact, hamming, summarise
 from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
 from engine.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from engine.types import Summary
 
 PERSON = "person"
 
@@ -270,7 +273,7 @@ class FrenchSession:
         """The verdict already given on question ``position``, if answered."""
         return self._feedback.get(self.items[position]["id"])
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """``{run_id, answered, total, n, hamming, emr, by_n_answers}`` (percent)."""
         pairs = [(fb.chosen, fb.gold) for fb in self._feedback.values()]
         return {
@@ -280,7 +283,7 @@ class FrenchSession:
             **summarise(pairs),
         }
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> Summary:
         """Close the run (finished if all answered, else cancelled) and return the summary."""
         summary = self.summary()
         self.store.finish_run(self.run_id, summary, "finished" if self.done else "cancelled")

@@ -7,6 +7,11 @@ restarts them.
 ...     print(model.chat([{"role": "user", "content": "Hi"}], max_tokens=8).text)
 
 Importing this package loads no model library: llama.cpp starts in a model's own process.
+Each kind of model is a backend (:mod:`engine.models.backend`); the catalog
+(:mod:`engine.models.catalog`) finds the models, :mod:`engine.models.gguf` reads a GGUF file's
+header. A served model's requests go through :mod:`engine.models.server` (deadlines, retries,
+one-line errors) over :mod:`engine.models.wire` (what is read, and for how long), and its
+answers are checked by :mod:`engine.models.replies` before anything is read from them.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import lazy_loader
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
+        "backend": ["Backend", "ModelInfo", "backend", "default_concurrency"],
         "pool": ["ModelPool", "PooledModel", "default_pool"],
-        "protocol": ["ChatModel", "Generation", "ModelCrashed", "ModelError"],
+        "protocol": ["Capabilities", "ChatModel", "Generation", "ModelCrashed", "ModelError"],
+        "scripted": ["ScriptedModel", "scripted_pool"],
         "served": ["ServedModel"],
     },
 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from engine.catalog import (  # the default model's setting lives with the catalog
+from engine.models.catalog import (  # the default model's setting lives with the catalog
     DEFAULT_MODEL,
     checked_default,
     default_model,
@@ -52,11 +52,11 @@ class ModelProblem(NamedTuple):
 def problems() -> list[ModelProblem]:
     """The model files in the models folder and the added files that cannot be used, with
     their reasons, in the order ``models list`` shows them (added first)."""
-    from engine import catalog
+    from engine.models import catalog
 
     out: list[ModelProblem] = []
     seen: set[str] = set()
-    for name, path in catalog._registry().items():  # noqa: SLF001 - the catalog's own list
+    for name, path in catalog.added_files().items():
         seen.add(str(path))
         reason = _reason(Path(path))
         if reason:
@@ -72,11 +72,11 @@ def problems() -> list[ModelProblem]:
 
 def _reason(path: Path) -> str:
     """Why ``path`` cannot be used ("" when it can)."""
-    from engine import catalog
+    from engine.models.gguf import BadModelFile, cached_info
 
     try:
-        catalog._cached_info(path)  # noqa: SLF001 - cached header reads
-    except catalog.BadModelFile as exc:
+        cached_info(path)
+    except BadModelFile as exc:
         return exc.reason
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"

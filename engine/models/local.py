@@ -6,9 +6,19 @@ cancel, and the log-probabilities of candidate continuations. A segfault, an out
 kill or any other death of that process raises :class:`ModelCrashed` in the caller, which
 stays alive and may :meth:`LocalModel.restart` the model.
 
+This is the ``gguf`` backend (:mod:`engine.models.backend`): the catalog describes a GGUF
+file by its header (:class:`GGUFInfo`); the pool opens it as a :class:`LocalModel`, counts a
+quarter more than the file for its memory, and shares the cores among such models at work.
+
 A model uses :func:`physical_cores` threads unless told otherwise; :meth:`LocalModel.set_threads`
 changes that on the fly (several busy models share the cores). The model process ignores
 Ctrl-C, which is the caller's to handle; scripts need no ``if __name__ == "__main__"`` guard.
+
+Stop means stopped: a request interrupted (Ctrl-C, SIGTERM, an abandoned stream) is
+cancelled, and a process that does not answer within :data:`SETTLE_S` is killed (the next
+lease restarts it); the process ends by itself as soon as its parent is gone, however the
+parent died. A chat template that takes more than :data:`TEMPLATE_S` to render a
+conversation is refused.
 
 >>> with LocalModel("SmolLM2-135M-Instruct.Q4_1.gguf") as model:          # doctest: +SKIP
 ...     print(model.chat([{"role": "user", "content": "Hi"}], max_tokens=8).text)
@@ -22,23 +32,27 @@ import multiprocessing as mp
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from engine.errors import MedexamError
+from engine.models.backend import Backend, Capabilities, ModelInfo, register
+from engine.models.gguf import cached_info
 from engine.models.hardware import ModelSettings
-from engine.models.protocol import (
-    TRANSCRIPT_STOPS,
-    Generation,
-    Message,
-    ModelCrashed,
-    ModelError,
-    plain_transcript,
-)
+from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
+from engine.progress import Cancelled
+
+if TYPE_CHECKING:
+    from engine.models.protocol import Generation, Message
 
 _POLL_S = 0.05
+SETTLE_S = 2.0  # how long an interrupted request may take to stop before its process is killed
+TEMPLATE_S = 10.0  # how long the chat template may take to render one conversation
 
 _MAIN_LOCK = threading.Lock()
 
@@ -84,7 +98,11 @@ def _sigint_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-class Stream:
+class _Unanswered(MedexamError):
+    """The model process did not reply in time (and was killed)."""
+
+
+class Stream(TextStream):
     """Iterate for text pieces as they are generated; :attr:`result` once finished."""
 
     def __init__(self, model: LocalModel, pieces: Iterator[Any]) -> None:
@@ -100,19 +118,13 @@ class Stream:
                 self.result = value
 
     def cancel(self) -> None:
-        """Stop generating; the text so far becomes the result (finish_reason "cancelled")."""
-        self._model.cancel()
-
-    def text(self) -> Generation:
-        """Consume the stream and return the finished generation."""
-        for _ in self:
-            pass
+        """Stop generating; the text so far becomes the result (finish_reason "cancelled").
+        A stream that has ended cancels nothing (the model may be serving another request)."""
         if self.result is None:
-            raise ModelError("the generation was abandoned: a later request cancelled it")
-        return self.result
+            self._model.cancel()
 
 
-class LocalModel:
+class LocalModel(ChatModel):
     """A GGUF model served by a child process.
 
     ``n_threads`` defaults to :func:`physical_cores`, ``n_gpu_layers`` to all layers when
@@ -134,6 +146,7 @@ class LocalModel:
         **extra: Any,
     ) -> None:
         self.path = str(path)
+        self.name = Path(self.path).stem
         if not Path(self.path).is_file():
             raise ModelError(f"model file not found: {self.path}")
         self.settings = ModelSettings(
@@ -148,6 +161,7 @@ class LocalModel:
         self._threads = int(self.settings.n_threads or 1)  # asked for by set_threads
         self._threads_lock = threading.Lock()  # set_threads against a (re)start
         self.info: dict[str, Any] = {}
+        self._refused = ""  # why the chat template is refused, once it is
         self.start()
 
     # -- process life ---------------------------------------------------------------------
@@ -216,7 +230,7 @@ class LocalModel:
                     self._cancel.set()
                 with contextlib.suppress(BrokenPipeError, OSError):
                     self._conn.send(("close", {}))
-            self._reap()
+            self._reap(SETTLE_S)
 
     def _kill(self) -> None:
         """Stop the model process at once (it may be busy loading or generating)."""
@@ -224,21 +238,15 @@ class LocalModel:
             self._proc.kill()
         self._reap()
 
-    def _reap(self) -> None:
+    def _reap(self, wait: float = 5.0) -> None:
         if self._proc is not None:
-            self._proc.join(timeout=5)
+            self._proc.join(timeout=wait)
             if self._proc.is_alive():
                 self._proc.kill()
                 self._proc.join()
         if self._conn is not None:
             self._conn.close()
         self._proc, self._conn, self._pending = None, None, None
-
-    def __enter__(self) -> LocalModel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter shutdown anything may be gone
@@ -254,7 +262,9 @@ class LocalModel:
         self._reap()
         return ModelCrashed(f"the model process stopped ({how}); restart the model to go on")
 
-    def _receive(self) -> tuple[str, Any]:
+    def _receive(self, until: float | None = None) -> tuple[str, Any] | None:
+        """The model process's next message; None once ``until`` (a ``time.monotonic()``)
+        has passed without one."""
         conn, proc = self._conn, self._proc
         if conn is None or proc is None:
             raise ModelCrashed("the model is not running; restart it")
@@ -273,6 +283,8 @@ class LocalModel:
                 except (EOFError, OSError):
                     pass
                 raise self._crashed()
+            if until is not None and time.monotonic() >= until:
+                return None
 
     def _recv(self, conn: Connection) -> tuple[str, Any]:
         try:
@@ -286,7 +298,9 @@ class LocalModel:
             raise
 
     def _settle(self) -> None:
-        """Cancel the request in flight, if any, and read its reply to the end.
+        """Cancel the request in flight, if any, and read its reply to the end; a process
+        that does not answer within :data:`SETTLE_S` (busy in native code, or in a chat
+        template that never ends) is killed.
 
         Needed when its reader stopped early: an abandoned stream, a KeyboardInterrupt (a
         second Ctrl-C may even interrupt this drain: the next request drains again).
@@ -294,11 +308,21 @@ class LocalModel:
         if self._pending is None or not self.alive:
             return
         self._cancel.set()
-        while self._receive()[0] not in ("done", "error"):
-            pass
+        until = time.monotonic() + SETTLE_S
+        while True:
+            got = self._receive(until)
+            if got is None:
+                self._kill()
+                return
+            if got[0] in ("done", "error"):
+                break
         self._pending = None
 
-    def _request(self, op: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+    def _request(
+        self, op: str, kwargs: dict[str, Any], within: float | None = None
+    ) -> Iterator[tuple[str, Any]]:
+        """The worker's replies to one request, to its ``done``; the process is killed and
+        :class:`_Unanswered` raised when the reply takes more than ``within`` seconds."""
         with self._lock:
             if self._conn is None or not self.alive:
                 raise ModelCrashed("the model is not running; restart it")
@@ -311,11 +335,18 @@ class LocalModel:
             except (BrokenPipeError, OSError):
                 raise self._crashed() from None
             self._pending = me
+            until = None if within is None else time.monotonic() + within
             try:
                 while True:
-                    kind, value = self._receive()
+                    got = self._receive(until)
+                    if got is None:
+                        self._kill()
+                        raise _Unanswered(within)
+                    kind, value = got
                     if kind in ("error", "done"):
                         self._pending = None
+                    if kind == "error" and value[0] == "Cancelled":
+                        raise Cancelled()
                     if kind == "error":
                         raise ModelError(value[1])
                     yield kind, value
@@ -327,14 +358,15 @@ class LocalModel:
                     # so the next request starts clean.
                     self._settle()
 
-    def _call(self, op: str, **kwargs: Any) -> Any:
-        for kind, value in self._request(op, **kwargs):
+    def _call(self, op: str, within: float | None = None, **kwargs: Any) -> Any:
+        for kind, value in self._request(op, kwargs, within):
             if kind == "done":
                 return value
         raise ModelCrashed("no answer from the model process")
 
     def cancel(self) -> None:
-        """Ask the running generation to stop after its current token."""
+        """Ask the running request to stop: a generation after its current token, a long
+        prompt between two of its blocks."""
         self._cancel.set()
 
     def set_threads(self, n: int) -> None:
@@ -362,11 +394,30 @@ class LocalModel:
     def has_chat_template(self) -> bool:
         return bool(self.info.get("has_chat_template"))
 
+    @property
+    def capabilities(self) -> Capabilities:
+        return _capabilities(self)
+
     def chat_prompt(self, messages: Sequence[Message], add_generation_prompt: bool = True) -> str:
-        """The prompt text the GGUF's chat template makes of ``messages``."""
-        return self._call(
-            "chat_prompt", messages=list(messages), add_generation_prompt=add_generation_prompt
-        )
+        """The prompt text the GGUF's chat template makes of ``messages``. A template that
+        takes more than :data:`TEMPLATE_S` is refused: its process is stopped
+        (:class:`ModelCrashed`), and every later conversation is refused at once
+        (:class:`ModelError`)."""
+        if self._refused:
+            raise ModelError(self._refused)
+        try:
+            return self._call(
+                "chat_prompt",
+                within=TEMPLATE_S,
+                messages=list(messages),
+                add_generation_prompt=add_generation_prompt,
+            )
+        except _Unanswered:
+            self._refused = (
+                f"the chat template of {Path(self.path).name} takes more than {TEMPLATE_S:g} s "
+                "to render a conversation: medexam refuses it"
+            )
+            raise ModelCrashed(f"{self._refused} (its process was stopped)") from None
 
     def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
         return self._call("tokenize", text=text, add_bos=add_bos)
@@ -391,43 +442,23 @@ class LocalModel:
         ``temperature`` 0 is greedy (deterministic); otherwise ``seed`` fixes the sampling.
         """
         seed = self.settings.seed if seed is None else seed
+        options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+        options |= {"stop": list(stop), "top_p": top_p, "top_k": top_k}
         pieces = self._request(
             "generate",
-            prompt=prompt,
-            chat=_chat,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=seed,
-            stop=list(stop),
-            top_p=top_p,
-            top_k=top_k,
-            repeat_penalty=repeat_penalty,
+            {"prompt": prompt, "chat": _chat, "repeat_penalty": repeat_penalty, **options},
         )
         return Stream(self, pieces)
-
-    def complete(self, prompt: str, **kwargs: Any) -> Generation:
-        """Plain completion (for base models); the same options as :meth:`stream_complete`."""
-        return self.stream_complete(prompt, **kwargs).text()
 
     def stream_chat(self, messages: Sequence[Message], **kwargs: Any) -> Stream:
         """Chat through the model's own chat template, streamed piece by piece. A base model
         (no template) continues the conversation written out as a plain transcript
         (:func:`~engine.models.protocol.plain_transcript`), stopping at the next turn."""
-        if self.has_chat_template:
-            return self.stream_complete(self.chat_prompt(messages), _chat=True, **kwargs)
-        stop = [*kwargs.pop("stop", ()), *TRANSCRIPT_STOPS]
-        return self.stream_complete(plain_transcript(messages), stop=stop, **kwargs)
+        prompt, options = chat_as_prompt(self, messages, kwargs)
+        return self.stream_complete(prompt, _chat=self.has_chat_template, **options)
 
-    def chat(self, messages: Sequence[Message], **kwargs: Any) -> Generation:
-        """Chat (see :meth:`stream_chat`); the same options as :meth:`complete`."""
-        return self.stream_chat(messages, **kwargs).text()
-
-    def logprobs(
-        self,
-        prompt: str,
-        candidates: Sequence[str],
-        reuse_prefix: bool = True,
-        chat_formatted: bool = False,
+    def _logprobs(
+        self, prompt: str, candidates: list[str], reuse_prefix: bool, chat_formatted: bool
     ) -> dict[str, float]:
         """``log P(candidate | prompt)`` for each candidate.
 
@@ -437,17 +468,115 @@ class LocalModel:
         Pass ``chat_formatted=True`` when ``prompt`` came from :meth:`chat_prompt` (no BOS
         is added: the template wrote its own).
         """
-        if not candidates:
-            return {}
         return self._call(
             "logprobs",
             prompt=prompt,
-            candidates=list(candidates),
+            candidates=candidates,
             reuse_prefix=reuse_prefix,
             chat=chat_formatted,
         )
 
     def _crash_for_test(self) -> None:
         """Make the model process abort, as a native crash would (tests use it)."""
-        for _ in self._request("crash"):
+        for _ in self._request("crash", {}):
             pass
+
+
+# -- the backend ---------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GGUFInfo(ModelInfo):
+    """A GGUF model file, as its header describes it."""
+
+    backend: ClassVar[str] = "gguf"
+
+    path: str
+    architecture: str
+    parameters: int
+    quantization: str
+    context_length: int  # the trained context, in tokens
+    chat_template: bool
+    file_size: int
+
+    @classmethod
+    def read(cls, name: str, path: str | Path, origin: str, description: str = "") -> GGUFInfo:
+        """The file at ``path`` described from its header (read once per version of the
+        file); :class:`~engine.models.gguf.BadModelFile` when it cannot be a model."""
+        header = asdict(cached_info(path))
+        description = description or header["model_name"]
+        facts = {k: v for k, v in header.items() if k in cls.__dataclass_fields__}
+        return cls(name=name, origin=origin, description=description, path=str(path), **facts)
+
+    @property
+    def location(self) -> str:
+        return self.path
+
+    @property
+    def parameters_human(self) -> str:
+        n = self.parameters
+        return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+    @property
+    def kind(self) -> str:
+        return "chat" if self.chat_template else "base"
+
+    def summary(self, long: bool = False) -> str:
+        if not long:
+            return f"{self.parameters_human} · {self.kind}"
+        size = _size(self.file_size)
+        return (
+            f"{self.architecture} · {self.parameters_human} · {self.quantization} · {self.kind}"
+            f" · {self.context_length:,} ctx · {size}"
+        )
+
+    def rows(self) -> list[tuple[str, str]]:
+        return [
+            ("Name", self.name),
+            ("Description", self.description),
+            ("Architecture", self.architecture),
+            ("Parameters", self.parameters_human),
+            ("Quantization", self.quantization),
+            ("Trained context", f"{self.context_length:,} tokens"),
+            ("Kind", "chat (has a chat template)" if self.chat_template else "base (completion)"),
+            ("File size", _size(self.file_size)),
+            ("File", Path(self.path).name),
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return super().as_dict() | {"parameters_human": self.parameters_human}
+
+
+def _capabilities(model: LocalModel) -> Capabilities:
+    """Everything, one request at a time, on this machine's cores; chat where the file has
+    a chat template."""
+    template = model.has_chat_template
+    return Capabilities(chat_template=template, chats=template, concurrency=1, shares_cores=True)
+
+
+def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:
+    return LocalModel(info.path, **load)
+
+
+def _footprint(info: GGUFInfo) -> int:
+    """The weights and a quarter more for the context and buffers, roughly."""
+    return int(info.file_size * 1.25)
+
+
+def _from_entry(name: str, entry: dict[str, Any]) -> GGUFInfo:
+    return GGUFInfo.read(name, Path(entry["path"]), "added")
+
+
+GGUF = register(
+    Backend(
+        name="gguf",
+        open=_open,
+        footprint=_footprint,
+        capabilities=_capabilities,
+        from_entry=_from_entry,
+    )
+)

@@ -11,6 +11,11 @@
   its share of the physical cores (re-shared whenever one starts or finishes a request).
 * A model whose process crashed is restarted by the next lease (or :meth:`restart`).
 
+Names are looked up in the catalog (:func:`engine.models.catalog.lookup`: a model given by
+its file's path is added to it), or by the
+pool's own ``resolve``; each model is opened and sized by its backend
+(:mod:`engine.models.backend`), whatever it is: a GGUF file, a served model, a scripted one.
+
 Observers (:meth:`subscribe`) hear of every change, from whatever thread made it; the desktop
 app shows the pool through them.
 
@@ -27,11 +32,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.models.protocol import Generation, Message, ModelCrashed, ModelError, TextStream
+from engine.models.backend import Backend, Capabilities, ModelInfo, backend
+from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream
+
+if TYPE_CHECKING:
+    from engine.models.protocol import Generation, Message
 
 SettingsFor = Callable[[str], dict[str, Any]]
+Resolver = Callable[[str | None], ModelInfo]
 Observer = Callable[["PoolEvent"], None]
 
 
@@ -48,7 +58,10 @@ class PoolEvent:
 @dataclass
 class _Entry:
     name: str
+    info: ModelInfo
+    backend: Backend
     model: Any = None
+    capabilities: Capabilities = field(default_factory=Capabilities)
     refs: int = 0
     busy: int = 0
     size: int = 0
@@ -72,23 +85,10 @@ def _memory_bytes() -> int:
     return int(psutil.virtual_memory().total)
 
 
-def _open(name: str, settings: dict[str, Any]) -> Any:
-    """Load a local model with ``settings``, or connect to a served one (which takes no
-    load settings, no memory here and no CPU threads)."""
-    from engine.catalog import open_model, resolve
+def _catalog(name: str | None) -> ModelInfo:
+    from engine.models.catalog import lookup
 
-    if resolve(name).served:
-        return open_model(name)
-    return open_model(name, **settings)
-
-
-def _footprint(name: str) -> tuple[str, int]:
-    """The catalog name of ``name`` and the memory its model takes, roughly (weights plus a
-    quarter for the context and buffers; nothing for a served model)."""
-    from engine.catalog import resolve
-
-    info = resolve(name)
-    return info.name, 0 if info.served else int(info.file_size * 1.25)
+    return lookup(name)
 
 
 class ModelPool:
@@ -96,7 +96,9 @@ class ModelPool:
 
     ``settings_for(name)`` gives the load settings of a model (``n_ctx``, ``n_threads``,
     ``n_gpu_layers``…; default: a 4096-token context and automatic threads); ``max_bytes``
-    bounds the memory of loaded models kept while idle (default: half of this machine's RAM).
+    bounds the memory of loaded models kept while idle (default: half of this machine's RAM);
+    ``resolve(name)`` describes the model a name stands for (``None``: the default one;
+    default: the catalog's lookup).
     """
 
     def __init__(
@@ -104,8 +106,10 @@ class ModelPool:
         settings_for: SettingsFor | None = None,
         max_bytes: int | None = None,
         cores: int | None = None,
+        resolve: Resolver | None = None,
     ) -> None:
         self.settings_for: SettingsFor = settings_for or (lambda name: {"n_ctx": 4096})
+        self.resolve: Resolver = resolve or _catalog
         self.max_bytes = max_bytes if max_bytes is not None else _memory_bytes() // 2
         self.cores = cores or _cores()
         self._entries: dict[str, _Entry] = {}
@@ -130,9 +134,13 @@ class ModelPool:
     def acquire(self, name: str | None = None) -> PooledModel:
         """A lease of the model called ``name`` (loaded, or restarted after a crash, as
         needed; this blocks while it loads). Release it with ``close()``."""
-        key, size = _footprint(name or "")  # "" resolves to the default model
+        info = self.resolve(name or None)
+        kind = backend(info.backend)
         with self._lock:
-            entry = self._entries.setdefault(key, _Entry(key, size=size))
+            entry = self._entries.get(info.name)
+            if entry is None:
+                entry = _Entry(info.name, info, kind, size=kind.footprint(info))
+                self._entries[info.name] = entry
             entry.refs += 1
             entry.last_used = time.monotonic()
         try:
@@ -163,12 +171,13 @@ class ModelPool:
                 if model is not None:
                     model.restart()
                 else:
-                    entry.model = _open(entry.name, settings)
+                    entry.model = entry.backend.open(entry.info, settings)
             except BaseException as exc:
                 entry.model = None
                 self._set_state(entry, "unloaded", str(exc))
                 self._emit("failed", entry.name, str(exc))
                 raise
+            entry.capabilities = entry.backend.capabilities(entry.model)
             entry.threads_cap = int(
                 (getattr(entry.model, "info", {}) or {}).get("n_threads") or self.cores
             )
@@ -267,7 +276,7 @@ class ModelPool:
         working = [
             e
             for e in self._entries.values()
-            if e.busy and e.model is not None and hasattr(e.model, "set_threads")
+            if e.busy and e.model is not None and e.capabilities.shares_cores
         ]
         if not working:
             return
@@ -301,7 +310,7 @@ class ModelPool:
         return entry.state if entry is not None else "unloaded"
 
 
-class PooledModel:
+class PooledModel(ChatModel):
     """One lease of a pooled model: the :class:`~engine.models.protocol.ChatModel` API, with
     the pool told when the model works; :meth:`close` ends the lease (the model stays
     loaded for the next one)."""
@@ -326,6 +335,16 @@ class PooledModel:
     @property
     def has_chat_template(self) -> bool:
         return bool(self._model.has_chat_template)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the model can do (:class:`~engine.models.backend.Capabilities`)."""
+        return self._entry.capabilities
+
+    @property
+    def model_info(self) -> ModelInfo:
+        """What the catalog knows of the model (its backend's description)."""
+        return self._entry.info
 
     @property
     def alive(self) -> bool:
@@ -354,12 +373,8 @@ class PooledModel:
     def stream_complete(self, prompt: str, **options: Any) -> TextStream:
         return _WorkingStream(self, lambda: self._model.stream_complete(prompt, **options))
 
-    def logprobs(
-        self,
-        prompt: str,
-        candidates: Sequence[str],
-        reuse_prefix: bool = True,
-        chat_formatted: bool = False,
+    def _logprobs(
+        self, prompt: str, candidates: list[str], reuse_prefix: bool, chat_formatted: bool
     ) -> dict[str, float]:
         with self._pool._working(self._entry):
             return self._model.logprobs(prompt, candidates, reuse_prefix, chat_formatted)
@@ -387,17 +402,8 @@ class PooledModel:
             self._released = True
             self._pool._release(self._entry)
 
-    def __enter__(self) -> PooledModel:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<PooledModel {self.name}>"
-
-
-class _WorkingStream:
+class _WorkingStream(TextStream):
     """A model's stream that keeps the pool told the model is working while it is read."""
 
     def __init__(self, lease: PooledModel, start: Callable[[], TextStream]) -> None:
@@ -417,12 +423,6 @@ class _WorkingStream:
             self._stream.cancel()
         else:
             self._lease.cancel()
-
-    def text(self) -> Generation:
-        for _ in self:
-            pass
-        assert self.result is not None
-        return self.result
 
 
 _default: ModelPool | None = None

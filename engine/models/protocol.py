@@ -2,8 +2,10 @@
 
 A :class:`ChatModel` chats (through the model's own chat template), completes plain text,
 streams either with cancel, scores candidate continuations (``logprobs``), reports what it is
-(``info``) and frees itself (``close``). The local GGUF model (:class:`engine.models.local.LocalModel`)
-implements it, and so does the pool's lease of one (:class:`engine.models.pool.PooledModel`).
+(``info``) and what it can do (``capabilities``), and frees itself (``close``). Each backend's
+model implements it (:class:`engine.models.local.LocalModel`,
+:class:`engine.models.served.ServedModel`, :class:`engine.models.scripted.ScriptedModel`), and
+so does the pool's lease of one (:class:`engine.models.pool.PooledModel`).
 Activities never open or close models themselves: they lease them from a
 :class:`~engine.models.pool.ModelPool`.
 """
@@ -14,10 +16,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from engine.errors import UserError
+
 Message = dict[str, str]
 
 
-class ModelError(Exception):
+class ModelError(UserError):
     """A request the model cannot serve (bad file, no chat template, prompt too long…)."""
 
 
@@ -27,13 +31,15 @@ class ModelCrashed(ModelError):
 
 @dataclass
 class Generation:
-    """A finished generation and its cost."""
+    """A finished generation and its cost. ``finish_reason`` is "stop" (end of text or a
+    stop string), "length" (``max_tokens`` reached), "cancelled", or "truncated": the reply
+    was longer than ``max_tokens`` can make and was cut (a served model's)."""
 
     text: str
     prompt_tokens: int
     completion_tokens: int
     seconds: float
-    finish_reason: str  # "stop" (end of text or a stop string), "length" or "cancelled"
+    finish_reason: str  # "stop", "length", "cancelled" or "truncated" (see above)
     prompt_seconds: float = 0.0
 
     @property
@@ -47,13 +53,28 @@ class Generation:
 
 
 __all__ = [
+    "Capabilities",
     "ChatModel",
     "Generation",
     "Message",
     "ModelCrashed",
     "ModelError",
     "TextStream",
+    "chat_as_prompt",
 ]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an opened model can do, for the code that adapts to it (each backend says it
+    for its models, see :mod:`engine.models.backend`)."""
+
+    logprobs: bool = True  # log-probabilities of candidate continuations (``logprobs``)
+    tokenizer: bool = True  # ``count_tokens`` counts the model's own tokens (else estimates)
+    chat_template: bool = True  # ``chat_prompt`` writes the model's chat-formatted prompt
+    chats: bool = True  # ``chat`` speaks the model's own chat format (else a plain transcript)
+    concurrency: int = 1  # requests in flight it takes well
+    shares_cores: bool = False  # it computes on this machine's cores (the pool shares them)
 
 
 #: Where a base model's reply in a plain transcript ends: at the next turn.
@@ -73,9 +94,22 @@ def plain_transcript(messages: Sequence[Message]) -> str:
     return "\n".join(parts) + "\nAssistant:"
 
 
+def chat_as_prompt(
+    model: ChatModel, messages: Sequence[Message], options: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The prompt a model that completes text reads for a chat, and the options to complete
+    it with: the model's chat template where it has one, else the conversation as a plain
+    transcript (:func:`plain_transcript`) that stops at the next turn."""
+    if model.has_chat_template:
+        return model.chat_prompt(messages), options
+    stops = [*options.get("stop", ()), *TRANSCRIPT_STOPS]
+    return plain_transcript(messages), {**options, "stop": stops}
+
+
 @runtime_checkable
 class TextStream(Protocol):
-    """Text pieces as they are generated; ``result`` once the stream is exhausted."""
+    """Text pieces as they are generated; ``result`` once the stream is exhausted. A
+    backend's stream may subclass it for :meth:`text`."""
 
     result: Generation | None
 
@@ -83,13 +117,24 @@ class TextStream(Protocol):
 
     def cancel(self) -> None: ...
 
-    def text(self) -> Generation: ...
+    def text(self) -> Generation:
+        """Consume the stream and return the finished generation."""
+        for _ in self:
+            pass
+        if self.result is None:
+            raise ModelError("the generation was abandoned: a later request cancelled it")
+        return self.result
 
 
 @runtime_checkable
 class ChatModel(Protocol):
     """What the engine needs of a model. Options (``max_tokens``, ``temperature``, ``seed``,
-    ``stop``…) are keyword arguments of :meth:`complete` and :meth:`chat`."""
+    ``stop``…) are keyword arguments of :meth:`complete` and :meth:`chat`.
+
+    A backend's model subclasses it and so shares what is written here once: :meth:`chat`
+    and :meth:`complete` read its streams to the end, :meth:`logprobs` of no candidates are
+    none (others are its ``_logprobs``), and it is a context manager (closed on exit).
+    """
 
     name: str
     info: dict[str, Any]
@@ -97,11 +142,18 @@ class ChatModel(Protocol):
     @property
     def has_chat_template(self) -> bool: ...
 
-    def chat(self, messages: Sequence[Message], **options: Any) -> Generation: ...
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
+        """Chat (see :meth:`stream_chat`), read to the end."""
+        return self.stream_chat(messages, **options).text()
 
     def stream_chat(self, messages: Sequence[Message], **options: Any) -> TextStream: ...
 
-    def complete(self, prompt: str, **options: Any) -> Generation: ...
+    def complete(self, prompt: str, **options: Any) -> Generation:
+        """Plain completion (see :meth:`stream_complete`), read to the end."""
+        return self.stream_complete(prompt, **options).text()
 
     def stream_complete(self, prompt: str, **options: Any) -> TextStream: ...
 
@@ -111,6 +163,14 @@ class ChatModel(Protocol):
         candidates: Sequence[str],
         reuse_prefix: bool = True,
         chat_formatted: bool = False,
+    ) -> dict[str, float]:
+        """``log P(candidate | prompt)`` for each candidate; none for no candidates."""
+        if not candidates:
+            return {}
+        return self._logprobs(prompt, list(candidates), reuse_prefix, chat_formatted)
+
+    def _logprobs(
+        self, prompt: str, candidates: list[str], reuse_prefix: bool, chat_formatted: bool
     ) -> dict[str, float]: ...
 
     def chat_prompt(
@@ -122,3 +182,12 @@ class ChatModel(Protocol):
     def cancel(self) -> None: ...
 
     def close(self) -> None: ...
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"

@@ -1,22 +1,33 @@
 """The model process: loads a GGUF model with llama-cpp-python and serves the requests of a
 :class:`~engine.models.local.LocalModel` over a pipe (generation with streaming and cancel,
-log-probabilities of candidates, tokenizing, the chat template)."""
+log-probabilities of candidates, tokenizing, the chat template).
+
+It ends as soon as its parent is gone, however the parent died (a thread waits on the
+parent's sentinel, which multiprocessing gives every process it spawns), and a cancel
+stops a long prompt between two of its blocks."""
 
 from __future__ import annotations
 
 import codecs
+import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from engine.errors import MedexamError
 from engine.models.hardware import ModelSettings
 from engine.models.protocol import Generation, Message, ModelError
 
 _IDLE_POLL_S = 0.1  # how often an idle worker looks for a new thread count
 BLOCK = 64  # prompt tokens decoded per batch, at positions aligned to multiples of it
+
+
+class _Cancelled(MedexamError):
+    """The caller cancelled the request while its prompt was being read."""
 
 
 class _Worker:
@@ -129,6 +140,9 @@ class _Worker:
             llm.reset()
         llm.n_tokens = keep  # eval() drops the cache past n_tokens
         for i in range(keep, len(tokens), BLOCK):
+            if self.cancel.is_set():
+                self.aligned = 0  # the cache holds part of this prompt: start afresh next time
+                raise _Cancelled("the request was cancelled")
             self.apply_threads()
             llm.eval(tokens[i : i + BLOCK])
         self.aligned = len(tokens)
@@ -163,7 +177,12 @@ class _Worker:
         hold = max((len(s) for s in stops), default=1) - 1
         text, sent, n_out, finish = "", 0, 0, "length"
         t_first = None
-        self._eval_prompt(tokens, reuse=True)
+        try:
+            self._eval_prompt(tokens, reuse=True)
+        except _Cancelled:
+            seconds = time.perf_counter() - t0
+            self.conn.send(("done", Generation("", len(tokens), 0, seconds, "cancelled", seconds)))
+            return
         for token in llm.generate(
             [],
             reset=False,
@@ -279,6 +298,8 @@ class _Worker:
                     os.abort()
                 else:
                     raise ModelError(f"unknown request {op!r}")
+            except _Cancelled as exc:
+                self.conn.send(("error", ("Cancelled", str(exc))))
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
                 self.conn.send(("error", (type(exc).__name__, str(exc))))
 
@@ -293,9 +314,24 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _end_with_parent()
     try:
         worker = _Worker(path, settings, conn, cancel, threads)
     except Exception as exc:  # noqa: BLE001
         conn.send(("error", (type(exc).__name__, str(exc))))
         return
     worker.serve()
+
+
+def _end_with_parent() -> None:
+    """End this process as soon as its parent is gone (killed, crashed, or exited without
+    closing the model), whatever this process is busy with."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def wait() -> None:
+        parent.join()  # returns once the parent's end of the sentinel pipe closes
+        os._exit(0)
+
+    threading.Thread(target=wait, name="medexam-parent-watch", daemon=True).start()

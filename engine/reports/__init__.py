@@ -14,20 +14,20 @@ runs on their common items: different answers, McNemar, paired bootstrap) and ``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.reports.label import label_matches, run_label
 from engine.reports.render import FORMATS, render
 
 if TYPE_CHECKING:
+    from engine.reports.shapes import Report, Section, Table
     from engine.store import Store
+    from engine.types import Row
 
 __all__ = ["FORMATS", "build_report", "label_matches", "render", "run_label"]
 
-_ACTIVITY_ORDER = ("exam", "consult", "french")
 
-
-def _overview(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _overview(runs: list[Row]) -> Table:
     from engine.activities import activity_name
     from engine.reports.layouts import table
 
@@ -41,28 +41,41 @@ def _overview(runs: list[dict[str, Any]]) -> dict[str, Any]:
             r.get("status"),
             f"{r.get('n_done', 0)}/{r.get('n_total', 0)}",
             (r.get("started") or "")[:16].replace("T", " "),
+            ", ".join(f"{s['scorer']} v{s['version']}" for s in r.get("scorers") or []) or "–",
         ]
         for r in runs
     ]
-    columns = ["Run", "Activity", "Setting", "Model", "Data set", "Status", "Done", "Started"]
+    columns = [
+        "Run",
+        "Activity",
+        "Setting",
+        "Model",
+        "Data set",
+        "Status",
+        "Done",
+        "Started",
+        "Scored by",
+    ]
     return table("The runs in this report", columns, rows)
 
 
-def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> dict[str, Any]:
+def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
     from engine.activities import activity_name
-    from engine.reports.layouts import SECTIONS, RunData, comparison_table
+    from engine.registry import activities, load
+    from engine.reports.layouts import RunData, comparison_table
 
     runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
     for r in runs:
         r["label"] = run_label(r)
-    sections = []
-    for act in _ACTIVITY_ORDER:
+        r["scorers"] = store.run_scorers(int(r["id"]))
+    sections: list[Section] = []
+    for act, found in activities().items():
         data = [RunData(store, r) for r in runs if r["activity"] == act]
-        if not data:
+        if not data or not found.report:
             continue
-        section = SECTIONS[act](store, data)
+        section = load(found.report)(store, data)  # type: ignore[operator]
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)

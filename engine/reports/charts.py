@@ -1,19 +1,25 @@
 """A report's charts drawn with matplotlib as inline SVG (no file, no network).
 
 Two kinds: ``interval`` (each run's score with its 95% interval) and ``reliability`` (mean
-confidence against the share right, per confidence bin, for ``logprob`` runs).
+confidence against the share right, per confidence bin, for ``logprob`` runs). Every text is
+drawn as it is written: a ``$`` in a model's name is a dollar sign, never math markup.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from engine.reports.shapes import Chart
 
 WIDTH_IN = 7.0
 ROW_IN = 0.42
 
 
-def _figure(height: float) -> Any:
+def _figure(height: float) -> Figure:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -22,14 +28,14 @@ def _figure(height: float) -> Any:
     return Figure(figsize=(WIDTH_IN, height), layout="constrained")
 
 
-def _svg(fig: Any) -> str:
+def _svg(fig: Figure) -> str:
     out = io.StringIO()
     fig.savefig(out, format="svg")
     text = out.getvalue()
     return text[text.index("<svg") :]
 
 
-def interval_svg(chart: dict[str, Any]) -> str:
+def interval_svg(chart: Chart) -> str:
     points = chart["points"]
     fig = _figure(1.2 + ROW_IN * len(points))
     ax = fig.add_subplot()
@@ -48,7 +54,7 @@ def interval_svg(chart: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def reliability_svg(chart: dict[str, Any]) -> str:
+def reliability_svg(chart: Chart) -> str:
     fig = _figure(4.2)
     ax = fig.add_subplot()
     ax.plot([0, 1], [0, 1], linestyle="--", color="#9ca3af", label="perfect calibration")
@@ -69,10 +75,14 @@ def reliability_svg(chart: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def chart_svg(chart: dict[str, Any]) -> str:
+def chart_svg(chart: Chart) -> str:
     """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
-    if chart["kind"] == "interval":
-        return interval_svg(chart) if chart["points"] else ""
-    if chart["kind"] == "reliability":
-        return reliability_svg(chart) if chart["series"] else ""
-    raise ValueError(f"unknown chart kind {chart['kind']!r}")
+    import matplotlib
+
+    draw = {"interval": interval_svg, "reliability": reliability_svg}.get(chart["kind"])
+    if draw is None:
+        raise ValueError(f"unknown chart kind {chart['kind']!r}")
+    if not chart["points" if chart["kind"] == "interval" else "series"]:
+        return ""
+    with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
+        return draw(chart)

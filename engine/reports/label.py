@@ -14,22 +14,25 @@ name runs with :func:`run_label`, so one run reads the same everywhere.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, Row
 
 SEP = " · "
-#: Settings left at these values are not shown.
-_EXAM_DEFAULTS = {"template": "auto", "seed": 0, "max_tokens": 320, "shots_from": None}
+#: Exam settings named in a label only when they differ from their defaults.
+_EXAM_EXTRAS = ("template", "seed", "max_tokens", "shots_from")
 _CONSULT_ROLES = ("doctor", "patient", "solver")
 _BOUNDS = {"upper": "upper bound", "lower": "lower bound"}
 
 
 def _default_model() -> str:
-    from engine.catalog import DEFAULT_MODEL
+    from engine.models.catalog import DEFAULT_MODEL
 
     return DEFAULT_MODEL
 
 
-def _exam(settings: dict[str, Any], person: bool) -> list[str]:
+def _exam(settings: JSONDict, person: bool) -> list[str]:
     if person:
         parts = [str(settings.get("mode") or "practice")]
         if settings.get("time_limit_s"):
@@ -41,14 +44,18 @@ def _exam(settings: dict[str, Any], person: bool) -> list[str]:
         str(settings.get("lang", "zh")),
         "instr" if settings.get("instruction", True) else "no instr",
     ]
-    for key, default in _EXAM_DEFAULTS.items():
+    from engine.exam.settings import ExamSettings
+
+    defaults = ExamSettings().as_dict()
+    for key in _EXAM_EXTRAS:
+        default = defaults.get(key)
         value = settings.get(key, default)
         if value != default and not (key == "max_tokens" and parts[0] == "logprob"):
             parts.append(f"{key.replace('_', ' ')} {value}")
     return parts
 
 
-def _french(settings: dict[str, Any]) -> list[str]:
+def _french(settings: JSONDict) -> list[str]:
     if not settings.get("index"):
         parts = ["no passages"]
     else:
@@ -64,7 +71,7 @@ def _french(settings: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _consult(run: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+def _consult(run: Row, settings: JSONDict) -> list[str]:
     doctor = str(settings.get("doctor") or "model")
     names = {}
     for role in _CONSULT_ROLES:
@@ -96,30 +103,43 @@ def _consult(run: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     return parts
 
 
-def run_label(run: dict[str, Any]) -> str:
-    """The settings that tell ``run`` (a stored run row) apart, in a few words: the method,
-    examples, prompt language and instruction of an exam; the doctor, patient and solver of
-    a consultation; the retriever, k and corpus of French QA. A person's session starts with
-    ``you``."""
+def exam_parts(run: Row) -> list[str]:
+    """The words that tell an exam run apart (method, examples, language, instruction)."""
     settings = run.get("settings") or {}
-    person = run.get("runner") == "person"
-    activity = run.get("activity")
-    if activity == "exam":
-        parts = _exam(settings, person)
-    elif activity == "french":
-        parts = _french(settings)
-    elif activity == "consult":
-        parts = _consult(run, settings)
-    else:
-        parts = []
-    if person and activity != "consult":
-        parts.insert(0, "you")
-    elif person:
+    return _exam(settings, run.get("runner") == "person")  # type: ignore[arg-type]
+
+
+def french_parts(run: Row) -> list[str]:
+    """The words that tell a French QA run apart (retriever, k, corpus)."""
+    return _french(run.get("settings") or {})  # type: ignore[arg-type]
+
+
+def consult_parts(run: Row) -> list[str]:
+    """The words that tell a consultation run apart (doctor, patient, solver); a person's
+    consultation is headed ``you`` in the doctor's place."""
+    parts = _consult(run, run.get("settings") or {})  # type: ignore[arg-type]
+    if run.get("runner") == "person" and parts:
         parts[0] = "you"
+    return parts
+
+
+def run_label(run: Row) -> str:
+    """The settings that tell ``run`` (a stored run row) apart, in a few words, as its
+    activity words them (``Activity.run_label``): the method, examples, prompt language and
+    instruction of an exam; the doctor, patient and solver of a consultation; the
+    retriever, k and corpus of French QA. A person's session starts with ``you``."""
+    from engine.registry import activities, load
+
+    person = run.get("runner") == "person"
+    found = activities().get(str(run.get("activity")))
+    words = load(found.run_label) if found is not None and found.run_label else None
+    parts: list[str] = list(words(run)) if callable(words) else []
+    if person and parts[:1] != ["you"]:
+        parts.insert(0, "you")
     return SEP.join(parts)
 
 
-def label_matches(run: dict[str, Any], text: str) -> bool:
+def label_matches(run: Row, text: str) -> bool:
     """Whether ``text`` (any case) appears in the run's label, model, data set or status."""
     needle = text.strip().lower()
     fields = (run_label(run), run.get("model"), run.get("dataset"), run.get("status"))

@@ -15,7 +15,7 @@ A table is ``{"title", "columns", "rows", "notes"}``; a cell is a number, a stri
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.reports.label import run_label
 from engine.reports.stats import (
@@ -28,6 +28,18 @@ from engine.reports.stats import (
 )
 from engine.store import Store
 
+if TYPE_CHECKING:
+    from engine.reports.shapes import (
+        Cell,
+        Chart,
+        ChartSeries,
+        Comparison,
+        ScoreCell,
+        Section,
+        Table,
+    )
+    from engine.types import Item, Row, Summary
+
 #: Two runs are compared pairwise up to this many runs of one activity; beyond, each run is
 #: compared with the first.
 ALL_PAIRS_UP_TO = 5
@@ -38,15 +50,12 @@ MAX_TYPE_COLUMNS = 10
 class RunData:
     """A stored run with its answers (by item key) and the items of its data set."""
 
-    def __init__(self, store: Store, run: dict[str, Any]) -> None:
+    def __init__(self, store: Store, run: Row) -> None:
         self.run = run
         self.id = int(run["id"])
         self.label = run_label(run)
-        self.answers = {str(a["item_key"]): a for a in store.answers(self.id)}
-        try:
-            self.items = {str(i["id"]): i for i in store.items(run["dataset"])}
-        except Exception:  # noqa: BLE001 - the data set may have been deleted since
-            self.items = {}
+        self.answers: dict[str, Row] = {str(a["item_key"]): a for a in store.answers(self.id)}
+        self.items: dict[str, Item] = store.items_by_key(run["dataset"]) or {}
         self.n = max(int(run.get("n_total") or 0), len(self.answers))
         self.correct = sum(bool(a["correct"]) for a in self.answers.values())
 
@@ -55,10 +64,10 @@ class RunData:
         return "you" if self.run.get("runner") == "person" else str(self.run.get("model", ""))
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         return self.run.get("summary") or {}
 
-    def share_cell(self, correct: int, n: int) -> dict[str, Any] | None:
+    def share_cell(self, correct: int, n: int) -> ScoreCell | None:
         """``correct`` of ``n`` in percent with its Wilson interval."""
         ci = wilson_interval(correct, n)
         if ci is None:
@@ -75,11 +84,11 @@ class RunData:
         return out
 
 
-def table(title: str, columns: list[str], rows: list[list[Any]], *notes: str) -> dict[str, Any]:
+def table(title: str, columns: list[str], rows: list[list[Cell]], *notes: str) -> Table:
     return {"title": title, "columns": columns, "rows": rows, "notes": [n for n in notes if n]}
 
 
-def _head(r: RunData) -> list[Any]:
+def _head(r: RunData) -> list[Cell]:
     return [f"#{r.id}", r.who, r.label, r.run.get("dataset")]
 
 
@@ -90,7 +99,7 @@ CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wils
 # -- exam ------------------------------------------------------------------------------------
 
 
-def _exam_main(runs: list[RunData]) -> dict[str, Any]:
+def _exam_main(runs: list[RunData]) -> Table:
     rows = []
     for r in runs:
         s = r.summary
@@ -106,7 +115,7 @@ def _exam_main(runs: list[RunData]) -> dict[str, Any]:
     )
 
 
-def _by_type(runs: list[RunData]) -> list[dict[str, Any]]:
+def _by_type(runs: list[RunData]) -> list[Table]:
     out = []
     for field, name in TYPE_NAMES.items():
         groups: dict[int, dict[str, list[bool]]] = {}
@@ -139,7 +148,7 @@ def _by_type(runs: list[RunData]) -> list[dict[str, Any]]:
     return out
 
 
-def _calibration(runs: list[RunData]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def _calibration(runs: list[RunData]) -> tuple[Table | None, list[ChartSeries]]:
     from engine.exam.metrics import calibration
 
     rows, series = [], []
@@ -182,7 +191,7 @@ def _calibration(runs: list[RunData]) -> tuple[dict[str, Any] | None, list[dict[
     )
 
 
-def exam_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+def exam_section(store: Store, runs: list[RunData]) -> Section:
     tables = [_exam_main(runs), *_by_type(runs)]
     cal_table, series = _calibration(runs)
     if cal_table is not None:
@@ -212,7 +221,7 @@ def _bound_order(r: RunData) -> int:
     return {"upper": 0, "lower": 2}.get(str(r.run.get("runner")), 1)
 
 
-def consult_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+def consult_section(store: Store, runs: list[RunData]) -> Section:
     ordered = sorted(runs, key=_bound_order)
     rows = []
     for r in ordered:
@@ -241,7 +250,7 @@ def consult_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
 # -- French QA -------------------------------------------------------------------------------
 
 
-def _hamming_cell(r: RunData) -> dict[str, Any] | None:
+def _hamming_cell(r: RunData) -> ScoreCell | None:
     values = [100 * v for v in r.scores("hamming").values()]
     if not values:
         return None
@@ -250,7 +259,7 @@ def _hamming_cell(r: RunData) -> dict[str, Any] | None:
     return {**cell, "low": ci[0], "high": ci[1]} if ci else cell
 
 
-def french_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
+def french_section(store: Store, runs: list[RunData]) -> Section:
     rows, by_n = [], []
     for r in runs:
         s = r.summary
@@ -279,7 +288,7 @@ def french_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
         columns += [f"Hamming ({c} right)", f"EMR ({c} right)"]
     n_rows = []
     for r, b in by_n:
-        cells: list[Any] = [f"#{r.id}", r.who, r.label]
+        cells: list[Cell] = [f"#{r.id}", r.who, r.label]
         for c in counts:
             block = b.get(str(c)) or {}
             n = block.get("n")
@@ -305,7 +314,7 @@ def french_section(store: Store, runs: list[RunData]) -> dict[str, Any]:
 # -- comparisons and charts ------------------------------------------------------------------
 
 
-def compare(a: RunData, b: RunData, score: str, score_label: str) -> dict[str, Any] | None:
+def compare(a: RunData, b: RunData, score: str, score_label: str) -> Comparison | None:
     """Runs ``a`` and ``b`` on the items both answered: how many answers differ, McNemar's
     test on right/wrong and a paired bootstrap of ``score``; None without common items."""
     common = [k for k in a.answers if k in b.answers]
@@ -333,7 +342,7 @@ def compare(a: RunData, b: RunData, score: str, score_label: str) -> dict[str, A
     }
 
 
-def compare_all(runs: list[RunData], score: str, score_label: str) -> list[dict[str, Any]]:
+def compare_all(runs: list[RunData], score: str, score_label: str) -> list[Comparison]:
     if len(runs) <= ALL_PAIRS_UP_TO:
         pairs = list(combinations(runs, 2))
     else:
@@ -342,7 +351,7 @@ def compare_all(runs: list[RunData], score: str, score_label: str) -> list[dict[
     return [c for c in found if c is not None]
 
 
-def comparison_table(comparisons: list[dict[str, Any]]) -> dict[str, Any] | None:
+def comparison_table(comparisons: list[Comparison]) -> Table | None:
     if not comparisons:
         return None
     label = comparisons[0]["score_label"]
@@ -387,7 +396,7 @@ def comparison_table(comparisons: list[dict[str, Any]]) -> dict[str, Any] | None
     )
 
 
-def _ci_chart(main: dict[str, Any], column: int, axis: str) -> dict[str, Any]:
+def _ci_chart(main: Table, column: int, axis: str) -> Chart:
     points = []
     for row in main["rows"]:
         cell = row[column]
@@ -400,6 +409,3 @@ def _ci_chart(main: dict[str, Any], column: int, axis: str) -> dict[str, Any]:
         "axis": axis,
         "points": points,
     }
-
-
-SECTIONS = {"exam": exam_section, "consult": consult_section, "french": french_section}

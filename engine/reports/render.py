@@ -3,21 +3,27 @@ self-contained HTML page (inline styles and SVG charts, nothing fetched)."""
 
 from __future__ import annotations
 
-import csv
 import html
 import io
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.text.columns import markdown_rule, numeric_header
+from engine.errors import UnknownFormat
+from engine.text.columns import markdown_rule, numeric_header, visible
+from engine.text.sheets import csv_text
+
+if TYPE_CHECKING:
+    from engine.reports.shapes import Cell, Report, Table
+    from engine.types import JSONValue
 
 FORMATS = ("text", "md", "csv", "html", "json")
 
 
-def fmt_number(value: Any) -> str:
+def fmt_number(value: JSONValue, missing: str = "–") -> str:
+    """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one."""
     if value is None:
-        return "–"
+        return missing
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -27,7 +33,7 @@ def fmt_number(value: Any) -> str:
     return str(value)
 
 
-def fmt_cell(cell: Any) -> str:
+def fmt_cell(cell: Cell) -> str:
     """A cell in words: ``45.2 [38.1, 52.4]`` for a score with its interval, ``54.7 (12)``
     for a score over ``n`` items, ``–`` for none."""
     if isinstance(cell, dict):
@@ -40,7 +46,7 @@ def fmt_cell(cell: Any) -> str:
     return fmt_number(cell)
 
 
-def _all_tables(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _all_tables(report: Report) -> list[tuple[str, Table]]:
     """``(section name, table)`` for every table, the runs overview first."""
     out = [("Runs", report["overview"])]
     for section in report["sections"]:
@@ -51,31 +57,38 @@ def _all_tables(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 # -- text and Markdown ---------------------------------------------------------------------
 
 
-def to_text(report: dict[str, Any], width: int = 160) -> str:
+def to_text(report: Report, width: int = 160) -> str:
+    """The report as plain text tables; names and titles are printed as they are written
+    (no console markup), their control characters escaped."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    def text(value: str) -> Text:
+        return Text(visible(value))
 
     out = io.StringIO()
     console = Console(file=out, width=width, no_color=True, highlight=False)
-    console.print(f"{report['title']} · {report['created']}")
+    console.print(text(f"{report['title']} · {report['created']}"))
     current = None
     for section, t in _all_tables(report):
         if section != current:
-            console.print(f"\n== {section} ==")
+            console.print()
+            console.print(text(f"== {section} =="))
             current = section
-        grid = Table(title=t["title"], box=box.SIMPLE_HEAD, title_justify="left")
+        grid = Table(title=text(t["title"]), box=box.SIMPLE_HEAD, title_justify="left")
         for col, number in zip(t["columns"], _number_columns(t), strict=True):
-            grid.add_column(col, justify="right" if number else "left", overflow="fold")
+            grid.add_column(text(col), justify="right" if number else "left", overflow="fold")
         for row in t["rows"]:
-            grid.add_row(*(fmt_cell(c) for c in row))
+            grid.add_row(*(text(fmt_cell(c)) for c in row))
         console.print(grid)
         for note in t["notes"]:
-            console.print(note, style="dim")
+            console.print(text(note), style="dim")
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 
-def _number_columns(t: dict[str, Any]) -> list[bool]:
+def _number_columns(t: Table) -> list[bool]:
     """For each column of a table, whether it holds numbers (or scores), not words; a column
     with no values at all is numeric when its header names a number ("Bootstrap p")."""
     out = []
@@ -92,7 +105,7 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(report: dict[str, Any]) -> str:
+def to_markdown(report: Report) -> str:
     lines = [f"# {report['title']}", "", f"Made {report['created']}.", ""]
     current = None
     for section, t in _all_tables(report):
@@ -115,7 +128,7 @@ def to_markdown(report: dict[str, Any]) -> str:
 _PARTS = (("low", "95% low"), ("high", "95% high"), ("n", "n"))
 
 
-def _csv_columns(t: dict[str, Any]) -> list[tuple[int, str | None, str]]:
+def _csv_columns(t: Table) -> list[tuple[int, str | None, str]]:
     """``(column index, part of a dict cell or None, header)``: a column holding intervals
     or counts gets one more column for each part, so every number stands alone."""
     out: list[tuple[int, str | None, str]] = []
@@ -128,26 +141,26 @@ def _csv_columns(t: dict[str, Any]) -> list[tuple[int, str | None, str]]:
     return out
 
 
-def to_csv(report: dict[str, Any]) -> str:
+def to_csv(report: Report) -> str:
     """Every table one after the other: a row with its title, its header row, its rows and
-    an empty row. Numbers are plain numbers (intervals and counts in columns of their own)."""
-    out = io.StringIO()
-    writer = csv.writer(out)
+    an empty row. Numbers are plain numbers (intervals and counts in columns of their own);
+    text a spreadsheet would run as a formula is written as text."""
+    lines: list[list[JSONValue]] = []
     for section, t in _all_tables(report):
         columns = _csv_columns(t)
-        writer.writerow([f"{section}: {t['title']}"])
-        writer.writerow([name for _, _, name in columns])
+        lines.append([f"{section}: {t['title']}"])
+        lines.append([name for _, _, name in columns])
         for row in t["rows"]:
             cells = []
             for i, part, _name in columns:
                 cell = row[i]
                 cells.append(cell.get(part) if isinstance(cell, dict) and part else cell)
-            writer.writerow(["" if c is None else c for c in cells])
-        writer.writerow([])
-    return out.getvalue()
+            lines.append(["" if c is None else c for c in cells])
+        lines.append([])
+    return csv_text(lines)
 
 
-def to_json(report: dict[str, Any]) -> str:
+def to_json(report: Report) -> str:
     return json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
@@ -176,7 +189,7 @@ figure svg { max-width: 100%; height: auto; }
 """
 
 
-def _html_cell(cell: Any) -> str:
+def _html_cell(cell: Cell) -> str:
     if isinstance(cell, dict):
         body = html.escape(fmt_number(cell.get("value")))
         if cell.get("low") is not None and cell.get("high") is not None:
@@ -190,7 +203,7 @@ def _html_cell(cell: Any) -> str:
     return f"<td>{html.escape(str(cell))}</td>"
 
 
-def _html_table(t: dict[str, Any]) -> str:
+def _html_table(t: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in t["columns"])
     body = "".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in t["rows"])
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in t["notes"])
@@ -200,7 +213,7 @@ def _html_table(t: dict[str, Any]) -> str:
     )
 
 
-def to_html(report: dict[str, Any], charts: bool = True) -> str:
+def to_html(report: Report, charts: bool = True) -> str:
     """The report as one HTML page; ``charts=False`` leaves the charts out (for a viewer
     that shows tables only)."""
 
@@ -226,7 +239,7 @@ def to_html(report: dict[str, Any], charts: bool = True) -> str:
     return "\n".join(parts) + "\n"
 
 
-RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+RENDERERS: dict[str, Callable[[Report], str]] = {
     "text": to_text,
     "md": to_markdown,
     "csv": to_csv,
@@ -235,12 +248,12 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def render(report: dict[str, Any], fmt: str = "text") -> str:
+def render(report: Report, fmt: str = "text") -> str:
     """The report in ``fmt`` (one of :data:`FORMATS`)."""
     try:
         renderer = RENDERERS[fmt]
     except KeyError:
-        raise ValueError(
+        raise UnknownFormat(
             f"unknown report format {fmt!r} (choose from {', '.join(FORMATS)})"
         ) from None
     return renderer(report)

@@ -12,12 +12,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 #: Resamples of every bootstrap (seeded, so a report is the same each time it is made).
 RESAMPLES = 2000
 SEED = 0
 LEVEL = 0.95
+
+
+class McNemar(TypedDict):
+    """McNemar's test of two runs (see :func:`mcnemar`)."""
+
+    only_a: int
+    only_b: int
+    p_exact: float
+    chi2: float | None
+    p_chi2: float | None
+
+
+class PairedBootstrap(TypedDict):
+    """The paired bootstrap of two runs' scores (see :func:`paired_bootstrap`)."""
+
+    n: int
+    diff: float | None
+    low: float | None
+    high: float | None
+    p: float | None
+
+
+class ReliabilityBin(TypedDict):
+    """One confidence bin of a reliability diagram (see :func:`reliability_bins`)."""
+
+    low: float
+    high: float
+    n: int
+    confidence: float
+    accuracy: float
 
 
 def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
@@ -49,7 +83,7 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
-def _resampled_means(data: Any, seed: int) -> Any:
+def _resampled_means(data: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
     import numpy as np
     from scipy.stats import bootstrap
 
@@ -64,7 +98,7 @@ def _resampled_means(data: Any, seed: int) -> Any:
     return res.bootstrap_distribution
 
 
-def mcnemar(only_a: int, only_b: int) -> dict[str, Any]:
+def mcnemar(only_a: int, only_b: int) -> McNemar:
     """McNemar's test on paired right/wrong outcomes: ``only_a`` items right in run A only,
     ``only_b`` right in run B only. ``p_exact`` is the two-sided exact (binomial) p-value,
     ``chi2`` and ``p_chi2`` the χ² statistic with continuity correction and its p-value
@@ -72,8 +106,13 @@ def mcnemar(only_a: int, only_b: int) -> dict[str, Any]:
     from scipy.stats import binomtest, chi2
 
     discordant = only_a + only_b
-    out: dict[str, Any] = {"only_a": only_a, "only_b": only_b, "p_exact": 1.0}
-    out.update(chi2=None, p_chi2=None)
+    out: McNemar = {
+        "only_a": only_a,
+        "only_b": only_b,
+        "p_exact": 1.0,
+        "chi2": None,
+        "p_chi2": None,
+    }
     if discordant == 0:
         return out
     out["p_exact"] = float(binomtest(only_a, discordant, 0.5).pvalue)
@@ -85,15 +124,20 @@ def mcnemar(only_a: int, only_b: int) -> dict[str, Any]:
 
 def paired_bootstrap(
     a: Sequence[float], b: Sequence[float], level: float = LEVEL, seed: int = SEED
-) -> dict[str, Any]:
+) -> PairedBootstrap:
     """The mean difference B − A of paired per-item scores with a bootstrap interval and a
     two-sided p-value (how often the resampled difference falls on the other side of zero,
     doubled). ``low``, ``high`` and ``p`` are None for fewer than two items."""
     import numpy as np
 
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    out: dict[str, Any] = {"n": int(diffs.size), "diff": None, "low": None, "high": None}
-    out["p"] = None
+    out: PairedBootstrap = {
+        "n": int(diffs.size),
+        "diff": None,
+        "low": None,
+        "high": None,
+        "p": None,
+    }
     if diffs.size == 0:
         return out
     out["diff"] = float(diffs.mean())
@@ -112,7 +156,7 @@ def paired_bootstrap(
 
 def reliability_bins(
     confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
-) -> list[dict[str, Any]]:
+) -> list[ReliabilityBin]:
     """The points of a reliability diagram: for each non-empty equal-width confidence bin,
     ``{low, high, n, confidence, accuracy}`` (mean confidence and share right, 0–1)."""
     groups: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]

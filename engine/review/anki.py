@@ -14,11 +14,17 @@ import hashlib
 import html
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engine.errors import UserError
 from engine.review.cards import Face, ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.store import Store
+
+if TYPE_CHECKING:
+    import genanki
+
+    from engine.types import JSONDict
 
 DECK_ROOT = "medexam"
 MODEL_NAME = "medexam question"
@@ -37,7 +43,7 @@ CSS = """.card { font-family: "Noto Sans", "Noto Sans CJK SC", sans-serif; font-
 .source { margin-top: 14px; font-size: 12px; color: #6b7280; }"""
 
 
-class ExportError(Exception):
+class ExportError(UserError):
     """Nothing to export, or a file that cannot be written."""
 
 
@@ -85,7 +91,7 @@ def note_fields(card: ReviewCard, face_: Face) -> list[str]:
     ]
 
 
-def _model() -> Any:
+def _model() -> genanki.Model:
     import genanki
 
     return genanki.Model(
@@ -99,7 +105,7 @@ def _model() -> Any:
 
 def export_anki(
     store: Store, path: str | Path, profile: str = DEFAULT_PROFILE, only_missed: bool = False
-) -> dict[str, Any]:
+) -> JSONDict:
     """Write the profile's cards (``only_missed``: those whose latest answer was wrong) to
     the Anki package ``path``; return ``{path, notes, decks: {deck name: notes}}``."""
     import genanki
@@ -117,7 +123,7 @@ def export_anki(
         raise ExportError(f"no {what} to export in profile {profile!r}")
     items = items_of(store, chosen)
     model = _model()
-    decks: dict[str, Any] = {}
+    decks: dict[str, genanki.Deck] = {}
     for card in sorted(chosen, key=lambda c: (c.activity, c.dataset, c.item_key)):
         name = f"{DECK_ROOT}::{activity_name(card.activity)}"
         if name not in decks:

@@ -12,23 +12,32 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fsrs import Card, State
 
 from engine.store import Store
 
-#: Item fields that name a question's topic, most specific first, per activity.
-TOPIC_FIELDS: dict[str, tuple[str, ...]] = {
-    "exam": ("type3", "type2", "type1"),
-    "french": ("type", "category", "subject_name"),
-}
-#: Item fields mastery is reported by (question type / category), per activity.
-MASTERY_FIELDS: dict[str, tuple[str, ...]] = {
-    "exam": ("type1", "type2", "type3"),
-    "french": ("type", "subject_name"),
-}
+if TYPE_CHECKING:
+    from engine.types import Item, JSONDict, Row, Scalar
+
 EXAM_LETTERS = "ABCDE"
+
+
+def topic_fields(activity: str) -> tuple[str, ...]:
+    """Item fields that name a question's topic, most specific first (``Activity.topic_fields``)."""
+    from engine.registry import activities
+
+    found = activities().get(activity)
+    return found.topic_fields if found is not None else ()
+
+
+def mastery_fields(activity: str) -> tuple[str, ...]:
+    """Item fields mastery is reported by: question type, category (``Activity.mastery_fields``)."""
+    from engine.registry import activities
+
+    found = activities().get(activity)
+    return found.mastery_fields if found is not None else ()
 
 
 def iso(when: datetime) -> str:
@@ -65,7 +74,7 @@ class ReviewCard:
         """``learning``, ``review`` or ``relearning``."""
         return self.memory.state.name.lower()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         return {
             "id": self.id,
             "profile": self.profile,
@@ -101,10 +110,10 @@ class Face:
         return "".join(letter for letter, _ in self.options)
 
 
-def topics(activity: str, item: dict[str, Any]) -> dict[str, str]:
+def topics(activity: str, item: Item) -> dict[str, str]:
     """The item's mastery fields that are set (``{"type2": "常识题", …}``)."""
     out = {}
-    for name in MASTERY_FIELDS.get(activity, ()):
+    for name in mastery_fields(activity):
         value = item.get(name)
         if value not in (None, ""):
             out[name] = str(value)
@@ -115,35 +124,48 @@ def topics(activity: str, item: dict[str, Any]) -> dict[str, str]:
 NO_TOPIC = {"其他", "其它", "other", "others", "autre", "autres", "divers"}
 
 
-def topic_of(activity: str, item: dict[str, Any]) -> str | None:
+def topic_of(activity: str, item: Item) -> str | None:
     """The item's topic: its most specific topic field that names one."""
-    for name in TOPIC_FIELDS.get(activity, ("category",)):
+    for name in topic_fields(activity) or ("category",):
         value = item.get(name)
         if value not in (None, "") and str(value).strip().lower() not in NO_TOPIC:
             return str(value)
     return None
 
 
-def face(activity: str, item: dict[str, Any]) -> Face:
-    """The front and back of ``item``'s card."""
-    if activity == "french":
-        from engine.french.items import gold, options
+def face(activity: str, item: Item) -> Face:
+    """The front and back of ``item``'s card, as its activity draws it (``Activity.card``)."""
+    from engine.registry import get_activity, load
 
-        return Face(
-            item["question"],
-            [(letter.upper(), text) for letter, text in options(item)],
-            sorted(letter.upper() for letter in gold(item)),
-            str(item.get("explanation") or ""),
-            multi=True,
-            tags=topics(activity, item),
-        )
+    found = get_activity(activity)
+    if not found.card:
+        raise ValueError(f"{found.name} items have no review cards")
+    return load(found.card)(item)  # type: ignore[operator,no-any-return]
+
+
+def french_face(item: Item) -> Face:
+    """A French question's card: several options may be right."""
+    from engine.french.items import gold, options
+
+    return Face(
+        item["question"],
+        [(letter.upper(), text) for letter, text in options(item)],
+        sorted(letter.upper() for letter in gold(item)),
+        str(item.get("explanation") or ""),
+        multi=True,
+        tags=topics("french", item),
+    )
+
+
+def exam_face(item: Item) -> Face:
+    """An exam question's card: one right option of up to five."""
     return Face(
         item["question"],
         list(zip(EXAM_LETTERS, item["options"], strict=False)),
         [str(item["answer"]).upper()],
         str(item.get("explanation") or ""),
         multi=False,
-        tags=topics(activity, item),
+        tags=topics("exam", item),
     )
 
 
@@ -155,7 +177,7 @@ COLUMNS = (
 )
 
 
-def _card(row: dict[str, Any]) -> ReviewCard:
+def _card(row: Row) -> ReviewCard:
     memory = Card(
         card_id=int(row["id"]),
         state=State(int(row["state"])),
@@ -181,12 +203,20 @@ def _card(row: dict[str, Any]) -> ReviewCard:
     )
 
 
-def new_card(
-    profile: str, activity: str, dataset: str, item: dict[str, Any], when: datetime
-) -> ReviewCard:
+def new_card(profile: str, activity: str, dataset: str, item: Item, when: datetime) -> ReviewCard:
     """A card never reviewed yet, due ``when``."""
     memory = Card(card_id=0, due=when)
     return ReviewCard(profile, activity, dataset, str(item["id"]), topic_of(activity, item), memory)
+
+
+def card_for(
+    store: Store, profile: str, activity: str, dataset: str, item: Item, when: datetime
+) -> ReviewCard:
+    """``item``'s card in ``profile``: the stored one, else a new one due ``when``. Call it
+    inside the transaction that saves the card (taking the write lock first), so that two
+    sessions answering the same question at once review one card in turn."""
+    card = load_card(store, profile, dataset, str(item["id"]))
+    return card if card is not None else new_card(profile, activity, dataset, item, when)
 
 
 def load_card(store: Store, profile: str, dataset: str, key: str) -> ReviewCard | None:
@@ -200,7 +230,10 @@ def load_card(store: Store, profile: str, dataset: str, key: str) -> ReviewCard 
 
 
 def save_card(store: Store, card: ReviewCard) -> ReviewCard:
-    """Insert or update ``card`` (its ``id`` is set on insert); call inside a transaction."""
+    """Insert or update ``card`` (its ``id`` is set on insert); call inside a transaction.
+
+    A new card whose question got a card from another session meanwhile updates that one:
+    a profile has one card per question, whoever writes it first."""
     m = card.memory
     values = {
         "profile": card.profile,
@@ -224,10 +257,17 @@ def save_card(store: Store, card: ReviewCard) -> ReviewCard:
         values["created"] = values["updated"]
         names = ", ".join(values)
         marks = ", ".join("?" for _ in values)
-        cursor = store.db.execute(
-            f"INSERT INTO cards ({names}) VALUES ({marks})", list(values.values())
+        updates = ", ".join(f"{k} = excluded.{k}" for k in values if k != "created")
+        store.db.execute(
+            f"INSERT INTO cards ({names}) VALUES ({marks}) "
+            f"ON CONFLICT (profile, dataset, item_key) DO UPDATE SET {updates}",
+            list(values.values()),
         )
-        card.id = int(cursor.lastrowid)
+        found = store.db.execute(
+            "SELECT id FROM cards WHERE profile = ? AND dataset = ? AND item_key = ?",
+            [card.profile, card.dataset, card.item_key],
+        ).fetchone()
+        card.id = int(found[0])
     else:
         sets = ", ".join(f"{k} = ?" for k in values)
         store.db.execute(f"UPDATE cards SET {sets} WHERE id = ?", [*values.values(), card.id])
@@ -235,7 +275,7 @@ def save_card(store: Store, card: ReviewCard) -> ReviewCard:
     return card
 
 
-def log_review(store: Store, card: ReviewCard, **fields: Any) -> None:
+def log_review(store: Store, card: ReviewCard, **fields: Scalar) -> None:
     """Append one review of ``card`` to its log (rating, suggested, correct, seconds, source,
     run_id, state_before, reviewed); call inside a transaction."""
     values = {"card_id": card.id, "due": iso(card.due), **fields}
@@ -255,7 +295,7 @@ def cards(
     """The profile's cards whose data set still exists, soonest due first; ``due_by``
     keeps those due by then, ``only_missed`` those whose latest answer was wrong."""
     where = ["c.profile = ?"]
-    args: list[Any] = [profile]
+    args: list[Scalar] = [profile]
     if activity is not None:
         where.append("c.activity = ?")
         args.append(activity)
@@ -274,7 +314,7 @@ def cards(
     return [_card(r) for r in rows]
 
 
-def reviews(store: Store, profile: str) -> list[dict[str, Any]]:
+def reviews(store: Store, profile: str) -> list[Row]:
     """Every review of the profile's cards, oldest first."""
     return list(
         store.db.query(
@@ -285,12 +325,12 @@ def reviews(store: Store, profile: str) -> list[dict[str, Any]]:
     )
 
 
-def items_of(store: Store, wanted: Iterable[ReviewCard]) -> dict[tuple[str, str], dict[str, Any]]:
+def items_of(store: Store, wanted: Iterable[ReviewCard]) -> dict[tuple[str, str], Item]:
     """The stored questions of ``wanted`` cards, by ``(dataset, key)``."""
     by_dataset: dict[str, set[str]] = {}
     for card in wanted:
         by_dataset.setdefault(card.dataset, set()).add(card.item_key)
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], Item] = {}
     for dataset, keys in by_dataset.items():
         ordered = sorted(keys)
         for start in range(0, len(ordered), 500):

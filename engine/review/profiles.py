@@ -8,9 +8,12 @@ before profiles existed belong to the default profile.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.store import Store, StoreError, now
+
+if TYPE_CHECKING:
+    from engine.types import Row
 
 DEFAULT_PROFILE = "default"
 NAME = re.compile(r"^[\w][\w .@-]{0,39}$")
@@ -59,6 +62,6 @@ def resolve(store: Store, name: str | None, create: bool = False) -> str:
     raise ProfileError(f"no profile named {name!r} (profiles: {', '.join(profiles(store))})")
 
 
-def run_profile(run: dict[str, Any]) -> str:
+def run_profile(run: Row) -> str:
     """The profile of a (person) run."""
     return (run.get("settings") or {}).get("profile") or DEFAULT_PROFILE

@@ -16,20 +16,24 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from fsrs import Rating
 
+from engine.errors import UserError
 from engine.review.cards import Face, ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.review.scheduling import LEARN_AHEAD, review, suggest_rating, utcnow
 from engine.store import Store
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict
+
 #: What may separate the letters of an answer ("A + D", "a, d", "a et d").
 SEPARATORS = re.compile(r"\b(?:et|and)\b|[\s+,;/&|]", re.IGNORECASE)
 
 
-class ReviewError(Exception):
+class ReviewError(UserError):
     """A request the review session cannot serve (no card shown, bad letters…)."""
 
 
@@ -43,14 +47,40 @@ def due_cards(
     return cards(store, profile, activity=activity, due_by=(now or utcnow()) + LEARN_AHEAD)
 
 
+class DueBlock(TypedDict):
+    """What is due of one activity: how many cards, and how many per topic."""
+
+    count: int
+    by_topic: dict[str, int]
+
+
+class DueSummary(TypedDict):
+    """What is due now (see :func:`due_summary`)."""
+
+    profile: str
+    count: int
+    by_activity: dict[str, DueBlock]
+    cards: list[JSONDict]
+
+
+class SessionSummary(TypedDict):
+    """A review session so far (see :meth:`ReviewSession.summary`)."""
+
+    profile: str
+    reviewed: int
+    correct: int
+    again: int
+    due_left: int
+
+
 def due_summary(
     store: Store, profile: str = DEFAULT_PROFILE, now: datetime | None = None
-) -> dict[str, Any]:
+) -> DueSummary:
     """``{profile, count, by_activity: {activity: {count, by_topic}}, cards: [...]}``:
     what is due now, counted by activity and topic, each card with its question."""
     due = due_cards(store, profile, now)
     items = items_of(store, due)
-    by_activity: dict[str, dict[str, Any]] = {}
+    by_activity: dict[str, DueBlock] = {}
     listed = []
     for card in due:
         block = by_activity.setdefault(card.activity, {"count": 0, "by_topic": {}})
@@ -89,7 +119,7 @@ class ReviewFeedback:
     seconds: float
     suggested: str  # again, hard, good
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONDict:
         return asdict(self)
 
 
@@ -201,7 +231,7 @@ class ReviewSession:
         self.feedback = None
         return card
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SessionSummary:
         """``{profile, reviewed, correct, again, due_left}``."""
         return {
             "profile": self.profile,

@@ -13,13 +13,16 @@ right comes back days later, and the interval grows with each success.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fsrs import Rating, Scheduler, State
 
-from engine.review.cards import ReviewCard, load_card, log_review, new_card, save_card
+from engine.review.cards import ReviewCard, card_for, log_review, save_card
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.store import Store
+
+if TYPE_CHECKING:
+    from engine.types import Item
 
 #: A right answer slower than this (seconds) is rated Hard.
 SLOW_S = 90.0
@@ -118,7 +121,7 @@ def record_answer(
     store: Store,
     activity: str,
     dataset: str,
-    item: dict[str, Any],
+    item: Item,
     correct: bool,
     *,
     seconds: float | None = None,
@@ -127,24 +130,24 @@ def record_answer(
     now: datetime | None = None,
 ) -> ReviewCard:
     """The answer a person just gave to ``item`` in a session, as a review of its card
-    (created on the first answer) with the suggested rating."""
+    (created on the first answer) with the suggested rating. The card is read and written
+    in one transaction holding the write lock: sessions answering it at once take turns."""
     now = now or utcnow()
     profile = profile or DEFAULT_PROFILE
-    card = load_card(store, profile, dataset, str(item["id"]))
-    if card is None:
-        card = new_card(profile, activity, dataset, item, now)
     rating = suggest_rating(correct, seconds)
-    return review(
-        store,
-        card,
-        rating,
-        correct=correct,
-        seconds=seconds,
-        suggested=rating,
-        source=activity,
-        run_id=run_id,
-        now=now,
-    )
+    with store.transaction(immediate=True):
+        card = card_for(store, profile, activity, dataset, item, now)
+        return review(
+            store,
+            card,
+            rating,
+            correct=correct,
+            seconds=seconds,
+            suggested=rating,
+            source=activity,
+            run_id=run_id,
+            now=now,
+        )
 
 
 def interval_text(card: ReviewCard, now: datetime | None = None) -> str:

@@ -11,7 +11,7 @@ the next days, and mastery by question type and category.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from fsrs import State
 
@@ -20,16 +20,36 @@ from engine.review.profiles import DEFAULT_PROFILE
 from engine.review.scheduling import LEARN_AHEAD, utcnow
 from engine.store import Store
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict
+
 DAYS = 14
+
+
+class DayDue(TypedDict):
+    """How many cards fall due on one day (ISO date)."""
+
+    date: str
+    due: int
+
+
+class MasteryCell(TypedDict):
+    """The cards of one topic value: how many, how many mastered, and the share (%)."""
+
+    n: int
+    mastered: int
+    mastery: NotRequired[float | None]
+
+
+#: ``{activity: {field: {value: cell}}}``.
+Mastery = dict[str, dict[str, dict[str, MasteryCell]]]
 
 
 def _percent(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 1) if whole else None
 
 
-def due_per_day(
-    all_cards: list[ReviewCard], now: datetime, days: int = DAYS
-) -> list[dict[str, Any]]:
+def due_per_day(all_cards: list[ReviewCard], now: datetime, days: int = DAYS) -> list[DayDue]:
     """``[{date, due}]`` for today and the next ``days - 1`` days in ``now``'s time zone;
     today's count holds the overdue cards too."""
     tz = now.tzinfo or UTC
@@ -44,10 +64,10 @@ def due_per_day(
     ]
 
 
-def mastery(store: Store, all_cards: list[ReviewCard]) -> dict[str, Any]:
+def mastery(store: Store, all_cards: list[ReviewCard]) -> Mastery:
     """``{activity: {field: {value: {n, mastered, mastery}}}}``, values sorted by mastery."""
     items = items_of(store, all_cards)
-    out: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    out: Mastery = {}
     for card in all_cards:
         fields = topics(card.activity, items[(card.dataset, card.item_key)])
         for name, value in fields.items():
@@ -65,7 +85,7 @@ def mastery(store: Store, all_cards: list[ReviewCard]) -> dict[str, Any]:
 
 def stats(
     store: Store, profile: str = DEFAULT_PROFILE, now: datetime | None = None, days: int = DAYS
-) -> dict[str, Any]:
+) -> JSONDict:
     """The profile's review statistics (see the module's description)."""
     now = now or utcnow().astimezone()
     all_cards = cards(store, profile)

@@ -1,5 +1,7 @@
 """Plain-text tables that line up in a terminal, Chinese included: widths are display
-columns (a CJK character takes two), text is left-aligned and numbers right-aligned.
+columns (a CJK character takes two), text is left-aligned and numbers right-aligned. Control
+characters in the text (a terminal's escape sequences, BEL, NUL, right-to-left overrides…)
+are shown escaped, never sent to the terminal (:func:`visible`).
 
 >>> print("\\n".join(align_rows(["Data set", "n"], [["华法林", "12"], ["fr-dev", "3"]])))
 Data set   n
@@ -14,8 +16,34 @@ from collections.abc import Sequence
 
 from rich.cells import cell_len
 
+#: C0 and C1 controls, DEL, and the marks that reorder text (bidirectional overrides and
+#: isolates, line and paragraph separators): what a terminal acts on instead of showing.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _NUMBER = re.compile(r"^[-+−–]?[\d.,]+%?( [\[(].*[\])])?$|^[–—-]$|^\d+/\d+$")
 _NUMBER_HEADER = re.compile(r"\((%|points|\d+ right)\)$|\bp$")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def visible(text: str, newlines: bool = False) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``,
+    ``\\u202e``), so printing it shows it and the terminal does nothing; ``newlines`` keeps
+    line breaks (``\\n``) as they are, for text shown on several lines.
+
+    >>> visible("ab\\x1b]0;title\\x07 \\u202eZ\\nC")
+    'ab\\\\x1b]0;title\\\\x07 \\\\u202eZ\\\\nC'
+    >>> visible("line 1\\nline 2", newlines=True)
+    'line 1\\nline 2'
+    """
+    if newlines:
+        return "\n".join(_CONTROL.sub(_escaped, line) for line in str(text).split("\n"))
+    return _CONTROL.sub(_escaped, str(text))
 
 
 def display_width(text: str) -> int:
@@ -24,8 +52,9 @@ def display_width(text: str) -> int:
 
 
 def short_text(text: str, width: int) -> str:
-    """``text`` on one line, cut with "…" to at most ``width`` display columns."""
-    text = " ".join(str(text).split())
+    """``text`` on one line, its control characters escaped (:func:`visible`), cut with "…"
+    to at most ``width`` display columns."""
+    text = visible(" ".join(str(text).split()))
     if display_width(text) <= width:
         return text
     out, used = [], 0
@@ -85,8 +114,11 @@ def align_rows(
     right: Sequence[bool] | None = None,
     gap: str = "  ",
 ) -> list[str]:
-    """The header and the rows as lines of padded columns; ``right`` says which columns are
-    right-aligned (default: the numeric ones, see :func:`numeric_columns`)."""
+    """The header and the rows as lines of padded columns, control characters escaped
+    (:func:`visible`); ``right`` says which columns are right-aligned (default: the numeric
+    ones, see :func:`numeric_columns`)."""
+    headers = [visible(h) for h in headers]
+    rows = [[visible(c) for c in r] for r in rows]
     right = list(right) if right is not None else numeric_columns(rows, len(headers), headers)
     widths = [
         max([display_width(h), *(display_width(r[i]) for r in rows)]) for i, h in enumerate(headers)

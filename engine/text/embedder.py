@@ -19,16 +19,19 @@ import importlib.resources
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.progress import CancelLike, ProgressCallback, as_cancel, report
 
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BATCH_SIZE = 32
 
-_models: dict[str, Any] = {}
+_models: dict[str, SentenceTransformer] = {}
 _lock = threading.Lock()
 
 
@@ -47,7 +50,7 @@ def model_dir(model: str | None = None) -> Path:
     return path
 
 
-def _load(path: str) -> Any:
+def _load(path: str) -> SentenceTransformer:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -59,7 +62,7 @@ def _load(path: str) -> Any:
     return SentenceTransformer(path, device="cpu", local_files_only=True)
 
 
-def embedder(model: str | None = None) -> Any:
+def embedder(model: str | None = None) -> SentenceTransformer:
     """The shared ``SentenceTransformer`` for ``model`` (default: the embedded MiniLM), on the
     CPU, loaded on the first call and the same object on every later one."""
     key = str(model_dir(model).resolve())

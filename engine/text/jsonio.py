@@ -28,7 +28,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, overload
+
+from engine.errors import UserError
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -36,7 +41,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 LIST_KEYS = ("records", "data", "items", "questions", "cases")
 
 
-class RecordsError(ValueError):
+class RecordsError(UserError, ValueError):
     """A file that cannot be read as records: ``path``, ``line`` (1-based, or None) and
     ``reason``; ``str()`` is ``"<path>: line <n>: <reason>"``."""
 
@@ -75,7 +80,7 @@ class Numbered(NamedTuple):
 
     number: int
     where: str
-    record: Any
+    record: JSONValue
 
 
 def _json_lines(path: Path, text: str) -> list[Numbered]:
@@ -90,7 +95,7 @@ def _json_lines(path: Path, text: str) -> list[Numbered]:
     return out
 
 
-def _from_document(path: Path, data: Any, keys: Sequence[str]) -> list[Numbered]:
+def _from_document(path: Path, data: JSONValue, keys: Sequence[str]) -> list[Numbered]:
     if isinstance(data, dict):
         data = next((data[k] for k in keys if isinstance(data.get(k), list)), [data])
     if not isinstance(data, list):
@@ -129,12 +134,27 @@ def numbered_records(
     return records
 
 
+@overload
+def read_records(
+    path: str | Path,
+    keys: Sequence[str] = ...,
+    jsonl: bool | None = ...,
+    objects: Literal[True] = ...,
+) -> list[JSONDict]: ...
+@overload
+def read_records(
+    path: str | Path,
+    keys: Sequence[str] = ...,
+    jsonl: bool | None = ...,
+    *,
+    objects: bool,
+) -> list[JSONValue]: ...
 def read_records(
     path: str | Path,
     keys: Sequence[str] = LIST_KEYS,
     jsonl: bool | None = None,
     objects: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[JSONDict] | list[JSONValue]:
     """The records of a JSON list, a JSON object holding a list under one of ``keys`` (any
     other object is one record), or a JSON Lines file.
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from PySide6.QtCharts import (
+    QAbstractBarSeries,
     QBarCategoryAxis,
     QBarSeries,
     QBarSet,
@@ -135,6 +135,26 @@ def scores_over_time(series: dict[str, list[tuple[datetime, float]]], title: str
     return chart
 
 
+def add_bars(
+    chart: QChart,
+    series: QAbstractBarSeries,
+    labels: list[str],
+    values: QValueAxis,
+    horizontal: bool = False,
+) -> QBarCategoryAxis:
+    """Put ``series`` on ``chart``, a bar per label of the category axis (returned) along
+    the bottom (the left when ``horizontal``), its values on ``values`` beside it."""
+    chart.addSeries(series)
+    cats = QBarCategoryAxis()
+    cats.append(labels)
+    bottom, left = Qt.AlignmentFlag.AlignBottom, Qt.AlignmentFlag.AlignLeft
+    chart.addAxis(cats, left if horizontal else bottom)
+    chart.addAxis(values, bottom if horizontal else left)
+    series.attachAxis(cats)
+    series.attachAxis(values)
+    return cats
+
+
 def bars(
     rows: Sequence[tuple[str, float, int]],
     title: str,
@@ -154,21 +174,11 @@ def bars(
     for label, value, n in rows:
         bar_set.append(float(value))
         labels.append(f"{label}<br>{value:.0f}%" + (f" · n={n}" if n else ""))
-    series: Any = QHorizontalBarSeries() if horizontal else QBarSeries()
+    series: QAbstractBarSeries = QHorizontalBarSeries() if horizontal else QBarSeries()
     series.append(bar_set)
     series.setBarWidth(0.6)
-    chart.addSeries(series)
-    cats = QBarCategoryAxis()
-    cats.append(labels)
     vals = _percent_axis()
-    if horizontal:
-        chart.addAxis(cats, Qt.AlignmentFlag.AlignLeft)
-        chart.addAxis(vals, Qt.AlignmentFlag.AlignBottom)
-    else:
-        chart.addAxis(cats, Qt.AlignmentFlag.AlignBottom)
-        chart.addAxis(vals, Qt.AlignmentFlag.AlignLeft)
-    series.attachAxis(cats)
-    series.attachAxis(vals)
+    add_bars(chart, series, labels, vals, horizontal)
     chart.legend().setVisible(False)
     if mark is not None:
         line = QLineSeries()
@@ -208,13 +218,7 @@ def seconds_per_question(rows: Sequence[tuple[float, bool]]) -> QChart:
     series.append(ok)
     series.append(bad)
     series.setBarWidth(0.8)
-    chart.addSeries(series)
-    x = QBarCategoryAxis()
-    x.append([str(i) for i in range(1, len(rows) + 1)])
     y = QValueAxis()
     nice_axis(y, max(seconds for seconds, _right in rows))
-    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
-    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
-    series.attachAxis(x)
-    series.attachAxis(y)
+    add_bars(chart, series, [str(i) for i in range(1, len(rows) + 1)], y)
     return chart

@@ -3,26 +3,41 @@ Stop button, pickers for data sets and models, and error dialogs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
+    QListWidget,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSizePolicy,
+    QSpinBox,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
+from engine.errors import ONE_LINE
 from engine.progress import Progress
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLayout
+
+    from engine.models.backend import ModelInfo
+    from engine.store import Store
+    from engine.types import JSONValue, Row, Summary
+    from gui.main_window import MainWindow
+    from gui.models import ModelHost
+    from gui.workers import Jobs
 
 
 class AppContext:
@@ -32,24 +47,24 @@ class AppContext:
     def __init__(
         self,
         db_path: str | None,
-        store: Any,
-        host: Any,
-        jobs: Any,
+        store: Store | None,
+        host: ModelHost,
+        jobs: Jobs,
         status: Callable[[str], None] = print,
-        window: Any = None,
+        window: MainWindow | None = None,
     ) -> None:
         self.db_path, self.store, self.host, self.jobs = db_path, store, host, jobs
         self.status, self.window = status, window
         self.data_changed: list[Callable[[], None]] = []
         self.runs_changed: list[Callable[[], None]] = []
         self.models_changed: list[Callable[[], None]] = []
-        self.model_list: list[Any] | None = None  # catalog ModelInfo objects, once read
+        self.model_list: list[ModelInfo] | None = None  # catalog ModelInfo objects, once read
 
     def refresh_models(self) -> None:
         """Read the model catalog in the background (reading GGUF headers takes a moment)."""
-        from engine import catalog
+        from engine.models import catalog
 
-        def done(models: list[Any]) -> None:
+        def done(models: list[ModelInfo]) -> None:
             self.model_list = models
             for fn in list(self.models_changed):
                 fn()
@@ -81,7 +96,7 @@ def current_profile(ctx: AppContext) -> str:
     return name if name in profiles(ctx.store) else DEFAULT_PROFILE
 
 
-def esc(text: Any) -> str:
+def esc(text: JSONValue) -> str:
     from html import escape
 
     return escape("" if text is None else str(text))
@@ -104,6 +119,24 @@ class Header(QWidget):
         lay.addWidget(self.subtitle)
 
 
+#: A screen's margins (left, top, right, bottom) around its header and what is under it.
+PAGE_MARGINS = (28, 22, 28, 20)
+
+
+def page_column(
+    page: QWidget,
+    header: Header,
+    spacing: int = 12,
+    margins: tuple[int, int, int, int] = PAGE_MARGINS,
+) -> QVBoxLayout:
+    """The layout of a screen ``page``: its ``header`` at the top, then what the caller adds."""
+    lay = QVBoxLayout(page)
+    lay.setContentsMargins(*margins)
+    lay.setSpacing(spacing)
+    lay.addWidget(header)
+    return lay
+
+
 class Card(QFrame):
     """A white rounded panel with an optional title."""
 
@@ -122,7 +155,7 @@ class Card(QFrame):
         self.layout_.addWidget(widget, stretch)
         return widget
 
-    def add_layout(self, layout: Any) -> Any:
+    def add_layout(self, layout: QLayout) -> QLayout:
         self.layout_.addLayout(layout)
         return layout
 
@@ -131,6 +164,61 @@ def primary(button: QPushButton) -> QPushButton:
     """Style a button as the main action of its area."""
     button.setProperty("kind", "primary")
     return button
+
+
+def button(text: str, clicked: Callable[..., object] | None = None, tip: str = "") -> QPushButton:
+    """A button saying ``text`` that calls ``clicked`` when pressed; ``tip``: its tooltip."""
+    made = QPushButton(text)
+    if tip:
+        made.setToolTip(tip)
+    if clicked is not None:
+        made.clicked.connect(clicked)
+    return made
+
+
+def spin_box(
+    low: int, high: int, value: int, special: str = "", suffix: str = "", tip: str = ""
+) -> QSpinBox:
+    """A box of whole numbers from ``low`` to ``high`` showing ``value``; ``special`` is
+    shown instead of ``low`` ("All", "Automatic"), ``suffix`` after the number (its unit)."""
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setSpecialValueText(special)
+    box.setSuffix(suffix)
+    box.setValue(value)
+    if tip:
+        box.setToolTip(tip)
+    return box
+
+
+def plain_list(current_changed: Callable[..., object]) -> QListWidget:
+    """A frameless list (the "plain" style) that never scrolls sideways; ``current_changed``
+    is called with the new current item and the one before it."""
+    view = QListWidget()
+    view.setObjectName("plain")
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.currentItemChanged.connect(current_changed)
+    return view
+
+
+class SendRow(QHBoxLayout):
+    """The row of a prompt whose reply streams in: ``field`` to type in, a primary button
+    saying ``send`` that sends it (Enter in the field too) and a Stop button."""
+
+    def __init__(
+        self,
+        field: QLineEdit,
+        send: str,
+        on_send: Callable[[], object],
+        on_stop: Callable[[], object],
+    ) -> None:
+        super().__init__()
+        field.returnPressed.connect(on_send)
+        self.send = primary(button(send, on_send))
+        self.stop = button("Stop", on_stop)
+        self.addWidget(field, 1)
+        self.addWidget(self.send)
+        self.addWidget(self.stop)
 
 
 def muted(label: QLabel) -> QLabel:
@@ -255,7 +343,7 @@ class DatasetPicker(QWidget):
         self.combo.blockSignals(False)
         self.changed.emit(self.name or "")
 
-    def _opening(self, datasets: list[dict[str, Any]]) -> str:
+    def _opening(self, datasets: list[Row]) -> str:
         from engine.importers import opening_dataset
         from gui.models import setting
 
@@ -293,7 +381,7 @@ def whole_text(
     return box
 
 
-def combo(choices: list[tuple[Any, str]], current: Any = None) -> QComboBox:
+def combo(choices: Sequence[tuple[JSONValue, str]], current: JSONValue = None) -> QComboBox:
     """A combo box of ``(data, label)`` choices, as wide as its longest label, with
     ``current`` chosen when it is one of them."""
     box = whole_text(QComboBox())
@@ -322,8 +410,7 @@ class ModelCombo(QComboBox):
         if self.ctx.model_list is None:
             self.addItem(current, current)  # until the catalog is read
         for m in self.ctx.model_list or []:
-            kind = "chat" if m.chat_template else "base"
-            self.addItem(f"{m.name}  ({m.parameters_human}, {kind})", m.name)
+            self.addItem(f"{m.name}  ({m.summary()})", m.name)
         i = self.findData(current)
         if i >= 0:
             self.setCurrentIndex(i)
@@ -356,25 +443,20 @@ def show_error(
             ctx.host.mark_crashed(str(exc))
         offer_restart(parent, str(exc), ctx)
         return
+    if not isinstance(exc, str):
+        from engine.dbfile import database_problem
+
+        path = ctx.store.path if ctx is not None else None
+        exc = database_problem(exc, path) or exc  # SQLite's error, said as the CLI says it
     message = exc if isinstance(exc, str) else str(exc) or type(exc).__name__
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(title)
     box.setText(message)
     detail = getattr(exc, "__traceback_text__", None)
-    if detail and not _expected(exc):
+    if detail and not isinstance(exc, ONE_LINE):  # a fault of medexam's own: its traceback
         box.setDetailedText(detail)
     box.open()
-
-
-def _expected(exc: Any) -> bool:
-    """Errors that are the user's input, not a bug: no traceback shown."""
-    from engine.models.protocol import ModelError
-    from engine.store import StoreError
-
-    if isinstance(exc, ModelError | StoreError | ValueError | FileNotFoundError | OSError):
-        return True
-    return type(exc).__name__.endswith("Error") and type(exc).__module__.startswith("engine")
 
 
 def offer_restart(parent: QWidget | None, message: str, ctx: AppContext | None) -> None:
@@ -404,7 +486,7 @@ def restart_model(ctx: AppContext) -> None:
     )
 
 
-def check_crash(ctx: AppContext, summary: dict[str, Any] | None) -> bool:
+def check_crash(ctx: AppContext, summary: Summary | None) -> bool:
     """After a run that failed: if the model process died, say so and offer a restart."""
     if summary and summary.get("status") == "failed":
         if any(m["state"] == "crashed" for m in ctx.host.pool.status()):
@@ -421,6 +503,38 @@ def hline() -> QFrame:
     line.setFrameShape(QFrame.Shape.HLine)
     line.setObjectName("separator")
     return line
+
+
+def selectable(label: QLabel, name: str = "") -> QLabel:
+    """Let ``label`` wrap and its text be selected with the mouse (``name``: its style)."""
+    if name:
+        label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def flush_column(parent: QWidget, spacing: int | None = None) -> QVBoxLayout:
+    """A vertical layout that fills ``parent`` to its edges."""
+    lay = QVBoxLayout(parent)
+    lay.setContentsMargins(0, 0, 0, 0)
+    if spacing is not None:
+        lay.setSpacing(spacing)
+    return lay
+
+
+def add_rows(
+    grid: QGridLayout, rows: Sequence[tuple[str, QWidget | QLayout]], column: int = 0
+) -> None:
+    """Put a label and its widget (or layout) on each row of ``grid``, from the top, in
+    ``column`` and the next one; an empty label leaves its cell empty."""
+    for i, (label, item) in enumerate(rows):
+        if label:
+            grid.addWidget(QLabel(label), i, column)
+        if isinstance(item, QWidget):
+            grid.addWidget(item, i, column + 1)
+        else:
+            grid.addLayout(item, i, column + 1)
 
 
 def form_row(label: str, widget: QWidget, tip: str = "") -> QHBoxLayout:
@@ -445,6 +559,13 @@ def center(widget: QWidget) -> QWidget:
     return wrap
 
 
+def say_verdict(label: QLabel, good: bool, text: str) -> None:
+    """Show ``text`` in ``label`` in the colour of a right (``good``) or a wrong answer."""
+    label.setObjectName("good" if good else "bad")
+    label.setText(text)
+    repolish(label)
+
+
 def repolish(widget: QWidget) -> None:
     """Re-apply the style sheet after a dynamic property changed."""
     widget.style().unpolish(widget)
@@ -452,111 +573,3 @@ def repolish(widget: QWidget) -> None:
     for child in widget.findChildren(QWidget):
         child.style().unpolish(child)
         child.style().polish(child)
-
-
-class OptionButton(QFrame):
-    """One answer option: a letter badge and its text (wrapped); click to select it.
-
-    Its ``state`` property drives the style: ``""``, ``selected``, ``correct``, ``wrong``,
-    ``missed`` (a right option the user did not pick).
-    """
-
-    clicked = Signal(str)
-
-    def __init__(self, letter: str, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.letter = letter
-        self.setObjectName("option")
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setProperty("state", "")
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(12, 9, 12, 9)
-        lay.setSpacing(12)
-        self.badge = QLabel(letter.upper())
-        self.badge.setObjectName("badge")
-        self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.badge.setFixedSize(28, 28)
-        self.label = QLabel(text)
-        self.label.setObjectName("optionText")
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
-        lay.addWidget(self.badge, 0, Qt.AlignmentFlag.AlignTop)
-        lay.addWidget(self.label, 1)
-        self.locked = False
-
-    def set_state(self, state: str) -> None:
-        self.setProperty("state", state)
-        repolish(self)
-
-    @property
-    def state(self) -> str:
-        return str(self.property("state") or "")
-
-    def mousePressEvent(self, event: Any) -> None:  # noqa: N802
-        if not self.locked and event.button() == Qt.MouseButton.LeftButton:
-            self.clicked.emit(self.letter)
-        super().mousePressEvent(event)
-
-
-class OptionList(QWidget):
-    """The options of a question; one answer (``multi=False``) or several.
-
-    Keyboard: the option letters select (when the list has focus or via shortcuts the
-    screen adds).
-    """
-
-    selection_changed = Signal()
-
-    def __init__(self, multi: bool = False, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.multi = multi
-        self.lay = QVBoxLayout(self)
-        self.lay.setContentsMargins(0, 0, 0, 0)
-        self.lay.setSpacing(8)
-        self.buttons: dict[str, OptionButton] = {}
-
-    def set_options(self, options: list[tuple[str, str]]) -> None:
-        for b in self.buttons.values():
-            b.setParent(None)
-            b.deleteLater()
-        self.buttons = {}
-        for letter, text in options:
-            b = OptionButton(letter, text)
-            b.clicked.connect(self.toggle)
-            self.lay.addWidget(b)
-            self.buttons[letter] = b
-        self.selection_changed.emit()
-
-    def toggle(self, letter: str) -> None:
-        if letter not in self.buttons or self.buttons[letter].locked:
-            return
-        b = self.buttons[letter]
-        if self.multi:
-            b.set_state("" if b.state == "selected" else "selected")
-        else:
-            for other in self.buttons.values():
-                other.set_state("selected" if other is b else "")
-        self.selection_changed.emit()
-
-    def selected(self) -> list[str]:
-        return [k for k, b in self.buttons.items() if b.state == "selected"]
-
-    def reveal(self, gold: list[str] | str, chosen: list[str] | str | None) -> None:
-        """Show which options were right; lock the list."""
-        gold_set = {g.lower() for g in gold}
-        chosen_set = {c.lower() for c in (chosen or [])}
-        for letter, b in self.buttons.items():
-            key = letter.lower()
-            b.locked = True
-            b.setCursor(Qt.CursorShape.ArrowCursor)
-            if key in gold_set:
-                b.set_state("correct" if key in chosen_set or not self.multi else "missed")
-            elif key in chosen_set:
-                b.set_state("wrong")
-            else:
-                b.set_state("")
-
-    def lock(self) -> None:
-        for b in self.buttons.values():
-            b.locked = True
-            b.setCursor(Qt.CursorShape.ArrowCursor)

@@ -7,17 +7,15 @@ The patient, the fact matching, the scoring and the metrics are :mod:`engine.con
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
-    QPushButton,
-    QSpinBox,
     QSplitter,
     QStackedWidget,
     QWidget,
@@ -30,14 +28,27 @@ from gui.widgets.common import (
     AppContext,
     Card,
     DatasetPicker,
-    OptionList,
+    SendRow,
+    button,
     esc,
     muted,
+    plain_list,
     primary,
     show_error,
+    spin_box,
     text_view,
 )
+from gui.widgets.question import OptionList
 from gui.widgets.screen import SessionCalls, VerticalScroll
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from engine.consult.cases import Case, Turn
+    from engine.consult.metrics import CaseMetrics
+    from engine.consult.session import Consultation, ConsultResult
+    from engine.types import JSONDict, JSONValue
+    from gui.workers import Job, Worker
 
 ROLE_STYLE = {
     # role: (label, background, text colour, align)
@@ -46,7 +57,7 @@ ROLE_STYLE = {
 }
 
 
-def transcript_html(turns: list[dict[str, Any]], doctor_label: str = "You") -> str:
+def transcript_html(turns: Sequence[Mapping[str, JSONValue]], doctor_label: str = "You") -> str:
     """Chat bubbles for a list of ``{role, text}`` turns."""
     rows = []
     for t in turns:
@@ -68,7 +79,7 @@ def transcript_html(turns: list[dict[str, Any]], doctor_label: str = "You") -> s
     return "".join(rows)
 
 
-def _session() -> Any:
+def _session() -> ModuleType:
     """The consultation engine's session module (imported when first needed)."""
     from engine.consult import session
 
@@ -81,11 +92,10 @@ class PersonPanel(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.consultation: Any = None
-        self.case: Any = None
-        self.turns: list[dict[str, Any]] = []
-        self.reply_job: Any = None
-        self.busy = False
+        self.consultation: Consultation | None = None
+        self.case: Case | None = None
+        self.turns: list[Turn] = []
+        self.reply_job: Worker | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -116,22 +126,16 @@ class PersonPanel(QWidget, SessionCalls):
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._load_cases)
         cases.add(self.dataset)
-        self.case_list = QListWidget()
-        self.case_list.setObjectName("plain")
+        self.case_list = plain_list(self._case_selected)
         self.case_list.setWordWrap(True)
-        self.case_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.case_list.currentItemChanged.connect(self._case_selected)
         self.case_list.itemDoubleClicked.connect(self.start)
         cases.add(self.case_list, 1)
         row = QHBoxLayout()
         row.addWidget(QLabel("Questions allowed"))
-        self.max_turns = QSpinBox()
-        self.max_turns.setRange(1, 50)
-        self.max_turns.setValue(setting("consult/max_turns", 10, int))
+        self.max_turns = spin_box(1, 50, setting("consult/max_turns", 10, int))
         row.addWidget(self.max_turns)
         cases.add_layout(row)
-        self.start_button = primary(QPushButton("Start consultation"))
-        self.start_button.clicked.connect(self.start)
+        self.start_button = primary(button("Start consultation", self.start))
         cases.add(self.start_button)
         cases.setMinimumWidth(260)
         return cases
@@ -141,24 +145,17 @@ class PersonPanel(QWidget, SessionCalls):
         self.chat = text_view()
         self.chat.setPlaceholderText("Choose a patient and start the consultation.")
         chat.add(self.chat, 1)
-        ask = QHBoxLayout()
         self.question = QLineEdit()
         self.question.setPlaceholderText("Ask the patient a question, e.g. “Where does it hurt?”")
-        self.question.returnPressed.connect(self._ask_clicked)
-        self.ask_button = primary(QPushButton("Ask"))
-        self.ask_button.clicked.connect(self._ask_clicked)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.clicked.connect(self.stop_reply)
+        ask = SendRow(self.question, "Ask", self._ask_clicked, self.stop_reply)
+        self.ask_button, self.stop_button = ask.send, ask.stop
         self.stop_button.setVisible(False)
-        ask.addWidget(self.question, 1)
-        ask.addWidget(self.ask_button)
-        ask.addWidget(self.stop_button)
         chat.add_layout(ask)
         foot = QHBoxLayout()
         self.left_label = muted(QLabel(""))
-        self.end_button = QPushButton("End consultation")
-        self.end_button.setToolTip("Stop asking and answer the case's question")
-        self.end_button.clicked.connect(self.end)
+        self.end_button = button(
+            "End consultation", self.end, "Stop asking and answer the case's question"
+        )
         foot.addWidget(self.left_label, 1)
         foot.addWidget(self.end_button)
         chat.add_layout(foot)
@@ -187,8 +184,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.diagnosis.returnPressed.connect(self.submit)
         task.add(self.diagnosis)
         task.layout_.addStretch(1)
-        self.submit_button = primary(QPushButton("Submit answer"))
-        self.submit_button.clicked.connect(self.submit)
+        self.submit_button = primary(button("Submit answer", self.submit))
         task.add(self.submit_button)
         return task
 
@@ -224,9 +220,7 @@ class PersonPanel(QWidget, SessionCalls):
         )
         overlap_note.setWordWrap(True)
         result.add(overlap_note)
-        again = QPushButton("Another patient")
-        again.clicked.connect(self.reset)
-        result.add(again)
+        result.add(button("Another patient", self.reset))
         return result
 
     def _open_import(self) -> None:
@@ -262,7 +256,7 @@ class PersonPanel(QWidget, SessionCalls):
         if self.case_list.count():
             self.case_list.setCurrentRow(0)
 
-    def _case_selected(self, *_: Any) -> None:
+    def _case_selected(self, *_: object) -> None:
         item = self.case_list.currentItem()
         if item is None or self.consultation is not None:
             return
@@ -303,7 +297,7 @@ class PersonPanel(QWidget, SessionCalls):
         else:
             self.left_label.setText("Consultation over")
 
-    def start(self, *_: Any) -> None:
+    def start(self, *_: object) -> None:
         item = self.case_list.currentItem()
         dataset = self.dataset.name
         if item is None or not dataset or self.consultation is not None:
@@ -314,7 +308,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.dataset.remember_choice()
         host = self.ctx.host
 
-        def job(job: Any) -> Any:
+        def job(job: Job) -> Consultation:
             from engine.consult.session import start_person_consultation
 
             return start_person_consultation(job.store, dataset, case, host.get(), max_turns)
@@ -323,7 +317,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.chat.setHtml("<p style='color:#6b7280'>Calling the patient in…</p>")
         self.call(job, self._started)
 
-    def _started(self, consultation: Any) -> None:
+    def _started(self, consultation: Consultation) -> None:
         self.consultation = consultation
         self.turns = list(consultation.turns)
         self._render()
@@ -350,7 +344,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.turns.append({"role": "patient", "text": ""})
         self._render()
 
-        def job(job: Any) -> Any:
+        def job(job: Job) -> Turn | None:
             stream = c.ask_stream(question)
             for piece in stream:
                 job.piece(piece)
@@ -359,10 +353,9 @@ class PersonPanel(QWidget, SessionCalls):
             return stream.turn
 
         self.busy = True
-        self.reply_job = self.ctx.jobs.start(
+        self.reply_job = self.stream(
             job,
-            pool="session",
-            on_piece=self._piece,
+            self._piece,
             on_done=self._replied,
             on_error=self._failed,
             on_ended=self._reply_ended,
@@ -373,7 +366,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.turns[-1]["text"] += text
         self._render()
 
-    def _replied(self, turn: dict[str, Any] | None) -> None:
+    def _replied(self, turn: Turn | None) -> None:
         self.turns = list(self.consultation.turns)
         self._render()
 
@@ -388,10 +381,7 @@ class PersonPanel(QWidget, SessionCalls):
             self.question.setFocus()
 
     def stop_reply(self) -> None:
-        if self.reply_job is not None:
-            self.reply_job.stop()
-            if self.ctx.host.model is not None:
-                self.ctx.host.model.cancel()
+        self.stop_stream(self.reply_job)
 
     def end(self) -> None:
         """Stop asking: show the case's task."""
@@ -428,7 +418,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.submit_button.setEnabled(False)
         self.call(lambda job: _session().finish_person_consultation(c, answer), self._finished)
 
-    def _finished(self, result: Any) -> None:
+    def _finished(self, result: ConsultResult) -> None:
         c = self.consultation
         self.ctx.notify_runs()
         task = result.task
@@ -452,7 +442,7 @@ class PersonPanel(QWidget, SessionCalls):
         QTimer.singleShot(0, self.facts_table.resizeRowsToContents)
         self._enable()
 
-    def _show_facts(self, case: Any, turns: list[dict[str, Any]], metrics: dict[str, Any]) -> None:
+    def _show_facts(self, case: Case, turns: list[Turn], metrics: CaseMetrics) -> None:
         """The facts the patient told (in the order they came out), then the others; and the
         consultation's word-overlap metrics, labelled by the engine."""
         from engine.consult.metrics import uncovered_facts
@@ -494,6 +484,11 @@ class PersonPanel(QWidget, SessionCalls):
                 lambda job: _session().abandon_person_consultation(c), pool="session"
             )
 
+    def closing(self) -> None:
+        """The window closes: stop the patient's reply, close an unfinished consultation."""
+        self.stop_reply()
+        self.abandon()
+
     def reset(self) -> None:
         """Back to choosing a patient."""
         self.abandon()
@@ -522,19 +517,19 @@ def _unbroken_end(label: str) -> str:
     return f"{head}&nbsp;{last}" if head else label
 
 
-def _fact_mark(fact: dict[str, Any]) -> str:
+def _fact_mark(fact: JSONDict) -> str:
     return "!" if fact["leaked"] else FACT_MARKS[fact["status"]]
 
 
-def _fact_text(fact: dict[str, Any]) -> str:
+def _fact_text(fact: JSONDict) -> str:
     return f"{fact['key']}: {fact['value']}"
 
 
-def _fact_colour(fact: dict[str, Any]) -> str:
+def _fact_colour(fact: JSONDict) -> str:
     return FACT_COLOURS[fact["status"]]
 
 
-def _fact_tip(fact: dict[str, Any]) -> str:
+def _fact_tip(fact: JSONDict) -> str:
     if fact["status"] == "not_told":
         return "Not told: no question brought it out"
     unasked = ", without being asked" if fact["leaked"] else ""

@@ -8,7 +8,7 @@ The questions, scoring, pass mark and missed questions are :mod:`engine.exam.ses
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent, QTextCursor
@@ -18,10 +18,8 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -35,17 +33,27 @@ from gui.widgets.common import (
     AppContext,
     Card,
     DatasetPicker,
-    OptionList,
+    add_rows,
     combo,
     current_profile,
+    flush_column,
     muted,
     primary,
-    repolish,
+    say_verdict,
+    selectable,
     show_error,
+    spin_box,
     text_view,
 )
 from gui.widgets.exam_report import ReportPage, duration
+from gui.widgets.question import QuestionCard, position_widgets, show_position
 from gui.widgets.screen import SessionCalls, scrolled
+
+if TYPE_CHECKING:
+    from engine.exam.dataset import Question
+    from engine.exam.session import ExamSession, Feedback, SessionResult
+    from engine.types import Row
+    from gui.workers import Job, Worker
 
 EXPLAIN_LANGUAGES = [
     ("auto", "In the question's language"),
@@ -61,7 +69,7 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
-def _past_result(run: dict[str, Any]) -> str:
+def _past_result(run: Row) -> str:
     summary = run.get("summary")
     if not summary:
         return run["status"]
@@ -74,11 +82,10 @@ class PracticePanel(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: Any = None
-        self.item: dict[str, Any] | None = None
+        self.session: ExamSession | None = None
+        self.item: Question | None = None
         self.answered = False
-        self.explain_job: Any = None
-        self.busy = False
+        self.explain_job: Worker | None = None
         self.answer_seconds: float | None = None
         self.stack = QStackedWidget()
         lay = QVBoxLayout(self)
@@ -89,7 +96,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.report = ReportPage()
         self.report.review_clicked.connect(self.review_missed)
         self.report.new_session_clicked.connect(self.back_to_setup)
-        self.result: Any = None
+        self.result: SessionResult | None = None
         self.stack.addWidget(scrolled(self.report))
         self.timer = QTimer(self)
         self.timer.setInterval(500)
@@ -130,21 +137,15 @@ class PracticePanel(QWidget, SessionCalls):
         self.dataset = DatasetPicker(self.ctx, "exam", compact=True)
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._dataset_changed)
-        grid.addWidget(QLabel("Questions"), 0, 0)
-        grid.addWidget(self.dataset, 0, 1)
-        grid.addWidget(QLabel("Mode"), 1, 0, Qt.AlignmentFlag.AlignTop)
-        grid.addLayout(self._modes(), 1, 1)
-        self.count = _spin(0, 100000, setting("exam/count", 0, int), special="All")
+        self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
         self.count.setToolTip("How many questions (from the start of the set)")
-        self.minutes = _spin(1, 600, setting("exam/minutes", 15, int), suffix=" min")
-        self.pass_mark = _spin(0, 100, setting("exam/pass_mark", 60, int), suffix=" %")
-        for i, (label, widget) in enumerate(
-            [("How many", self.count), ("Time limit", self.minutes), ("Pass mark", self.pass_mark)]
-        ):
-            grid.addWidget(QLabel(label), 2 + i, 0)
-            grid.addWidget(widget, 2 + i, 1)
+        self.minutes = spin_box(1, 600, setting("exam/minutes", 15, int), suffix=" min")
+        self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", 60, int), suffix=" %")
         self.only_missed = QCheckBox("Only the ones I got wrong")
-        grid.addWidget(self.only_missed, 5, 1)
+        rows = [("Questions", self.dataset), ("Mode", self._modes()), ("How many", self.count)]
+        rows += [("Time limit", self.minutes), ("Pass mark", self.pass_mark)]
+        add_rows(grid, [*rows, ("", self.only_missed)])
+        grid.itemAtPosition(1, 0).setAlignment(Qt.AlignmentFlag.AlignTop)  # beside two lines
         grid.setColumnStretch(1, 1)
         return grid
 
@@ -223,15 +224,9 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _question_page(self) -> QWidget:
         page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(10)
+        lay = flush_column(page, spacing=10)
         top = QHBoxLayout()
-        self.position = QLabel("")
-        self.position.setObjectName("cardTitle")
-        self.bar = QProgressBar()
-        self.bar.setTextVisible(False)
-        self.bar.setMaximumWidth(260)
+        self.position, self.bar = position_widgets(260)
         self.kind = QLabel("")
         self.kind.setObjectName("pill")
         self.clock = QLabel("00:00")
@@ -257,24 +252,16 @@ class PracticePanel(QWidget, SessionCalls):
         return page
 
     def _question_card(self) -> Card:
-        qcard = Card()
-        self.question = QLabel("")
-        self.question.setObjectName("question")
-        self.question.setWordWrap(True)
-        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        qcard.add(self.question)
-        self.options = OptionList(multi=False)
+        qcard = QuestionCard(multi=False)
+        self.question, self.options = qcard.question, qcard.options
         self.options.selection_changed.connect(self._selection_changed)
-        qcard.add(self.options)
         return qcard
 
     def _feedback_card(self) -> Card:
         self.feedback = Card()
         self.verdict = QLabel("")
         self.feedback.add(self.verdict)
-        self.explanation = QLabel("")
-        self.explanation.setWordWrap(True)
-        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation = selectable(QLabel(""))
         self.feedback.add(self.explanation)
         self.feedback.add_layout(self._explain_row())
         self.model_text = text_view(90)
@@ -379,30 +366,27 @@ class PracticePanel(QWidget, SessionCalls):
             "pass_mark": float(self.pass_mark.value()),
         }
 
-        def make(job: Any) -> Any:
+        def make(job: Job) -> tuple[ExamSession, Question | None]:
             session = ExamSession(job.store, dataset, **kwargs)
             return session, session.next_question()
 
         self.call(make, self._started)
 
-    def _started(self, result: tuple[Any, dict[str, Any] | None]) -> None:
+    def _started(self, result: tuple[ExamSession, Question | None]) -> None:
         self.session, item = result
         self.ctx.notify_runs()
         self.stack.setCurrentIndex(1)
         self.timer.start()
         self._show(item)
 
-    def _show(self, item: dict[str, Any] | None) -> None:
+    def _show(self, item: Question | None) -> None:
         if item is None:
             self.end_session()
             return
         s = self.session
         self.item = item
         self.answered = False
-        n = len(s.questions)
-        self.position.setText(f"Question {s.index + 1} of {n}")
-        self.bar.setRange(0, n)
-        self.bar.setValue(s.index)
+        show_position(self.position, self.bar, s.index, len(s.questions), s.index)
         kinds = [item.get(k) for k in ("type2", "type3") if item.get(k)]
         self.kind.setText(" · ".join(kinds))
         self.kind.setVisible(bool(kinds))
@@ -441,7 +425,7 @@ class PracticePanel(QWidget, SessionCalls):
         session = self.session
         self.call(lambda job: session.answer(chosen), self._answered)
 
-    def _answered(self, feedback: Any) -> None:
+    def _answered(self, feedback: Feedback | None) -> None:
         self.answered = True
         self.answer_seconds = feedback.seconds if feedback is not None else None
         if feedback is None:  # timed: straight on
@@ -449,13 +433,11 @@ class PracticePanel(QWidget, SessionCalls):
             return
         self.options.reveal([feedback.gold], [feedback.chosen] if feedback.chosen else [])
         if feedback.correct:
-            self.verdict.setObjectName("good")
-            self.verdict.setText(f"Correct — {feedback.gold} ({duration(feedback.seconds)})")
+            said = f"Correct — {feedback.gold} ({duration(feedback.seconds)})"
         else:
-            self.verdict.setObjectName("bad")
-            said = f"you chose {feedback.chosen}" if feedback.chosen else "skipped"
-            self.verdict.setText(f"Not quite — the answer is {feedback.gold} ({said})")
-        repolish(self.verdict)
+            chose = f"you chose {feedback.chosen}" if feedback.chosen else "skipped"
+            said = f"Not quite — the answer is {feedback.gold} ({chose})"
+        say_verdict(self.verdict, feedback.correct, said)
         self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
         self.feedback.setVisible(True)
         self.explain_button.setEnabled(True)
@@ -478,7 +460,7 @@ class PracticePanel(QWidget, SessionCalls):
         if lang == "auto":
             lang = item_language(self.item)
 
-        def job(job: Any) -> str:
+        def job(job: Job) -> str:
             model = host.get()
             out = []
             for piece in session.stream_explanation(model, lang=lang):
@@ -495,12 +477,8 @@ class PracticePanel(QWidget, SessionCalls):
         )
         self.explain_button.setEnabled(False)
         self.explain_stop.setVisible(True)
-        self.explain_job = self.ctx.jobs.start(
-            job,
-            pool="session",
-            on_piece=self._piece,
-            on_error=self._explain_failed,
-            on_ended=self._explained,
+        self.explain_job = self.stream(
+            job, self._piece, on_error=self._explain_failed, on_ended=self._explained
         )
 
     def _explain_failed(self, exc: BaseException) -> None:
@@ -519,10 +497,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.explain_button.setEnabled(True)
 
     def _stop_explaining(self) -> None:
-        if self.explain_job is not None:
-            self.explain_job.stop()
-            if self.ctx.host.model is not None:
-                self.ctx.host.model.cancel()
+        self.stop_stream(self.explain_job)
 
     def _tick(self) -> None:
         s = self.session
@@ -548,12 +523,12 @@ class PracticePanel(QWidget, SessionCalls):
         session = self.session
         self.call(lambda job: session.finish(), self._finished)
 
-    def _finished(self, result: Any) -> None:
+    def _finished(self, result: SessionResult) -> None:
         self.ctx.notify_runs()
         self.show_report(result)
         self._dataset_changed()
 
-    def show_report(self, result: Any) -> None:
+    def show_report(self, result: SessionResult) -> None:
         """Fill and show the report page for a :class:`~engine.exam.session.SessionResult`."""
         self.result = result
         questions = self.session.questions if self.session is not None else []
@@ -580,12 +555,3 @@ class PracticePanel(QWidget, SessionCalls):
         session = self.session
         if session is not None and not session.finished:
             self.ctx.jobs.start(lambda job: session.finish(), pool="session")
-
-
-def _spin(low: int, high: int, value: int, special: str = "", suffix: str = "") -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(low, high)
-    spin.setSpecialValueText(special)
-    spin.setSuffix(suffix)
-    spin.setValue(value)
-    return spin

@@ -4,13 +4,19 @@ numbers are the engine's (:class:`engine.exam.session.SessionResult`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.exam.dataset import LETTERS
-from gui.widgets.common import Card, esc, muted, primary, repolish, text_view
+from gui.widgets.common import Card, esc, muted, primary, say_verdict, text_view
+
+if TYPE_CHECKING:
+    from PySide6.QtCharts import QChartView
+
+    from engine.exam.dataset import Question
+    from engine.exam.session import SessionResult
 
 
 def duration(seconds: float | None) -> str:
@@ -47,8 +53,8 @@ class ReportPage(QWidget):
         top_box.setLayout(top)
         top_box.setFixedHeight(300)
         lay.addWidget(top_box)
-        self.type_chart: Any = None
-        self.time_chart: Any = None
+        self.type_chart: QChartView | None = None
+        self.time_chart: QChartView | None = None
         missed = Card("Questions to review")
         self.missed_view = text_view(160)
         missed.add(self.missed_view, 1)
@@ -79,22 +85,22 @@ class ReportPage(QWidget):
         head.add_layout(buttons)
         return head
 
-    def show_result(self, result: Any, questions: list[dict[str, Any]], dataset: str) -> None:
+    def show_result(self, result: SessionResult, questions: list[Question], dataset: str) -> None:
         """Fill the page for a :class:`~engine.exam.session.SessionResult` of a session over
         ``questions`` of ``dataset``."""
         mode = "Timed exam" if result.mode == "timed" else "Practice"
         self.session_label.setText(f"{mode} · {dataset}")
         self.score_label.setText(f"{result.score:.0f}%")
         verdict = "Passed" if result.passed else "Not passed"
-        self.pass_label.setObjectName("good" if result.passed else "bad")
-        self.pass_label.setText(f"{verdict} — the pass mark is {result.pass_mark:.0f}%")
-        repolish(self.pass_label)
+        say_verdict(
+            self.pass_label, result.passed, f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
+        )
         self.stats_label.setText(_stats(result))
         self._charts(result)
         self.review_button.setEnabled(bool(result.missed))
         self.missed_view.setHtml(missed_html(result, questions))
 
-    def _charts(self, result: Any) -> None:
+    def _charts(self, result: SessionResult) -> None:
         from gui.widgets import charts
 
         by_type = result.by_type or {}
@@ -110,7 +116,7 @@ class ReportPage(QWidget):
         self.time_chart.setChart(charts.seconds_per_question(seconds))
 
 
-def _stats(result: Any) -> str:
+def _stats(result: SessionResult) -> str:
     skipped = sum(1 for f in result.feedback if f.chosen is None)
     return (
         f"{result.correct} of {result.n} right · {result.answered} answered"
@@ -121,7 +127,7 @@ def _stats(result: Any) -> str:
     )
 
 
-def missed_html(result: Any, questions: list[dict[str, Any]]) -> str:
+def missed_html(result: SessionResult, questions: list[Question]) -> str:
     """The missed questions with their options (the right one green, the chosen one red),
     the answer given and the explanation."""
     if not result.missed:

@@ -5,7 +5,7 @@ the words they share with the question highlighted."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QGridLayout, QSizePolicy, QSpinBox, QWidget
@@ -13,7 +13,13 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QSizePolicy, QSpinBox, QWi
 from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, combo, esc, whole_text
 
-RETRIEVERS: list[tuple[Any, str]] = [
+if TYPE_CHECKING:
+    from engine.french.index import Index
+    from engine.french.session import PassageView
+    from engine.progress import Progress
+    from gui.workers import Job
+
+RETRIEVERS: list[tuple[str, str]] = [
     ("bm25", "BM25 (words)"),
     ("dense", "Dense (MiniLM embeddings)"),
     ("hybrid", "Hybrid (both, fused)"),
@@ -22,7 +28,7 @@ RETRIEVERS: list[tuple[Any, str]] = [
 HIGHLIGHT = "<span style='background:#fde68a; color:#111827'>"
 
 
-def passages_html(passages: list[Any]) -> str:
+def passages_html(passages: list[PassageView]) -> str:
     """Retrieved passages with the words they share with the query highlighted."""
     if not passages:
         return "<p style='color:#6b7280'>No passage for this question.</p>"
@@ -42,8 +48,8 @@ def passages_html(passages: list[Any]) -> str:
 
 
 def load_retriever(
-    job: Any, corpus: str, retriever: str, cancel: Callable[[], bool] | None = None
-) -> Any:
+    job: Job, corpus: str, retriever: str, cancel: Callable[[], bool] | None = None
+) -> Index | None:
     """The index of ``corpus`` for ``retriever`` (built on first use, reused after), its
     build reported to ``job.progress``; it stops with
     :class:`~engine.progress.Cancelled` when the job is stopped or ``cancel()`` is true."""
@@ -57,7 +63,7 @@ def load_retriever(
     return build_index(job.store, corpus, retriever, progress=job.progress, cancel=cancelled)
 
 
-def build_message(retriever: str, p: Any) -> str:
+def build_message(retriever: str, p: Progress) -> str:
     """What an index build is doing, in a few words for a progress row: "Dense index:
     embedding passages"."""
     name = dict(RETRIEVERS).get(retriever, retriever).split(" (")[0]

@@ -8,16 +8,15 @@ Retrieval, the highlighted spans and scoring are :mod:`engine.french`'s.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -29,13 +28,15 @@ from gui.widgets.common import (
     AppContext,
     Card,
     DatasetPicker,
-    OptionList,
     ProgressRow,
+    add_rows,
     current_profile,
     esc,
+    flush_column,
     muted,
     primary,
     show_error,
+    spin_box,
     text_view,
 )
 from gui.widgets.french_passages import (
@@ -45,7 +46,17 @@ from gui.widgets.french_passages import (
     load_retriever,
     passages_html,
 )
+from gui.widgets.question import QuestionCard, position_widgets, show_position
 from gui.widgets.screen import SessionCalls, scrolled
+
+if TYPE_CHECKING:
+    from engine.french.session import Feedback, FrenchSession, QuestionView
+    from engine.progress import Progress
+    from engine.types import Summary
+    from gui.workers import Job
+
+#: What a call that may build an index returns.
+T = TypeVar("T")
 
 Retrieval = tuple[str, str, int]  # corpus, retriever, k
 SLOW = ("dense", "hybrid")  # retrievers whose index is built as soon as they are chosen
@@ -65,9 +76,8 @@ class FrenchPractice(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: Any = None
-        self.view: Any = None
-        self.busy = False
+        self.session: FrenchSession | None = None
+        self.view: QuestionView | None = None
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
         self._stop_build = threading.Event()
         self._previous: Retrieval | None = None  # the retrieval to go back to on Cancel
@@ -104,24 +114,17 @@ class FrenchPractice(QWidget, SessionCalls):
         self.retrieval.retriever.currentIndexChanged.connect(self._retrieval_changed)
         self.retrieval.k.valueChanged.connect(self._retrieval_changed)
         self.retrieval.corpus.currentIndexChanged.connect(self._retrieval_changed)
-        self.limit = QSpinBox()
-        self.limit.setRange(0, 100000)
-        self.limit.setSpecialValueText("All")
-        self.limit.setToolTip("How many questions")
+        self.limit = spin_box(
+            0, 100000, setting("french/limit", 0, int), special="All", tip="How many questions"
+        )
         self.limit.setMinimumWidth(90)
-        self.limit.setValue(setting("french/limit", 0, int))
         self.start_button = primary(QPushButton("Start"))
         self.start_button.setMinimumWidth(110)
         self.start_button.clicked.connect(self.start)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
-        grid.addWidget(QLabel("Questions"), 0, 0)
-        grid.addWidget(self.dataset, 0, 1)
-        grid.addWidget(QLabel("How many"), 0, 2)
-        grid.addWidget(self.limit, 0, 3)
-        grid.addWidget(QLabel("Passages"), 1, 0)
-        grid.addWidget(self.retrieval, 1, 1)
-        grid.addWidget(self.start_button, 1, 3)
+        add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
+        add_rows(grid, [("How many", self.limit), ("", self.start_button)], column=2)
         grid.setColumnStretch(1, 1)
         setup.add_layout(grid)
         self.build_row = ProgressRow()
@@ -134,8 +137,7 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _question_side(self) -> QWidget:
         side = QWidget()
-        lay = QVBoxLayout(side)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = flush_column(side)
         lay.addWidget(scrolled(self._question_card()), 1)
         buttons = QHBoxLayout()
         self.finish_button = QPushButton("Finish")
@@ -155,26 +157,19 @@ class FrenchPractice(QWidget, SessionCalls):
         return side
 
     def _question_card(self) -> Card:
-        qcard = Card()
         top = QHBoxLayout()
-        self.position = QLabel("")
-        self.position.setObjectName("cardTitle")
-        self.bar = QProgressBar()
-        self.bar.setTextVisible(False)
-        self.bar.setMaximumWidth(220)
+        self.position, self.bar = position_widgets(220)
         top.addWidget(self.position)
         top.addStretch(1)
         top.addWidget(self.bar)
-        qcard.add_layout(top)
-        self.question = QLabel("Choose a question set and press Start.")
-        self.question.setObjectName("question")
-        self.question.setWordWrap(True)
-        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        qcard.add(self.question)
-        qcard.add(muted(QLabel("Select every right option (one or more).")))
-        self.options = OptionList(multi=True)
+        qcard = QuestionCard(
+            multi=True,
+            text="Choose a question set and press Start.",
+            head=top,
+            hint="Select every right option (one or more).",
+        )
+        self.question, self.options = qcard.question, qcard.options
         self.options.selection_changed.connect(self._enable)
-        qcard.add(self.options)
         self.verdict = QLabel("")
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
@@ -204,7 +199,7 @@ class FrenchPractice(QWidget, SessionCalls):
         profile = current_profile(self.ctx)
         old = self.session if self.session is not None and not self.session.done else None
 
-        def make(job: Any, stop: threading.Event) -> Any:
+        def make(job: Job, stop: threading.Event) -> tuple[FrenchSession, QuestionView]:
             index = load_retriever(job, corpus, retriever, stop.is_set)
             if old is not None:  # a new session replaces it (not when the build is cancelled)
                 old.finish()
@@ -217,7 +212,9 @@ class FrenchPractice(QWidget, SessionCalls):
         self._choice, self._previous = self.retrieval.values, None
         self._with_index(make, self._started)
 
-    def _with_index(self, fn: Any, on_done: Any) -> None:
+    def _with_index(
+        self, fn: Callable[[Job, threading.Event], T], on_done: Callable[[T], None]
+    ) -> None:
         """Run ``fn(job, stop)``, which may build the chosen retriever's index, on the
         session thread; ``stop`` is set by Cancel."""
         corpus, retriever, _k = self.retrieval.values
@@ -225,7 +222,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self._stop_build = threading.Event()
         self.call(fn, on_done, self._stop_build, progress=self._index_progress)
 
-    def _index_progress(self, p: Any) -> None:
+    def _index_progress(self, p: Progress) -> None:
         if self.building is None:
             return
         if not self.build_row.isVisible():
@@ -270,16 +267,15 @@ class FrenchPractice(QWidget, SessionCalls):
         if self.retrieval.values != self._choice and not self.busy:
             self._retrieval_changed()  # changed while another call ran
 
-    def _started(self, result: tuple[Any, Any]) -> None:
+    def _started(self, result: tuple[FrenchSession, QuestionView]) -> None:
         self.session, view = result
         self.ctx.notify_runs()
         self._show(view)
 
-    def _show(self, view: Any) -> None:
+    def _show(self, view: QuestionView) -> None:
         self.view = view
-        self.position.setText(f"Question {view.position + 1} of {view.total}")
-        self.bar.setRange(0, view.total)
-        self.bar.setValue(self.session.summary()["answered"])
+        answered = self.session.summary()["answered"]
+        show_position(self.position, self.bar, view.position, view.total, answered)
         self.question.setText(view.question)
         self.options.set_options([(letter, text) for letter, text in view.options])
         self.verdict.setText("")
@@ -300,7 +296,7 @@ class FrenchPractice(QWidget, SessionCalls):
         if session is None and (retriever not in SLOW or self._previous[:2] == values[:2]):
             return  # no passages to show; a BM25 index builds in moments at Start
 
-        def redo(job: Any, stop: threading.Event) -> Any:
+        def redo(job: Job, stop: threading.Event) -> QuestionView | None:
             index = load_retriever(job, corpus, retriever, stop.is_set)
             if session is None:
                 return None
@@ -311,7 +307,7 @@ class FrenchPractice(QWidget, SessionCalls):
             self.passages.setHtml(_stale("Retrieving the passages again…"))
         self._with_index(redo, self._show_passages)
 
-    def _show_passages(self, view: Any) -> None:
+    def _show_passages(self, view: QuestionView | None) -> None:
         if view is not None:
             self.view = view
             self.passages.setHtml(passages_html(view.passages))
@@ -338,7 +334,7 @@ class FrenchPractice(QWidget, SessionCalls):
         session, position = self.session, self.view.position
         self.call(lambda job: (session.answer(chosen, position), session.summary()), self._answered)
 
-    def _answered(self, result: tuple[Any, dict[str, Any]]) -> None:
+    def _answered(self, result: tuple[Feedback, Summary]) -> None:
         fb, summary = result
         self.options.reveal(fb.gold, fb.chosen)
         colour = "#15803d" if fb.exact else "#b45309" if fb.hamming > 0 else "#b91c1c"
@@ -362,7 +358,7 @@ class FrenchPractice(QWidget, SessionCalls):
             self.finish()
         self._enable()
 
-    def _totals(self, summary: dict[str, Any] | None = None) -> None:
+    def _totals(self, summary: Summary | None = None) -> None:
         if summary is None and self.session is not None:
             summary = self.session.summary()
         if not summary or not summary.get("answered"):
@@ -384,7 +380,7 @@ class FrenchPractice(QWidget, SessionCalls):
             return
         session = self.session
 
-        def done(summary: dict[str, Any]) -> None:
+        def done(summary: Summary) -> None:
             if self.session is session:  # the run is closed: nothing more is answered in it
                 self.session = None
             self.ctx.notify_runs()

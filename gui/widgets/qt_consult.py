@@ -8,18 +8,19 @@ The patient, the fact matching, the scoring and the metrics are :mod:`engine.con
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
-from gui.models import set_setting, setting
+from engine.fields import SettingInfo
 from gui.widgets.common import AppContext, ModelCombo, combo, muted, text_view
 from gui.widgets.consult_person import PersonPanel, transcript_html
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 
-__all__ = ["ConsultRunPanel", "ConsultScreen", "PersonPanel", "transcript_html"]
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 DOCTORS = [
     ("model", "A model", "A model asks the questions (the doctor model below)"),
@@ -29,36 +30,21 @@ DOCTORS = [
     ("lower", "Lower bound", "No consultation: the solver has the opening request only"),
 ]
 BOUNDS = ("upper", "lower")
-STYLES = [("long", "Detailed doctor prompt"), ("short", "Short doctor prompt")]
-PATIENT_MODES = [("paper", "As in the paper"), ("grounded", "Grounded in the asked facts")]
 PATIENT_NOTES = {
     "paper": "Sees every fact and the dialogue; what it reveals is measured.",
     "grounded": "Sees only the facts a question asks about; for tiny models, students.",
 }
+SUBTITLE = (
+    "Interview a simulated patient, then make your diagnosis. The patient only tells what "
+    "you ask about."
+)
 
 
 class ConsultScreen(ActivityScreen):
     def __init__(self, ctx: AppContext) -> None:
-        super().__init__(
-            ctx,
-            "consult",
-            "Interview a simulated patient, then make your diagnosis. The patient only "
-            "tells what you ask about.",
-        )
-        from engine.consult.cases import ensure_sample
-
-        try:
-            ensure_sample(ctx.store)
-        except Exception as exc:  # noqa: BLE001 - the app works without the sample
-            ctx.status(f"The sample cases could not be loaded: {exc}")
-        self.person = PersonPanel(ctx)
-        self.models = ConsultRunPanel(ctx)
-        self.add_tab(self.person, "See a patient")
-        self.add_tab(self.models, "Model vs model")
-
-    def closing(self) -> None:
-        self.person.stop_reply()
-        self.person.abandon()
+        super().__init__(ctx, "consult", SUBTITLE, sample="engine.consult.cases:ensure_sample")
+        self.person = self.add_tab(PersonPanel(ctx), "See a patient")
+        self.models = self.add_tab(ConsultRunPanel(ctx), "Model vs model")
 
 
 class ConsultRunPanel(RunPanel):
@@ -72,31 +58,34 @@ class ConsultRunPanel(RunPanel):
     default_limit = 1
 
     def settings_rows(self) -> list[tuple[str, QWidget]]:
-        self.doctor = combo([(key, label) for key, label, _tip in DOCTORS])
-        for i, (_key, _label, tip) in enumerate(DOCTORS):
-            self.doctor.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
-        self.doctor.currentIndexChanged.connect(self._doctor_changed)
-        self.doctor_model = ModelCombo(self.ctx)
-        self.patient_model = ModelCombo(self.ctx)
-        self.prompt_style = combo(STYLES)
-        self.patient_mode = combo(PATIENT_MODES)
-        self.patient_mode.currentIndexChanged.connect(self._patient_mode_changed)
-        self.patient_mode_note = muted(QLabel(""))
-        self.patient_mode_note.setWordWrap(True)
-        self.turns_spin = QSpinBox()
-        self.turns_spin.setRange(1, 50)
-        self.turns_spin.setValue(setting(f"{self.settings_key}/max_turns", 5, int))
+        rows = super().settings_rows()
         self._doctor_changed()
         self._patient_mode_changed()
-        return [
-            ("Doctor", self.doctor),
-            ("Doctor model", self.doctor_model),
-            ("Prompt", self.prompt_style),
-            ("Patient model", self.patient_model),
-            ("Patient", self.patient_mode),
-            ("", self.patient_mode_note),
-            ("Questions per case", self.turns_spin),
-        ]
+        return rows
+
+    def setting_rows(self, info: SettingInfo) -> list[tuple[str, QWidget]]:
+        """The doctor is chosen as a kind of doctor and, for a model doctor, its model; the
+        patient mode has a note on what the patient sees."""
+        if info.name == "doctor":
+            self.doctor = combo([(key, label) for key, label, _tip in DOCTORS])
+            for i, (_key, _label, tip) in enumerate(DOCTORS):
+                self.doctor.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+            self.doctor.currentIndexChanged.connect(self._doctor_changed)
+            self.doctor_model = ModelCombo(self.ctx)
+            return [(info.label, self.doctor), ("Doctor model", self.doctor_model)]
+        rows = super().setting_rows(info)
+        if info.name == "patient_mode":
+            self.fields[info.name].currentIndexChanged.connect(self._patient_mode_changed)
+            self.patient_mode_note = muted(QLabel(""))
+            self.patient_mode_note.setWordWrap(True)
+            rows.append(("", self.patient_mode_note))
+        return rows
+
+    def setting_values(self, info: SettingInfo) -> JSONDict:
+        if info.name == "doctor":
+            doctor = self.doctor.currentData()
+            return {"doctor": (self.doctor_model.name or doctor) if doctor == "model" else doctor}
+        return super().setting_values(info)
 
     def live_views(self) -> list[tuple[QWidget, int]]:
         self.turns: list[dict[str, Any]] = []
@@ -114,28 +103,19 @@ class ConsultRunPanel(RunPanel):
         return str(item.get("initial_request", ""))
 
     def _patient_mode_changed(self) -> None:
-        self.patient_mode_note.setText(PATIENT_NOTES[self.patient_mode.currentData()])
+        mode = self.fields["patient_mode"].currentData()  # type: ignore[attr-defined]
+        self.patient_mode_note.setText(PATIENT_NOTES.get(mode, ""))
 
     def _doctor_changed(self) -> None:
+        """What a doctor does not use is greyed: a baseline consults nobody, only a model
+        doctor has a model and a prompt."""
         doctor = self.doctor.currentData()
         self.doctor_model.setEnabled(doctor == "model")
-        self.prompt_style.setEnabled(doctor == "model")
-        self.patient_model.setEnabled(doctor not in BOUNDS)
-        self.patient_mode.setEnabled(doctor not in BOUNDS)
-
-    def given(self) -> dict[str, Any]:
-        set_setting(f"{self.settings_key}/max_turns", self.turns_spin.value())
-        doctor = self.doctor.currentData()
-        if doctor == "model":
-            doctor = self.doctor_model.name or "model"
-        return {
-            "doctor": doctor,
-            "patient": self.patient_model.name,
-            "style": self.prompt_style.currentData(),
-            "patient_mode": self.patient_mode.currentData(),
-            "max_turns": self.turns_spin.value(),
-            "limit": self.limit.value() or None,
-        }
+        uses = {"style": doctor == "model", "patient": doctor not in BOUNDS}
+        uses["patient_mode"] = uses["patient"]
+        for name, used in uses.items():
+            if name in self.fields:
+                self.fields[name].setEnabled(used)
 
     def run_started(self) -> None:
         self.turns = []

@@ -7,74 +7,37 @@ Retrieval, the highlighted spans, scoring and the model reader are :mod:`engine.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QWidget
 
+from engine.fields import SettingInfo
 from engine.progress import Cancelled
-from gui.models import set_setting, setting
-from gui.widgets.common import AppContext, ModelCombo, combo
-from gui.widgets.french_passages import (
-    HIGHLIGHT,
-    RETRIEVERS,
-    RetrievalControls,
-    build_message,
-    load_retriever,
-    passages_html,
-)
+from gui.widgets.common import AppContext
+from gui.widgets.french_passages import RetrievalControls, build_message, load_retriever
 from gui.widgets.french_practice import FrenchPractice
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 
-__all__ = [
-    "HIGHLIGHT",
-    "RETRIEVERS",
-    "FrenchModelRun",
-    "FrenchPractice",
-    "FrenchScreen",
-    "RetrievalControls",
-    "load_retriever",
-    "passages_html",
-]
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
-METHODS = [
-    ("generate", "Write the letters"),
-    ("logprob", "Ask option by option (probabilities)"),
-]
+SUBTITLE = (
+    "Questions de pharmacie (FrenchMedMCQA): one or more options are right. Passages from a "
+    "corpus help you decide."
+)
 
 
 class FrenchScreen(ActivityScreen):
+    """The sample questions and corpus are imported once, in the background (the French
+    engine loads its analyser)."""
+
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(
-            ctx,
-            "french",
-            "Questions de pharmacie (FrenchMedMCQA): one or more options are right. "
-            "Passages from a corpus help you decide.",
+            ctx, "french", SUBTITLE, sample="engine.french.dataset:ensure_sample", background=True
         )
-        self.practice = FrenchPractice(ctx)
-        self.runs = FrenchModelRun(ctx)
-        self.add_tab(self.practice, "Practice")
-        self.add_tab(self.runs, "Model run")
-        # The sample questions and corpus, imported once (in the background: the French
-        # engine loads its analyser).
-        ctx.jobs.start(
-            self._ensure_sample, on_done=self._sample_ready, on_error=self._sample_failed
-        )
-
-    def closing(self) -> None:
-        self.practice.closing()
-
-    @staticmethod
-    def _ensure_sample(job: Any) -> Any:
-        from engine.french.dataset import ensure_sample
-
-        return ensure_sample(job.store)
-
-    def _sample_ready(self, _result: Any) -> None:
-        self.ctx.notify_data()
-
-    def _sample_failed(self, exc: BaseException) -> None:
-        self.ctx.status(f"French sample not loaded: {exc}")
+        self.practice = self.add_tab(FrenchPractice(ctx), "Practice")
+        self.runs = self.add_tab(FrenchModelRun(ctx), "Model run")
 
 
 class FrenchModelRun(RunPanel):
@@ -87,28 +50,30 @@ class FrenchModelRun(RunPanel):
     indexing: tuple[str, str] | None = None  # corpus and retriever being indexed
     build_cancelled = False
 
-    def settings_rows(self) -> list[tuple[str, QWidget]]:
-        self.model = ModelCombo(self.ctx)
-        self.retrieval = RetrievalControls(self.ctx, self.settings_key, stacked=True)
-        self.method = combo(METHODS, setting(f"{self.settings_key}/method", "generate"))
-        return [("Model", self.model), ("Passages", self.retrieval), ("Method", self.method)]
+    def setting_rows(self, info: SettingInfo) -> list[tuple[str, QWidget]]:
+        """The index and ``k`` are chosen as passages: a corpus, a retriever and k (the
+        index is built from them, :meth:`prepare`)."""
+        if info.name == "index":
+            self.retrieval = RetrievalControls(self.ctx, self.settings_key, stacked=True)
+            return [(info.label, self.retrieval)]
+        if info.name == "k":
+            return []
+        return super().setting_rows(info)
+
+    def setting_values(self, info: SettingInfo) -> JSONDict:
+        if info.name == "index":
+            corpus, retriever, k = self.retrieval.values
+            if retriever and not corpus:
+                raise ValueError("Import a corpus for the passages, or choose “No passages”.")
+            return {"corpus": corpus, "retriever": retriever, "k": k}
+        if info.name == "k":
+            return {}
+        return super().setting_values(info)
 
     def given(self) -> dict[str, Any]:
-        if not self.model.name:
-            raise ValueError("Choose a model.")
-        corpus, retriever, k = self.retrieval.values
-        if retriever and not corpus:
-            raise ValueError("Import a corpus for the passages, or choose “No passages”.")
-        set_setting(f"{self.settings_key}/method", self.method.currentData())
-        self.indexing, self.build_cancelled = (corpus, retriever), False
-        return {
-            "model": self.model.name,
-            "k": k,
-            "method": self.method.currentData(),
-            "limit": self.limit.value() or None,
-            "corpus": corpus,
-            "retriever": retriever,
-        }
+        values = super().given()
+        self.indexing, self.build_cancelled = (values["corpus"], values["retriever"]), False
+        return values
 
     def _progress(self, p: Any) -> None:
         info = p.info or {}

@@ -5,9 +5,8 @@ shown as it is (it names the record and the reason)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,19 +23,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.importers import TITLES, formats
+from engine.importers import activities as import_kinds
+from engine.importers import formats
+from engine.store import AlreadyExists
 from gui.models import set_setting, setting
-from gui.widgets.common import AppContext, muted
+from gui.widgets.common import AppContext, add_rows, muted, selectable
 
-# kind → (title, [(format key, label, file filter, pick a folder?)]), as the importer registry
-# (engine.importers) lists them
-KINDS: dict[str, tuple[str, list[tuple[str, str, str, bool]]]] = {
-    kind: (title, [(f.key, f.label, f.filter, f.folder) for f in formats(kind)])
-    for kind, title in TITLES.items()
-}
+if TYPE_CHECKING:
+    from engine.progress import Progress
+    from gui.workers import Job, Worker
 
 
-def import_job(job: Any, kind: str, fmt: str, source: str, name: str, replace: bool) -> str:
+def kinds() -> dict[str, tuple[str, list[tuple[str, str, str, bool]]]]:
+    """kind → (title, [(format key, label, file filter, pick a folder?)]), as the importer
+    registry (:mod:`engine.importers`) lists them now."""
+    return {
+        kind: (title, [(f.key, f.label, f.filter, f.folder) for f in formats(kind)])
+        for kind, title in import_kinds().items()
+    }
+
+
+def import_job(job: Job, kind: str, fmt: str, source: str, name: str, replace: bool) -> str:
     """Run the engine's importer for ``kind``/``fmt`` (:func:`engine.importers.import_data`)
     in a worker; return its one-line report."""
     from engine.importers import import_data
@@ -53,7 +60,7 @@ class ImportDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.job: Any = None
+        self.job: Worker | None = None
         self.report = ""
         self.setWindowTitle("Import data")
         self.setMinimumWidth(560)
@@ -67,7 +74,8 @@ class ImportDialog(QDialog):
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(10)
         self.kind = QComboBox()
-        for key, (title, _f) in KINDS.items():
+        self.kinds = kinds()
+        for key, (title, _f) in self.kinds.items():
             self.kind.addItem(title, key)
         self.format = QComboBox()
         self.path = QLineEdit()
@@ -82,22 +90,14 @@ class ImportDialog(QDialog):
         self.name = QLineEdit()
         self.name.setPlaceholderText("Name in medexam")
         self.replace = QCheckBox("Replace an existing one with this name")
-        for i, (label, w) in enumerate([("What", self.kind), ("Format", self.format)]):
-            grid.addWidget(QLabel(label), i, 0)
-            grid.addWidget(w, i, 1)
-        grid.addWidget(QLabel("From"), 2, 0)
-        grid.addLayout(prow, 2, 1)
-        grid.addWidget(QLabel("Name"), 3, 0)
-        grid.addWidget(self.name, 3, 1)
-        grid.addWidget(self.replace, 4, 1)
+        rows = [("What", self.kind), ("Format", self.format), ("From", prow), ("Name", self.name)]
+        add_rows(grid, [*rows, ("", self.replace)])
         grid.setColumnStretch(1, 1)
         lay.addLayout(grid)
         self.bar = QProgressBar()
         self.bar.setVisible(False)
         lay.addWidget(self.bar)
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message = selectable(QLabel(""))
         lay.addWidget(self.message)
         self.buttons = QDialogButtonBox()
         self.import_button = self.buttons.addButton(
@@ -120,7 +120,7 @@ class ImportDialog(QDialog):
 
     @property
     def formats(self) -> list[tuple[str, str, str, bool]]:
-        return KINDS[self.kind.currentData()][1]
+        return self.kinds[self.kind.currentData()][1]
 
     def _format(self) -> tuple[str, str, str, bool]:
         return self.formats[max(self.format.currentIndex(), 0)]
@@ -192,7 +192,7 @@ class ImportDialog(QDialog):
             on_ended=self._ended,
         )
 
-    def _progress(self, p: Any) -> None:
+    def _progress(self, p: Progress) -> None:
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)
 
@@ -206,7 +206,7 @@ class ImportDialog(QDialog):
 
     def _error(self, exc: BaseException) -> None:
         text = str(exc) or type(exc).__name__
-        if "already exists" in text:
+        if isinstance(exc, AlreadyExists):
             text += " — tick “Replace” or choose another name."
         self._fail(text)
 

@@ -17,21 +17,28 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
-    QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from engine.models.checks import problems
 from gui.models import set_setting
-from gui.widgets.common import AppContext, Card, Header, esc, muted, primary, show_error, text_view
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    Header,
+    SendRow,
+    button,
+    esc,
+    muted,
+    page_column,
+    plain_list,
+    primary,
+    show_error,
+    spin_box,
+    text_view,
+)
 
 
 def ask_server(parent: QWidget) -> dict[str, str | None] | None:
@@ -66,16 +73,12 @@ class ModelsScreen(QWidget):
         super().__init__()
         self.ctx = ctx
         self.stream_job: Any = None
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(28, 22, 28, 20)
-        outer.setSpacing(14)
-        outer.addWidget(
-            Header(
-                "Models",
-                "Local GGUF models run on this computer; nothing is downloaded. A served "
-                "model runs on the server whose address you give, and only there.",
-            )
+        header = Header(
+            "Models",
+            "Local GGUF models run on this computer; nothing is downloaded. A served model runs "
+            "on the server whose address you give, and only there.",
         )
+        outer = page_column(self, header, spacing=14)
         body = QHBoxLayout()
         body.setSpacing(16)
         outer.addLayout(body, 1)
@@ -112,18 +115,11 @@ class ModelsScreen(QWidget):
     def _try_card(self) -> Card:
         """A test prompt, its streamed reply and the generation speed."""
         tc = Card("Try it")
-        prow = QHBoxLayout()
         self.prompt = QLineEdit("In one sentence, what does paracetamol treat?")
-        self.prompt.returnPressed.connect(self.test_prompt)
-        self.run_button = primary(QPushButton("Generate"))
-        self.run_button.clicked.connect(self.test_prompt)
-        self.stop_button = QPushButton("Stop")
+        row = SendRow(self.prompt, "Generate", self.test_prompt, self._stop)
+        self.run_button, self.stop_button = row.send, row.stop
         self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self._stop)
-        prow.addWidget(self.prompt, 1)
-        prow.addWidget(self.run_button)
-        prow.addWidget(self.stop_button)
-        tc.add_layout(prow)
+        tc.add_layout(row)
         self.output = text_view(120)
         self.output.setPlaceholderText("The model's reply appears here as it is written.")
         tc.add(self.output, 1)
@@ -138,21 +134,17 @@ class ModelsScreen(QWidget):
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(8)
         settings = self.ctx.host.load_settings()
-        self.n_ctx = QSpinBox()
-        self.n_ctx.setRange(512, 131072)
+        self.n_ctx = spin_box(512, 131072, settings["n_ctx"], suffix=" tokens")
         self.n_ctx.setSingleStep(1024)
-        self.n_ctx.setValue(settings["n_ctx"])
-        self.n_ctx.setSuffix(" tokens")
-        self.threads = QSpinBox()
-        self.threads.setRange(0, 256)
-        self.threads.setSpecialValueText("Automatic")
-        self.threads.setValue(settings["n_threads"] or 0)
-        self.gpu = QSpinBox()
-        self.gpu.setRange(-2, 999)
-        self.gpu.setSpecialValueText("Automatic")
+        self.threads = spin_box(0, 256, settings["n_threads"] or 0, special="Automatic")
         layers = settings["n_gpu_layers"]
-        self.gpu.setValue(-2 if layers is None else layers)
-        self.gpu.setToolTip("-1 offloads every layer; 0 keeps the model on the CPU")
+        self.gpu = spin_box(
+            -2,
+            999,
+            -2 if layers is None else layers,
+            special="Automatic",
+            tip="-1 offloads every layer; 0 keeps the model on the CPU",
+        )
         self.gpu_note = muted(QLabel("Checking for GPU support…"))
         self.gpu_note.setWordWrap(True)
         grid.addWidget(QLabel("Context"), 0, 0)
@@ -166,10 +158,8 @@ class ModelsScreen(QWidget):
         for w in (self.n_ctx, self.threads, self.gpu):
             w.valueChanged.connect(self._save_settings)
         buttons = QHBoxLayout()
-        self.load_button = primary(QPushButton("Load"))
-        self.load_button.clicked.connect(self.load)
-        self.unload_button = QPushButton("Unload")
-        self.unload_button.clicked.connect(self.unload)
+        self.load_button = primary(button("Load", self.load))
+        self.unload_button = button("Unload", self.unload)
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.unload_button)
         buttons.addStretch(1)
@@ -185,10 +175,7 @@ class ModelsScreen(QWidget):
     def _catalog_card(self) -> Card:
         """The list of usable models, its buttons, and the model files that cannot be used."""
         left = Card("Available models")
-        self.list = QListWidget()
-        self.list.setObjectName("plain")
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.currentItemChanged.connect(lambda *_: self._show_info())
+        self.list = plain_list(lambda *_: self._show_info())
         left.add(self.list, 1)
         self.problems = QLabel("")
         self.problems.setObjectName("problems")
@@ -197,16 +184,16 @@ class ModelsScreen(QWidget):
         self.problems.setVisible(False)
         left.add(self.problems)
         row = QHBoxLayout()
-        self.add_button = QPushButton("Add .gguf file…")
-        self.add_button.clicked.connect(self.add_file)
-        self.remove_button = QPushButton("Remove")
-        self.remove_button.setToolTip("Forget an added model (the file is not deleted)")
-        self.remove_button.clicked.connect(self.remove_model)
-        self.server_button = QPushButton("Add server…")
-        self.server_button.setToolTip("A model served over the OpenAI API (vLLM, llama-server…)")
-        self.server_button.clicked.connect(self.add_server_dialog)
-        self.check_button = QPushButton("Test server")
-        self.check_button.clicked.connect(self.check_server)
+        self.add_button = button("Add .gguf file…", self.add_file)
+        self.remove_button = button(
+            "Remove", self.remove_model, "Forget an added model (the file is not deleted)"
+        )
+        self.server_button = button(
+            "Add server…",
+            self.add_server_dialog,
+            "A model served over the OpenAI API (vLLM, llama-server…)",
+        )
+        self.check_button = button("Test server", self.check_server)
         row.addWidget(self.add_button)
         row.addWidget(self.server_button)
         left.add_layout(row)
@@ -225,13 +212,10 @@ class ModelsScreen(QWidget):
         if models is None:
             return
         for m in models:
-            kind = "chat" if m.chat_template else "base"
             origin = {"embedded": "built in", "added": "added", "folder": "models folder"}.get(
                 m.origin, m.origin
             )
-            line = f"{m.parameters_human} · {m.quantization} · {kind} · {origin}"
-            if m.served:
-                line = f"served · {m.api_model}"
+            line = f"{m.summary()} · {origin}"
             item = QListWidgetItem()
             item.setData(Qt.ItemDataRole.UserRole + 1, line)
             item.setData(Qt.ItemDataRole.UserRole, m)
@@ -279,38 +263,16 @@ class ModelsScreen(QWidget):
         if m is None:
             self.info.setText("No model selected.")
             return
-        rows = [
-            ("Name", m.name),
-            ("Address", m.path),
-            ("Model id", m.api_model),
-            ("API key variable", m.api_key_env or "none"),
-        ]
-        if not m.served:
-            rows = self._file_rows(m)
         cells = "".join(
             f"<tr><td style='color:#6b7280; padding:2px 14px 2px 0'>{esc(k)}</td>"
             f"<td style='padding:2px 0'>{esc(v)}</td></tr>"
-            for k, v in rows
+            for k, v in m.rows()
         )
         self.info.setText(f"<table>{cells}</table>")
-        self.info.setToolTip(m.path)
-        self.remove_button.setEnabled(m.origin in ("added", "served"))
-        self.check_button.setEnabled(m.served)
+        self.info.setToolTip(m.location)
+        self.remove_button.setEnabled(m.removable)
+        self.check_button.setEnabled(m.remote)
         self._host_changed()
-
-    @staticmethod
-    def _file_rows(m: Any) -> list[tuple[str, str]]:
-        return [
-            ("Name", m.name),
-            ("Description", m.description),
-            ("Architecture", m.architecture),
-            ("Parameters", m.parameters_human),
-            ("Quantization", m.quantization),
-            ("Trained context", f"{m.context_length:,} tokens"),
-            ("Kind", "chat (has a chat template)" if m.chat_template else "base (completion)"),
-            ("File size", _size(m.file_size)),
-            ("File", Path(m.path).name),
-        ]
 
     def add_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -321,7 +283,7 @@ class ModelsScreen(QWidget):
 
     def add_path(self, path: str, name: str | None = None) -> None:
         """Check ``path`` and add it to the catalog (in the background)."""
-        from engine import catalog
+        from engine.models import catalog
 
         def done(info: Any) -> None:
             self.ctx.status(f"Added {info.name}.")
@@ -347,10 +309,10 @@ class ModelsScreen(QWidget):
         api_key_env: str | None = None,
     ) -> None:
         """Add the model served at ``url`` once its server answers (in the background)."""
-        from engine import catalog
+        from engine.models import catalog
 
         def done(info: Any) -> None:
-            self.ctx.status(f"Added {info.name}, served at {info.path}.")
+            self.ctx.status(f"Added {info.name}, served at {info.location}.")
             self.ctx.host.select(info.name)
             self.ctx.refresh_models()
 
@@ -362,10 +324,8 @@ class ModelsScreen(QWidget):
 
     def check_server(self) -> None:
         """Ask the selected served model's server whether it answers (in the background)."""
-        from engine import catalog
-
         m = self.current
-        if m is None or not m.served:
+        if m is None or not m.remote:
             return
 
         def done(status: dict[str, Any]) -> None:
@@ -374,14 +334,14 @@ class ModelsScreen(QWidget):
             else:
                 self.state.setText(f"{m.name}: the server does not answer: {status['error']}")
 
-        self.state.setText(f"Asking {m.path}…")
-        self.ctx.jobs.start(lambda job: catalog.server_status(m), on_done=done)
+        self.state.setText(f"Asking {m.location}…")
+        self.ctx.jobs.start(lambda job: m.check(), on_done=done)
 
     def remove_model(self) -> None:
-        from engine import catalog
+        from engine.models import catalog
 
         m = self.current
-        if m is None or m.origin not in ("added", "served"):
+        if m is None or not m.removable:
             return
         try:
             catalog.remove_model(m.name)
@@ -471,7 +431,7 @@ class ModelsScreen(QWidget):
 
         def job(job: Any) -> Any:
             model = host.get(m.name)
-            if model.has_chat_template or model.info.get("served"):
+            if model.capabilities.chats:
                 stream = model.stream_chat([{"role": "user", "content": prompt}], max_tokens=160)
             else:
                 stream = model.stream_complete(prompt, max_tokens=96)

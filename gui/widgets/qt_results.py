@@ -4,6 +4,7 @@ category, a report of several runs in their paper's layout (saved as HTML), and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -25,7 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import activity_name, metric_label
+from engine.progress import Progress
+from engine.registry import activities
 from engine.results import category_scores, compare_runs, summary_rows
+from engine.scoring import Rescored, rescore
 from gui.models import set_setting, setting
 from gui.tables import (
     QUESTION_COLUMN,
@@ -37,7 +42,7 @@ from gui.tables import (
     format_value,
     table_view,
 )
-from gui.widgets.common import AppContext, Header, esc, muted, show_error, text_view
+from gui.widgets.common import AppContext, Header, esc, muted, page_column, show_error, text_view
 
 
 def _score_label(key: str, run: dict[str, Any]) -> str:
@@ -62,15 +67,21 @@ def _item_html(item: dict[str, Any] | None) -> str:
     return f"<p style='margin-bottom:2px'><b>{esc(item.get('question', ''))}</b></p>{lines}"
 
 
+def _tab_page(layout: QLayout) -> QWidget:
+    """A tab of the lower half, holding ``layout`` a little below the tab bar."""
+    page = QWidget()
+    page.setLayout(layout)
+    layout.setContentsMargins(0, 8, 0, 0)
+    return page
+
+
 class ResultsScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(28, 22, 28, 20)
-        outer.setSpacing(12)
-        outer.addWidget(
-            Header("Results", "Every exam, consultation and French run — yours and the models'.")
+        outer = page_column(
+            self,
+            Header("Results", "Every exam, consultation and French run — yours and the models'."),
         )
 
         # -- filters and actions ---------------------------------------------------------
@@ -78,8 +89,8 @@ class ResultsScreen(QWidget):
         bar.setSpacing(8)
         self.activity = QComboBox()
         self.activity.addItem("All activities", "")
-        for key in ("exam", "consult", "french"):
-            self.activity.addItem(activity_name(key), key)
+        for key, found in activities().items():
+            self.activity.addItem(found.name, key)
         self.who = QComboBox()
         self.who.setMinimumWidth(140)
         self.search = QLineEdit()
@@ -90,11 +101,18 @@ class ResultsScreen(QWidget):
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the selected run as CSV or JSON")
         self.delete_button = QPushButton("Delete")
+        self.rescore_button = QPushButton("Score again")
+        self.rescore_button.setToolTip(
+            "Apply the activity's scorers to the selected run's stored answers again, without"
+            " running its model"
+        )
+        self.rescore_job: Any = None
         bar.addWidget(self.activity)
         bar.addWidget(self.who)
         bar.addWidget(self.search, 1)
         bar.addWidget(self.compare_button)
         bar.addWidget(self.export_button)
+        bar.addWidget(self.rescore_button)
         bar.addWidget(self.delete_button)
         outer.addLayout(bar)
 
@@ -112,9 +130,8 @@ class ResultsScreen(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self._details_tab(), "Details")
         self.tabs.addTab(self._compare_tab(), "Compare")
-        self.charts_tab = QWidget()
-        self.charts_layout = QHBoxLayout(self.charts_tab)
-        self.charts_layout.setContentsMargins(0, 8, 0, 0)
+        self.charts_layout = QHBoxLayout()
+        self.charts_tab = _tab_page(self.charts_layout)
         self.tabs.addTab(self.charts_tab, "Charts")
         self.tabs.addTab(self._report_tab(), "Report")
         self.time_chart: Any = None
@@ -136,6 +153,7 @@ class ResultsScreen(QWidget):
         self.compare_button.clicked.connect(self.compare_selected)
         self.export_button.clicked.connect(lambda: self.export_selected())
         self.delete_button.clicked.connect(self.delete_selected)
+        self.rescore_button.clicked.connect(self.rescore_selected)
         self.tabs.currentChanged.connect(lambda i: self._refresh_charts() if i == 2 else None)
         ctx.runs_changed.append(self.reload)
         saved = setting("results/activity", "")
@@ -171,9 +189,7 @@ class ResultsScreen(QWidget):
         return w
 
     def _compare_tab(self) -> QWidget:
-        w = QWidget()
-        lay = QHBoxLayout(w)
-        lay.setContentsMargins(0, 8, 0, 0)
+        lay = QHBoxLayout()
         self.compare_metrics = RowsModel(
             [
                 ("Metric", lambda r: r[0]),
@@ -207,12 +223,10 @@ class ResultsScreen(QWidget):
         right.addWidget(it, 1)
         lay.addLayout(left, 1)
         lay.addLayout(right, 1)
-        return w
+        return _tab_page(lay)
 
     def _report_tab(self) -> QWidget:
-        w = QWidget()
-        lay = QVBoxLayout(w)
-        lay.setContentsMargins(0, 8, 0, 0)
+        lay = QVBoxLayout()
         bar = QHBoxLayout()
         self.report_hint = muted(
             QLabel("Select runs in the table (Ctrl+click), then press Make report.")
@@ -231,7 +245,7 @@ class ResultsScreen(QWidget):
         self.report: dict[str, Any] | None = None
         self.report_button.clicked.connect(lambda: self.make_report())
         self.save_report_button.clicked.connect(lambda: self.save_report())
-        return w
+        return _tab_page(lay)
 
     # -- data ------------------------------------------------------------------------------
 
@@ -285,6 +299,9 @@ class ResultsScreen(QWidget):
         ids = self.selected_ids()
         self.compare_button.setEnabled(len(ids) == 2)
         self.export_button.setEnabled(len(ids) == 1)
+        runs = {r["id"]: r for r in self.runs.rows}
+        scorable = len(ids) == 1 and runs.get(ids[0], {}).get("runner") != "person"
+        self.rescore_button.setEnabled(scorable or self.rescore_job is not None)
         self.delete_button.setEnabled(bool(ids))
         if len(ids) == 1:
             self.show_run(ids[0])
@@ -300,10 +317,7 @@ class ResultsScreen(QWidget):
             show_error(self, exc, self.ctx)
             return
         self.current_run = run
-        try:
-            self.current_items = {str(i["id"]): i for i in store.items(run["dataset"])}
-        except Exception:  # noqa: BLE001 - the data set may have been deleted since
-            self.current_items = {}
+        self.current_items = store.items_by_key(run["dataset"]) or {}
         who = "You" if run["runner"] == "person" else f"{run['model']} ({run['runner']})"
         lines = [
             f"<h3 style='margin:0'>Run {run['id']} · {esc(activity_name(run['activity']))}</h3>",
@@ -325,6 +339,13 @@ class ResultsScreen(QWidget):
         if settings:
             text = ", ".join(f"{k}={v}" for k, v in settings.items() if v not in (None, ""))
             lines.append(f"<p style='color:#6b7280'><small>Settings: {esc(text)}</small></p>")
+        scorers = ", ".join(
+            f"{s['scorer']} v{s['version']} ({s['answers']})" for s in store.run_scorers(run_id)
+        )
+        lines.append(
+            f"<p style='color:#6b7280'><small>Scored by: {esc(scorers or 'no scorer yet')}"
+            "</small></p>"
+        )
         self.summary.setHtml("".join(lines))
         self.answers.reload(store, run_id)
         self.item_view.clear()
@@ -357,8 +378,8 @@ class ResultsScreen(QWidget):
                 )
                 + "</small></p>"
             )
-        if run["activity"] == "consult":
-            turns = self.ctx.store.turns(run["id"], a["item_key"])
+        turns = self.ctx.store.turns(run["id"], a["item_key"])
+        if turns:
             for t in turns:
                 who = {"doctor": "Doctor", "patient": "Patient"}.get(t["role"], t["role"])
                 colour = "#1d4ed8" if t["role"] == "doctor" else "#047857"
@@ -366,6 +387,48 @@ class ResultsScreen(QWidget):
         self.item_view.setHtml("".join(parts))
 
     # -- actions ---------------------------------------------------------------------------
+
+    def rescore_selected(self) -> None:
+        """Score the selected run again in a worker (:func:`engine.scoring.rescore`), with its
+        progress in the status bar; pressing the button again while it works stops it."""
+        ids = self.selected_ids()
+        if self.rescore_job is not None:
+            self.rescore_job.stop()
+            return
+        if len(ids) != 1:
+            return
+        run_id = ids[0]
+
+        def work(job: Any, run_id: int) -> Rescored:
+            return rescore(job.store, run_id, progress=job.progress, cancel=job.cancel)
+
+        def progress(p: Progress) -> None:
+            self.ctx.status(f"Scoring run {run_id}: {p.done} of {p.total}")
+
+        def done(result: Rescored) -> None:
+            n = sum(result.scored.values())
+            self.ctx.status(
+                f"Run {run_id} scored again: {n} answers scored"
+                if n
+                else f"Run {run_id}: every answer already has these scorers' current scores"
+            )
+            self.reload()
+            self.select_runs([run_id])
+
+        def ended() -> None:
+            self.rescore_job = None
+            self.rescore_button.setText("Score again")
+            self._selected()
+
+        self.rescore_button.setText("Stop scoring")
+        self.rescore_job = self.ctx.jobs.start(
+            work,
+            run_id,
+            on_done=done,
+            on_error=lambda exc: show_error(self, exc, self.ctx),
+            on_progress=progress,
+            on_ended=ended,
+        )
 
     def compare_selected(self) -> None:
         ids = self.selected_ids()
@@ -409,27 +472,20 @@ class ResultsScreen(QWidget):
             return None
         run_id = ids[0]
         if not path:
-            last = setting("results/export_dir", str(Path.home()))
-            path, chosen = QFileDialog.getSaveFileName(
-                self,
-                "Export run",
-                str(Path(last) / f"run-{run_id}.csv"),
-                "CSV (*.csv);;JSON (*.json)",
+            path, chosen = self._ask_save(
+                "Export run", f"run-{run_id}.csv", "CSV (*.csv);;JSON (*.json)"
             )
             if not path:
                 return None
             if not Path(path).suffix:
                 path += ".json" if "JSON" in chosen else ".csv"
         fmt = "json" if path.lower().endswith(".json") else "csv"
-        try:
-            text = export_run(self.ctx.store, run_id, fmt)
-            Path(path).write_text(text, encoding="utf-8", newline="")
-        except Exception as exc:  # noqa: BLE001
-            show_error(self, exc, self.ctx, "Export failed")
-            return None
-        set_setting("results/export_dir", str(Path(path).parent))
-        self.ctx.status(f"Saved run {run_id} to {path}")
-        return path
+        return self._save(
+            path,
+            lambda: export_run(self.ctx.store, run_id, fmt),
+            "Export failed",
+            f"Saved run {run_id} to {path}",
+        )
 
     def delete_selected(self) -> None:
         ids = self.selected_ids()
@@ -474,20 +530,32 @@ class ResultsScreen(QWidget):
 
         if self.report is None:
             return None
+        report = self.report
         if not path:
-            last = setting("results/export_dir", str(Path.home()))
-            path, _ = QFileDialog.getSaveFileName(
-                self, "Save report", str(Path(last) / "medexam-report.html"), "HTML (*.html)"
-            )
+            path, _ = self._ask_save("Save report", "medexam-report.html", "HTML (*.html)")
             if not path:
                 return None
+        return self._save(
+            path, lambda: to_html(report), "Saving the report failed", f"Saved the report to {path}"
+        )
+
+    def _ask_save(self, title: str, name: str, filters: str) -> tuple[str, str]:
+        """Where to save a file (``name`` in the folder of the last save, at first the home
+        folder), and the filter chosen; an empty path when the person cancels."""
+        last = setting("results/export_dir", str(Path.home()))
+        return QFileDialog.getSaveFileName(self, title, str(Path(last) / name), filters)
+
+    def _save(self, path: str, text: Callable[[], str], failure: str, saved: str) -> str | None:
+        """Write ``text()`` to ``path`` as it is (no newline translation) and remember its
+        folder for the next save; ``saved`` goes to the status bar, a failure to a dialog
+        titled ``failure``. Returns the path, or None when it failed."""
         try:
-            Path(path).write_text(to_html(self.report), encoding="utf-8")
+            Path(path).write_text(text(), encoding="utf-8", newline="")
         except Exception as exc:  # noqa: BLE001
-            show_error(self, exc, self.ctx, "Saving the report failed")
+            show_error(self, exc, self.ctx, failure)
             return None
         set_setting("results/export_dir", str(Path(path).parent))
-        self.ctx.status(f"Saved the report to {path}")
+        self.ctx.status(saved)
         return path
 
     # -- charts ----------------------------------------------------------------------------

@@ -7,11 +7,12 @@ The work is quick SQLite reads and writes, done on the UI thread's store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCharts import QBarCategoryAxis, QBarSeries, QBarSet, QChart, QValueAxis
+from PySide6.QtCharts import QBarSeries, QBarSet, QChart, QValueAxis
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QStackedWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -33,12 +33,22 @@ from gui.widgets.common import (
     AppContext,
     Card,
     Header,
-    OptionList,
+    flush_column,
     muted,
+    page_column,
     primary,
     repolish,
+    say_verdict,
+    selectable,
     show_error,
 )
+from gui.widgets.question import QuestionCard
+
+if TYPE_CHECKING:
+    from engine.review.queue import ReviewFeedback, ReviewSession, Shown
+    from engine.review.stats import DayDue, Mastery
+    from engine.store import Store
+    from engine.types import JSONDict
 
 RATINGS = ("again", "hard", "good", "easy")
 RATING_TIPS = {
@@ -57,7 +67,7 @@ def current_profile() -> str:
     return str(setting("review/profile", DEFAULT_PROFILE) or DEFAULT_PROFILE)
 
 
-def nav_label(store: Any) -> str:
+def nav_label(store: Store) -> str:
     """The sidebar's label for the Review screen, with the cards due now."""
     from engine.review import due_cards
     from engine.review.profiles import profiles
@@ -69,7 +79,7 @@ def nav_label(store: Any) -> str:
     return f"Review  ({n} due)" if n else "Review"
 
 
-def due_chart(days: list[dict[str, Any]]) -> QChart:
+def due_chart(days: list[DayDue]) -> QChart:
     """Bars of the cards due on each of the next days (today holds the overdue ones)."""
     chart = charts._chart("Cards due per day")
     bar_set = QBarSet("Due")
@@ -81,32 +91,26 @@ def due_chart(days: list[dict[str, Any]]) -> QChart:
     series = QBarSeries()
     series.append(bar_set)
     series.setBarWidth(0.7)
-    chart.addSeries(series)
-    x = QBarCategoryAxis()
-    x.append(labels)
     y = QValueAxis()
     most = max((d["due"] for d in days), default=0)
     y.setRange(0, max(4, -(-(most + 1) // 4) * 4))  # a multiple of 4: whole-number ticks
     y.setLabelFormat("%d")
     y.setTickCount(5)
-    x.setTitleText("Day of the month, from today")
     y.setTitleText("Cards")
-    chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
-    chart.addAxis(y, Qt.AlignmentFlag.AlignLeft)
-    series.attachAxis(x)
-    series.attachAxis(y)
+    x = charts.add_bars(chart, series, labels, y)
+    x.setTitleText("Day of the month, from today")
     chart.legend().setVisible(False)
     return chart
 
 
-def mastery_rows(mastery: dict[str, Any]) -> list[tuple[str, float, int]]:
+def mastery_rows(mastery: Mastery) -> list[tuple[str, float, int]]:
     """The weakest topics first: ``(activity · topic, mastery %, cards)``."""
     from engine.activities import activity_name
-    from engine.review.cards import TOPIC_FIELDS
+    from engine.review.cards import topic_fields
 
     rows = []
     for activity, fields in mastery.items():
-        name = next((f for f in TOPIC_FIELDS.get(activity, ()) if f in fields), None)
+        name = next((f for f in topic_fields(activity) if f in fields), None)
         for value, cell in (fields.get(name) or {}).items():
             rows.append((f"{activity_name(activity)} · {value}", cell["mastery"], cell["n"]))
     rows.sort(key=lambda r: (r[1], -r[2]))
@@ -117,19 +121,15 @@ class ReviewScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: Any = None
-        self.current: Any = None
-        self.feedback: Any = None
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(24, 20, 24, 16)
-        lay.setSpacing(12)
-        lay.addWidget(
-            Header(
-                "Review",
-                "The questions you answer come back when they are due, scheduled with FSRS "
-                "(the scheduler Anki uses): missed ones within minutes, known ones days later.",
-            )
+        self.session: ReviewSession | None = None
+        self.current: Shown | None = None
+        self.feedback: ReviewFeedback | None = None
+        header = Header(
+            "Review",
+            "The questions you answer come back when they are due, scheduled with FSRS (the "
+            "scheduler Anki uses): missed ones within minutes, known ones days later.",
         )
+        lay = page_column(self, header, margins=(24, 20, 24, 16))
         lay.addLayout(self._top_bar())
         self.stack = QStackedWidget()
         self.stack.addWidget(self._overview_page())
@@ -173,8 +173,7 @@ class ReviewScreen(QWidget):
 
     def _overview_page(self) -> QWidget:
         page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = flush_column(page)
         self.summary = muted(QLabel(""))
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
@@ -192,8 +191,7 @@ class ReviewScreen(QWidget):
 
     def _session_page(self) -> QWidget:
         page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(0, 0, 0, 0)
+        lay = flush_column(page)
         top = QHBoxLayout()
         self.position = QLabel("")
         self.position.setObjectName("cardTitle")
@@ -203,21 +201,13 @@ class ReviewScreen(QWidget):
         top.addStretch(1)
         top.addWidget(self.kind)
         lay.addLayout(top)
-        card = Card()
-        self.question = QLabel("")
-        self.question.setObjectName("question")
-        self.question.setWordWrap(True)
-        self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        card.add(self.question)
-        self.options = OptionList()
+        card = QuestionCard()
+        self.question, self.options = card.question, card.options
         self.options.selection_changed.connect(self._enable)
-        card.add(self.options)
         lay.addWidget(card)
         self.feedback_card = Card()
         self.verdict = QLabel("")
-        self.explanation = QLabel("")
-        self.explanation.setWordWrap(True)
-        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.explanation = selectable(QLabel(""))
         self.feedback_card.add(self.verdict)
         self.feedback_card.add(self.explanation)
         lay.addWidget(self.feedback_card)
@@ -244,7 +234,7 @@ class ReviewScreen(QWidget):
         return page
 
     def _shortcuts(self) -> None:
-        keys: list[tuple[str | Qt.Key, Any]] = [
+        keys: list[tuple[str | Qt.Key, Callable[[], object]]] = [
             (str(i), lambda n=name: self.rate(n) if self.feedback else None)
             for i, name in enumerate(RATINGS, start=1)
         ]
@@ -374,9 +364,8 @@ class ReviewScreen(QWidget):
         self.options.reveal(fb.gold, fb.chosen)
         texts = dict(self.current.face.options)
         gold = ", ".join(f"{g}. {texts.get(g, '')}" for g in fb.gold)
-        self.verdict.setObjectName("good" if fb.correct else "bad")
-        self.verdict.setText(f"Correct — {gold}" if fb.correct else f"Not quite — {gold}")
-        repolish(self.verdict)
+        said = "Correct" if fb.correct else "Not quite"
+        say_verdict(self.verdict, fb.correct, f"{said} — {gold}")
         self.explanation.setText(fb.explanation or "No explanation is given for this one.")
         self.feedback_card.setVisible(True)
         for name, button in self.rate_buttons.items():
@@ -417,7 +406,7 @@ class ReviewScreen(QWidget):
         if path:
             self.export_to(path if path.endswith(".apkg") else path + ".apkg")
 
-    def export_to(self, path: str) -> dict[str, Any] | None:
+    def export_to(self, path: str) -> JSONDict | None:
         """Write the profile's cards (or only the missed ones) to the Anki package ``path``."""
         from engine.review.anki import export_anki
 

@@ -2,22 +2,27 @@
 settings, how many, at once; Run; a stopped run to resume), and the progress of the run (a
 bar with Stop, the headline score so far, each answer as it comes, the summary at the end).
 
-An activity subclasses :class:`RunPanel` with its ``activity_id`` and supplies its settings
-widgets (:meth:`RunPanel.settings_rows`) and the settings they make (:meth:`RunPanel.given`).
-The run itself is :func:`engine.runs.run` on a worker; scores, labels and summaries come from
+An activity subclasses :class:`RunPanel` with its ``activity_id``. Its settings rows are made
+from the activity's settings dataclass (:func:`engine.fields.form_rows`): a list, a number, a
+check box, a line of text or a model picker per setting, remembered between sessions; a
+subclass gives a setting widgets of its own where it needs them
+(:meth:`RunPanel.setting_rows`, :meth:`RunPanel.setting_values`). The run itself is :func:`engine.runs.run` on a worker; scores, labels and summaries come from
 the engine (:mod:`engine.activities`, :mod:`engine.results`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSizePolicy,
     QSpinBox,
@@ -25,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import activity, metric_label
+from engine.fields import FORM_MAX, SettingInfo, form_rows, from_dict
 from engine.results import running_score, summary_rows
 from engine.text.columns import short_text
 from gui.models import set_setting, setting
@@ -33,15 +39,21 @@ from gui.widgets.common import (
     AppContext,
     Card,
     DatasetPicker,
+    ModelCombo,
     ProgressRow,
     check_crash,
+    combo,
     esc,
     muted,
     primary,
     show_error,
+    spin_box,
     whole_text,
 )
 from gui.widgets.screen import VerticalScroll
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict, JSONValue
 
 RESUMABLE = ("cancelled", "failed", "interrupted")
 ANSWER_COLUMNS = 24  # a free-text answer (a diagnosis) is cut to this width in the table
@@ -51,9 +63,10 @@ MARKS = {"right": ("✓", "#15803d"), "partly": ("~", "#b45309"), "wrong": ("✗
 class RunPanel(QWidget):
     """A model run of one activity, with its settings, progress and live answers.
 
-    Subclasses set ``activity_id`` and ``settings_key`` (where the choices are remembered),
-    and override :meth:`settings_rows`, :meth:`given` and, when they need to,
-    :meth:`prepare` (work on the worker before the run, e.g. building an index),
+    Subclasses set ``activity_id`` and ``settings_key`` (where the choices are remembered)
+    and, when they need to, override :meth:`setting_rows` and :meth:`setting_values` (a
+    setting's own widgets), :meth:`given`, :meth:`prepare` (work on the worker before the
+    run, e.g. building an index),
     :meth:`on_report` (each progress report,
     the steps within an item included: a live view of the run),
     :meth:`live_views` (widgets above the answers table) and :meth:`item_text`.
@@ -73,6 +86,7 @@ class RunPanel(QWidget):
         self.answers: list[dict[str, Any]] = []
         self.items: dict[str, dict[str, Any]] = {}
         self.numbers: dict[str, int] = {}
+        self.fields: dict[str, QWidget] = {}  # a setting's widget, where it has one of its kind
         self._announced = False
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -84,14 +98,40 @@ class RunPanel(QWidget):
 
     # -- what an activity supplies ---------------------------------------------------------
 
+    @property
+    def settings_class(self) -> type:
+        """The activity's settings dataclass (:mod:`engine.fields`)."""
+        return self.activity.settings_class()
+
     def settings_rows(self) -> list[tuple[str, QWidget]]:
-        """The activity's own settings, as (label, widget) rows after the data set."""
-        return []
+        """The activity's own settings, as (label, widget) rows after the data set: those of
+        each setting its form shows, in order (:meth:`setting_rows`)."""
+        return [row for info in form_rows(self.settings_class) for row in self.setting_rows(info)]
+
+    def setting_rows(self, info: SettingInfo) -> list[tuple[str, QWidget]]:
+        """The rows of one setting: one widget of its kind, with its remembered value."""
+        widget = setting_widget(self.ctx, info, f"{self.settings_key}/{info.name}")
+        self.fields[info.name] = widget
+        return [("" if info.kind == "bool" else info.label, widget)]
+
+    def setting_values(self, info: SettingInfo) -> JSONDict:
+        """What the rows of one setting say: ``{name: value}`` (a subclass's own widgets may
+        give several values, or raise a ValueError with one line)."""
+        return {info.name: setting_value(info, self.fields[info.name])}
 
     def given(self) -> dict[str, Any]:
-        """The settings of a new run from the widgets (remembering them); a ValueError
-        with one line when they do not make a run."""
-        raise NotImplementedError
+        """The settings of a new run from the widgets, checked against the settings
+        dataclass (a ValueError with one line when they do not make a run), then
+        remembered."""
+        values: dict[str, Any] = {}
+        for info in form_rows(self.settings_class):
+            values.update(self.setting_values(info))
+        values["limit"] = self.limit.value() or None
+        from_dict(self.settings_class, values)
+        for name, widget in self.fields.items():
+            if not isinstance(widget, ModelCombo) and values.get(name) is not None:
+                set_setting(f"{self.settings_key}/{name}", values[name])
+        return values
 
     @staticmethod
     def prepare(job: Any, given: dict[str, Any]) -> dict[str, Any]:
@@ -121,14 +161,15 @@ class RunPanel(QWidget):
             self.ctx, self.activity.id, compact=True, remember=self.settings_key
         )
         self.dataset.import_clicked.connect(self._open_import)
-        self.limit = QSpinBox()
-        self.limit.setRange(0, 100000)
-        self.limit.setSpecialValueText("All")
-        self.limit.setValue(setting(f"{self.settings_key}/limit", self.default_limit, int))
-        self.at_once = QSpinBox()
-        self.at_once.setRange(0, 64)
-        self.at_once.setSpecialValueText("Automatic")
-        self.at_once.setToolTip("Items in flight at once (automatic: 8 for a served model)")
+        limit = setting(f"{self.settings_key}/limit", self.default_limit, int)
+        self.limit = spin_box(0, 100000, limit, special="All")
+        self.at_once = spin_box(
+            0,
+            64,
+            0,
+            special="Automatic",
+            tip="Items in flight at once (automatic: 8 for a served model)",
+        )
         noun = f"{self.activity.item_noun}s"
         rows = [(noun.capitalize(), self.dataset), *self.settings_rows()]
         rows.append((f"How many {noun}", self.limit))
@@ -380,6 +421,70 @@ def _run_job(
         cancel=job.cancel,
         concurrency=at_once,
     )
+
+
+def setting_widget(ctx: AppContext, info: SettingInfo, key: str) -> QWidget:
+    """A widget for setting ``info`` of its kind (:data:`engine.fields.KINDS`), showing the
+    value remembered under ``key`` (else its default), with its help as the tooltip."""
+    kinds = {"bool": bool, "int": int, "float": float}
+    kind = kinds.get(info.kind, type(info.default) if info.default is not None else str)
+    value = setting(key, info.default, kind)
+    widget: QWidget
+    if info.kind == "model":
+        widget = ModelCombo(ctx)
+    elif info.kind == "choice":
+        widget = combo(list(info.choices), value)
+    elif info.kind == "bool":
+        widget = QCheckBox(info.label)
+        widget.setChecked(bool(value))
+    elif info.kind in ("int", "float"):
+        widget = _number_box(info, value)
+    else:
+        widget = QLineEdit(str(value or ""))
+        widget.setPlaceholderText("Default" if info.optional else "")
+    widget.setToolTip(info.help)
+    return widget
+
+
+def _number_box(info: SettingInfo, value: JSONValue) -> QSpinBox | QDoubleSpinBox:
+    """A number box within the setting's bounds; an optional setting's lowest value reads
+    "Default" (None: left to the engine)."""
+    box: QSpinBox | QDoubleSpinBox
+    if info.kind == "int":
+        box = QSpinBox()
+    else:
+        box = QDoubleSpinBox()
+        box.setDecimals(2)
+        box.setSingleStep(0.05 if info.max is not None and info.max <= 1 else 0.1)
+    low = info.min if info.min is not None else -FORM_MAX
+    high = info.max if info.max is not None else FORM_MAX
+    if info.optional:
+        low -= 1
+        box.setSpecialValueText("Default")
+    if isinstance(box, QSpinBox):
+        box.setRange(int(low), int(high))
+        box.setValue(int(low if value is None else value))
+    else:
+        box.setRange(low, high)
+        box.setValue(low if value is None else value)
+    return box
+
+
+def setting_value(info: SettingInfo, widget: QWidget) -> JSONValue:
+    """The value ``widget`` (made by :func:`setting_widget`) holds for setting ``info``; None
+    for an optional one left at "Default" (or empty)."""
+    if isinstance(widget, ModelCombo):
+        return widget.name or None
+    if isinstance(widget, QComboBox):
+        return widget.currentData()
+    if isinstance(widget, QCheckBox):
+        return widget.isChecked()
+    if isinstance(widget, QSpinBox | QDoubleSpinBox):
+        unset = info.optional and widget.value() == widget.minimum()
+        return None if unset else widget.value()
+    if isinstance(widget, QLineEdit):
+        return widget.text().strip() or (None if info.optional else "")
+    raise TypeError(f"no value for a {type(widget).__name__}")
 
 
 def _grid(rows: list[tuple[str, QWidget]]) -> QFormLayout:

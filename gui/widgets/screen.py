@@ -1,44 +1,90 @@
 """The frame of an activity's screen and what its panels share: the header over the tabs
-(the title is the activity's name from :mod:`engine.activities`), the busy state of a
-person's session whose engine calls run one at a time on the session thread, and scrolled
-areas (:func:`scrolled`, :class:`VerticalScroll`, which keeps a panel whole in a narrow
-window)."""
+(the title is the activity's name from :mod:`engine.activities`) and the activity's sample
+data set imported once, the busy state of a person's session whose engine calls run one at
+a time on the session thread, and scrolled areas (:func:`scrolled`, :class:`VerticalScroll`,
+which keeps a panel whole in a narrow window)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
-from PySide6.QtWidgets import QScrollArea, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
 
 from engine.activities import activity
-from gui.widgets.common import AppContext, Header, show_error
+from gui.widgets.common import AppContext, Header, page_column, show_error
+
+if TYPE_CHECKING:
+    from engine.progress import Progress
+    from engine.store import Store
+    from gui.workers import Job, Worker
+
+#: What a session call returns (handed to ``on_done``).
+T = TypeVar("T")
+#: A panel put in a tab.
+P = TypeVar("P", bound=QWidget)
 
 
 class ActivityScreen(QWidget):
     """An activity's screen: its name and a line saying what it is for, over its tabs
-    (:meth:`add_tab`). ``closing()`` is called when the window closes."""
+    (:meth:`add_tab`). ``closing()`` is called when the window closes.
 
-    def __init__(self, ctx: AppContext, activity_id: str, subtitle: str) -> None:
+    ``sample`` names the activity's ``ensure_sample(store)`` (``"module:attribute"``): the
+    sample data set is imported once, before the panels are made, or with ``background``
+    in a worker (the pickers hear of it when it is in); the app works without it."""
+
+    def __init__(
+        self,
+        ctx: AppContext,
+        activity_id: str,
+        subtitle: str,
+        sample: str = "",
+        background: bool = False,
+    ) -> None:
         super().__init__()
         self.ctx = ctx
         self.activity = activity(activity_id)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(28, 22, 28, 20)
-        outer.setSpacing(12)
         self.header = Header(self.activity.name, subtitle)
-        outer.addWidget(self.header)
+        outer = page_column(self, self.header)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         outer.addWidget(self.tabs, 1)
+        if sample:
+            self._load_sample(sample, background)
 
-    def add_tab(self, panel: QWidget, title: str) -> QWidget:
+    def _load_sample(self, sample: str, background: bool) -> None:
+        from engine.registry import load
+
+        def ensure(store: Store) -> object:
+            return cast("Callable[[Store], object]", load(sample))(store)
+
+        def failed(exc: BaseException) -> None:
+            self.ctx.status(f"The sample {self.activity.item_noun}s could not be loaded: {exc}")
+
+        if background:
+            self.ctx.jobs.start(
+                lambda job: ensure(job.store),
+                on_done=lambda _names: self.ctx.notify_data(),
+                on_error=failed,
+            )
+            return
+        try:
+            ensure(self.ctx.store)
+        except Exception as exc:  # noqa: BLE001 - the app works without the sample
+            failed(exc)
+
+    def add_tab(self, panel: P, title: str) -> P:
         self.tabs.addTab(panel, title)
         return panel
 
     def closing(self) -> None:
-        """The window closes: panels stop what they stream and close unfinished sessions."""
+        """The window closes: each panel over a person's session (:class:`SessionCalls`)
+        stops what it streams and closes its unfinished session."""
+        for i in range(self.tabs.count()):
+            panel = self.tabs.widget(i)
+            if isinstance(panel, SessionCalls):
+                panel.closing()
 
 
 class SessionCalls:
@@ -53,12 +99,15 @@ class SessionCalls:
     def _enable(self) -> None:
         """Enable the panel's controls for its state (``busy`` included)."""
 
+    def closing(self) -> None:
+        """The window closes: stop what the panel streams, close an unfinished session."""
+
     def call(
         self,
-        fn: Callable[..., Any],
-        on_done: Callable[[Any], None],
+        fn: Callable[..., T],
+        on_done: Callable[[T], None],
         *args: Any,
-        progress: Callable[[Any], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
     ) -> None:
         """Run ``fn(job, *args)`` on the session thread; ``on_done(result)`` in the UI."""
         self.busy = True
@@ -72,6 +121,34 @@ class SessionCalls:
             on_error=self._call_failed,
             on_ended=self._call_ended,
         )
+
+    def stream(
+        self,
+        fn: Callable[[Job], T],
+        on_piece: Callable[[str], None],
+        *,
+        on_done: Callable[[T], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        on_ended: Callable[[], None] | None = None,
+    ) -> Worker:
+        """Run ``fn(job)``, which streams a model's text with ``job.piece``, on the session
+        thread; each piece goes to ``on_piece`` in the UI. ``busy`` is left as it is; stop
+        the stream with :meth:`stop_stream`."""
+        return self.ctx.jobs.start(
+            fn,
+            pool="session",
+            on_piece=on_piece,
+            on_done=on_done,
+            on_error=on_error,
+            on_ended=on_ended,
+        )
+
+    def stop_stream(self, worker: Worker | None) -> None:
+        """Stop the stream ``worker`` runs (if any) and the loaded model writing it."""
+        if worker is not None:
+            worker.stop()
+            if self.ctx.host.model is not None:
+                self.ctx.host.model.cancel()
 
     def _call_failed(self, exc: BaseException) -> None:
         show_error(self, exc, self.ctx)  # type: ignore[arg-type]

@@ -1,0 +1,231 @@
+"""The pieces of a model-run command (``exam run``, ``french run``, ``consult run``): the
+``--resume``/``--concurrency``/``--json`` options, a progress bar, how a run ends on the
+command line, the labelled summary lines."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from engine.cli.common import AppContext, F, json_option
+from engine.progress import Progress, ProgressCallback
+from engine.text.columns import display_width, pad
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every model-run command takes besides its settings (:func:`run_options`)."""
+
+    resume: int | None = None  # the run to continue
+    concurrency: int | None = None  # items in flight at once
+    quiet: bool = False  # --json: no progress bar, the summary as JSON
+
+
+def run_options(func: F) -> F:
+    """Add ``--resume RUN_ID``, ``--concurrency N`` and ``--json`` to a model-run command,
+    which gets them as one ``run`` argument (:class:`RunOptions`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, resume: int | None, concurrency: int | None, as_json: bool, **kw: Any):
+        return func(*args, run=RunOptions(resume, concurrency, as_json), **kw)
+
+    wrapper = json_option(wrapper)  # listed last in --help
+    wrapper = click.option(
+        "--concurrency",
+        type=click.IntRange(1, 256),
+        default=None,
+        help="Items answered at once (default: 8 when every model is served, else 1).",
+    )(wrapper)
+    wrapper = click.option(
+        "--resume", type=int, help="Continue a stopped run with its own settings."
+    )(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def progress_bar(
+    description: str,
+    quiet: bool = False,
+    note: Callable[[Progress], str] | None = None,
+    transient: bool = False,
+) -> Iterator[ProgressCallback | None]:
+    """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs
+    (``None`` when ``quiet``). ``note`` turns each step into the text shown after the bar
+    (default: the step's message)."""
+    if quiet:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    console = Console(stderr=True)
+    bar = Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=console,
+        transient=transient,
+        # off the terminal a bar that clears itself shows nothing but leaves a blank line
+        disable=transient and not console.is_interactive,
+    )
+    task = bar.add_task(description, total=None, note="")
+    shown = False
+
+    def update(p: Progress) -> None:
+        nonlocal shown
+        if not shown:  # drawn from the first step on, so an early error stands alone
+            bar.start()
+            shown = True
+        text = note(p) if note is not None else p.message
+        bar.update(task, completed=p.done, total=p.total or None, note=text[:60])
+
+    try:
+        yield update
+    finally:
+        if shown:
+            bar.stop()
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``) during a run: it ends the run the way Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While a run goes on, SIGTERM cancels it (run closed, models stopped) like Ctrl-C."""
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def execute_run(
+    app: AppContext,
+    activity_id: str,
+    dataset: str | None,
+    settings: object,
+    run: RunOptions,
+    *,
+    title: str,
+    show: Callable[[dict[str, Any]], None],
+    note: Callable[[Progress], str] | None = None,
+    load: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
+    summary, and end the way a command line should: Ctrl-C cancels the run (exit 130, saying
+    how to resume it; SIGTERM likewise, exit 143); a run that failed prints its error and
+    exits 1. ``settings`` is the command's settings dataclass
+    (:func:`engine.fields.settings_options`): a new run gets all of them, a resumed one only
+    those typed on the command line (anything that differs from the run's own is refused).
+    ``run`` says which run to resume, the items in flight at once and whether to be
+    quiet (:func:`run_options`); ``load`` holds the models' load settings (``n_ctx``…)."""
+    from engine.fields import as_dict, given_on_command_line
+    from engine.models.pool import default_pool
+    from engine.progress import Cancel
+    from engine.runs import run as run_activity
+
+    resume = run.resume
+    if resume is None:
+        given = as_dict(settings)
+    else:
+        given = given_on_command_line(click.get_current_context(), type(settings))
+    if load:
+        default_pool().settings_for = lambda name: dict(load)
+
+    cancel = Cancel()
+    started: list[int] = []
+    try:
+        with progress_bar(title, run.quiet, note) as update, _terminate_as_interrupt():
+            summary = run_activity(
+                app.store,
+                activity_id,
+                dataset,
+                given,
+                resume=resume,
+                progress=update,
+                cancel=cancel,
+                on_start=started.append,
+                concurrency=run.concurrency,
+            )
+    except KeyboardInterrupt as exc:
+        if started:
+            click.echo(
+                f"run {started[0]} cancelled; resume it with --resume {started[0]}", err=True
+            )
+        else:
+            click.echo("cancelled", err=True)
+        sys.exit(143 if isinstance(exc, _Terminated) else 130)
+    show(summary)
+    if summary.get("status") == "failed":
+        click.echo(
+            f"Error: run {summary['run_id']} failed: {summary.get('error')} "
+            f"(resume it with --resume {summary['run_id']})",
+            err=True,
+        )
+        sys.exit(1)
+    return summary
+
+
+def metric_lines(activity_id: str, summary: dict[str, Any], keys: Iterable[str]) -> None:
+    """Print each summary key as its label (:func:`engine.results.summary_rows`) and its
+    value, one per line, the values lined up; "—" for a value the run does not have."""
+    from engine.activities import metric_label
+    from engine.results import summary_rows
+
+    found = {key: (label, value) for key, label, value in summary_rows(summary, activity_id)}
+    rows = [found.get(key, (metric_label(key, activity_id), None)) for key in keys]
+    width = max((display_width(label) for label, _ in rows), default=0)
+    for label, value in rows:
+        if value is None:
+            shown = "—"
+        elif isinstance(value, float):
+            shown = f"{value:.2f}"
+        else:
+            shown = str(value)
+        click.echo(f"{pad(label, width)}  {shown}")
+
+
+def run_title(app: AppContext, model: str | None, dataset: str | None, run: RunOptions) -> str:
+    """The progress bar's title of a model run: ``MODEL on DATASET`` (the default chat model
+    when none is given); a resumed run is titled with its own model and data set."""
+    if run.resume is not None:
+        row = app.store.run(run.resume)
+        return f"{row['model']} on {row['dataset']} (run {run.resume})"
+    return f"{model or default_model_name()} on {dataset}"
+
+
+def default_model_name() -> str:
+    """The name of the model a run uses when none is given: the default chat model, or the
+    embedded one (said on stderr) when the default's file cannot be used."""
+    from engine.models.checks import checked_default
+
+    name, message = checked_default()
+    if message:
+        click.echo(f"Warning: {message}.", err=True)
+    return name

@@ -1,0 +1,91 @@
+"""The consultation activity registered: its descriptor (labels, headline, parts) and
+importers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engine.activities import Activity
+from engine.importers import Request, register
+from engine.registry import load, register_activity
+from engine.store import Store
+from engine.types import Row
+
+CONSULT = register_activity(
+    Activity(
+        "consult",
+        "Consultation",
+        "accuracy",
+        "case",
+        {
+            # ROUGE-1 word overlap (Table 2 of the consultation paper), not fact coverage: the
+            # patient's replies against the facts' values, the doctor's questions against their keys
+            "patient_recall": "Patient word overlap with fact values (ROUGE-1 recall, %)",
+            "patient_precision": "Patient word overlap with fact values (ROUGE-1 precision, %)",
+            "patient_f1": "Patient word overlap with fact values (ROUGE-1 F1, %)",
+            "doctor_recall": "Doctor word overlap with fact names (ROUGE-1 recall, %)",
+            "doctor_precision": "Doctor word overlap with fact names (ROUGE-1 precision, %)",
+            "doctor_f1": "Doctor word overlap with fact names (ROUGE-1 F1, %)",
+            "avg_turns": "Questions per case",
+            "avg_length": "Words per question",
+            "diversity": "Question diversity (%)",
+            "leakage": "Leakage (%)",
+            "similarity": "Diagnosis similarity (%)",
+            "patient_length": "Patient words per turn",
+            "doctor_length": "Doctor words per turn",
+            "diversity_rouge1": "Question diversity, ROUGE-1 (%)",
+            "diversity_rouge2": "Question diversity, ROUGE-2 (%)",
+            "diversity_rougeL": "Question diversity, ROUGE-L (%)",
+            "by_complexity": "By number of facts",
+            "patient_mode": "Patient mode",
+            "solver": "Solver",
+            "solver_model": "Solver model",
+        },
+        ("accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"),
+        spec="engine.consult.run:SPEC",
+        settings="engine.consult.settings:ConsultSettings",
+        scorers=("consult.task", "consult.dialogue"),
+        scorers_from=("engine.consult.scorers",),
+        cli="engine.cli.consult:consult",
+        import_commands={
+            "agentclinic": "engine.cli.consult:import_agentclinic",
+            "cases": "engine.cli.consult:import_cases",
+        },
+        import_title="Consultation cases",
+        report="engine.reports.layouts:consult_section",
+        run_label="engine.reports.label:consult_parts",
+        compare_warnings={
+            "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "
+            "accuracies differ"
+        },
+    )
+)
+
+_CASES = "Imported {n_items} cases as “{name}”."
+
+
+def _cases_from(reference: str) -> Callable[[Store, Request], Row]:
+    """An importer of cases with the reader ``reference`` (``module:function``)."""
+
+    def run(store: Store, req: Request) -> Row:
+        name = req.name or req.stem
+        load(reference)(store, req.source, name, req.replace)  # type: ignore[operator]
+        return store.dataset(name)
+
+    return run
+
+
+register(
+    "consult",
+    "cases",
+    "medexam cases (JSON or JSON Lines)",
+    "Cases (*.json *.jsonl);;All files (*)",
+    message=_CASES,
+)(_cases_from("engine.consult.cases:import_cases"))
+register(
+    "consult",
+    "agentclinic",
+    "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
+    "AgentClinic (*.jsonl *.json);;All files (*)",
+    message=_CASES,
+)(_cases_from("engine.consult.agentclinic:import_agentclinic"))

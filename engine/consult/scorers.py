@@ -1,0 +1,65 @@
+"""The consultation's scorers: the final task (the letter or diagnosis against the case's),
+and the dialogue's measures of the consultation paper (patient and doctor word overlap with
+the case's facts, questions, lengths, diversity, leakage) from the stored turns.
+"""
+
+from __future__ import annotations
+
+from engine.consult.cases import Case
+from engine.consult.metrics import (
+    DIVERSITY_KINDS,
+    SUMMARY_KEYS,
+    bound_metrics,
+    consultation_metrics,
+)
+from engine.scoring import Context, ScoreValue, scorer
+from engine.types import Row
+
+#: What the dialogue scorer gives each case (fractions 0–1, counts, words).
+DIALOGUE_KEYS = (
+    *SUMMARY_KEYS[:6],  # patient and doctor ROUGE-1 recall, precision, F1
+    "turns",
+    "length",
+    "doctor_length",
+    "patient_length",
+    "diversity",
+    *(f"diversity_{kind}" for kind in DIVERSITY_KINDS),
+    "n_facts",
+    "revealed",
+    "leaked",
+)
+BOUNDS = ("upper", "lower")
+
+
+@scorer("consult.task", activities=("consult",), keys=("correct", "similarity"))
+def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
+    """The final task: the letter chosen against the right one, or a diagnosis in words
+    matched with the case's (and its MiniLM similarity to it)."""
+    chosen, gold = answer.get("chosen"), answer.get("gold")
+    if item.task.kind == "mcq":
+        return {"correct": chosen is not None and chosen == gold}
+    from engine.consult.similarity import similarity
+    from engine.consult.solve import diagnosis_match
+
+    said, truth = str(chosen or ""), str(gold or item.task.diagnosis)
+    return {
+        "correct": diagnosis_match(said, truth),
+        "similarity": round(similarity(said, truth), 4),
+    }
+
+
+@scorer("consult.dialogue", activities=("consult",), keys=DIALOGUE_KEYS)
+def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
+    """The consultation paper's measures of one case from its stored turns (a bound, which
+    has no consultation, is scored on the facts it was given)."""
+    correct = (answer.get("scores") or {}).get("correct")
+    right = None if correct is None else bool(correct)
+    runner = str(context.run.get("runner") or "")
+    if runner in BOUNDS:
+        found = bound_metrics(item, runner, right)
+    else:
+        if context.store is None:
+            raise ValueError("the dialogue scorer reads the stored turns: it needs the store")
+        turns = context.store.turns(int(context.run["id"]), item.id)
+        found = consultation_metrics(item, turns, right)
+    return {k: found[k] for k in DIALOGUE_KEYS if k in found}  # type: ignore[literal-required]

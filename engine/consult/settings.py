@@ -1,0 +1,121 @@
+"""The settings of a consultation run, declared once (:mod:`engine.fields`): ``medexam
+consult run``'s options, the app's "Model vs model" form and the settings stored on a run all
+come from :class:`ConsultSettings`. Doctors and baselines are described in
+:mod:`engine.consult.run`.
+
+>>> ConsultSettings(doctor="oracle-direct", max_turns=3).resolved().patient
+'model'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.consult.solve import METHODS as ANSWER_METHODS
+from engine.fields import Settings, setting
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
+
+BASELINES = ("upper", "lower")
+ORACLES = ("oracle-direct", "oracle-random", "oracle-reverse")
+#: The doctor, patient or solver that is the default chat model.
+DEFAULT_MODEL = "model"
+
+PATIENT_MODE_HELP = (
+    "paper: the patient model gets all the facts, the opening request and the dialogue, "
+    "with honesty/strictness/colloquial instructions, and what it reveals is measured; "
+    "grounded: only the facts a question asks about reach it, and a guard reads a fact "
+    "out when its reply strays (tiny models, students)."
+)
+
+
+@dataclass
+class ConsultSettings(Settings):
+    """What decides a consultation run: who consults (``doctor``: ``model``, a model's name,
+    an oracle or a baseline) with which prompt, the patient and how it plays, the solver who
+    answers the task, and the caps. ``patient`` and ``solver`` left out are the defaults of
+    :meth:`resolved`."""
+
+    doctor: str = setting(
+        DEFAULT_MODEL,
+        help="model (the default chat model), a catalog model name, "
+        + ", ".join(ORACLES + BASELINES),
+    )
+    style: str = setting(
+        "long",
+        help="The model doctor's prompt: long (detailed) or short.",
+        choices={"long": "Detailed doctor prompt", "short": "Short doctor prompt"},
+        label="Prompt",
+    )
+    patient: str | None = setting(
+        None,
+        help="Patient model (default: the default chat model).",
+        kind="model",
+        label="Patient model",
+    )
+    patient_mode: str = setting(
+        "paper",
+        help=PATIENT_MODE_HELP,
+        choices={"paper": "As in the paper", "grounded": "Grounded in the asked facts"},
+        label="Patient",
+    )
+    max_turns: int = setting(
+        10,
+        help="Safety cap on a model doctor's questions (oracles always ask every key).",
+        min=1,
+        label="Questions per case",
+    )
+    solver: str | None = setting(
+        None,
+        help="Model answering the task (default: the fixed solver set with `consult solver`).",
+        kind="model",
+        form=False,
+    )
+    limit: int | None = setting(None, help="Only the first N cases.", min=1, form=False)
+    seed: int = setting(0, help="Seed of the random oracle's order and of sampling.", form=False)
+    answer_method: str = setting(
+        "logprobs",
+        help="How the solver answers a multiple-choice task: logprobs reads the letters' "
+        "probabilities, generate writes an answer.",
+        choices=ANSWER_METHODS,
+        form=False,
+    )
+    doctor_max_tokens: int = setting(
+        128,
+        help="Length cap of one doctor turn (an unfinished last sentence is dropped).",
+        min=16,
+        form=False,
+    )
+    keep_conclusions: bool = setting(
+        True,
+        help="Keep the doctor's closing words in the solver's context (or drop them).",
+        flag="--keep-conclusions/--drop-conclusions",
+        form=False,
+    )
+
+    def resolved(self) -> ConsultSettings:
+        """These settings with the patient and solver named: the patient is the default chat
+        model, the solver the one of medexam's settings (:func:`default_solver`)."""
+        return dataclasses.replace(
+            self, patient=self.patient or DEFAULT_MODEL, solver=self.solver or default_solver()
+        )
+
+
+def default_solver() -> str:
+    """The fixed solver of medexam's settings, by name (``model`` there is the default chat
+    model, recorded by its name)."""
+    from engine import settings
+    from engine.models.catalog import DEFAULT_MODEL as DEFAULT_CHAT_MODEL
+
+    name = str(settings.get("solver") or DEFAULT_MODEL)
+    return DEFAULT_CHAT_MODEL if name == DEFAULT_MODEL else name
+
+
+def consult_settings(given: Mapping[str, Any]) -> JSONDict:
+    """A consultation run's settings with their defaults, checked and resolved
+    (:meth:`ConsultSettings.resolved`)."""
+    return ConsultSettings.from_dict(given).resolved().as_dict()

@@ -1,0 +1,81 @@
+"""The exam activity registered: its descriptor (labels, headline, parts) and importers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from engine.activities import Activity
+from engine.importers import Request, register
+from engine.registry import register_activity
+from engine.store import Store
+from engine.types import Row
+
+EXAM = register_activity(
+    Activity(
+        "exam",
+        "Exam",
+        "accuracy",
+        "question",
+        {
+            "rouge1": "ROUGE-1",
+            "rouge2": "ROUGE-2",
+            "rougeL": "ROUGE-L",
+            "no_letter": "Replies without a letter",
+            "consistency": "Explanation agrees with the letter",
+            "consistency.consistent": "Explanation agrees with the letter (%)",
+            "consistency.n": "Explanations checked",
+            "calibration": "Calibration",
+            "calibration.ece": "Calibration error (ECE)",
+            "calibration.brier": "Brier score",
+            "calibration.mean_confidence": "Mean confidence",
+            "by_type": "By question type",
+            "shots": "Examples per prompt",
+            "instruction": "Task instruction",
+            "lang": "Prompt language",
+            "method": "Method",
+            "shots_used_mean": "Examples used per prompt (mean)",
+            "shots_cut": "Questions with examples cut",
+        },
+        ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
+        spec="engine.exam.runner:SPEC",
+        settings="engine.exam.settings:ExamSettings",
+        scorers=("exam.letter", "exam.rouge"),
+        scorers_from=("engine.exam.scorers",),
+        cli="engine.cli.exam:exam",
+        import_commands={
+            "explaincpe": "engine.cli.exam:import_explaincpe",
+            "mcq": "engine.cli.exam:import_mcq",
+        },
+        import_title="Exam questions",
+        report="engine.reports.layouts:exam_section",
+        run_label="engine.reports.label:exam_parts",
+        card="engine.review.cards:exam_face",
+        topic_fields=("type3", "type2", "type1"),
+        mastery_fields=("type1", "type2", "type3"),
+    )
+)
+
+
+def _exam(fmt: str) -> Callable[[Store, Request], Row]:
+    """The importer of exam questions in format ``fmt``."""
+
+    def run(store: Store, req: Request) -> Row:
+        from engine.exam.dataset import import_file
+
+        return import_file(store, req.source, fmt, req.name, req.replace)
+
+    return run
+
+
+register(
+    "exam",
+    "explaincpe",
+    "ExplainCPE (JSON list, five options and an explanation)",
+    "JSON (*.json);;All files (*)",
+)(_exam("explaincpe"))
+register(
+    "exam",
+    "mcq",
+    "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
+    "Question files (*.json *.jsonl *.csv);;All files (*)",
+)(_exam("mcq"))

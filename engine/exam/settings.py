@@ -1,0 +1,69 @@
+"""The settings of an exam run, declared once (:mod:`engine.fields`): ``medexam exam run``'s
+options, the app's evaluation form and the settings stored on a run all come from
+:class:`ExamSettings`.
+
+>>> ExamSettings(model="smollm2", method="logprob", limit=3).as_dict()["shots"]
+0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.exam.prompts import SHOT_COUNTS, PromptSettings
+from engine.fields import Settings, setting
+
+METHODS = ("generate", "logprob")
+TEMPLATES = ("auto", "chat", "plain")
+
+
+@dataclass
+class ExamSettings(Settings):
+    """Everything that decides a run's answers (stored with the run, reused on resume)."""
+
+    model: str | None = setting(
+        None, help="Model name or .gguf path (default: the default chat model).", kind="model"
+    )
+    method: str = setting(
+        "generate",
+        help="generate: answer and explanation; logprob: letter probabilities.",
+        choices={
+            "generate": "Write an answer and explanation",
+            "logprob": "Read the letter probabilities (fast)",
+        },
+    )
+    shots: int = setting(
+        0,
+        help="Solved examples before each question.",
+        choices={n: f"{n} solved example(s)" if n else "No examples" for n in SHOT_COUNTS},
+        label="Examples",
+    )
+    lang: str = setting(
+        "zh",
+        help="Language of the prompt template.",
+        choices={"zh": "Chinese (as published)", "en": "English"},
+        label="Prompt language",
+    )
+    instruction: bool = setting(
+        True, help="Open the prompt with the task instruction.", label="Start with the instruction"
+    )
+    template: str = setting(
+        "auto",
+        help="Use the model's chat template (auto: when it has one).",
+        choices=TEMPLATES,
+        form=False,
+    )
+    max_tokens: int = setting(
+        320, help="Length cap of a generated answer, in tokens.", min=1, form=False
+    )
+    seed: int = setting(0, help="Seed of the examples' order and of sampling.", form=False)
+    limit: int | None = setting(None, help="Only the first N questions.", min=1, form=False)
+    shots_from: str | None = setting(
+        None,
+        help="Data set the examples come from (default: its train split if imported, "
+        "else the data set itself).",
+        form=False,
+    )
+
+    def prompt_settings(self) -> PromptSettings:
+        return PromptSettings(self.shots, self.instruction, self.lang, self.seed)

@@ -1,0 +1,97 @@
+"""The French QA activity registered: its descriptor (labels, headline, parts), its importer
+and the importers of the retrieval corpora its readers search."""
+
+from __future__ import annotations
+
+from engine.activities import Activity
+from engine.importers import TITLES, Request, register
+from engine.registry import register_activity
+from engine.store import Store
+from engine.types import Row
+
+FRENCH = register_activity(
+    Activity(
+        "french",
+        "French QA",
+        "hamming",
+        "question",
+        {
+            "hamming": "Hamming score (%)",
+            "emr": "Exact match ratio (%)",
+            "recall_at_k": "Recall at k",
+            "recall_at_k.k": "Passages per question (k)",
+            "recall_at_k.recall": "Own passage retrieved (%)",
+            "recall_at_k.n": "Questions with their own passage",
+            "by_n_answers": "By number of right answers",
+            "own_passages_excluded": "Questions with their own passage left out",
+            "oracle": "Oracle run (own passages given)",
+        },
+        ("hamming", "emr", "answered", "recall_at_k.recall"),
+        spec="engine.french.runner:SPEC",
+        settings="engine.french.settings:FrenchSettings",
+        scorers=("french.options", "french.retrieval"),
+        scorers_from=("engine.french.scorers",),
+        cli="engine.cli.french:french",
+        import_commands={"frenchmedmcqa": "engine.cli.french:import_frenchmedmcqa"},
+        import_title="French questions",
+        report="engine.reports.layouts:french_section",
+        run_label="engine.reports.label:french_parts",
+        card="engine.review.cards:french_face",
+        topic_fields=("type", "category", "subject_name"),
+        mastery_fields=("type", "subject_name"),
+    )
+)
+
+
+@register("french", "frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)")
+def _frenchmedmcqa(store: Store, req: Request) -> Row:
+    from engine.french.dataset import import_frenchmedmcqa
+
+    info = import_frenchmedmcqa(store, req.source, req.name, req.replace)
+    return {**store.dataset(info["name"]), **info}
+
+
+# Retrieval corpora are no activity of their own: French QA brings their importers.
+TITLES["corpus"] = "French corpus"
+_PASSAGES = "Stored {n_passages} passages as corpus “{name}”."
+
+
+def _corpus_from_path(store: Store, req: Request) -> Row:
+    from engine.french.corpus import add_corpus_from_path
+
+    name = req.name or req.stem
+    info = add_corpus_from_path(
+        store, req.source, name, req.replace, progress=req.progress, cancel=req.cancel
+    )
+    return {**store.corpus(name), **info}
+
+
+register(
+    "corpus",
+    "file",
+    "A text, Markdown or JSON Lines file",
+    "Documents (*.txt *.md *.jsonl);;All files (*)",
+    message=_PASSAGES,
+)(_corpus_from_path)
+register(
+    "corpus",
+    "folder",
+    "A folder of .txt and .md files",
+    source="folder",
+    message=_PASSAGES,
+)(_corpus_from_path)
+
+
+@register(
+    "corpus",
+    "dataset",
+    "The questions of an imported French set (one passage each)",
+    source="dataset",
+    message=_PASSAGES,
+)
+def _corpus_from_dataset(store: Store, req: Request) -> Row:
+    from engine.french.corpus import add_corpus_from_dataset
+
+    name = req.name or f"{req.source}-passages"
+    info = add_corpus_from_dataset(store, req.source, name, req.replace)
+    return {**store.corpus(name), **info}

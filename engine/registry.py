@@ -1,0 +1,116 @@
+"""The registries: one plain dict per kind of thing, filled by each package when imported.
+
+* :data:`ACTIVITIES` — id → :class:`engine.activities.Activity`, registered by each activity
+  package (``engine.exam.activity``, ``engine.consult.activity``, ``engine.french.activity``)
+  with :func:`register_activity`;
+* :data:`SCORERS` — name → :class:`engine.scoring.Scorer`, registered with
+  :func:`engine.scoring.scorer` by the modules an activity names in ``Activity.scorers_from``.
+
+Model backends (GGUF files, OpenAI-compatible servers, the scripted test model) have their
+registry beside the model code, in :mod:`engine.models.backend`, so that nothing outside
+``engine/models/`` knows which backend a model has.
+
+Every list of activities in medexam (the CLI's choices, the import menu, report sections, the
+Results screen…) iterates :func:`activities`, so a new activity is one package that registers
+one object. Registration is light: an activity names the modules of its heavy parts (its run
+spec, CLI group, report section) as ``"module:attribute"`` strings imported on first use.
+
+>>> from engine.registry import activities, get_activity
+>>> list(activities())
+['exam', 'consult', 'french']
+>>> get_activity("french").name
+'French QA'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from engine.errors import UserError
+
+if TYPE_CHECKING:
+    from engine.activities import Activity
+    from engine.scoring import Scorer
+
+#: The activity packages medexam ships, in the order they are listed.
+BUILTIN = ("engine.exam.activity", "engine.consult.activity", "engine.french.activity")
+
+ACTIVITIES: dict[str, Activity] = {}
+SCORERS: dict[str, Scorer] = {}
+_loaded = False
+
+
+class UnknownActivity(UserError, ValueError):
+    """An activity id medexam does not have."""
+
+
+class UnknownScorer(UserError, ValueError):
+    """A scorer name medexam does not have, or one that does not fit the activity."""
+
+
+def _load_builtin() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN:
+            importlib.import_module(module)
+
+
+def register_activity(found: Activity) -> Activity:
+    """Add ``found`` to the registry (again under the same id replaces it); return it."""
+    ACTIVITIES[found.id] = found
+    return found
+
+
+def unregister_activity(activity_id: str) -> None:
+    """Take an activity out of the registry (a test's own activity, when the test ends)."""
+    ACTIVITIES.pop(activity_id, None)
+
+
+def activities() -> dict[str, Activity]:
+    """Every registered activity by id: medexam's own in :data:`BUILTIN`'s order (whichever
+    was imported first), then the others in the order they were registered."""
+    _load_builtin()
+    own = [m.split(".")[1] for m in BUILTIN]
+    first = {a: ACTIVITIES[a] for a in own if a in ACTIVITIES}
+    return {**first, **{k: v for k, v in ACTIVITIES.items() if k not in first}}
+
+
+def get_activity(activity_id: str) -> Activity:
+    """The activity ``activity_id``; :class:`UnknownActivity` names the known ones."""
+    found = activities().get(activity_id)
+    if found is None:
+        raise UnknownActivity(
+            f"unknown activity {activity_id!r} (choose from {', '.join(activities())})"
+        )
+    return found
+
+
+def load(reference: str) -> object:
+    """The object a ``"module:attribute"`` reference names, importing its module."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def scorers(activity_id: str | None = None) -> dict[str, Scorer]:
+    """The registered scorers (of one activity, when given), by name. The activity's own
+    scorer modules are imported first."""
+    chosen = [get_activity(activity_id)] if activity_id else list(activities().values())
+    for act in chosen:
+        for module in act.scorers_from:
+            importlib.import_module(module)
+    if activity_id is None:
+        return dict(SCORERS)
+    return {n: s for n, s in SCORERS.items() if s.fits(activity_id)}
+
+
+def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
+    """The scorer ``name`` (one that scores ``activity_id``'s answers, when given)."""
+    known = scorers(activity_id)
+    if name not in known:
+        where = f" for {get_activity(activity_id).name} runs" if activity_id else ""
+        raise UnknownScorer(
+            f"no scorer {name!r}{where} (choose from {', '.join(sorted(known)) or 'none'})"
+        )
+    return known[name]

@@ -1,0 +1,99 @@
+"""The shape of a report, as :func:`engine.reports.build_report` makes it and the renderers
+read it: plain JSON throughout, typed here so each part says what it holds.
+
+>>> cell: ScoreCell = {"value": 45.2, "low": 38.1, "high": 52.4}
+>>> t: Table = {"title": "Accuracy", "columns": ["Run", "Accuracy (%)"],
+...             "rows": [["#3", cell]], "notes": []}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NotRequired, Required, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    from engine.reports.stats import McNemar, PairedBootstrap, ReliabilityBin
+    from engine.types import Row, Scalar
+
+
+class ScoreCell(TypedDict, total=False):
+    """A score with its 95% interval (``low``, ``high``) or over ``n`` items."""
+
+    value: Required[float | None]
+    low: float | None
+    high: float | None
+    n: int | None
+
+
+#: One cell of a table: a number, a string, None or a score.
+Cell: TypeAlias = "Scalar | ScoreCell"
+
+
+class Table(TypedDict):
+    """A table of a report: its title, column headers, rows of cells and notes under it."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    notes: list[str]
+
+
+class ChartPoint(ScoreCell, total=False):
+    """One run's score (with its interval) on an ``interval`` chart."""
+
+    name: Required[str]
+
+
+class ChartSeries(TypedDict):
+    """One run's bins on a ``reliability`` chart."""
+
+    run_id: int
+    name: str
+    bins: list[ReliabilityBin]
+
+
+class Chart(TypedDict):
+    """A chart of a section: ``interval`` (``axis`` and ``points``) or ``reliability``
+    (``series``)."""
+
+    kind: str
+    title: str
+    axis: NotRequired[str]
+    points: NotRequired[list[ChartPoint]]
+    series: NotRequired[list[ChartSeries]]
+
+
+class Comparison(TypedDict):
+    """Runs ``a`` and ``b`` on the items both answered (see
+    :func:`engine.reports.layouts.compare`)."""
+
+    a: int
+    b: int
+    n: int
+    different_answers: int
+    accuracy_diff: float
+    mcnemar: McNemar
+    score: str
+    score_label: str
+    paired_bootstrap: PairedBootstrap | None
+
+
+class Section(TypedDict):
+    """The part of a report for one activity; ``activity`` and ``name`` are set once the
+    section joins the report."""
+
+    tables: list[Table]
+    comparisons: list[Comparison]
+    charts: list[Chart]
+    activity: NotRequired[str]
+    name: NotRequired[str]
+
+
+class Report(TypedDict):
+    """A whole report: the stored runs (each with its ``label``), their overview table and
+    one section per activity."""
+
+    title: str
+    created: str
+    runs: list[Row]
+    overview: Table
+    sections: list[Section]

@@ -1,0 +1,104 @@
+"""The scores of a run's answers, as the store keeps them: a row per scorer and key (see
+:mod:`engine.scoring`). :class:`ScoreRows` is a part of :class:`engine.store.Store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from engine.dbfile import StoreError, now
+
+if TYPE_CHECKING:
+    import contextlib
+
+    import sqlite_utils
+
+    from engine.scoring import Scored, ScoreValue
+    from engine.types import Row
+
+
+class ScoreRows:
+    """The store's methods for the ``scores`` table."""
+
+    db: sqlite_utils.Database
+
+    if TYPE_CHECKING:  # the store's own
+
+        def run(self, run_id: int) -> Row: ...
+
+        def _transaction(
+            self, immediate: bool = True
+        ) -> contextlib.AbstractContextManager[None]: ...
+
+    def _as_scored(
+        self,
+        run_id: int,
+        correct: bool | None,
+        scores: Mapping[str, ScoreValue] | Sequence[Scored] | None,
+    ) -> list[Scored]:
+        from engine.scoring import Scored, attribute
+
+        if isinstance(scores, Sequence):
+            found = list(scores)
+            if correct is not None:
+                raise StoreError("give correct as a score, not beside scorers' results")
+            return [s for s in found if isinstance(s, Scored)]
+        values = dict(scores or {})
+        if correct is not None:
+            values = {"correct": bool(correct), **values}
+        return attribute(str(self.run(run_id)["activity"]), values) if values else []
+
+    def _insert_scores(self, run_id: int, item_key: str, scored: Sequence[Scored]) -> None:
+        stamp = now()
+        self.db.conn.executemany(
+            "INSERT OR REPLACE INTO scores (run_id, item_key, scorer, version, key, value, "
+            "explanation, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, item_key, s.scorer, s.version, key, value, s.explanations.get(key), stamp)
+                for s in scored
+                for key, value in s.values.items()
+            ],
+        )
+
+    def add_scores(self, run_id: int, item_key: str, scored: Sequence[Scored]) -> None:
+        """Store scorers' results for one stored answer, replacing what those scorers gave
+        it before (any version), and commit at once."""
+        with self._transaction():
+            for s in scored:
+                self.db.execute(
+                    "DELETE FROM scores WHERE run_id = ? AND item_key = ? AND scorer = ?",
+                    [run_id, str(item_key), s.scorer],
+                )
+            self._insert_scores(run_id, str(item_key), scored)
+
+    def score_rows(self, run_id: int) -> list[Row]:
+        """Every stored score of a run: ``item_key, scorer, version, key, value,
+        explanation, created``, in the order they were stored."""
+        return list(
+            self.db.query(
+                "SELECT item_key, scorer, version, key, value, explanation, created "
+                "FROM scores WHERE run_id = ? ORDER BY id",
+                [run_id],
+            )
+        )
+
+    def scored_versions(self, run_id: int) -> dict[tuple[str, str], int]:
+        """``(item key, scorer) → version`` of what scored each answer of a run."""
+        rows = self.db.execute(
+            "SELECT item_key, scorer, max(version) FROM scores WHERE run_id = ? "
+            "GROUP BY item_key, scorer",
+            [run_id],
+        )
+        return {(str(k), str(s)): int(v) for k, s, v in rows}
+
+    def run_scorers(self, run_id: int) -> list[Row]:
+        """The scorers that scored a run: ``scorer``, ``version`` and ``answers`` (how many
+        answers carry its scores), by name."""
+        return list(
+            self.db.query(
+                "SELECT scorer, max(version) AS version, count(DISTINCT item_key) AS answers "
+                "FROM scores WHERE run_id = ? GROUP BY scorer ORDER BY scorer",
+                [run_id],
+            )
+        )

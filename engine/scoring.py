@@ -1,0 +1,339 @@
+"""Scorers apart from solvers: what a run's model produced (an answer) is stored first, then
+each of the activity's scorers gives it scores, stored in their own rows (the ``scores``
+table: answer, scorer name and version, key, value, optional explanation). One answer can
+carry several scorers' results, and a stored run can be scored again at any time —
+with a fixed or a new measure — without running its model again (:func:`rescore`).
+
+A scorer is a function of one stored answer, its item and the run's context, registered with
+:func:`scorer`::
+
+    @scorer("exam.letter", activities=("exam",), keys=("correct",))
+    def letter(answer, item, context):
+        return {"correct": answer["chosen"] is not None and answer["chosen"] == answer["gold"]}
+
+It returns ``{key: value}`` (numbers, booleans, None) or :class:`Value` entries carrying an
+explanation. An activity lists the scorers its runs apply (``Activity.scorers``); a summary is
+made of reducers over the stored scores (:func:`mean`, :func:`proportion`,
+:func:`percent_mean`, :func:`counts`).
+
+>>> from engine.scoring import mean, proportion
+>>> mean([0.5, None, 1.0]), proportion([True, False, True, True])
+(0.75, 0.75)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+from engine.errors import UserError
+from engine.progress import Cancel, ProgressCallback, report
+from engine.registry import SCORERS, get_activity, get_scorer
+from engine.types import JSONDict, Row, Scalar
+
+if TYPE_CHECKING:
+    from engine.models.pool import ModelPool
+    from engine.store import Store
+
+#: A score's value: a number, a boolean, or None (not applicable to this answer).
+ScoreValue: TypeAlias = float | int | bool | None
+
+
+@dataclass(frozen=True)
+class Value:
+    """A score value with the scorer's explanation of it (a judge's reasons, say)."""
+
+    value: ScoreValue
+    explanation: str | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What one scorer gave one answer: its name and version, and the values by key."""
+
+    scorer: str
+    version: int
+    values: dict[str, ScoreValue]
+    explanations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """What a scorer may look at beyond the answer and its item: the store, the run (its
+    settings), a model pool for scorers that need a model, the run's cancel."""
+
+    store: Store | None
+    run: Row
+    pool: ModelPool | None = None
+    cancel: Cancel | None = None
+
+    @property
+    def settings(self) -> JSONDict:
+        found = self.run.get("settings")
+        return found if isinstance(found, dict) else {}
+
+
+ScoreFunction = Callable[[Row, object, Context], Mapping[str, ScoreValue | Value]]
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A registered scorer. ``applies(context)`` says whether it scores this run at all
+    (ROUGE only for generated answers, say); ``needs_model`` scorers lease one from the pool."""
+
+    name: str
+    version: int
+    activities: tuple[str, ...]
+    keys: tuple[str, ...]
+    function: ScoreFunction
+    description: str = ""
+    needs_model: bool = False
+    applies: Callable[[Context], bool] | None = None
+
+    def fits(self, activity_id: str) -> bool:
+        """Whether this scorer scores ``activity_id``'s answers (``*``: every activity's)."""
+        return "*" in self.activities or activity_id in self.activities
+
+    def score(self, answer: Row, item: object, context: Context) -> Scored:
+        """Score one answer."""
+        values: dict[str, ScoreValue] = {}
+        explanations: dict[str, str] = {}
+        for key, value in self.function(answer, item, context).items():
+            if isinstance(value, Value):
+                values[key] = value.value
+                if value.explanation:
+                    explanations[key] = value.explanation
+            else:
+                values[key] = value
+        return Scored(self.name, self.version, values, explanations)
+
+
+def scorer(
+    name: str,
+    *,
+    activities: Sequence[str],
+    keys: Sequence[str],
+    version: int = 1,
+    description: str = "",
+    needs_model: bool = False,
+    applies: Callable[[Context], bool] | None = None,
+) -> Callable[[ScoreFunction], ScoreFunction]:
+    """Register the decorated function as scorer ``name`` (raise ``version`` whenever what
+    it computes changes: a rescore then replaces the older version's scores)."""
+
+    def add(function: ScoreFunction) -> ScoreFunction:
+        doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
+        SCORERS[name] = Scorer(
+            name,
+            version,
+            tuple(activities),
+            tuple(keys),
+            function,
+            " ".join(doc.split()),
+            needs_model,
+            applies,
+        )
+        return function
+
+    return add
+
+
+def run_scorers(activity_id: str, context: Context) -> list[Scorer]:
+    """The scorers a run of ``activity_id`` applies to each answer, in order."""
+    return [s for s in scorers_of(activity_id) if s.applies is None or s.applies(context)]
+
+
+def score_answer(
+    scorers: Iterable[Scorer], answer: Row, item: object, context: Context
+) -> list[Scored]:
+    """Each scorer's result for one answer (the answer's own fields and the earlier scorers'
+    values are what a later scorer sees in ``answer["scores"]``)."""
+    out: list[Scored] = []
+    seen: dict[str, ScoreValue] = {}
+    for s in scorers:
+        found = s.score({**answer, "scores": dict(seen)}, item, context)
+        seen.update(found.values)
+        out.append(found)
+    return out
+
+
+def attribute(activity_id: str, values: Mapping[str, ScoreValue]) -> list[Scored]:
+    """Values computed elsewhere (a person's session scores as it goes) given to the
+    activity's scorers that name their keys; a key that none names is kept under
+    ``<activity>.recorded``."""
+    owners = {key: s for s in scorers_of(activity_id) for key in s.keys}
+    grouped: dict[tuple[str, int], dict[str, ScoreValue]] = {}
+    for key, value in values.items():
+        owner = owners.get(key)
+        name, version = (owner.name, owner.version) if owner else (f"{activity_id}.recorded", 1)
+        grouped.setdefault((name, version), {})[key] = value
+    return [Scored(name, version, found) for (name, version), found in grouped.items()]
+
+
+def scorers_of(activity_id: str) -> list[Scorer]:
+    """The scorers an activity's runs apply, by the activity's list."""
+    return [get_scorer(name, activity_id) for name in get_activity(activity_id).scorers]
+
+
+def merged(scored: Iterable[Scored]) -> dict[str, ScoreValue]:
+    """The values of several scorers' results as one ``{key: value}``."""
+    out: dict[str, ScoreValue] = {}
+    for s in scored:
+        out.update(s.values)
+    return out
+
+
+# -- reducers -------------------------------------------------------------------------------
+
+
+def numbers(values: Iterable[Scalar | object]) -> list[float]:
+    """The values that are numbers (booleans count 1 and 0), Nones and others left out."""
+    return [float(v) for v in values if isinstance(v, int | float)]
+
+
+def mean(values: Iterable[Scalar | object]) -> float | None:
+    """The mean of the numeric values (None when there is none)."""
+    found = numbers(values)
+    return sum(found) / len(found) if found else None
+
+
+def proportion(values: Iterable[Scalar | object]) -> float | None:
+    """The share of true values among the given ones (None when there is none)."""
+    found = [bool(v) for v in values if v is not None]
+    return sum(found) / len(found) if found else None
+
+
+def percent_mean(values: Iterable[Scalar | object], digits: int = 2) -> float | None:
+    """The mean of the numeric values in percent, rounded (None when there is none)."""
+    found = numbers(values)
+    return round(100 * sum(found) / len(found), digits) if found else None
+
+
+def failed(answer: Row) -> bool:
+    """Whether the model could not answer this item (its error is in ``extra["error"]``)."""
+    extra = answer.get("extra")
+    return isinstance(extra, dict) and bool(extra.get("error"))
+
+
+def counts(answers: Sequence[Row], n_total: int, digits: int = 2) -> JSONDict:
+    """The entries every run summary shares: ``n`` (the run's items, answered or not),
+    ``answered`` (an item whose answer failed is not) and ``accuracy`` over all ``n`` items
+    (an item not answered counts wrong), from each answer's ``correct`` score; ``failed``
+    when some answers failed."""
+    n = max(int(n_total or 0), len(answers))
+    right = sum(1 for a in answers if a.get("correct") and not failed(a))
+    out: JSONDict = {
+        "n": n,
+        "answered": sum(1 for a in answers if not failed(a)),
+        "accuracy": round(100 * right / n, digits) if n else 0.0,
+    }
+    broken = sum(1 for a in answers if failed(a))
+    if broken:
+        out["failed"] = broken
+    return out
+
+
+# -- scoring a stored run again -------------------------------------------------------------
+
+
+class RescoreError(UserError):
+    """A stored run that cannot be scored again (a person's session, its data set gone…)."""
+
+
+def _items_by_key(store: Store, run: Row) -> dict[str, object]:
+    act = get_activity(str(run["activity"]))
+    spec = act.run_spec()
+    dataset = str(run["dataset"])
+    if not store.has_dataset(dataset):
+        raise RescoreError(
+            f"run {run['id']}'s data set {dataset!r} was deleted: its items cannot be scored"
+        )
+    return {spec.key(item): item for item in spec.items(store, dataset)}
+
+
+@dataclass
+class Rescored:
+    """What :func:`rescore` did: the run's new ``summary``, and by scorer name how many
+    answers it ``scored`` and how many it ``skipped`` (already scored by that version)."""
+
+    summary: JSONDict
+    scored: dict[str, int]
+    skipped: dict[str, int]
+
+
+def rescore(
+    store: Store,
+    run_id: int,
+    scorers: Sequence[str] | None = None,
+    *,
+    pool: ModelPool | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: Cancel | None = None,
+    force: bool = False,
+) -> Rescored:
+    """Apply ``scorers`` (names; default the activity's own) to every stored answer of run
+    ``run_id`` without running its model, store their scores and the run's new summary, and
+    return what was done (:class:`Rescored`: the summary, the answers each scorer scored and
+    skipped).
+
+    Answers that already carry a scorer's current version are skipped unless ``force``, so a
+    cancelled rescore continues where it stopped. ``progress`` is told each answer scored;
+    ``cancel`` stops between answers (raising :class:`engine.progress.Cancelled`; what was
+    scored stays stored).
+    """
+    run = store.run(run_id)
+    activity_id = str(run["activity"])
+    if store.live(run):
+        raise RescoreError(f"run {run_id} is still running; score it once it has ended")
+    if run.get("runner") == "person":
+        raise RescoreError(
+            f"run {run_id} is a person's session: its answers were scored as they were given"
+        )
+    context = Context(store, run, pool, cancel)
+    chosen = (
+        [get_scorer(name, activity_id) for name in scorers]
+        if scorers
+        else run_scorers(activity_id, context)
+    )
+    items = _items_by_key(store, run)
+    answers = store.answers(run_id)
+    have = store.scored_versions(run_id)
+    total, done = len(answers) * len(chosen), 0
+    result = Rescored({}, {}, {})
+    report(progress, 0, total, "scoring", run_id=run_id)
+    for s in chosen:
+        result.scored[s.name] = result.skipped[s.name] = 0
+        for answer in answers:
+            key = str(answer["item_key"])
+            if cancel is not None:
+                cancel.check()
+            if force or have.get((key, s.name)) != s.version:
+                item = items.get(key)
+                if item is None:
+                    raise RescoreError(
+                        f"item {key!r} of run {run_id} is no longer in data set {run['dataset']!r}"
+                    )
+                store.add_scores(run_id, key, [s.score(answer, item, context)])
+                result.scored[s.name] += 1
+            else:
+                result.skipped[s.name] += 1
+            done += 1
+            report(progress, done, total, f"{s.name}: {key}", run_id=run_id, item=key)
+    summary = summarize(store, run_id)
+    store.update_run(run_id, summary={**(run.get("summary") or {}), **summary})
+    result.summary = store.run(run_id)["summary"]
+    return result
+
+
+def summarize(store: Store, run_id: int) -> JSONDict:
+    """A run's summary computed afresh from its stored answers and scores."""
+    run = store.run(run_id)
+    spec = get_activity(str(run["activity"])).run_spec()
+    return spec.summarize(store, run_id)
+
+
+def describe(name: str) -> str:
+    """One line about a registered scorer: its name, version, what it scores."""
+    s = SCORERS[name]
+    return f"{s.name} v{s.version}: {s.description}" if s.description else f"{s.name} v{s.version}"
