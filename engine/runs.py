@@ -75,9 +75,6 @@ class Job:
         self.leases.append(model)
         return model
 
-    def key(self, item: Any) -> str:
-        return str(item["id"])
-
     def default_concurrency(self) -> int:
         """Items in flight when the caller does not say: the fewest any leased model takes
         well (:func:`engine.models.backend.default_concurrency`)."""
@@ -287,7 +284,7 @@ def _loop(
 ) -> JSONDict:
     job.run_id, job.cancel = run_id, cancel
     done_keys = store.answered_keys(run_id)
-    todo = [(p, item) for p, item in enumerate(job.items) if job.key(item) not in done_keys]
+    todo = [(p, item) for p, item in enumerate(job.items) if spec.key(item) not in done_keys]
     total = len(job.items)
     done = total - len(todo)
     report(progress, done, total, "starting", run_id=run_id)
@@ -302,7 +299,7 @@ def _loop(
     errors: list[str] = []  # the items the model could not take, this time
     try:
         for position, item, answer in _answers(job, todo, cancel, concurrency):
-            key = job.key(item)
+            key = spec.key(item)
             if failed(answer):
                 errors.append(f"{key}: {answer['extra']['error']}")
             scored = score_answer(scorers, answer, item, context)

@@ -189,9 +189,6 @@ class ConsultJob(Job):
     def _lease(self, pool: ModelPool, name: str) -> PooledModel:
         return self.lease(pool, None if name == DEFAULT_MODEL else name)
 
-    def key(self, case: Case) -> str:
-        return case.id
-
     def _thread_store(self) -> Store:
         """The store turns are written through from this thread: the run's own in the thread
         that opened the job, else this worker thread's own store on the same database (a
