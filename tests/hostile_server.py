@@ -30,7 +30,7 @@ import http.server
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MODEL = "hostile"
@@ -279,3 +279,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(h.interval)
         self.close_connection = True
+
+
+def seconds(call: Callable[[], Any]) -> tuple[float, BaseException | None]:
+    """How long ``call()`` took, and what it raised."""
+    t0 = time.monotonic()
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 - the test looks at it
+        return time.monotonic() - t0, exc
+    return time.monotonic() - t0, None

@@ -14,9 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import gguf
 import psutil
@@ -30,6 +28,7 @@ from engine.models.catalog import resolve
 from engine.models.local import LocalModel
 from engine.models.pool import default_pool
 from engine.models.protocol import ModelCrashed, ModelError
+from tests.hostile_server import seconds
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 LOOPING = (
@@ -52,15 +51,6 @@ def looping_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     template = MetadataDetails(gguf.GGUFValueType.STRING, LOOPING)
     copy_with_new_metadata(reader, writer, {gguf.Keys.Tokenizer.CHAT_TEMPLATE: template}, [])
     return target
-
-
-def seconds(call: Callable[[], Any]) -> tuple[float, BaseException | None]:
-    t0 = time.monotonic()
-    try:
-        call()
-    except BaseException as exc:  # noqa: BLE001 - the test looks at it
-        return time.monotonic() - t0, exc
-    return time.monotonic() - t0, None
 
 
 def gone(pid: int, within: float) -> bool:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from engine.models.served import (
 from engine.progress import Cancelled
 from engine.runs import run
 from engine.store import Store
-from tests.hostile_server import HostileServer
+from tests.hostile_server import HostileServer, seconds
 from tests.served_fixtures import free_port
 
 QUESTION = [{"role": "user", "content": "Which letter?"}]
@@ -52,16 +52,6 @@ def pool() -> Iterator[ModelPool]:
     p = ModelPool()
     yield p
     p.close()
-
-
-def seconds(call: Callable[[], Any]) -> tuple[float, BaseException | None]:
-    """How long ``call()`` took, and what it raised."""
-    t0 = time.monotonic()
-    try:
-        call()
-    except BaseException as exc:  # noqa: BLE001 - the test looks at it
-        return time.monotonic() - t0, exc
-    return time.monotonic() - t0, None
 
 
 def one_line(result: Any) -> str:
