@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from gui.testing import message_boxes
 from gui.widgets.french_passages import HIGHLIGHT
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
@@ -74,6 +75,7 @@ def test_model_run_over_french_questions(qtbot, window):
     m = window.go("french").runs
     qtbot.waitUntil(lambda: m.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
     qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: m.retrieval.corpus.findData("french-sample") >= 0, timeout=LONG)
     m.dataset.select("frenchmedmcqa-sample")
     m.fields["model"].setCurrentIndex(m.fields["model"].findData("smollm2"))
     r = m.retrieval
@@ -83,7 +85,10 @@ def test_model_run_over_french_questions(qtbot, window):
     m.fields["method"].setCurrentIndex(m.fields["method"].findData("generate"))
     m.limit.setValue(1)
     click(qtbot, m.run_button)
-    qtbot.waitUntil(lambda: m.job is None and "Run #" in m.summary.text(), timeout=LONG)
+    qtbot.waitUntil(
+        lambda: message_boxes() or (m.job is None and "Run #" in m.summary.text()), timeout=LONG
+    )
+    assert not message_boxes(), [b.text() for b in message_boxes()]
     run = window.ctx.store.runs("french")[0]
     assert run["runner"] == "model" and run["status"] == "finished", run.get("error")
     assert run["settings"]["retriever"] == "bm25" and run["settings"]["k"] == 1
