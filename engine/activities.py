@@ -54,7 +54,9 @@ class Activity:
     ``import_title`` names its data sets in an import menu; ``topic_fields`` name an item's
     topic (most specific first) and ``mastery_fields`` what mastery is reported by;
     ``compare_warnings`` maps settings two compared runs should share (``a|b``: the first
-    set) to the warning shown when they differ (``{a}``, ``{b}``: their values).
+    set) to the warning shown when they differ (``{a}``, ``{b}``: their values);
+    ``explained`` is what a rater reads of one answer (``(run, item, answer) →``
+    :class:`engine.ratings.perspectives.Explained` or None: nothing to rate).
     """
 
     id: str
@@ -76,6 +78,7 @@ class Activity:
     compare_warnings: Mapping[str, str] = field(default_factory=dict)
     topic_fields: tuple[str, ...] = ()
     mastery_fields: tuple[str, ...] = ()
+    explained: str = ""
 
     def label(self, key: str) -> str:
         """A summary key in words ("avg_turns" → "Questions per case")."""

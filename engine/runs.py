@@ -180,6 +180,8 @@ def _resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> JSO
             f"run {run_id} is a person's session; a model cannot resume it "
             "(continue it in the app, or start a model run)"
         )
+    if (row["settings"] or {}).get("source") == "published":
+        raise RunError(f"run {run_id} holds published responses: there is no model to resume")
     given = {k: v for k, v in given.items() if k != "concurrency"}  # free on resume
     differ = _differences(row["settings"] or {}, given)
     if differ:

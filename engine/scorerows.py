@@ -102,3 +102,23 @@ class ScoreRows:
                 [run_id],
             )
         )
+
+    def rated_rows(self, run_ids: Sequence[int], scorer: str = "") -> list[Row]:
+        """The scores given by someone (people, judge models: stored as ``scorer@who``) to
+        the answers of runs ``run_ids``, of ``scorer`` only when given: ``run_id,
+        item_key, scorer, version, key, value, explanation, created``."""
+        if not run_ids:
+            return []
+        marks = ", ".join("?" for _ in run_ids)
+        where = f"run_id IN ({marks}) AND instr(scorer, '@') > 0"
+        params: list[object] = [int(r) for r in run_ids]
+        if scorer:
+            where += " AND substr(scorer, 1, instr(scorer, '@') - 1) = ?"
+            params.append(scorer)
+        return list(
+            self.db.query(
+                "SELECT run_id, item_key, scorer, version, key, value, explanation, created "
+                f"FROM scores WHERE {where} ORDER BY id",
+                params,
+            )
+        )

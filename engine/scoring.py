@@ -23,7 +23,9 @@ made of reducers over the stored scores (:func:`mean`, :func:`proportion`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -34,6 +36,7 @@ from engine.types import JSONDict, Row, Scalar
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
+    from engine.models.protocol import ChatModel
     from engine.store import Store
 
 #: A score's value: a number, a boolean, or None (not applicable to this answer).
@@ -61,12 +64,16 @@ class Scored:
 @dataclass
 class Context:
     """What a scorer may look at beyond the answer and its item: the store, the run (its
-    settings), a model pool for scorers that need a model, the run's cancel."""
+    settings), a model pool for scorers that need a model, the run's cancel, the options
+    the scoring was asked with (``{"judge": "qwen2.5-7b"}``) and the models leased for it
+    by name."""
 
     store: Store | None
     run: Row
     pool: ModelPool | None = None
     cancel: Cancel | None = None
+    options: JSONDict = field(default_factory=dict)
+    models: dict[str, ChatModel] = field(default_factory=dict)
 
     @property
     def settings(self) -> JSONDict:
@@ -80,7 +87,11 @@ ScoreFunction = Callable[[Row, object, Context], Mapping[str, ScoreValue | Value
 @dataclass(frozen=True)
 class Scorer:
     """A registered scorer. ``applies(context)`` says whether it scores this run at all
-    (ROUGE only for generated answers, say); ``needs_model`` scorers lease one from the pool."""
+    (ROUGE only for generated answers, say). ``by`` names the option that says who scores
+    (``"judge"``: the judge model; ``"rater"``: a person): its results are stored as
+    ``name@who``, so two judges' or two people's scores of one answer stand side by side.
+    A ``needs_model`` scorer is given the model its ``by`` option names; a ``person``
+    scorer's results are given by people (:mod:`engine.ratings.people`), never computed."""
 
     name: str
     version: int
@@ -90,10 +101,26 @@ class Scorer:
     description: str = ""
     needs_model: bool = False
     applies: Callable[[Context], bool] | None = None
+    by: str = ""
+    person: bool = False
 
     def fits(self, activity_id: str) -> bool:
         """Whether this scorer scores ``activity_id``'s answers (``*``: every activity's)."""
         return "*" in self.activities or activity_id in self.activities
+
+    def who(self, context: Context) -> str:
+        """Who scores (the value of the ``by`` option); "" for a scorer that is computed."""
+        if not self.by:
+            return ""
+        found = str(context.options.get(self.by) or "").strip()
+        if not found:
+            raise UserError(f"scorer {self.name} needs --{self.by} NAME (who scores)")
+        return found
+
+    def stored_name(self, context: Context) -> str:
+        """The name its results are stored under: ``name``, or ``name@who``."""
+        who = self.who(context)
+        return f"{self.name}@{who}" if who else self.name
 
     def score(self, answer: Row, item: object, context: Context) -> Scored:
         """Score one answer."""
@@ -106,7 +133,7 @@ class Scorer:
                     explanations[key] = value.explanation
             else:
                 values[key] = value
-        return Scored(self.name, self.version, values, explanations)
+        return Scored(self.stored_name(context), self.version, values, explanations)
 
 
 def scorer(
@@ -118,9 +145,12 @@ def scorer(
     description: str = "",
     needs_model: bool = False,
     applies: Callable[[Context], bool] | None = None,
+    by: str = "",
+    person: bool = False,
 ) -> Callable[[ScoreFunction], ScoreFunction]:
     """Register the decorated function as scorer ``name`` (raise ``version`` whenever what
-    it computes changes: a rescore then replaces the older version's scores)."""
+    it computes changes: a rescore then replaces the older version's scores); ``by`` and
+    ``person`` as :class:`Scorer` has them."""
 
     def add(function: ScoreFunction) -> ScoreFunction:
         doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
@@ -133,6 +163,8 @@ def scorer(
             " ".join(doc.split()),
             needs_model,
             applies,
+            by,
+            person,
         )
         return function
 
@@ -241,7 +273,8 @@ class RescoreError(UserError):
     """A stored run that cannot be scored again (a person's session, its data set gone…)."""
 
 
-def _items_by_key(store: Store, run: Row) -> dict[str, object]:
+def items_by_key(store: Store, run: Row) -> dict[str, object]:
+    """A run's items by key (what its answers answered)."""
     act = get_activity(str(run["activity"]))
     spec = act.run_spec()
     dataset = str(run["dataset"])
@@ -254,8 +287,9 @@ def _items_by_key(store: Store, run: Row) -> dict[str, object]:
 
 @dataclass
 class Rescored:
-    """What :func:`rescore` did: the run's new ``summary``, and by scorer name how many
-    answers it ``scored`` and how many it ``skipped`` (already scored by that version)."""
+    """What :func:`rescore` did: the run's new ``summary``, and by scorer name (as stored:
+    ``explanation-judge@qwen2.5-7b``) how many answers it ``scored`` and how many it
+    ``skipped`` (already scored by that version)."""
 
     summary: JSONDict
     scored: dict[str, int]
@@ -271,16 +305,22 @@ def rescore(
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
     force: bool = False,
+    options: JSONDict | None = None,
+    limit: int | None = None,
 ) -> Rescored:
     """Apply ``scorers`` (names; default the activity's own) to every stored answer of run
     ``run_id`` without running its model, store their scores and the run's new summary, and
     return what was done (:class:`Rescored`: the summary, the answers each scorer scored and
     skipped).
 
-    Answers that already carry a scorer's current version are skipped unless ``force``, so a
-    cancelled rescore continues where it stopped. ``progress`` is told each answer scored;
-    ``cancel`` stops between answers (raising :class:`engine.progress.Cancelled`; what was
-    scored stays stored).
+    ``options`` are what the scorers are asked with (``{"judge": MODEL}`` names the model a
+    judge scorer leases from ``pool``, the process's own by default); ``limit`` scores only
+    that many answers: those people rated first (so that a judge's agreement with them can
+    be measured), then the run's first. Answers that already carry a scorer's current version are
+    skipped unless ``force``, so a cancelled rescore continues where it stopped. A scorer
+    that needs a model scores as many answers at once as the model takes well (a served
+    model's concurrency). ``progress`` is told each answer scored; ``cancel`` stops between
+    answers (raising :class:`engine.progress.Cancelled`; what was scored stays stored).
     """
     run = store.run(run_id)
     activity_id = str(run["activity"])
@@ -290,40 +330,113 @@ def rescore(
         raise RescoreError(
             f"run {run_id} is a person's session: its answers were scored as they were given"
         )
-    context = Context(store, run, pool, cancel)
+    context = Context(store, run, pool, cancel, dict(options or {}))
     chosen = (
         [get_scorer(name, activity_id) for name in scorers]
         if scorers
         else run_scorers(activity_id, context)
     )
-    items = _items_by_key(store, run)
-    answers = store.answers(run_id)
-    have = store.scored_versions(run_id)
-    total, done = len(answers) * len(chosen), 0
-    result = Rescored({}, {}, {})
-    report(progress, 0, total, "scoring", run_id=run_id)
     for s in chosen:
-        result.scored[s.name] = result.skipped[s.name] = 0
-        for answer in answers:
-            key = str(answer["item_key"])
-            if cancel is not None:
-                cancel.check()
-            if force or have.get((key, s.name)) != s.version:
-                item = items.get(key)
-                if item is None:
-                    raise RescoreError(
-                        f"item {key!r} of run {run_id} is no longer in data set {run['dataset']!r}"
-                    )
-                store.add_scores(run_id, key, [s.score(answer, item, context)])
-                result.scored[s.name] += 1
-            else:
-                result.skipped[s.name] += 1
-            done += 1
-            report(progress, done, total, f"{s.name}: {key}", run_id=run_id, item=key)
+        if s.person:
+            raise RescoreError(f"{s.name} is given by people: rate the run with `medexam rate`")
+        s.who(context)  # the option naming who scores is there
+    items = items_by_key(store, run)
+    answers = store.answers(run_id)
+    if limit and limit > 0:  # the answers people rated first: a judge is measured against them
+        rated = {str(r["item_key"]) for r in store.rated_rows([run_id]) if r["key"] == "rated"}
+        answers = sorted(answers, key=lambda a: str(a["item_key"]) not in rated)[:limit]
+    have = store.scored_versions(run_id)
+    work = [
+        (
+            s,
+            [
+                a
+                for a in answers
+                if force or have.get((str(a["item_key"]), s.stored_name(context))) != s.version
+            ],
+        )
+        for s in chosen
+    ]
+    total = len(answers) * len(chosen)
+    result = Rescored({}, {}, {})
+    done = total - sum(len(todo) for _, todo in work)
+    report(progress, done, total, "scoring", run_id=run_id)
+    for s, todo in work:
+        name = s.stored_name(context)
+        result.scored[name], result.skipped[name] = 0, len(answers) - len(todo)
+        with _models_for(s, context):
+            for key, scored in _scored(s, todo, items, context):
+                store.add_scores(run_id, key, [scored])
+                result.scored[name] += 1
+                done += 1
+                report(progress, done, total, f"{name}: {key}", run_id=run_id, item=key)
     summary = summarize(store, run_id)
     store.update_run(run_id, summary={**(run.get("summary") or {}), **summary})
     result.summary = store.run(run_id)["summary"]
     return result
+
+
+@contextlib.contextmanager
+def _models_for(s: Scorer, context: Context) -> Iterator[None]:
+    """Lease the model a scorer that needs one scores with (its ``by`` option names it)."""
+    if not s.needs_model:
+        yield
+        return
+    if context.pool is None:
+        from engine.models.pool import default_pool
+
+        context.pool = default_pool()
+    name = s.who(context)
+    with context.pool.lease(name) as model:
+        context.models[name] = model
+        try:
+            yield
+        finally:
+            context.models.pop(name, None)
+
+
+def _scored(
+    s: Scorer, answers: Sequence[Row], items: Mapping[str, object], context: Context
+) -> Iterator[tuple[str, Scored]]:
+    """``(item key, result)`` of scorer ``s`` for each answer, as they are done: several at
+    once for a scorer whose model takes concurrent requests, in order otherwise."""
+    run_id = context.run["id"]
+
+    def one(answer: Row) -> tuple[str, Scored]:
+        key = str(answer["item_key"])
+        item = items.get(key)
+        if item is None:
+            raise RescoreError(
+                f"item {key!r} of run {run_id} is no longer in data set {context.run['dataset']!r}"
+            )
+        return key, s.score(answer, item, context)
+
+    cancel = context.cancel
+    model = context.models.get(s.who(context)) if s.needs_model else None
+    at_once = max(1, model.capabilities.concurrency) if model is not None else 1
+    if at_once == 1:
+        for answer in answers:
+            if cancel is not None:
+                cancel.check()
+            yield one(answer)
+        return
+    with ThreadPoolExecutor(at_once, thread_name_prefix=f"score-{s.name}") as workers:
+        pending = list(answers)
+        running: set[Future[tuple[str, Scored]]] = set()
+        try:
+            while pending or running:
+                while pending and len(running) < at_once and not (cancel and cancel.is_set()):
+                    running.add(workers.submit(one, pending.pop(0)))
+                if not running:
+                    break
+                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    yield f.result()
+            if cancel is not None:
+                cancel.check()
+        finally:
+            for f in running:
+                f.cancel()
 
 
 def summarize(store: Store, run_id: int) -> JSONDict:

@@ -408,12 +408,15 @@ class Store(ScoreRows):
             self.db["runs"].update(run_id, {"n_done": done})
 
     def answers(self, run_id: int) -> list[Row]:
-        """A run's answers in order, each with ``scores`` (every scorer's values by key, the
-        latest stored last) and ``correct`` (1, 0, or None when nothing scored it)."""
+        """A run's answers in order, each with ``scores`` (every computed scorer's values by
+        key, the latest stored last; what people and judges rate, stored as ``scorer@who``,
+        is read with :meth:`ratings`) and ``correct`` (1, 0, or None when nothing scored it)."""
         rows = self.db["answers"].rows_where("run_id = ?", [run_id], order_by="position, id")
         scores: dict[str, dict[str, ScoreValue]] = {}
         for key, name, value in self.db.execute(
-            "SELECT item_key, key, value FROM scores WHERE run_id = ? ORDER BY id", [run_id]
+            "SELECT item_key, key, value FROM scores WHERE run_id = ? "
+            "AND instr(scorer, '@') = 0 ORDER BY id",
+            [run_id],
         ):
             scores.setdefault(key, {})[name] = value
         out = []

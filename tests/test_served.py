@@ -229,3 +229,27 @@ def test_malformed_answers_and_server_errors_are_one_line() -> None:
             ServedModel(base + "/v1", "m", retries=1)
     finally:
         httpd.shutdown()
+
+
+def test_a_served_judge_rates_explanations_several_at_once(
+    server: LlamaServer, store: Store, scripted_pool: Any
+) -> None:
+    from engine.models.scripted import ScriptedModel
+    from engine.ratings.perspectives import KEYS
+    from engine.scoring import rescore
+
+    def why(request: Any) -> str:
+        return "答案：B\n解析：本题考查药物的作用机制，B项正确。"
+
+    pool = scripted_pool(ScriptedModel("student-model", replies=why))
+    done = run(
+        store, "exam", ensure_sample(store), {"model": "student-model", "limit": 3}, pool=pool
+    )
+    name = _add(server)
+    result = rescore(store, done["run_id"], ["explanation-judge"], options={"judge": name})
+    assert result.scored == {f"explanation-judge@{name}": 3}
+    rows = store.rated_rows([done["run_id"]], "explanation-judge")
+    parsed = [r for r in rows if r["key"] == "parsed"]
+    assert len(parsed) == 3 and all(r["value"] for r in parsed), [r["explanation"] for r in parsed]
+    ratings = [r["value"] for r in rows if r["key"] in KEYS]
+    assert len(ratings) == 15 and all(1 <= v <= 5 for v in ratings)

@@ -22,6 +22,7 @@ COMMANDS = {
     "generate": "engine.cli.models:generate",
     "gui": "engine.cli.gui:gui",
     "models": "engine.cli.models:models",
+    "rate": "engine.cli.rate:rate",
     "rescore": "engine.cli.rescore:rescore",
     "review": "engine.cli.review:review",
     "report": "engine.cli.report:report",

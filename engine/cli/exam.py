@@ -1,11 +1,9 @@
-"""``medexam exam …`` and ``medexam import explaincpe|mcq``: the pharmacist exam activity
-(a thin shell over :mod:`engine.exam`)."""
+"""``medexam exam …`` and ``medexam import explaincpe|mcq|responses``: the pharmacist exam
+activity (a thin shell over :mod:`engine.exam`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -14,9 +12,9 @@ from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
 from engine.exam import dataset as dataset_mod
-from engine.exam.dataset import DatasetError
 from engine.exam.metrics import score_responses
 from engine.exam.prompts import format_question
+from engine.exam.responses import read_responses
 from engine.exam.session import ExamSession, missed_items
 from engine.exam.settings import ExamSettings
 from engine.fields import settings_options
@@ -68,6 +66,38 @@ def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_j
     _import(app, path, "mcq", name, replace, as_json)
 
 
+@click.command("responses")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", required=True, help="The data set the responses answer.")
+@click.option("--model", required=True, help="The model that wrote them, e.g. gpt-3.5-turbo.")
+@click.option("--field", required=True, help="The response field or its setting, e.g. one_without.")
+@json_option
+@pass_app
+def import_responses(
+    app: AppContext, path: str, dataset: str, model: str, field: str, as_json: bool
+) -> None:
+    """Store published responses (a JSON list of objects with the question's id and the
+    field) as a finished run of MODEL over the data set, scored as `exam score` scores
+    them: its explanations can then be rated and compared beside other runs."""
+    from engine.exam.responses import import_responses as store_responses
+
+    run_id = store_responses(app.store, path, dataset, model, field)
+    run = app.store.run(run_id)
+    if as_json:
+        echo_json(run)
+        return
+    s = run["summary"]
+    line = (
+        f"stored run {run_id}: {run['model']} · {run['settings']['setting']} · "
+        f"{s['answered']} answers · accuracy {s['accuracy']:.1f}"
+    )
+    if s["answered"] < s["n"]:
+        line += f" ({s['n'] - s['answered']} questions without a response count as wrong)"
+    if s.get("unmatched_responses"):
+        line += f" ({s['unmatched_responses']} responses match no question: left out)"
+    click.echo(visible(line))
+
+
 @click.group()
 def exam() -> None:
     """Pharmacist exam questions: run a model, score responses, take an exam."""
@@ -79,16 +109,6 @@ sample_command(
     lambda name: f"data set {name!r} is ready",
     "questions as 'explaincpe-sample'",
 )
-
-
-def _read_json_list(path: str, what: str) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{what} {Path(path).name} is not valid JSON ({exc.msg})") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise DatasetError(f"{what} {Path(path).name} must be a JSON list of objects")
-    return data
 
 
 @exam.command("score")
@@ -112,7 +132,7 @@ def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -
     """Score published responses: accuracy, ROUGE-1/2/L against the gold explanations, by
     question type. Published judgements (<setting>_judge) give the accuracy when present."""
     gold = dataset_mod.load_file(gold_path, "mcq")
-    responses = _read_json_list(responses_path, "responses file")
+    responses = read_responses(responses_path)
     result = score_responses(gold, responses, field)
     if as_json:
         echo_json(result)

@@ -21,12 +21,30 @@ from engine.cli.running import progress_bar
     help="A scorer to apply (repeat for several; default: the run's activity's own). "
     "`medexam scorers` names them.",
 )
+@click.option(
+    "--judge",
+    metavar="MODEL",
+    help="The model a judge scorer (explanation-judge) rates with: a local GGUF or a "
+    "served model, as `medexam models list` names them.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Score only N answers: those people rated first, then the run's first.",
+)
 @click.option("--force", is_flag=True, help="Score again the answers a scorer already scored.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
 @pass_app
 def rescore(
-    app: AppContext, run_id: int, scorers: tuple[str, ...], force: bool, quiet: bool, as_json: bool
+    app: AppContext,
+    run_id: int,
+    scorers: tuple[str, ...],
+    judge: str | None,
+    limit: int | None,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """Score the stored answers of run RUN_ID again and store the new scores and summary.
 
@@ -37,6 +55,7 @@ def rescore(
     \b
     medexam rescore 12
     medexam rescore 12 --scorer exam.rouge --force
+    medexam rescore 12 --scorer explanation-judge --judge qwen2.5-7b --limit 20
     """
     from engine.activities import activity
     from engine.cli.running import metric_lines
@@ -48,7 +67,14 @@ def rescore(
     try:
         with progress_bar(f"scoring run {run_id}", quiet) as update:
             done = rescore_run(
-                app.store, run_id, list(scorers), progress=update, cancel=cancel, force=force
+                app.store,
+                run_id,
+                list(scorers),
+                progress=update,
+                cancel=cancel,
+                force=force,
+                options={"judge": judge} if judge else {},
+                limit=limit,
             )
     except KeyboardInterrupt:
         click.echo("stopped; what was scored is kept (run it again to go on)", err=True)

@@ -45,7 +45,8 @@ CONSULT = register_activity(
         spec="engine.consult.run:SPEC",
         settings="engine.consult.settings:ConsultSettings",
         scorers=("consult.task", "consult.dialogue"),
-        scorers_from=("engine.consult.scorers",),
+        scorers_from=("engine.consult.scorers", "engine.ratings.scorers"),
+        explained="engine.consult.cases:explained",
         cli="engine.cli.consult:consult",
         import_commands={
             "agentclinic": "engine.cli.consult:import_agentclinic",

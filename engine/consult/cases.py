@@ -50,7 +50,8 @@ from engine.text.language import LANGUAGES
 from engine.text.options import LETTERS
 
 if TYPE_CHECKING:
-    from engine.types import JSONDict, JSONValue
+    from engine.ratings.perspectives import Explained
+    from engine.types import JSONDict, JSONValue, Row
 
 ACTIVITY = "consult"
 SAMPLE_DATASET = "cases-sample"
@@ -336,3 +337,24 @@ def ensure_sample(store: Store) -> str:
                 meta={"format": "cases", "sample": True},
             )
     return SAMPLE_DATASET
+
+
+def explained(run: Row, item: Case | JSONDict, answer: Row) -> Explained | None:
+    """What a rater reads of a consultation's final answer given in words: the task, the
+    gold answer, and the doctor's reply (none when the reply is only a letter)."""
+    from engine.ratings.perspectives import Explained
+
+    case = item if isinstance(item, Case) else Case.from_dict(item)
+    reply = str(answer.get("response") or "").strip()
+    chosen = str(answer.get("chosen") or "").strip()
+    if not reply or reply == chosen and (case.task.kind == "mcq" or len(reply) < 2):
+        return None
+    return Explained(
+        question=case.task.question or "What is the most likely diagnosis?",
+        options=tuple(case.task.options.items()),
+        gold=case.task.gold,
+        answer=chosen or "—",
+        explanation=reply,
+        language=case.language,
+        topic={"task": case.task.kind},
+    )

@@ -35,6 +35,7 @@ from engine.text import jsonio
 from engine.text.options import letters
 
 if TYPE_CHECKING:
+    from engine.ratings.perspectives import Explained
     from engine.types import JSONDict, JSONValue, Row
 
 ACTIVITY = "exam"
@@ -278,3 +279,26 @@ def polarity(item: Question) -> str:
     if item.get("type1"):
         return str(item["type1"])
     return "反向" if _NEGATIVE.search(item.get("question", "")) else "正向"
+
+
+def explained(run: Row, item: Question, answer: Row) -> Explained | None:
+    """What a rater reads of a generated exam answer: the question, its options, the gold
+    letter and explanation, the model's letter and its reply (none for a letter picked by
+    probabilities)."""
+    from engine.ratings.perspectives import Explained
+    from engine.text.language import item_language
+
+    settings = run.get("settings") or {}
+    if isinstance(settings, dict) and settings.get("method", "generate") != "generate":
+        return None
+    options = tuple(zip(letters_for(item), (str(o) for o in item["options"]), strict=False))
+    return Explained(
+        question=str(item["question"]),
+        options=options,
+        gold=str(item.get("answer") or ""),
+        answer=str(answer.get("chosen") or "—"),
+        explanation=str(answer.get("response") or ""),
+        gold_explanation=str(item.get("explanation") or ""),
+        language=item_language(item, "zh"),  # type: ignore[arg-type]
+        topic={k: item[k] for k in ("type1", "type2", "type3") if item.get(k)},  # type: ignore[literal-required]
+    )

@@ -12,6 +12,9 @@
 
 :func:`score_responses` scores a file of published responses against the gold questions;
 on the ExplainCPE ChatGPT responses it reproduces every ChatGPT row of the paper's Table 8.
+How it matches, reads and judges each response (:func:`match_responses`,
+:func:`response_answer`, :func:`judged_right`) is shared with
+:mod:`engine.exam.responses`, which stores such a file as a run.
 """
 
 from __future__ import annotations
@@ -22,7 +25,12 @@ from typing import TYPE_CHECKING, TypedDict
 
 from engine.errors import DatasetError
 from engine.exam.dataset import TYPE_FIELDS
-from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
+from engine.exam.extract import (
+    Extraction,
+    argued_letter,
+    find_answer,
+    split_answer_explanation,
+)
 from engine.rouge import rouge_scores
 
 if TYPE_CHECKING:
@@ -172,24 +180,16 @@ def judge_field(field: str) -> str:
     )
 
 
-def score_responses(
+def match_responses(
     gold: Sequence[Mapping[str, JSONValue]],
     responses: Sequence[Mapping[str, JSONValue]],
     field: str,
-) -> JSONDict:
-    """Score ``responses[i][field]`` against the gold question with the same ``id``.
-
-    Returns ``n``, ``accuracy`` (percent, 1 decimal), ``rouge1``/``rouge2``/``rougeL``
-    (3 decimals), ``by_type``, ``consistency`` and ``items`` (``{id, extracted, correct}``).
-    Only questions present in both lists are scored.
-
-    When the responses carry the published judgements (``<setting>_judge``: 正确/错误, as
-    the ExplainCPE release does), ``accuracy`` is the judged accuracy, which is what the
-    paper reports, and ``accuracy_extracted`` and ``judge_agreement`` show how the letters
-    extracted here compare; otherwise ``accuracy`` comes from the extracted letters.
-    """
+) -> tuple[list[tuple[Mapping[str, JSONValue], Mapping[str, JSONValue]]], int]:
+    """Pair each response with the gold question of the same ``id`` (compared as text):
+    ``(pairs, unmatched)``, the pairs ``(question, response)`` in the responses' order and
+    how many responses matched no question. A matched response without ``field`` is refused
+    (:class:`~engine.errors.DatasetError`)."""
     by_id = {str(g["id"]): g for g in gold}
-    jfield = judge_field(field)
     pairs = []
     missing = 0
     for r in responses:
@@ -200,11 +200,62 @@ def score_responses(
         if field not in r:
             raise DatasetError(f"response {r.get('id')!r} has no field {field!r}")
         pairs.append((g, r))
-    texts = [str(r[field] or "") for _, r in pairs]
+    return pairs, missing
+
+
+def response_text(response: Mapping[str, JSONValue], field: str) -> str:
+    """The text of ``response[field]`` (an empty or null response is ``""``)."""
+    return str(response[field] or "")
+
+
+def response_answer(text: str, question: Mapping[str, JSONValue]) -> Extraction:
+    """The answer a response's ``text`` gives to ``question`` (letters A–E, an option quoted
+    without its letter counting as chosen), as :func:`score_responses` reads it."""
+    options = question.get("options")
+    return find_answer(text, options if isinstance(options, list) else None)
+
+
+def judged_right(responses: Sequence[Mapping[str, JSONValue]], field: str) -> list[bool] | None:
+    """The published judgements of ``responses`` (``<setting>_judge``, see
+    :func:`judge_field`) as right (:data:`JUDGE_RIGHT`) or wrong; None unless every response
+    carries one (none at all counts as none)."""
+    jfield = judge_field(field)
+    found = [r.get(jfield) for r in responses]
+    if not found or any(j is None for j in found):
+        return None
+    return [j == JUDGE_RIGHT for j in found]
+
+
+def judge_agreement(judged: Sequence[bool], extracted: Sequence[bool]) -> float:
+    """Percent of responses (2 decimals) whose extracted letter is right exactly when the
+    published judgement says so."""
+    agree = sum(a == b for a, b in zip(judged, extracted, strict=True))
+    return round(100.0 * agree / len(judged), 2) if judged else 0.0
+
+
+def score_responses(
+    gold: Sequence[Mapping[str, JSONValue]],
+    responses: Sequence[Mapping[str, JSONValue]],
+    field: str,
+) -> JSONDict:
+    """Score ``responses[i][field]`` against the gold question with the same ``id``.
+
+    Returns ``n``, ``accuracy`` (percent, 1 decimal), ``rouge1``/``rouge2``/``rougeL``
+    (3 decimals), ``by_type``, ``consistency`` and ``items`` (``{id, extracted, correct}``).
+    Only questions present in both lists are scored (:func:`match_responses`).
+
+    When the responses carry the published judgements (``<setting>_judge``: 正确/错误, as
+    the ExplainCPE release does), ``accuracy`` is the judged accuracy, which is what the
+    paper reports, and ``accuracy_extracted`` and ``judge_agreement`` show how the letters
+    extracted here compare; otherwise ``accuracy`` comes from the extracted letters.
+    """
+    pairs, missing = match_responses(gold, responses, field)
+    jfield = judge_field(field)
+    texts = [response_text(r, field) for _, r in pairs]
     items_out = []
     extracted_ok: list[bool] = []
     for (g, r), text in zip(pairs, texts, strict=True):
-        letter = find_answer(text, g.get("options")).letter
+        letter = response_answer(text, g).letter
         ok = letter == g["answer"]
         extracted_ok.append(ok)
         row: JSONDict = {
@@ -216,9 +267,9 @@ def score_responses(
         if jfield in r:
             row["judge"] = r[jfield]
         items_out.append(row)
-    judged = [r.get(jfield) for _, r in pairs]
-    has_judge = bool(pairs) and all(j is not None for j in judged)
-    correct = [j == JUDGE_RIGHT for j in judged] if has_judge else extracted_ok
+    judged = judged_right([r for _, r in pairs], field)
+    has_judge = judged is not None
+    correct = judged if judged is not None else extracted_ok
     rouge = mean_rouge(texts, [str(g.get("explanation", "")) for g, _ in pairs])
     out: JSONDict = {
         "field": field,
@@ -231,9 +282,8 @@ def score_responses(
         "consistency": consistency(texts, [i["extracted"] for i in items_out]),
         "items": items_out,
     }
-    if has_judge:
-        agree = sum(a == b for a, b in zip(correct, extracted_ok, strict=True))
-        out["judge_agreement"] = round(100.0 * agree / len(pairs), 2)
+    if judged is not None:
+        out["judge_agreement"] = judge_agreement(judged, extracted_ok)
     if missing:
         out["unmatched_responses"] = missing
     return out

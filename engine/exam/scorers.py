@@ -1,5 +1,7 @@
 """The exam's scorers: the letter chosen, and ROUGE of a generated explanation against the
-gold one (as the ExplainCPE paper computes it: jieba words, F-measure).
+gold one (as the ExplainCPE paper computes it: jieba words, F-measure). A run of published
+responses that carry their published judgements (:mod:`engine.exam.responses`) is scored
+right or wrong by those judgements instead of the letter, as the paper reports it.
 
 >>> from engine.scoring import Context
 >>> letter({"chosen": "B", "gold": "B"}, {}, Context(None, {}))
@@ -8,13 +10,31 @@ gold one (as the ExplainCPE paper computes it: jieba words, F-measure).
 
 from __future__ import annotations
 
-from engine.exam.metrics import ROUGE_KEYS
+from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS
 from engine.rouge import rouge_scores
 from engine.scoring import Context, ScoreValue, scorer
 from engine.types import Item, Row
 
 
-@scorer("exam.letter", activities=("exam",), keys=("correct",))
+def _published_judged(context: Context) -> bool:
+    """Whether the run is published responses that carry their published judgements."""
+    settings = context.settings
+    return settings.get("source") == "published" and bool(settings.get("judged"))
+
+
+def _not_judged(context: Context) -> bool:
+    return not _published_judged(context)
+
+
+@scorer("exam.published", activities=("exam",), keys=("correct",), applies=_published_judged)
+def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
+    """Whether the published judgement of the response says it is right (正确)."""
+    extra = answer.get("extra") or {}
+    judgement = extra.get("judgement") if isinstance(extra, dict) else None
+    return {} if judgement is None else {"correct": judgement == JUDGE_RIGHT}
+
+
+@scorer("exam.letter", activities=("exam",), keys=("correct",), applies=_not_judged)
 def letter(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Whether the letter chosen is the gold one (no letter is wrong)."""
     chosen = answer.get("chosen")

@@ -30,3 +30,23 @@ def retrieval_query(item: dict[str, Any]) -> str:
 def question_source(dataset: str, qid: str) -> str:
     """The passage source naming one question of a data set (``--from-dataset`` passages)."""
     return f"{dataset}#{qid}"
+
+
+def explained(run: Any, item: dict[str, Any], answer: Any) -> Any:
+    """What a rater reads of a French answer written in words (a generated reply): the
+    question, its options, the correct letters, the letters read from the reply and the
+    reply itself; none for letters picked by probabilities."""
+    from engine.ratings.perspectives import Explained
+
+    settings = run.get("settings") or {}
+    if settings.get("method", "generate") != "generate":
+        return None
+    return Explained(
+        question=str(item["question"]),
+        options=tuple((k.upper(), str(v)) for k, v in options(item)),
+        gold=" + ".join(sorted(c.upper() for c in gold(item))),
+        answer=str(answer.get("chosen") or "—"),
+        explanation=str(answer.get("response") or ""),
+        language="fr",
+        topic={"category": item["category"]} if item.get("category") else {},
+    )

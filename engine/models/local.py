@@ -28,6 +28,7 @@ conversation is refused.
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing as mp
 import signal
 import sys
@@ -46,6 +47,7 @@ from engine.models.hardware import ModelSettings
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
 from engine.progress import Cancelled
+from engine.types import JSONDict
 
 if TYPE_CHECKING:
     from engine.models.protocol import Generation, Message
@@ -435,15 +437,19 @@ class LocalModel(ChatModel):
         top_p: float = 0.95,
         top_k: int = 40,
         repeat_penalty: float = 1.0,
+        json_schema: JSONDict | None = None,
         _chat: bool = False,
     ) -> Stream:
         """Generate a continuation of ``prompt``, streamed piece by piece.
 
         ``temperature`` 0 is greedy (deterministic); otherwise ``seed`` fixes the sampling.
+        ``json_schema`` holds the text to JSON of that schema (a llama.cpp grammar).
         """
         seed = self.settings.seed if seed is None else seed
         options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
         options |= {"stop": list(stop), "top_p": top_p, "top_k": top_k}
+        if json_schema:
+            options["json_schema"] = json.dumps(json_schema)
         pieces = self._request(
             "generate",
             {"prompt": prompt, "chat": _chat, "repeat_penalty": repeat_penalty, **options},

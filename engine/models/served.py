@@ -307,20 +307,34 @@ class ServedModel(ChatModel):
         return max(1, len(text.encode("utf-8")) // 4)
 
     def stream_chat(self, messages: Sequence[Message], **options: Any) -> ServedStream:
-        body = {"model": self.api_model, "messages": list(messages), **fields(options), **_USAGE}
-        return ServedStream(self, "/chat/completions", body)
+        body = {"model": self.api_model, "messages": list(messages), **self._fields(options)}
+        return ServedStream(self, "/chat/completions", body | _USAGE)
 
     def stream_complete(self, prompt: str, **options: Any) -> ServedStream:
-        body = {"model": self.api_model, "prompt": prompt, **fields(options), **_USAGE}
-        return ServedStream(self, "/completions", body)
+        body = {"model": self.api_model, "prompt": prompt, **self._fields(options)}
+        return ServedStream(self, "/completions", body | _USAGE)
 
     def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
-        body = {"model": self.api_model, "messages": list(messages), **fields(options)}
+        body = {"model": self.api_model, "messages": list(messages), **self._fields(options)}
         return self._generate("/chat/completions", body)
 
     def complete(self, prompt: str, **options: Any) -> Generation:
-        body = {"model": self.api_model, "prompt": prompt, **fields(options)}
+        body = {"model": self.api_model, "prompt": prompt, **self._fields(options)}
         return self._generate("/completions", body)
+
+    def _fields(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The request fields of the generation options; ``json_schema`` becomes the
+        ``response_format`` this server speaks (llama-cpp-python's server takes the schema
+        in a ``json_object`` format, the others OpenAI's ``json_schema``)."""
+        out = fields(options)
+        schema = options.get("json_schema")
+        if schema:
+            if self.supports["tokenizer"] == "llama-cpp-python":
+                out["response_format"] = {"type": "json_object", "schema": schema}
+            else:
+                spec = {"name": "reply", "schema": schema, "strict": True}
+                out["response_format"] = {"type": "json_schema", "json_schema": spec}
+        return out
 
     def _generate(self, path: str, body: dict[str, Any]) -> Generation:
         """One request that is not streamed; a reply longer than ``max_tokens`` can make is

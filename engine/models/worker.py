@@ -43,6 +43,7 @@ class _Worker:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.llama_cpp = llama_cpp
+        self._grammars: dict[str, Any] = {}
         self.conn = conn
         self.cancel = cancel
         # Shared with the caller: the thread count it asks for, and the one in force here.
@@ -151,6 +152,17 @@ class _Worker:
         self._eval_prompt(tokens, reuse)
         return self._logits()
 
+    def _grammar(self, json_schema: str | None) -> Any:
+        """The llama.cpp grammar that holds a generation to ``json_schema`` (a JSON text),
+        made once per schema."""
+        if not json_schema:
+            return None
+        made = self._grammars.get(json_schema)
+        if made is None:
+            made = self.llama_cpp.LlamaGrammar.from_json_schema(json_schema, verbose=False)
+            self._grammars[json_schema] = made
+        return made
+
     # -- requests ----------------------------------------------------------------------
 
     def generate(
@@ -164,9 +176,11 @@ class _Worker:
         top_p: float,
         top_k: int,
         repeat_penalty: float,
+        json_schema: str | None = None,
     ) -> None:
         llm = self.llm
         t0 = time.perf_counter()
+        grammar = self._grammar(json_schema)
         tokens = self.tokenize(prompt, add_bos=not chat)
         self._fit(tokens, max_tokens)
         max_tokens = min(max_tokens, llm.n_ctx() - len(tokens))
@@ -191,6 +205,7 @@ class _Worker:
             top_k=top_k,
             min_p=0.0 if temperature <= 0 else 0.05,
             repeat_penalty=repeat_penalty,
+            grammar=grammar,
         ):
             if t_first is None:
                 t_first = time.perf_counter()

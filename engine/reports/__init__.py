@@ -63,6 +63,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
     from engine.activities import activity_name
+    from engine.ratings.table import rating_tables
     from engine.registry import activities, load
     from engine.reports.layouts import RunData, comparison_table
 
@@ -76,6 +77,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         if not data or not found.report:
             continue
         section = load(found.report)(store, data)  # type: ignore[operator]
+        section["tables"] += rating_tables(store, [r.id for r in data])
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)

@@ -106,6 +106,8 @@ def _consult(run: Row, settings: JSONDict) -> list[str]:
 def exam_parts(run: Row) -> list[str]:
     """The words that tell an exam run apart (method, examples, language, instruction)."""
     settings = run.get("settings") or {}
+    if settings.get("source") == "published":  # type: ignore[union-attr]
+        return ["published", str(settings.get("setting") or settings.get("field") or "")]  # type: ignore[union-attr]
     return _exam(settings, run.get("runner") == "person")  # type: ignore[arg-type]
 
 

@@ -1,0 +1,109 @@
+"""``medexam rate RUN…``: a person rates the explanations of stored runs in the terminal, on
+the five perspectives of the ExplainCPE paper — blind (the model is not named), in a seeded
+random order, each rating stored as it is given (a session stopped and started again goes
+on where it stopped)."""
+
+from __future__ import annotations
+
+import click
+
+from engine.cli.common import AppContext, pass_app
+from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained
+
+STOP, SKIP = "q", "s"
+
+
+def show(explained: Explained, number: int, total: int) -> None:
+    """One answer as the rater reads it."""
+    click.echo(click.style(f"\n── Explanation {number} of {total} ──", bold=True))
+    click.echo(explained.question)
+    for letter, text in explained.options:
+        click.echo(f"  {letter}. {text}")
+    click.echo(f"Right answer: {explained.gold}")
+    if explained.gold_explanation:
+        click.echo(f"Reference explanation: {explained.gold_explanation}")
+    click.echo(click.style(f"Answer given: {explained.answer}", bold=True))
+    click.echo("Explanation given:")
+    for line in explained.explanation.strip().splitlines():
+        click.echo(f"  {line}")
+
+
+def ask(prompt: str) -> str:
+    return str(click.prompt(prompt, default="", show_default=False)).strip().lower()
+
+
+def read_ratings() -> dict[str, int] | str:
+    """The five ratings typed one by one (or all five digits at once at the first
+    question); ``"s"`` to skip the answer, ``"q"`` to stop."""
+    out: dict[str, int] = {}
+    n = 0
+    while n < len(PERSPECTIVES):
+        p = PERSPECTIVES[n]
+        reply = ask(f" {n + 1} {p.name}: {p.question} [1-5]")
+        if reply in (STOP, SKIP):
+            return reply
+        if n == 0 and len(reply) == len(KEYS) and all(c in "12345" for c in reply):
+            return dict(zip(KEYS, (int(c) for c in reply), strict=True))
+        if reply in ("1", "2", "3", "4", "5"):
+            out[p.key] = int(reply)
+            n += 1
+        else:
+            click.echo("   a whole number from 1 to 5 (s skips this answer, q stops)")
+    return out
+
+
+@click.command("rate")
+@click.argument("run_ids", nargs=-1, type=int, required=True)
+@click.option(
+    "--rater",
+    default="default",
+    show_default=True,
+    help="Who rates: your review profile's name, or any name (each rater's ratings are kept apart).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Fixes the order the answers come in (the same seed resumes the same order).",
+)
+@pass_app
+def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> None:
+    """Rate the explanations of runs RUN_IDS from 1 to 5 on five perspectives: well-formed,
+    support, correctness, validity, novelty (the ExplainCPE paper's Table 4).
+
+    Several runs are rated in one session, mixed in a random order and without the model's
+    name, so two models can be compared blind. Type each rating and Enter (or all five
+    digits at once, e.g. 45342), `s` to skip an answer, `q` to stop; a comment is optional.
+    Every rating is stored at once: run the same command again to go on.
+
+    \b
+    medexam rate 12 14 --rater dr-li
+    """
+    from engine.ratings.people import RatingSession
+
+    session = RatingSession(app.store, list(run_ids), rater, seed)
+    rated = 0
+    click.echo(
+        f"{session.total} explanations in runs {', '.join(map(str, session.run_ids))}; "
+        f"{session.done} already rated by {session.rater}."
+    )
+    try:
+        for entry in session.pending():
+            show(entry.explained, session.position(entry), session.total)
+            found = read_ratings()
+            if found == STOP:
+                break
+            comment = ask(" Comment (Enter for none)")
+            if found == SKIP:
+                session.skip(entry, comment)
+            else:
+                session.rate(entry, found, comment)  # type: ignore[arg-type]
+                rated += 1
+    except click.Abort:
+        click.echo("")
+    left = len(session.pending())
+    click.echo(
+        f"{rated} rated now; {session.done} of {session.total} done by {session.rater}"
+        + (f", {left} left (run the same command to go on)." if left else ".")
+    )

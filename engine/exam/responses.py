@@ -1,0 +1,242 @@
+"""A file of published responses stored as an exam run: its explanations can then be rated,
+judged, exported and compared beside a local model's run.
+
+The ExplainCPE release publishes ChatGPT's responses as a JSON list of objects with the
+question's ``id`` and, per prompt setting, the response (``one_without_response``) and its
+published judgement (``one_without_judge``: 正确/错误). :func:`import_responses` matches
+every response to its question by id and stores the run of model ``model`` (runner
+``model``, method ``generate``, settings ``source: published``), one answer per response,
+scored by the exam's scorers. Its summary gives the numbers ``medexam exam score`` gives for
+the same file and field (:func:`engine.exam.metrics.score_responses`, whose helpers read the
+responses here): accuracy from the published judgements when every response carries one
+(scorer ``exam.published``), else from the letters extracted; ROUGE-1/2/L; accuracy by
+type. ``medexam rescore`` on the run changes none of them.
+
+>>> run_id = import_responses(store, "chatgpt_test_responses.json", "explaincpe-test",
+...                           "gpt-3.5-turbo", "one_without")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from engine.errors import DatasetError
+from engine.exam.activity import EXAM
+from engine.exam.extract import argued_letter, split_answer_explanation
+from engine.exam.metrics import (
+    accuracy,
+    judge_agreement,
+    judge_field,
+    judged_right,
+    match_responses,
+    response_answer,
+    response_text,
+)
+from engine.runs import RunError, check_dataset
+from engine.scoring import Context, run_scorers, score_answer, summarize
+from engine.store import Store
+from engine.text import jsonio
+from engine.types import JSONDict, JSONValue
+
+SUFFIX = "_response"
+# ExplainCPE's setting names: examples before the question, with or without the instruction.
+_SETTING = re.compile(r"(zero|one|four|eight)_(with|without)")
+_SHOTS = {"zero": 0, "one": 1, "four": 4, "eight": 8}
+
+Response = Mapping[str, JSONValue]
+
+
+def read_responses(path: str | Path) -> list[Response]:
+    """The responses of a JSON file holding a list of objects (UTF-8, a BOM allowed);
+    anything else is refused with one line (:class:`~engine.errors.DatasetError`)."""
+    path = Path(path)
+    try:
+        data = json.loads(jsonio.read_text(path))
+    except jsonio.RecordsError as exc:
+        raise DatasetError(f"responses file {path.name}: {exc.reason}") from None
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"responses file {path.name} is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise DatasetError(f"responses file {path.name} must be a JSON list of objects")
+    if not data:
+        raise DatasetError(f"responses file {path.name} holds no responses")
+    return data
+
+
+def response_field(responses: Sequence[Response], field: str) -> str:
+    """The response field ``field`` names: itself when a response has it, else the bare
+    setting's (``one_without`` → ``one_without_response``); refused when no response has
+    either."""
+    field = field.strip()
+    for name in (field, field + SUFFIX):
+        if name and any(name in r for r in responses):
+            return name
+    keys = {k for r in responses for k in r}
+    found = sorted(k for k in keys if k.endswith(SUFFIX)) or sorted(keys - {"id"})
+    known = f" (fields: {', '.join(found)})" if found else ""
+    raise DatasetError(f"no response has a field {field!r}{known}")
+
+
+def setting_name(field: str) -> str:
+    """The setting a response field is for (``one_without_response`` → ``one_without``)."""
+    return field.removesuffix(SUFFIX)
+
+
+def run_settings(field: str, file: str, judged: bool, limit: int | None) -> JSONDict:
+    """The settings stored on the run: what says it holds published responses (``source``,
+    ``field``, ``setting``, ``file``, ``judged``), ``method: generate`` (its explanations are
+    scored with ROUGE), and for an ExplainCPE setting name the examples and instruction it
+    stands for; ``limit`` when the responses answer the data set's first questions only."""
+    setting = setting_name(field)
+    settings: JSONDict = {"method": "generate"}
+    shape = _SETTING.fullmatch(setting)
+    if shape:
+        settings["shots"] = _SHOTS[shape.group(1)]
+        settings["instruction"] = shape.group(2) == "with"
+    if limit is not None:
+        settings["limit"] = limit
+    settings.update(
+        {"source": "published", "field": field, "setting": setting, "file": file, "judged": judged}
+    )
+    return settings
+
+
+def _answer(question: JSONDict, response: Response, field: str) -> JSONDict:
+    """A stored answer's fields (but its scores) from one published response."""
+    text = response_text(response, field)
+    found = response_answer(text, question)
+    _, explanation = split_answer_explanation(text)
+    extra: JSONDict = {
+        "method": "generate",
+        "source": "published",
+        "rule": found.rule,
+        "argued": argued_letter(explanation),
+    }
+    judgement = response.get(judge_field(field))
+    if judgement is not None:
+        extra["judgement"] = judgement
+    return {"response": text, "chosen": found.letter, "gold": question["answer"], "extra": extra}
+
+
+Pair = tuple[JSONDict, Response]
+
+
+def _matched(
+    store: Store, dataset: str, responses: Sequence[Response], field: str
+) -> tuple[list[JSONDict], list[Pair], int]:
+    """The data set's questions, the ``(question, response)`` pairs in the data set's order
+    and how many responses matched no question; refused when none matched, when one
+    question has two responses, or when they quote other questions."""
+    if not store.has_dataset(dataset):
+        names = ", ".join(d["name"] for d in store.datasets(EXAM.id)) or "none yet"
+        raise RunError(f"no data set named {dataset!r} (exam data sets: {names})")
+    check_dataset(store, EXAM.id, dataset)
+    questions: list[JSONDict] = store.items(dataset)
+    found, unmatched = match_responses(questions, responses, field)
+    if not found:
+        raise DatasetError(
+            f"none of the {len(responses)} responses has the id of a question of data set "
+            f"{dataset!r} (0 matched)"
+        )
+    by_key: dict[str, Response] = {}
+    for question, response in found:
+        key = str(question["id"])
+        if key in by_key:
+            raise DatasetError(f"question {key!r} has more than one response")
+        by_key[key] = response
+    pairs = [(q, by_key[str(q["id"])]) for q in questions if str(q["id"]) in by_key]
+    _same_questions(pairs, dataset)
+    return questions, pairs, unmatched
+
+
+def _same_questions(pairs: Sequence[Pair], dataset: str) -> None:
+    """Refuse responses that quote their question (as ExplainCPE's do) with another text
+    than the data set's question of their id: they answer another data set's questions."""
+    other = [
+        str(q["id"])
+        for q, r in pairs
+        if isinstance(r.get("question"), str) and str(r["question"]).strip() != q["question"]
+    ]
+    if other:
+        raise DatasetError(
+            f"{len(other)} of the {len(pairs)} responses matched by id quote another question "
+            f"than data set {dataset!r} has (first: id {other[0]}): are they for another "
+            "data set?"
+        )
+
+
+def _prefix(questions: Sequence[JSONDict], answered: set[str]) -> int | None:
+    """``len(answered)`` when those are exactly the data set's first questions (fewer than
+    all), so that the run covers them only; else None."""
+    n = len(answered)
+    if n == len(questions) or {str(q["id"]) for q in questions[:n]} != answered:
+        return None
+    return n
+
+
+def import_responses(store: Store, path: str | Path, dataset: str, model: str, field: str) -> int:
+    """Store the published responses of ``path`` (a JSON list of objects with the question's
+    ``id`` and ``field``) as a finished exam run of ``model`` over data set ``dataset``, and
+    return the run's id.
+
+    ``field`` is the response field (``one_without_response``) or its bare setting
+    (``one_without``). Each response becomes the answer to the question with its id: its
+    text, the letter extracted as :func:`~engine.exam.metrics.score_responses` extracts it,
+    the gold letter, and in ``extra`` the published judgement (``judgement``) and the rule
+    that found the letter. The answers are scored by the exam's scorers and the run's
+    summary is made as any exam run's, so it gives ``exam score``'s numbers; it also keeps
+    ``accuracy_extracted`` and ``judge_agreement`` (when judged) and
+    ``unmatched_responses`` (responses whose id is no question of the data set, left out).
+
+    When the responses answer only the data set's first questions the run covers those
+    (``limit``); other questions without a response count as unanswered, as in any run.
+    Bad input is refused before anything is stored (:class:`~engine.errors.DatasetError`:
+    the file, the field, the ids; :class:`~engine.runs.RunError`: the data set, the model
+    name); the run is written in one transaction, so none is left half stored.
+    """
+    model = model.strip()
+    if not model:
+        raise RunError("give the name of the model that wrote the responses")
+    responses = read_responses(path)
+    field = response_field(responses, field)
+    questions, pairs, unmatched = _matched(store, dataset, responses, field)
+    judged = judged_right([r for _, r in pairs], field)
+    limit = _prefix(questions, {str(q["id"]) for q, _ in pairs})
+    settings = run_settings(field, Path(path).name, judged is not None, limit)
+    run: JSONDict = {"id": None, "activity": EXAM.id, "dataset": dataset, "model": model}
+    run.update({"runner": "model", "settings": settings})
+    context = Context(store, run)
+    scorers = run_scorers(EXAM.id, context)
+    answers = [_answer(q, r, field) for q, r in pairs]
+    scored = [
+        score_answer(scorers, a, q, context) for a, (q, _) in zip(answers, pairs, strict=True)
+    ]
+    position = {str(q["id"]): i for i, q in enumerate(questions)}
+    with store.transaction(immediate=True):
+        run_id = store.start_run(
+            EXAM.id, dataset, model, settings, "model", limit or len(questions)
+        )
+        for (question, _), answer, found in zip(pairs, answers, scored, strict=True):
+            key = str(question["id"])
+            store.add_answer(run_id, key, position=position[key], scores=found, **answer)
+        summary = {**summarize(store, run_id), "run_id": run_id, "status": "finished"}
+        summary.update(_published_facts(answers, judged, unmatched))
+        store.finish_run(run_id, summary)
+    return run_id
+
+
+def _published_facts(
+    answers: Sequence[JSONDict], judged: list[bool] | None, unmatched: int
+) -> JSONDict:
+    """What ``exam score`` says beside its numbers: the accuracy of the letters extracted,
+    their agreement with the published judgements, the responses left out."""
+    extracted = [a["chosen"] == a["gold"] for a in answers]
+    out: JSONDict = {"accuracy_extracted": round(accuracy(extracted), 1)}
+    if judged is not None:
+        out["judge_agreement"] = judge_agreement(judged, extracted)
+    if unmatched:
+        out["unmatched_responses"] = unmatched
+    return out

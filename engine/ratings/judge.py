@@ -1,0 +1,144 @@
+"""A judge model rates an explanation on the five perspectives, as GPT-4 did in the
+ExplainCPE paper's Table 4: one fixed prompt per language (Chinese for Chinese questions,
+English otherwise; :data:`PROMPT_VERSION`), the reply held to a JSON object of five whole
+numbers from 1 to 5 (a llama.cpp grammar for a local model, the server's ``response_format``
+for a served one), read back by :func:`parse_ratings`. A reply that gives no five ratings is
+stored as a failure with the reply itself, never turned into a made-up score.
+
+>>> parse_ratings('{"well_formed": 5, "support": 4, "correctness": 4, "validity": 3, "novelty": 2}')
+{'well_formed': 5, 'support': 4, 'correctness': 4, 'validity': 3, 'novelty': 2}
+>>> parse_ratings("Well-formed: 4\\nSupport: 4\\nCorrectness: 3\\nValidity: 3\\nNovelty: 2")["novelty"]
+2
+>>> parse_ratings("I cannot rate this.") is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from engine.models.protocol import ModelCrashed, ModelError
+from engine.ratings.perspectives import KEYS, NAMES, PERSPECTIVES, Explained
+
+if TYPE_CHECKING:
+    from engine.models.protocol import ChatModel, Message
+    from engine.types import JSONDict
+
+#: Raised whenever the prompts or how the reply is read change (the scorer's version).
+PROMPT_VERSION = 1
+MAX_TOKENS = 96
+
+SCHEMA: JSONDict = {
+    "type": "object",
+    "properties": {k: {"type": "integer", "enum": [1, 2, 3, 4, 5]} for k in KEYS},
+    "required": list(KEYS),
+    "additionalProperties": False,
+}
+
+_SYSTEM = {
+    "en": (
+        "You are an experienced examiner in pharmacy and medicine. You rate the explanation "
+        "a candidate wrote for an answer to an exam question, from 1 (very poor) to 5 "
+        "(excellent), on five perspectives:\n{questions}\n"
+        "Judge the explanation itself; the reference answer and explanation are there to "
+        "check facts. Reply with a JSON object only, with the keys {keys} and whole numbers "
+        "from 1 to 5 as values."
+    ),
+    "zh": (
+        "你是一名经验丰富的药学与医学考官。请对考生为一道考试题的答案所写的解释打分，"
+        "从1（很差）到5（优秀），共五个方面：\n{questions}\n"
+        "请评价解释本身；参考答案和参考解析仅用于核对事实。只回复一个JSON对象，"
+        "键为 {keys}，值为1到5的整数。"
+    ),
+}
+_LABELS = {
+    "en": ("Question", "Options", "Reference answer", "Reference explanation",
+           "Candidate's answer", "Candidate's explanation"),
+    "zh": ("题目", "选项", "参考答案", "参考解析", "考生答案", "考生解释"),
+}  # fmt: skip
+
+
+def prompt_language(explained: Explained) -> str:
+    """The prompt's language: Chinese for a Chinese question, English otherwise."""
+    return "zh" if explained.language == "zh" else "en"
+
+
+def judge_messages(explained: Explained) -> list[Message]:
+    """The judge's conversation for one explanation (system rules, then the case)."""
+    lang = prompt_language(explained)
+    questions = "\n".join(
+        f"{n}. {p.key}: {p.question_zh if lang == 'zh' else p.question}"
+        for n, p in enumerate(PERSPECTIVES, 1)
+    )
+    system = _SYSTEM[lang].format(questions=questions, keys=", ".join(KEYS))
+    q, opts, gold, gold_why, ans, why = _LABELS[lang]
+    parts = [f"{q}: {explained.question}"]
+    if explained.options:
+        parts.append(f"{opts}:\n" + "\n".join(f"{k}. {v}" for k, v in explained.options))
+    parts.append(f"{gold}: {explained.gold}")
+    if explained.gold_explanation:
+        parts.append(f"{gold_why}: {explained.gold_explanation}")
+    parts += [f"{ans}: {explained.answer}", f"{why}:\n{explained.explanation.strip()}"]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+_NAMED = re.compile(
+    r"(?P<name>well[ _-]?formed|support|correctness|validity|novelty)\W{0,6}(?P<value>[1-5])\b",
+    re.IGNORECASE,
+)
+
+
+def parse_ratings(text: str) -> dict[str, int] | None:
+    """The five ratings in a judge's reply: a JSON object (the first one in the text), else
+    ``name: n`` lines; None when the reply does not give all five from 1 to 5."""
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        try:
+            found = json.loads(text[start : end + 1])
+        except json.JSONDecodeError:
+            found = None
+        if isinstance(found, dict):
+            out = {k: found.get(k) for k in KEYS}
+            if all(
+                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in out.values()
+            ):
+                return out  # type: ignore[return-value]
+    named: dict[str, int] = {}
+    for m in _NAMED.finditer(text):
+        key = re.sub(r"[ _-]", "", m["name"].lower()).replace("wellformed", "well_formed")
+        named.setdefault(key, int(m["value"]))
+    return {k: named[k] for k in KEYS} if all(k in named for k in KEYS) else None
+
+
+def judge(
+    model: ChatModel, explained: Explained, constrained: bool = True
+) -> tuple[dict[str, int] | None, str]:
+    """Ask ``model`` to rate one explanation: ``(ratings or None, the reply)``. With
+    ``constrained`` the reply is held to :data:`SCHEMA`; a server that refuses the format is
+    asked again without it. A crash of the model is raised; another error of the request is
+    returned as a failure (no ratings) with the error as the reply."""
+    messages = judge_messages(explained)
+    options: JSONDict = {"max_tokens": MAX_TOKENS, "temperature": 0.0}
+    try:
+        try:
+            reply = model.chat(
+                messages, **options, **({"json_schema": SCHEMA} if constrained else {})
+            )
+        except ModelCrashed:
+            raise
+        except ModelError:
+            if not constrained:
+                raise
+            reply = model.chat(messages, **options)  # the server may not take the format
+    except ModelCrashed:
+        raise
+    except ModelError as exc:
+        return None, f"the judge could not answer: {exc}"
+    return parse_ratings(reply.text), reply.text
+
+
+def describe_names() -> str:
+    """The perspectives in words, for help texts."""
+    return ", ".join(NAMES[k] for k in KEYS)

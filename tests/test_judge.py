@@ -1,0 +1,173 @@
+"""A judge model rates stored explanations: five whole numbers per answer from the real
+embedded model (its reply held to the schema by a llama.cpp grammar), or a stored failure
+with the reply; a judging killed mid-way and run again loses and duplicates nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.exam.dataset import ensure_sample
+from engine.models.scripted import ScriptedModel
+from engine.ratings.judge import SCHEMA, judge_messages, parse_ratings
+from engine.ratings.perspectives import KEYS, Explained
+from engine.runs import run
+from engine.scoring import rescore
+from engine.store import Store
+
+JUDGE = "explanation-judge@smollm2"
+
+
+def reasons(request) -> str:
+    letter = "BCDAE"[request.number % 5]
+    return f"答案：{letter}\n解析：本题考查药物的作用机制，{letter}项的说法正确，其余选项错误。"
+
+
+def explained_run(store: Store, scripted_pool, limit: int = 5) -> int:
+    """A generate run whose explanations a judge can rate (the answering model is scripted:
+    these tests are about the judge)."""
+    pool = scripted_pool(ScriptedModel("student-model", replies=reasons))
+    done = run(
+        store, "exam", ensure_sample(store), {"model": "student-model", "limit": limit}, pool=pool
+    )
+    return int(done["run_id"])
+
+
+def judged(store: Store, run_id: int) -> dict[str, dict[str, object]]:
+    out: dict[str, dict[str, object]] = {}
+    for r in store.rated_rows([run_id], "explanation-judge"):
+        assert r["scorer"] == JUDGE
+        key = (r["item_key"], r["key"])
+        assert key not in {(k, kk) for k, v in out.items() for kk in v}, f"duplicated {key}"
+        out.setdefault(r["item_key"], {})[r["key"]] = r["value"]
+    return out
+
+
+def test_reading_a_judges_reply():
+    assert parse_ratings(
+        '答：{"well_formed": 4, "support": 5, "correctness": 2, "validity": 3, "novelty": 1}'
+    ) == dict(zip(KEYS, [4, 5, 2, 3, 1], strict=True))
+    assert (
+        parse_ratings(
+            '{"well_formed": 4, "support": 9, "correctness": 2, "validity": 3, "novelty": 1}'
+        )
+        is None
+    )
+    assert (
+        parse_ratings(
+            '{"well_formed": true, "support": 5, "correctness": 2, "validity": 3, "novelty": 1}'
+        )
+        is None
+    )
+    lines = "Well formed: 5\nSupport - 4\nCorrectness: 3/5\nValidity: 2\nNovelty: 1"
+    assert parse_ratings(lines) == dict(zip(KEYS, [5, 4, 3, 2, 1], strict=True))
+    assert parse_ratings("Support: 4, Validity: 2") is None
+    assert parse_ratings("") is None
+    assert SCHEMA["required"] == list(KEYS)
+
+
+def test_the_prompt_follows_the_questions_language():
+    zh = Explained("题目？", (("A", "甲"), ("B", "乙")), "B", "A", "因为甲。", "参考。", "zh")
+    en = Explained("Which?", (("A", "x"),), "A", "A", "Because x.", language="fr")
+    assert (
+        "考生解释" in judge_messages(zh)[1]["content"]
+        and "well_formed" in judge_messages(zh)[0]["content"]
+    )
+    assert "Candidate's explanation" in judge_messages(en)[1]["content"]
+    assert "Reference explanation" not in judge_messages(en)[1]["content"]  # none given
+
+
+@pytest.mark.slow
+def test_a_real_judge_gives_five_ratings_per_answer_and_resumes(store, scripted_pool, chat_model):
+    run_id = explained_run(store, scripted_pool)
+    before = store.run(run_id)["summary"]
+    first = rescore(store, run_id, ["explanation-judge"], options={"judge": "smollm2"}, limit=2)
+    assert first.scored == {JUDGE: 2} and first.skipped == {JUDGE: 0}
+    again = rescore(store, run_id, ["explanation-judge"], options={"judge": "smollm2"})
+    assert again.scored == {JUDGE: 3} and again.skipped == {JUDGE: 2}
+    found = judged(store, run_id)
+    assert len(found) == 5
+    for values in found.values():
+        assert set(values) == {*KEYS, "parsed"}
+        if values["parsed"]:
+            assert all(isinstance(values[k], int) and 1 <= values[k] <= 5 for k in KEYS)
+        else:  # a failure is stored as such, never as made-up ratings
+            assert all(values[k] is None for k in KEYS)
+    replies = [r["explanation"] for r in store.rated_rows([run_id]) if r["key"] == "parsed"]
+    assert all(replies)  # the judge's own reply is kept with its ratings
+    assert store.answers(run_id)[0]["scores"].keys().isdisjoint(KEYS)  # apart from the run's
+    assert {k: v for k, v in store.run(run_id)["summary"].items() if k != "by_type"} == {
+        k: v for k, v in before.items() if k != "by_type"
+    }
+
+
+def test_a_judge_needs_a_model_and_a_person_scorer_is_not_computed(store, scripted_pool):
+    run_id = explained_run(store, scripted_pool, limit=1)
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["--db", store.path, "rescore", str(run_id), "--scorer", "explanation-judge"]
+    )
+    assert out.exit_code == 1 and "needs --judge" in out.output and "Traceback" not in out.output
+    out = runner.invoke(
+        cli, ["--db", store.path, "rescore", str(run_id), "--scorer", "explanation-rating"]
+    )
+    assert out.exit_code == 1 and "medexam rate" in out.output
+
+
+JUDGE_SCRIPT = """
+import sys
+from engine.scoring import rescore
+from engine.store import Store
+rescore(Store(sys.argv[1]), int(sys.argv[2]), ["explanation-judge"], options={"judge": "smollm2"},
+        progress=lambda p: print("scored", p.done, flush=True))
+"""
+
+
+@pytest.mark.slow
+def test_a_judging_killed_mid_way_goes_on_without_loss_or_duplicates(
+    store, scripted_pool, tmp_path
+):
+    run_id = explained_run(store, scripted_pool)
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", JUDGE_SCRIPT, store.path, str(run_id)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() == "scored 2" or time.monotonic() > deadline:
+            break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    kept = judged(store, run_id)
+    assert 2 <= len(kept) < 5
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            store.path,
+            "rescore",
+            str(run_id),
+            "--scorer",
+            "explanation-judge",
+            "--judge",
+            "smollm2",
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{5 - len(kept)} answers scored" in result.output
+    after = judged(store, run_id)
+    assert len(after) == 5
+    assert all(after[k] == v for k, v in kept.items())  # what was judged before is kept as it was
