@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict
 
 from engine.activities import headline_value
+from engine.bank.notebook import Entry, by_item
 from engine.errors import UnknownFormat
 from engine.reports.label import run_label
+from engine.review.profiles import run_profile
 from engine.store import Store
 from engine.text.sheets import append_row, csv_text
 
@@ -59,6 +61,8 @@ class RunDetail(TypedDict):
     run: Row
     answers: list[Row]
     turns: list[Row]
+    ratings: list[Row]
+    notebook: list[JSONDict]
     items: NotRequired[dict[str, Item]]
 
 
@@ -68,12 +72,29 @@ def headline(run: Row) -> str:
 
 
 def run_detail(store: Store, run_id: int) -> RunDetail:
-    """A run (with its ``label`` and the ``scorers`` that scored it) with its answers and
-    consultation turns."""
+    """A run (with its ``label`` and the ``scorers`` that scored it) with its answers,
+    consultation turns, the ratings people and judges gave its explanations and, for a
+    person's session, that person's notebook entries on its questions."""
     run = store.run(run_id)
     run["label"] = run_label(run)
     run["scorers"] = store.run_scorers(run_id)
-    return {"run": run, "answers": store.answers(run_id), "turns": store.turns(run_id)}
+    answers = store.answers(run_id)
+    return {
+        "run": run,
+        "answers": answers,
+        "turns": store.turns(run_id),
+        "ratings": store.rated_rows([run_id]),
+        "notebook": [e.as_dict() for e in _noted(store, run, answers).values()],
+    }
+
+
+def _noted(store: Store, run: Row, answers: list[Row]) -> dict[str, Entry]:
+    """A person's notebook entries on the questions of their session, by key."""
+    if run.get("runner") != "person":
+        return {}
+    keys = {str(a["item_key"]) for a in answers}
+    found = by_item(store, run_profile(run), str(run["dataset"]))
+    return {k: e for k, e in found.items() if k in keys}
 
 
 def _items(store: Store, dataset: str) -> dict[str, Item]:
@@ -136,7 +157,9 @@ def answer_table(store: Store, run_id: int) -> Table:
     label = run_label(run)
     items = _items(store, run["dataset"])
     rows, columns = [], {}
-    for a in store.answers(run_id):
+    answers = store.answers(run_id)
+    noted = _noted(store, run, answers)
+    for a in answers:
         item = items.get(str(a["item_key"]), {})
         row: JSONDict = {
             "run_id": run_id,
@@ -151,6 +174,7 @@ def answer_table(store: Store, run_id: int) -> Table:
             "response": a["response"],
             **_flatten("score_", a["scores"]),
             **_flatten("extra_", a["extra"]),
+            **_notebook_cells(noted.get(str(a["item_key"])), run.get("runner") == "person"),
             "latency_s": a["latency_s"],
             "prompt_tokens": a["prompt_tokens"],
             "completion_tokens": a["completion_tokens"],
@@ -225,6 +249,13 @@ def turn_table(store: Store, run_id: int) -> Table:
 def _csv(table: Table) -> str:
     columns, rows = table
     return csv_text([columns, *([row.get(c) for c in columns] for row in rows)])
+
+
+def _notebook_cells(entry: Entry | None, person: bool) -> dict[str, SheetValue]:
+    """A person's mark, note and why they missed the question (a person's session only)."""
+    if entry is None:
+        return {"marked": False, "note": "", "miss_reason": ""} if person else {}
+    return {"marked": entry.marked, "note": entry.note, "miss_reason": entry.reason or ""}
 
 
 def export_json(store: Store, run_id: int) -> str:

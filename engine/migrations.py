@@ -315,12 +315,30 @@ def _views(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m6_notebook(db: sqlite_utils.Database) -> None:
+    """A student's notebook (a mark, a note and why a question was missed, per profile and
+    question: :mod:`engine.bank.notebook`) and saved custom blocks (:mod:`engine.bank.blocks`)."""
+    db.execute(
+        "CREATE TABLE notebook (id INTEGER PRIMARY KEY, profile TEXT NOT NULL, "
+        "activity TEXT NOT NULL, dataset TEXT NOT NULL, item_key TEXT NOT NULL, "
+        "marked INTEGER NOT NULL DEFAULT 0, note TEXT NOT NULL DEFAULT '', reason TEXT, "
+        "updated TEXT)"
+    )
+    db.execute("CREATE UNIQUE INDEX idx_notebook_item ON notebook (profile, dataset, item_key)")
+    db.execute(
+        "CREATE TABLE blocks (id INTEGER PRIMARY KEY, profile TEXT NOT NULL, "
+        "name TEXT NOT NULL, spec TEXT NOT NULL, created TEXT, used TEXT)"
+    )
+    db.execute("CREATE UNIQUE INDEX idx_blocks_name ON blocks (profile, name)")
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
     _m3_review_cards,
     _m4_views,
     _m5_scores,
+    _m6_notebook,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

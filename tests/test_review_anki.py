@@ -60,13 +60,13 @@ def test_decks_notes_fields_and_tags(answered, tmp_path):
     assert len(pkg["cards"]) == 3 and list(pkg["models"]) == ["medexam question"]
 
     missed = pkg["notes"][note_guid(exam, e[0]["id"])]
-    question, options, answer, explanation, source = missed["fields"]
+    question, options, answer, explanation, source, note = missed["fields"]
     assert question == e[0]["question"]
     assert options.split("<br>")[0] == f"A. {e[0]['options'][0]}"
     gold = e[0]["answer"]
     assert answer == f"{gold}. {e[0]['options'][ord(gold) - 65]}"
     assert explanation == e[0]["explanation"]
-    assert source == f"{exam} #{e[0]['id']}"
+    assert source == f"{exam} #{e[0]['id']}" and note == ""
     assert "missed" in missed["tags"] and "medexam::exam" in missed["tags"]
     assert f"dataset::{exam}" in missed["tags"] and f"type3::{e[0]['type3']}" in missed["tags"]
     right = pkg["notes"][note_guid(exam, e[1]["id"])]
@@ -76,6 +76,22 @@ def test_decks_notes_fields_and_tags(answered, tmp_path):
     letters = [c.upper() for c in f[0]["correct_answers"]]
     assert fr["fields"][2].split("<br>") == [f"{c}. {f[0]['answers'][c.lower()]}" for c in letters]
     assert f"type::{f[0]['type']}" in fr["tags"]
+
+
+def test_marks_notes_and_reasons_go_with_the_notes(answered, tmp_path):
+    from engine.bank.notebook import mark, set_note, set_reason
+
+    store, (exam, e), _french = answered
+    mark(store, "default", "exam", exam, e[0]["id"])
+    set_note(store, "default", "exam", exam, e[0]["id"], "INR <b>not</b> aPTT")
+    set_reason(store, "default", "exam", exam, e[0]["id"], "misread")
+    export_anki(store, tmp_path / "noted.apkg")
+    notes = read_package(tmp_path / "noted.apkg")["notes"]
+    noted = notes[note_guid(exam, e[0]["id"])]
+    assert noted["fields"][5] == "INR &lt;b&gt;not&lt;/b&gt; aPTT"
+    assert "marked" in noted["tags"] and "missed::misread" in noted["tags"]
+    plain = notes[note_guid(exam, e[1]["id"])]
+    assert "marked" not in plain["tags"] and plain["fields"][5] == ""
 
 
 def test_a_second_export_keeps_every_id(answered, tmp_path):

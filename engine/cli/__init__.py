@@ -22,12 +22,14 @@ COMMANDS = {
     "generate": "engine.cli.models:generate",
     "gui": "engine.cli.gui:gui",
     "models": "engine.cli.models:models",
+    "notes": "engine.cli.bank:notes",
     "rate": "engine.cli.rate:rate",
     "rescore": "engine.cli.rescore:rescore",
     "review": "engine.cli.review:review",
     "report": "engine.cli.report:report",
     "runs": "engine.cli.runs:runs",
     "scorers": "engine.cli.rescore:scorers_list",
+    "stats": "engine.cli.bank:stats",
 }
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from engine.bank.blocks import choose
+from engine.cli.bank import ask_reason, block_options, chosen_block, take_command
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
@@ -224,6 +226,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
     help="Percent needed to pass.",
 )
 @click.option("--profile", help="Who is taking it (default: the default profile).")
+@block_options
 @json_option
 @pass_app
 def exam_take(
@@ -235,16 +238,31 @@ def exam_take(
     pass_mark: float,
     profile: str | None,
     as_json: bool,
+    **block: Any,
 ) -> None:
     """Take an exam in the terminal: answer A-E (or a-e), s to skip, q to quit (answers so
-    far are kept)."""
+    far are kept); m marks the question, n writes a note on it; after a miss, w and a key
+    says why (wk knowledge gap, wr misread, we reasoning, wt out of time).
+
+    A custom block: --pool (unused, incorrect, omitted, marked, correct), --subject,
+    --difficulty, --limit draws that many at random; --save-block NAME keeps it, --block NAME
+    takes it again.
+
+    \b
+    medexam exam take --pool incorrect --subject 药品知识题 --limit 20 --timed 30
+    """
     store = app.store
-    dataset = dataset or dataset_mod.ensure_sample(store)
     profile = resolve(store, profile, create=True)
-    keys = missed_items(store, dataset, profile) if review else None
-    if review and not keys:
-        click.echo("nothing to review: no missed questions in past sessions")
-        return
+    dataset = dataset or dataset_mod.ensure_sample(store)
+    chosen = chosen_block(store, profile, "exam", dataset, limit, minutes, block)
+    keys = choose(store, chosen, profile) if chosen is not None else None
+    if chosen is not None:
+        minutes, limit = chosen.minutes, None
+    if review:
+        keys = missed_items(store, dataset, profile)
+        if not keys:
+            click.echo("nothing to review: no missed questions in past sessions")
+            return
     session = ExamSession(
         store,
         dataset,
@@ -261,6 +279,7 @@ def exam_take(
         click.echo(visible(text, newlines=True), err=as_json)
 
     total = len(session.questions)
+    missed: str | None = None  # the last question missed (``wk`` etc. says why)
     while (item := session.next_question()) is not None:
         left = session.time_left()
         clock = f"  [{int(left // 60)}:{int(left % 60):02d} left]" if left is not None else ""
@@ -276,7 +295,9 @@ def exam_take(
             ).strip()
             if raw.lower() in ("q", "quit", "s") or (len(raw) == 1 and raw.upper() in letters):
                 break
-            say(f"please type one of {', '.join(letters)}, s or q")
+            key = str(item["id"])
+            if not take_command(raw, store, profile, "exam", dataset, key, say, as_json, missed):
+                say(f"please type one of {', '.join(letters)}, s or q (m marks, n notes)")
         if raw.lower() in ("q", "quit"):
             break
         if session.expired:
@@ -289,6 +310,9 @@ def exam_take(
             )
             if fb.explanation:
                 say(f"解析：{fb.explanation}")
+            if not fb.correct:
+                missed = fb.key
+                ask_reason(store, profile, "exam", dataset, fb.key, say, as_json)
     result = session.finish()
     if as_json:
         echo_json(result.as_dict())

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from engine.bank.blocks import choose
+from engine.cli.bank import block_options, chosen_block, take_command
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
@@ -348,12 +350,25 @@ def french_run(
     execute_run(app, "french", dataset, settings, run, title=title, show=show, note=_note)
 
 
+def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
+    """The letters typed for one question; ``m`` and ``n`` mark and note it on the way."""
+    while True:
+        reply = click.prompt(
+            "Vos réponses (ex. A + D ; m marque, n note, q pour arrêter)",
+            default="",
+            show_default=False,
+        ).strip()
+        if not take_command(reply, app.store, profile, "french", dataset, key, click.echo, False):
+            return reply
+
+
 @french.command("take")
 @click.option("--dataset", required=True, help="Data set to practise.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
 @click.option("--index", "index_name", help="Show passages from this index.")
 @click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--profile", help="Who is practising (default: the default profile).")
+@block_options
 @pass_app
 def french_take(
     app: AppContext,
@@ -362,17 +377,28 @@ def french_take(
     index_name: str | None,
     k: int,
     profile: str | None,
+    **block: Any,
 ) -> None:
-    """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop."""
+    """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop;
+    m marks the question, n writes a note on it. A custom block as for `exam take`: --pool,
+    --subject (the number of right answers: single, multiple), --difficulty, --limit."""
     from rich.console import Console
     from rich.text import Text
 
     from engine.french.session import FrenchSession
+    from engine.review.profiles import resolve
 
     index = load_index(index_name) if index_name else None
     if index is not None:
         _warn_if_stale(app, index)
-    session = FrenchSession(app.store, dataset, limit=limit, index=index, k=k, profile=profile)
+    profile = resolve(app.store, profile, create=True)
+    chosen = chosen_block(app.store, profile, "french", dataset, limit, None, block)
+    keys = choose(app.store, chosen, profile) if chosen is not None else None
+    if chosen is not None:
+        dataset, limit = chosen.dataset, None
+    session = FrenchSession(
+        app.store, dataset, limit=limit, index=index, k=k, profile=profile, keys=keys
+    )
     console = Console()
     while not session.done:
         view = session.question()
@@ -387,9 +413,7 @@ def french_take(
         console.print(Text(view.question, style="bold"))
         for letter, option in view.options:
             console.print(f"  {letter.upper()}. {option}")
-        reply = click.prompt(
-            "Vos réponses (ex. A + D ; q pour arrêter)", default="", show_default=False
-        ).strip()
+        reply = _reply(app, profile, dataset, view.id)
         if reply.lower() in ("q", "quit", "quitter"):
             break
         fb = session.answer(reply)

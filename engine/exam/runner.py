@@ -238,7 +238,7 @@ def summarize(
     answered = [i for i in items if str(i["id"]) in answers and not failed(answers[str(i["id"])])]
     rows = [answers[str(i["id"])] for i in answered]
     correct = [bool(r["correct"]) for r in rows]
-    latencies = [r["latency_s"] or 0.0 for r in rows]
+    latencies = [r["latency_s"] for r in rows if r["latency_s"] is not None]  # none: published
     summary: dict[str, Any] = {
         "run_id": run_id,
         "dataset": run["dataset"],

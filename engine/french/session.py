@@ -15,7 +15,7 @@ a person run (``runner="person"``), each answer as soon as it is given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -116,13 +116,18 @@ class FrenchSession:
         k: int = 1,
         run_id: int | None = None,
         profile: str | None = None,
+        keys: Sequence[str] | None = None,
     ) -> None:
         self.store = store
         self.profile = resolve(store, profile, create=True)
         self.dataset = dataset
         self.index = index
         self.k = k
-        self.items = store.items(dataset, limit)
+        if keys is not None:  # a block of the question bank, in data set order
+            wanted = {str(k) for k in keys}
+            self.items = [i for i in store.items(dataset) if str(i["id"]) in wanted][:limit]
+        else:
+            self.items = store.items(dataset, limit)
         if not self.items:
             raise StoreError(f"data set {dataset!r} holds no question")
         self._feedback: dict[str, Feedback] = {}
@@ -133,6 +138,7 @@ class FrenchSession:
                 "index": index.name if index else None,
                 "k": k if index else 0,
                 "limit": limit,
+                "keys": [str(k) for k in keys] if keys is not None else None,
                 "profile": self.profile,
             }
             self.run_id = store.start_run(
@@ -162,8 +168,9 @@ class FrenchSession:
     ) -> FrenchSession:
         """Continue a stored session (its unanswered questions)."""
         run = store.run(run_id)
-        limit = (run["settings"] or {}).get("limit")
-        return cls(store, run["dataset"], limit, index, k, run_id=run_id)
+        settings = run["settings"] or {}
+        keys = settings.get("keys")
+        return cls(store, run["dataset"], settings.get("limit"), index, k, run_id=run_id, keys=keys)
 
     def __len__(self) -> int:
         return len(self.items)

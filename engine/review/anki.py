@@ -1,7 +1,8 @@
 """Anki decks of a profile's cards, written with ``genanki``: a deck per activity
 ("medexam::Pharmacist exam"…), the question and its options on the front, the answer and
 the gold explanation on the back, tags by activity, data set, question type and category
-(``missed`` on the questions whose latest answer was wrong).
+(``missed`` on the questions whose latest answer was wrong), and from the student's notebook
+``marked``, ``missed::<why>`` and the note in its own field.
 
 Every id is stable: a note's GUID comes from its data set and question id, and the decks'
 and note type's ids from their names, so importing a newer export into Anki updates the same
@@ -16,6 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.bank.notebook import Entry, entries
 from engine.errors import UserError
 from engine.review.cards import Face, ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
@@ -28,19 +30,22 @@ if TYPE_CHECKING:
 
 DECK_ROOT = "medexam"
 MODEL_NAME = "medexam question"
-FIELDS = ["Question", "Options", "Answer", "Explanation", "Source"]
+FIELDS = ["Question", "Options", "Answer", "Explanation", "Source", "Note"]
+MODEL_VERSION = "2"  # the note type's fields changed (a Note field): a new id
 FRONT = '<div class="question">{{Question}}</div><div class="options">{{Options}}</div>'
 BACK = (
     "{{FrontSide}}<hr id=answer>"
     '<div class="answer">{{Answer}}</div><div class="explanation">{{Explanation}}</div>'
     '<div class="source">{{Source}}</div>'
+    '{{#Note}}<div class="note">{{Note}}</div>{{/Note}}'
 )
 CSS = """.card { font-family: "Noto Sans", "Noto Sans CJK SC", sans-serif; font-size: 19px;
   text-align: left; color: #111827; background: #ffffff; }
 .options { margin-top: 12px; line-height: 1.6; }
 .answer { font-weight: bold; color: #15803d; }
 .explanation { margin-top: 10px; }
-.source { margin-top: 14px; font-size: 12px; color: #6b7280; }"""
+.source { margin-top: 14px; font-size: 12px; color: #6b7280; }
+.note { margin-top: 12px; padding: 8px; background: #fef9c3; border-radius: 4px; }"""
 
 
 class ExportError(UserError):
@@ -65,11 +70,17 @@ def tag(text: str) -> str:
     return re.sub(r"\s+", "_", text.strip())
 
 
-def note_tags(card: ReviewCard, face_: Face) -> list[str]:
+def note_tags(card: ReviewCard, face_: Face, noted: Entry | None = None) -> list[str]:
+    """The note's tags: activity, data set, question types, ``missed``, and from the
+    student's notebook ``marked`` and ``missed::<why>``."""
     tags = [tag(f"{DECK_ROOT}::{card.activity}"), tag(f"dataset::{card.dataset}")]
     tags += [tag(f"{name}::{value}") for name, value in face_.tags.items()]
     if card.last_correct is False:
         tags.append("missed")
+    if noted is not None and noted.marked:
+        tags.append("marked")
+    if noted is not None and noted.reason:
+        tags.append(tag(f"missed::{noted.reason}"))
     return tags
 
 
@@ -77,8 +88,9 @@ def _html(text: str) -> str:
     return html.escape(text, quote=False).replace("\n", "<br>")
 
 
-def note_fields(card: ReviewCard, face_: Face) -> list[str]:
-    """The note's fields (HTML): question, options, answer, explanation, source."""
+def note_fields(card: ReviewCard, face_: Face, noted: Entry | None = None) -> list[str]:
+    """The note's fields (HTML): question, options, answer, explanation, source, and the
+    student's own note."""
     options = "<br>".join(f"{letter}. {_html(text)}" for letter, text in face_.options)
     texts = dict(face_.options)
     answer = "<br>".join(f"{g}. {_html(texts.get(g, ''))}" for g in face_.gold)
@@ -88,6 +100,7 @@ def note_fields(card: ReviewCard, face_: Face) -> list[str]:
         answer,
         _html(face_.explanation),
         _html(f"{card.dataset} #{card.item_key}"),
+        _html(noted.note) if noted is not None else "",
     ]
 
 
@@ -95,7 +108,7 @@ def _model() -> genanki.Model:
     import genanki
 
     return genanki.Model(
-        stable_id(DECK_ROOT, MODEL_NAME),
+        stable_id(DECK_ROOT, MODEL_NAME, MODEL_VERSION),
         MODEL_NAME,
         fields=[{"name": name} for name in FIELDS],
         templates=[{"name": "Question", "qfmt": FRONT, "afmt": BACK}],
@@ -122,6 +135,7 @@ def export_anki(
         what = "missed questions" if only_missed else "cards"
         raise ExportError(f"no {what} to export in profile {profile!r}")
     items = items_of(store, chosen)
+    noted = {(e.dataset, e.item_key): e for e in entries(store, profile)}
     model = _model()
     decks: dict[str, genanki.Deck] = {}
     for card in sorted(chosen, key=lambda c: (c.activity, c.dataset, c.item_key)):
@@ -132,8 +146,8 @@ def export_anki(
         decks[name].add_note(
             genanki.Note(
                 model=model,
-                fields=note_fields(card, f),
-                tags=note_tags(card, f),
+                fields=note_fields(card, f, noted.get((card.dataset, card.item_key))),
+                tags=note_tags(card, f, noted.get((card.dataset, card.item_key))),
                 guid=note_guid(card.dataset, card.item_key),
             )
         )

@@ -1,0 +1,128 @@
+"""Pools of questions, as question banks offer them: by what a student did with each question
+of a data set the last time they answered it (their person sessions of that profile).
+
+* ``all`` — every question; ``unused`` — never answered;
+* ``incorrect`` — last answered wrong; ``correct`` — last answered right;
+* ``omitted`` — last left without an answer (skipped, or time ran out);
+* ``marked`` — marked in the notebook (:mod:`engine.bank.notebook`).
+
+>>> pool_keys(store, "exam", "cpe-test", "default", "incorrect")          # doctest: +SKIP
+['3', '17', '42']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.bank.notebook import by_item
+from engine.errors import UserError
+from engine.review.profiles import run_profile
+
+if TYPE_CHECKING:
+    from engine.store import Store
+    from engine.types import Row
+
+POOLS = ("all", "unused", "incorrect", "omitted", "marked", "correct")
+
+
+class PoolError(UserError):
+    """A pool medexam does not know."""
+
+
+@dataclass(frozen=True)
+class Last:
+    """A student's latest answer to one question: right or not, or left unanswered, when."""
+
+    correct: bool
+    omitted: bool
+    when: str
+    run_id: int
+
+
+def omitted(answer: Row) -> bool:
+    """Whether an answer was left empty (skipped, or the time ran out)."""
+    extra = answer.get("extra")
+    if isinstance(extra, dict) and extra.get("skipped"):
+        return True
+    return (
+        not str(answer.get("chosen") or "").strip()
+        and not str(answer.get("response") or "").strip()
+    )
+
+
+def person_runs(store: Store, activity: str, profile: str, dataset: str | None = None) -> list[Row]:
+    """A profile's sessions of an activity (of one data set, when given), oldest first."""
+    return [
+        r
+        for r in reversed(store.runs(activity))
+        if r["runner"] == "person"
+        and run_profile(r) == profile
+        and (dataset is None or r["dataset"] == dataset)
+    ]
+
+
+def history(store: Store, activity: str, dataset: str, profile: str) -> dict[str, list[Last]]:
+    """Every answer of the profile's sessions of ``dataset``, oldest first, by question."""
+    out: dict[str, list[Last]] = {}
+    order = [str(i["id"]) for i in store.items(dataset)]
+    for run in person_runs(store, activity, profile, dataset):
+        answered = set()
+        for a in store.answers(int(run["id"])):
+            left = omitted(a)
+            found = Last(bool(a["correct"]) and not left, left, str(a["created"]), int(run["id"]))
+            out.setdefault(str(a["item_key"]), []).append(found)
+            answered.add(str(a["item_key"]))
+        for key in _timed_out(run, order):
+            if key not in answered:  # the time ran out before it was reached
+                out.setdefault(key, []).append(
+                    Last(False, True, str(run["finished"] or ""), int(run["id"]))
+                )
+    for found in out.values():
+        found.sort(key=lambda last: last.when)
+    return out
+
+
+def _timed_out(run: Row, order: list[str]) -> list[str]:
+    """The questions of a timed session that ended with its time up (none otherwise)."""
+    settings = run.get("settings") or {}
+    summary = run.get("summary") or {}
+    if settings.get("mode") != "timed" or run.get("status") != "finished":
+        return []
+    if summary.get("answered", 0) >= summary.get("n", 0):
+        return []
+    keys = settings.get("keys")
+    return (
+        [str(k) for k in keys] if isinstance(keys, list) else order[: settings.get("limit") or None]
+    )
+
+
+def latest(store: Store, activity: str, dataset: str, profile: str) -> dict[str, Last]:
+    """The profile's latest answer to each question of ``dataset`` it answered."""
+    return {k: v[-1] for k, v in history(store, activity, dataset, profile).items()}
+
+
+def pool_keys(store: Store, activity: str, dataset: str, profile: str, pool: str) -> list[str]:
+    """The keys of the questions of ``dataset`` in ``pool`` for ``profile``, in data set
+    order."""
+    if pool not in POOLS:
+        raise PoolError(f"unknown pool {pool!r} (choose from {', '.join(POOLS)})")
+    keys = [str(i["id"]) for i in store.items(dataset)]
+    if pool == "all":
+        return keys
+    if pool == "marked":
+        marked = {k for k, e in by_item(store, profile, dataset).items() if e.marked}
+        return [k for k in keys if k in marked]
+    last = latest(store, activity, dataset, profile)
+    test = {
+        "unused": lambda k: k not in last,
+        "incorrect": lambda k: k in last and not last[k].correct and not last[k].omitted,
+        "omitted": lambda k: k in last and last[k].omitted,
+        "correct": lambda k: k in last and last[k].correct,
+    }[pool]
+    return [k for k in keys if test(k)]
+
+
+def pool_sizes(store: Store, activity: str, dataset: str, profile: str) -> dict[str, int]:
+    """How many questions each pool holds (what a block picker shows)."""
+    return {p: len(pool_keys(store, activity, dataset, profile, p)) for p in POOLS}

@@ -1,0 +1,201 @@
+"""Where a student stands: per subject, their score beside the scores of the models evaluated
+on the same questions (the models as peers), their trend from session to session, the
+subjects to work on first, why they missed questions; and for the consultation, a practice
+log (cases seen, right diagnoses, facts elicited, the facts most often missed).
+
+A student's score on a subject counts each question once, by its latest answer; a model's
+counts the same questions, by that model's latest answer to each.
+
+>>> found = standing(store, "default", "exam")                           # doctest: +SKIP
+>>> [(s.subject, s.score, s.models) for s in found.subjects][:1]         # doctest: +SKIP
+[('药品知识题', 40.0, {'smollm2': 25.0})]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+from engine.bank.notebook import entries
+from engine.bank.pools import latest, omitted, person_runs
+from engine.registry import get_activity
+
+if TYPE_CHECKING:
+    from engine.store import Store
+    from engine.types import JSONDict
+
+MIN_FOR_ADVICE = 3  # questions answered in a subject before it can be advised
+WORK_FIRST = 3
+
+
+def _pct(right: int, n: int) -> float | None:
+    return round(100 * right / n, 1) if n else None
+
+
+@dataclass
+class Subject:
+    """One subject: the student's questions answered and right, their score (%), and each
+    model's score (%) on those same questions."""
+
+    field: str
+    subject: str
+    n: int = 0
+    right: int = 0
+    models: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float | None:
+        return _pct(self.right, self.n)
+
+    def as_dict(self) -> JSONDict:
+        return {**asdict(self), "score": self.score}
+
+
+@dataclass
+class Standing:
+    """A profile's standing in one activity (see the module's docstring)."""
+
+    profile: str
+    activity: str
+    answered: int = 0
+    right: int = 0
+    subjects: list[Subject] = field(default_factory=list)
+    trend: list[JSONDict] = field(default_factory=list)
+    work_first: list[str] = field(default_factory=list)
+    reasons: dict[str, int] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float | None:
+        return _pct(self.right, self.answered)
+
+    def as_dict(self) -> JSONDict:
+        out = asdict(self)
+        out["score"] = self.score
+        out["subjects"] = [s.as_dict() for s in self.subjects]
+        return out
+
+
+def _model_latest(store: Store, activity: str, dataset: str) -> dict[str, dict[str, bool]]:
+    """Each model's latest answer to each question of ``dataset``: right or not."""
+    out: dict[str, dict[str, bool]] = {}
+    runs = [
+        r
+        for r in reversed(store.runs(activity))
+        if r["runner"] == "model" and r["dataset"] == dataset
+    ]
+    for run in runs:  # oldest first: a later run's answer replaces an earlier one
+        mine = out.setdefault(str(run["model"]), {})
+        for a in store.answers(int(run["id"])):
+            if not (a.get("extra") or {}).get("error"):
+                mine[str(a["item_key"])] = bool(a["correct"]) and not omitted(a)
+    return out
+
+
+def _subjects(
+    store: Store, profile: str, activity: str, datasets: list[str]
+) -> tuple[list[Subject], int, int, list[str]]:
+    fields_ = get_activity(activity).mastery_fields
+    table: dict[tuple[str, str], Subject] = {}
+    per_model: dict[tuple[str, str], dict[str, list[int]]] = {}
+    answered = right = 0
+    names: set[str] = set()
+    for dataset in datasets:
+        mine = {k: v for k, v in latest(store, activity, dataset, profile).items()}
+        items = store.items_by_key(dataset) or {}
+        models = _model_latest(store, activity, dataset)
+        names |= set(models)
+        for key, last in mine.items():
+            answered += 1
+            right += int(last.correct)
+            item = items.get(key, {})
+            for f in fields_:
+                value = item.get(f)
+                if value in (None, ""):
+                    continue
+                s = table.setdefault((f, str(value)), Subject(f, str(value)))
+                s.n += 1
+                s.right += int(last.correct)
+                for model, theirs in models.items():
+                    if key in theirs:
+                        counts = per_model.setdefault((f, str(value)), {}).setdefault(model, [0, 0])
+                        counts[0] += 1
+                        counts[1] += int(theirs[key])
+    for where, s in table.items():
+        s.models = {m: _pct(c[1], c[0]) for m, c in sorted(per_model.get(where, {}).items())}
+    order = {f: i for i, f in enumerate(fields_)}
+    found = sorted(table.values(), key=lambda s: (order[s.field], -s.n, s.subject))
+    return found, answered, right, sorted(names)
+
+
+def standing(
+    store: Store, profile: str, activity: str = "exam", dataset: str | None = None
+) -> Standing:
+    """Where ``profile`` stands in ``activity`` (over one data set, or all it practised)."""
+    runs = person_runs(store, activity, profile, dataset)
+    datasets = [dataset] if dataset else sorted({str(r["dataset"]) for r in runs})
+    out = Standing(profile, activity)
+    out.subjects, out.answered, out.right, out.models = _subjects(
+        store, profile, activity, datasets
+    )
+    for run in runs:
+        summary = run.get("summary") or {}
+        out.trend.append(
+            {
+                "run_id": run["id"],
+                "date": str(run.get("started") or "")[:10],
+                "dataset": run["dataset"],
+                "n": summary.get("n"),
+                "score": summary.get("score", summary.get("accuracy")),
+            }
+        )
+    overall = out.score or 0.0
+    topics = get_activity(activity).topic_fields
+    advised = set(topics[:-1] if len(topics) > 2 else topics)  # not the wording of a question
+    weak = [
+        s
+        for s in out.subjects
+        if s.field in advised and s.n >= MIN_FOR_ADVICE and (s.score or 0.0) < overall
+    ]
+    weak.sort(key=lambda s: (s.score or 0.0, -s.n))
+    out.work_first = list(dict.fromkeys(s.subject for s in weak))[:WORK_FIRST]
+    reasons = Counter(e.reason for e in entries(store, profile, activity=activity) if e.reason)
+    out.reasons = dict(reasons.most_common())
+    return out
+
+
+def consult_log(store: Store, profile: str) -> JSONDict:
+    """A profile's consultation practice: each case seen (date, right or not, facts elicited
+    of the case's facts) and the facts most often left unasked."""
+    from engine.consult.cases import get_case
+    from engine.consult.metrics import uncovered_facts
+
+    seen: list[JSONDict] = []
+    missed: Counter[str] = Counter()
+    for run in person_runs(store, "consult", profile):
+        for a in store.answers(int(run["id"])):
+            try:
+                case = get_case(store, str(run["dataset"]), str(a["item_key"]))
+            except Exception:  # noqa: BLE001 - a case deleted since: its row is left out
+                continue
+            told = {
+                f["index"]
+                for f in uncovered_facts(case, store.turns(int(run["id"]), a["item_key"]))
+            }
+            missed.update(f.key for i, f in enumerate(case.facts) if i not in told)
+            seen.append(
+                {
+                    "run_id": run["id"],
+                    "date": str(run.get("started") or "")[:10],
+                    "case": a["item_key"],
+                    "correct": bool(a["correct"]),
+                    "facts": len(case.facts),
+                    "elicited": len(told),
+                }
+            )
+    return {
+        "cases": seen,
+        "right": sum(1 for s in seen if s["correct"]),
+        "most_missed": [{"fact": k, "times": n} for k, n in missed.most_common(10)],
+    }
