@@ -205,10 +205,13 @@ def run(
     on_answer: OnAnswer | None = None,
     on_start: Callable[[int], None] | None = None,
     concurrency: int | None = None,
+    tags: JSONDict | None = None,
 ) -> JSONDict:
     """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
     keys; ``model`` names the model) and return the summary, also stored with the run
-    (``run_id``, ``status`` and, when it failed, ``error`` in it).
+    (``run_id``, ``status`` and, when it failed, ``error`` in it). ``tags`` are stored with
+    the run's settings as they are (a trial's number and set: :mod:`engine.trials`); a
+    resumed run keeps its own.
 
     With ``resume`` the run continues with its own data set and settings; ``settings`` then
     holds only what the caller asked for explicitly, and anything that differs from the
@@ -238,7 +241,9 @@ def run(
         raise RunError("concurrency must be at least 1")
     job = spec.open(store, dataset, full, pool)
     n = concurrency or job.default_concurrency()
-    job.settings = {**job.settings, "concurrency": n}
+    stored_tags = (row["settings"] or {}) if resume is not None else {}
+    kept = {k: v for k, v in stored_tags.items() if k in TAGS}
+    job.settings = {**job.settings, "concurrency": n, **kept, **(tags or {})}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -256,7 +261,11 @@ def run(
 
 
 #: The keywords of :func:`run` beside the settings (what :func:`run_settings` passes on).
-LOOP_OPTIONS = ("resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency")
+LOOP_OPTIONS = (
+    "resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency", "tags"
+)  # fmt: skip
+#: What ``tags`` may hold: stored with a run's settings, kept when it is resumed.
+TAGS = ("trial", "trials", "trial_set")
 
 
 def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSONDict) -> JSONDict:

@@ -9,7 +9,14 @@ import click
 
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options
-from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
+from engine.cli.running import (
+    RunOptions,
+    execute_run,
+    execute_trials,
+    metric_lines,
+    run_options,
+    run_title,
+)
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
@@ -147,22 +154,70 @@ def consult_chat(
 @consult.command("run")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @settings_options(ConsultSettings)
+@click.option(
+    "--trials",
+    type=click.IntRange(1, 100),
+    default=1,
+    show_default=True,
+    help="Play every case this many times, seeds --seed, --seed+1, … (needs --temperature "
+    "above 0); the summary gives the mean, the spread between trials and a 95% interval.",
+)
+@click.option("--resume-trials", "resume_set", metavar="SET", help="Go on with trial set SET.")
 @run_options
 @pass_app
 def consult_run(
-    app: AppContext, cases_name: str | None, settings: ConsultSettings, run: RunOptions
+    app: AppContext,
+    cases_name: str | None,
+    settings: ConsultSettings,
+    trials: int,
+    resume_set: str | None,
+    run: RunOptions,
 ) -> None:
-    """Run a doctor (or a baseline) over the cases; the last line is the summary as JSON."""
-    name = _cases_name(app, cases_name) if run.resume is None else None
+    """Run a doctor (or a baseline) over the cases; the last line is the summary as JSON.
+
+    \b
+    medexam consult run --cases osce --doctor model --temperature 0.7 --trials 5
+    """
+    name = _cases_name(app, cases_name) if run.resume is None and resume_set is None else None
 
     def show(summary: dict[str, Any]) -> None:
-        if not run.quiet:
+        if run.quiet:
+            pass
+        elif trials > 1 or resume_set:  # a line per trial; the set's spread follows
+            trial = (app.store.run(int(summary["run_id"]))["settings"] or {}).get("trial")
+            click.echo(
+                f"trial {trial}: run {summary['run_id']} ({summary['status']}), "
+                f"{summary['n']} cases, accuracy {summary.get('accuracy', 0.0):.1f}%"
+            )
+        else:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
             metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
-        click.echo(json.dumps(summary, default=str))
+        if not trials > 1 and not resume_set:
+            click.echo(json.dumps(summary, default=str))
 
     title = run_title(app, settings.doctor, name, run)
-    execute_run(app, "consult", name, settings, run, title=title, show=show, note=_note)
+    if trials == 1 and resume_set is None:
+        execute_run(app, "consult", name, settings, run, title=title, show=show, note=_note)
+        return
+    found = execute_trials(
+        app, "consult", name, settings, run, trials, resume_set, title=title, show=show, note=_note
+    )
+    _spread_lines(app, found, run.quiet)
+
+
+def _spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> None:
+    """A trial set's numbers: each key's mean ± between-trial SD [95% interval]."""
+    from engine.trials import spread
+
+    keys = ("accuracy", "patient_recall", "patient_f1", "doctor_f1", "avg_turns")
+    values = spread(app.store, found["run_ids"], keys)
+    if not quiet:
+        click.echo(f"trial set {found['trial_set']}: {len(found['run_ids'])} trials")
+        for key, v in values.items():
+            ci = f" [{v['low']:.1f}, {v['high']:.1f}]" if v["low"] is not None else ""
+            sd = f" ± {v['sd']:.2f}" if v["sd"] is not None else ""
+            click.echo(f"  {key:<15} {v['mean']:.2f}{sd}{ci}")
+    click.echo(json.dumps({**found, "spread": values}, default=str))
 
 
 @consult.command("solver")

@@ -192,6 +192,58 @@ def execute_run(
     return summary
 
 
+def execute_trials(
+    app: AppContext,
+    activity_id: str,
+    dataset: str | None,
+    settings: object,
+    run: RunOptions,
+    trials: int,
+    resume_set: str | None,
+    *,
+    title: str,
+    show: Callable[[dict[str, Any]], None],
+    note: Callable[[Progress], str] | None = None,
+) -> dict[str, Any]:
+    """:func:`execute_run` for a trial set (:func:`engine.trials.run_trials`): the trials one
+    after the other under one progress bar ("trial 2/5 · …"), each trial's summary shown,
+    then the set's spread; Ctrl-C stops the set, saying how to go on with it."""
+    from engine.fields import as_dict
+    from engine.progress import Cancel
+    from engine.trials import check_trials, new_name, run_trials
+
+    given = as_dict(settings)
+    if resume_set is None:
+        check_trials(given, trials)  # before any model is loaded
+    name = resume_set or new_name()
+    at: list[str] = [""]
+
+    def on_trial(k: int, total: int) -> None:
+        at[0] = f"trial {k}/{total} · "
+
+    def labelled(p: Progress) -> str:
+        return at[0] + (note(p) if note is not None else p.message)
+
+    try:
+        with progress_bar(title, run.quiet, labelled) as update, _terminate_as_interrupt():
+            found = run_trials(
+                app.store, activity_id, dataset, given, trials, resume=resume_set, name=name,
+                on_trial=on_trial, progress=update, cancel=Cancel(), concurrency=run.concurrency,
+            )  # fmt: skip
+    except KeyboardInterrupt as exc:
+        click.echo(f"trial set {name} stopped; go on with --resume-trials {name}", err=True)
+        sys.exit(143 if isinstance(exc, _Terminated) else 130)
+    for summary in found.summaries:
+        show(summary)
+    last = found.summaries[-1] if found.summaries else {}
+    if last.get("status") != "finished":
+        click.echo(f"Error: trial set {name} stopped at run {last.get('run_id')}: "
+                   f"{last.get('error') or last.get('status')} (go on with --resume-trials {name})",
+                   err=True)  # fmt: skip
+        sys.exit(1)
+    return {"trial_set": name, "run_ids": found.run_ids}
+
+
 def metric_lines(activity_id: str, summary: dict[str, Any], keys: Iterable[str]) -> None:
     """Print each summary key as its label (:func:`engine.results.summary_rows`) and its
     value, one per line, the values lined up; "—" for a value the run does not have."""

@@ -173,6 +173,7 @@ class ModelDoctor:
     max_turns: int = 10
     max_tokens: int = 128
     seed: int = 0
+    temperature: float = 0.0
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -195,7 +196,7 @@ class ModelDoctor:
         g = self.model.chat(
             self.messages(case, turns),
             max_tokens=self.max_tokens,
-            temperature=0.0,
+            temperature=self.temperature,
             seed=self.seed,
         )
         latency = round(time.perf_counter() - started, 3)

@@ -149,9 +149,11 @@ class Patient:
         max_facts: int = 3,
         max_tokens: int | None = None,
         seed: int = 0,
+        temperature: float = 0.0,
     ) -> None:
         self.case = case
         self.model = model
+        self.temperature = temperature
         self.selector = FactSelector(case.facts, case.language, method=match, k=max_facts)
         self.max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
         self.seed = seed
@@ -245,7 +247,9 @@ class Patient:
         facts, messages = self.prepare(question)
         if messages is None:
             return PatientReply(self.unknown(), facts, "unknown", latency_s=0.0)
-        g = self.model.chat(messages, max_tokens=self.max_tokens, temperature=0.0, seed=self.seed)
+        g = self.model.chat(
+            messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+        )
         return self._finish(question, facts, g.text, g, started)
 
     def stream(self, question: str) -> PatientStream:
@@ -292,13 +296,19 @@ class PaperPatient(Patient):
 
 
 def make_patient(
-    case: Case, model: ChatModel | None, mode: str = "paper", match: str | None = None
+    case: Case,
+    model: ChatModel | None,
+    mode: str = "paper",
+    match: str | None = None,
+    seed: int = 0,
+    temperature: float = 0.0,
 ) -> Patient:
-    """The patient of ``mode`` (:data:`MODES`) for ``case``."""
+    """The patient of ``mode`` (:data:`MODES`) for ``case``, sampling its replies at
+    ``temperature`` with ``seed`` (0: greedy)."""
     if mode == "paper":
-        return PaperPatient(case, model, match=match)
+        return PaperPatient(case, model, match=match, seed=seed, temperature=temperature)
     if mode == "grounded":
-        return Patient(case, model, match=match)
+        return Patient(case, model, match=match, seed=seed, temperature=temperature)
     raise ValueError(f"unknown patient mode {mode!r} (paper or grounded)")
 
 
@@ -327,7 +337,7 @@ class PatientStream:
         self._stream = p.model.stream_chat(
             messages,
             max_tokens=p.max_tokens,
-            temperature=0.0,
+            temperature=p.temperature,
             seed=p.seed,
         )
         pieces = []

@@ -103,6 +103,7 @@ def consult_one(
             max_turns=max_turns,
             max_tokens=settings.doctor_max_tokens,
             seed=seed,
+            temperature=settings.temperature,
         )
     consultation = Consultation(
         case,
@@ -115,6 +116,8 @@ def consult_one(
         store_answer=False,
         patient_mode=settings.patient_mode,
         keep_conclusions=settings.keep_conclusions,
+        seed=seed,
+        temperature=settings.temperature,
     )
     told = 0
 

@@ -94,13 +94,17 @@ class Consultation:
     store_answer: bool = True
     patient_mode: str = "grounded"
     keep_conclusions: bool = True
+    seed: int = 0
+    temperature: float = 0.0
     patient: Patient = field(init=False)
     turns: list[Turn] = field(default_factory=list, init=False)
     result: ConsultResult | None = field(default=None, init=False)
     _started: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self, patient_model: ChatModel, match: str | None) -> None:
-        self.patient = make_patient(self.case, patient_model, self.patient_mode, match)
+        self.patient = make_patient(
+            self.case, patient_model, self.patient_mode, match, self.seed, self.temperature
+        )
 
     # -- state -------------------------------------------------------------------------
 

@@ -77,6 +77,14 @@ class ConsultSettings(Settings):
     )
     limit: int | None = setting(None, help="Only the first N cases.", min=1, form=False)
     seed: int = setting(0, help="Seed of the random oracle's order and of sampling.", form=False)
+    temperature: float = setting(
+        0.0,
+        help="Sampling temperature of the model doctor and the patient (0: greedy, so every "
+        "run of the same settings is the same; trials need more).",
+        min=0.0,
+        max=2.0,
+        form=False,
+    )
     answer_method: str = setting(
         "logprobs",
         help="How the solver answers a multiple-choice task: logprobs reads the letters' "

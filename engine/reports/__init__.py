@@ -66,6 +66,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     from engine.ratings.table import rating_tables
     from engine.registry import activities, load
     from engine.reports.layouts import RunData, comparison_table
+    from engine.trials import trial_tables
 
     runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
     for r in runs:
@@ -78,6 +79,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
             continue
         section = load(found.report)(store, data)  # type: ignore[operator]
         section["tables"] += rating_tables(store, [r.id for r in data])
+        section["tables"] += trial_tables(store, [r.id for r in data])
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)

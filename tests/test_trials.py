@@ -1,0 +1,161 @@
+"""Repeated consultation trials: K runs with K recorded seeds at a stated temperature, the same
+transcripts when a set is played again with the same seed (the real embedded model), a set
+stopped mid-way and gone on with losing and duplicating nothing, greedy trials refused, and
+the spread: mean, between-trial SD and an interval clustered by case, checked against a plain
+computation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.consult.cases import ensure_sample
+from engine.models.scripted import ScriptedModel
+from engine.progress import Cancel
+from engine.trials import TrialError, clustered_interval, run_trials, spread, trial_runs
+
+SCRIPTED = {"doctor": "doctor", "patient": "patient", "solver": "solver", "max_turns": 1}
+
+
+def by_seed(request) -> str:
+    """A doctor whose question depends on the seed it samples with."""
+    return f"Question asked with seed {request.options.get('seed')}?"
+
+
+def solver_by_seed(request) -> str:
+    return "B" if (request.options.get("seed") or 0) % 2 else "A"
+
+
+@pytest.fixture
+def pool(scripted_pool):
+    return scripted_pool(
+        ScriptedModel("doctor", replies=by_seed),
+        ScriptedModel("patient", replies="For three days, doctor."),
+        ScriptedModel("solver", replies=solver_by_seed),
+    )
+
+
+def doctor_turns(store, run_id: int, case: str = "sample-01") -> list[str]:
+    return [t["text"] for t in store.turns(run_id, case) if t["role"] == "doctor"]
+
+
+def test_each_trial_is_a_run_with_its_own_recorded_seed(store, pool):
+    cases = ensure_sample(store)
+    settings = {
+        **SCRIPTED,
+        "doctor": "model",
+        "temperature": 0.7,
+        "seed": 10,
+        "limit": 2,
+        "answer_method": "generate",
+    }
+    found = run_trials(store, "consult", cases, settings, 3, pool=pool)
+    assert len(found.run_ids) == 3 and all(s["status"] == "finished" for s in found.summaries)
+    runs = [store.run(r) for r in found.run_ids]
+    assert [r["settings"]["seed"] for r in runs] == [10, 11, 12]
+    assert [r["settings"]["trial"] for r in runs] == [1, 2, 3]
+    assert {r["settings"]["trial_set"] for r in runs} == {found.name}
+    assert all(r["settings"]["temperature"] == 0.7 for r in runs)
+    assert sorted(trial_runs(store, found.name)) == [1, 2, 3]
+
+
+def test_a_stopped_set_goes_on_without_loss_or_duplicates(store, pool):
+    cases = ensure_sample(store)
+    settings = {**SCRIPTED, "doctor": "model", "temperature": 0.7, "limit": 2}
+    cancel, seen = Cancel(), []
+
+    def stop_in_the_second_trial(p) -> None:
+        seen.append(p)
+        if len([x for x in seen if x.info.get("item")]) == 3:  # trial 1 done, trial 2 at 1 of 2
+            cancel.set()
+
+    first = run_trials(
+        store,
+        "consult",
+        cases,
+        settings,
+        3,
+        pool=pool,
+        progress=stop_in_the_second_trial,
+        cancel=cancel,
+    )
+    assert [s["status"] for s in first.summaries] == ["finished", "cancelled"]
+    again = run_trials(store, "consult", None, {}, 0, resume=first.name, pool=pool)
+    assert again.name == first.name and again.run_ids[:2] == first.run_ids
+    assert len(again.run_ids) == 3 and all(s["status"] == "finished" for s in again.summaries)
+    for run_id in again.run_ids:
+        answers = store.answers(run_id)
+        assert sorted(a["item_key"] for a in answers) == ["sample-01", "sample-02"]
+        assert len(doctor_turns(store, run_id)) == 1  # the resumed case was played once
+    assert doctor_turns(store, again.run_ids[2]) == ["Question asked with seed 2?"]
+
+
+def test_greedy_trials_are_refused_in_one_line(store):
+    out = CliRunner().invoke(cli, ["--db", store.path, "consult", "run", "--trials", "3"])
+    assert out.exit_code == 1 and "temperature 0 would all be the same" in out.output
+    assert "Traceback" not in out.output and store.runs() == []
+    with pytest.raises(TrialError, match="no trial set"):
+        run_trials(store, "consult", None, {}, 1, resume="nothing")
+
+
+def test_the_spread_and_its_interval_clustered_by_case(store, pool):
+    cases = ensure_sample(store)
+    settings = {
+        **SCRIPTED,
+        "doctor": "model",
+        "temperature": 0.7,
+        "limit": 2,
+        "answer_method": "generate",
+    }
+    found = run_trials(store, "consult", cases, settings, 4, pool=pool)
+    # solver: seed odd -> "B" (right: the samples' answer is B for sample-01), even -> "A"
+    accuracy = [s["accuracy"] for s in found.summaries]
+    got = spread(store, found.run_ids)["accuracy"]
+    assert got["trials"] == accuracy and got["mean"] == pytest.approx(np.mean(accuracy))
+    assert got["sd"] == pytest.approx(np.std(accuracy, ddof=1), abs=0.01)
+    assert got["cases"] == 2 and got["low"] <= got["mean"] <= got["high"]
+
+
+def test_the_clustered_interval_against_a_plain_computation():
+    per_case = {
+        "a": [100.0, 0.0, 100.0],
+        "b": [0.0, 0.0],
+        "c": [100.0],
+        "d": [100.0, 100.0, 0.0, 100.0],
+    }
+    low, high = clustered_interval(per_case, resamples=500, seed=3)
+    rng = np.random.default_rng(3)
+    groups = list(per_case.values())
+    picks = rng.integers(0, len(groups), size=(500, len(groups)))
+    means = []
+    for row in picks:  # resample whole cases, each with every trial it has
+        values = [v for i in row for v in groups[i]]
+        means.append(sum(values) / len(values))
+    assert (low, high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
+    assert clustered_interval({"a": [1.0, 2.0]}) is None
+
+
+@pytest.mark.slow
+def test_trials_played_again_with_the_same_seed_give_the_same_transcripts(store, chat_model):
+    cases = ensure_sample(store)
+    settings = {
+        "doctor": "model",
+        "patient": "smollm2",
+        "solver": "smollm2",
+        "max_turns": 1,
+        "limit": 1,
+        "temperature": 0.9,
+        "seed": 5,
+        "doctor_max_tokens": 32,
+    }
+    one = run_trials(store, "consult", cases, settings, 3)
+    two = run_trials(store, "consult", cases, settings, 3)
+    first = [store.turns(r, "sample-01") for r in one.run_ids]
+    second = [store.turns(r, "sample-01") for r in two.run_ids]
+    assert [[t["text"] for t in ts] for ts in first] == [[t["text"] for t in ts] for ts in second]
+    doctors = [doctor_turns(store, r) for r in one.run_ids]
+    assert len({json.dumps(d) for d in doctors}) > 1  # sampled: the trials differ
