@@ -53,6 +53,7 @@ def test_a_blind_session_over_two_runs_resumes_where_it_stopped(store, scripted_
         session.rate(third, {**five(5, 4, 3, 2, 1), "support": 6})
     again = RatingSession(store, [a, b], "dr-li", seed=3)
     assert again.done == 2 and again.next() == third
+    assert (again.rated, again.skipped) == (1, 1)
     assert again.given(first) == {
         **five(5, 4, 3, 2, 1),
         "rated": 1,

@@ -85,10 +85,13 @@ class RatingSession:
         random.Random(self.seed).shuffle(found)
         return found
 
-    def _given(self) -> set[tuple[int, str]]:
+    def _given(self) -> dict[tuple[int, str], bool]:
+        """Each answer this rater has seen: True when rated, False when skipped."""
         rows = self.store.rated_rows(self.run_ids, PERSON)
         return {
-            (int(r["run_id"]), str(r["item_key"])) for r in rows if r["scorer"] == self.stored_as
+            (int(r["run_id"]), str(r["item_key"])): bool(r["value"])
+            for r in rows
+            if r["scorer"] == self.stored_as and r["key"] == "rated"
         }
 
     @property
@@ -99,6 +102,16 @@ class RatingSession:
     def done(self) -> int:
         """How many answers this rater has rated or skipped."""
         return sum(1 for e in self.entries if e.key in self._done)
+
+    @property
+    def rated(self) -> int:
+        """How many answers this rater has rated."""
+        return sum(1 for e in self.entries if self._done.get(e.key))
+
+    @property
+    def skipped(self) -> int:
+        """How many answers this rater has skipped."""
+        return self.done - self.rated
 
     def pending(self) -> list[Entry]:
         """The answers left to rate, in the session's order."""
@@ -126,7 +139,7 @@ class RatingSession:
         notes = {"rated": comment.strip()} if comment.strip() else {}
         scored = Scored(self.stored_as, self.scorer.version, dict(values), notes)
         self.store.add_scores(entry.run_id, entry.item_key, [scored])
-        self._done.add(entry.key)
+        self._done[entry.key] = bool(values.get("rated"))
 
     def given(self, entry: Entry) -> dict[str, object] | None:
         """What this rater gave ``entry`` (ratings, ``rated``, ``comment``), None if nothing."""

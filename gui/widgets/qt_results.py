@@ -43,28 +43,13 @@ from gui.tables import (
     table_view,
 )
 from gui.widgets.common import AppContext, Header, esc, muted, page_column, show_error, text_view
+from gui.widgets.question import item_html
 
 
 def _score_label(key: str, run: dict[str, Any]) -> str:
     """An answer's score in words, as its activity names it (an answer holds fractions, not
     the percentages of a run's summary)."""
     return metric_label(key, run["activity"]).removesuffix(" (%)").replace(", %)", ")")
-
-
-def _item_html(item: dict[str, Any] | None) -> str:
-    """The question of an answer, as it was asked: exam and French options, or a case's
-    opening request."""
-    if not item:
-        return ""
-    if "initial_request" in item:  # a consultation case
-        return f"<p style='color:#374151'><i>“{esc(item['initial_request'])}”</i></p>"
-    options = item.get("options") or item.get("answers") or []
-    if isinstance(options, dict):
-        pairs = [(k.upper(), v) for k, v in options.items()]
-    else:
-        pairs = list(zip("ABCDE", options, strict=False))
-    lines = "".join(f"<div style='margin-left:10px'>{k}. {esc(v)}</div>" for k, v in pairs)
-    return f"<p style='margin-bottom:2px'><b>{esc(item.get('question', ''))}</b></p>{lines}"
 
 
 def _tab_page(layout: QLayout) -> QWidget:
@@ -107,6 +92,9 @@ class ResultsScreen(QWidget):
             " running its model"
         )
         self.rescore_job: Any = None
+        self.rate_button = QPushButton("Rate explanations")
+        self.rate_button.setToolTip("Rate the selected model runs' explanations 1–5, blind")
+        self.rate_dialog: Any = None
         bar.addWidget(self.activity)
         bar.addWidget(self.who)
         bar.addWidget(self.search, 1)
@@ -134,6 +122,8 @@ class ResultsScreen(QWidget):
         self.charts_tab = _tab_page(self.charts_layout)
         self.tabs.addTab(self.charts_tab, "Charts")
         self.tabs.addTab(self._report_tab(), "Report")
+        self.rate_button.setStyleSheet("margin: 0 0 4px 0")
+        self.tabs.setCornerWidget(self.rate_button)  # the bar above is as wide as it may be
         self.time_chart: Any = None
         self.cat_chart: Any = None
 
@@ -154,6 +144,7 @@ class ResultsScreen(QWidget):
         self.export_button.clicked.connect(lambda: self.export_selected())
         self.delete_button.clicked.connect(self.delete_selected)
         self.rescore_button.clicked.connect(self.rescore_selected)
+        self.rate_button.clicked.connect(self.rate_selected)
         self.tabs.currentChanged.connect(lambda i: self._refresh_charts() if i == 2 else None)
         ctx.runs_changed.append(self.reload)
         saved = setting("results/activity", "")
@@ -302,6 +293,8 @@ class ResultsScreen(QWidget):
         runs = {r["id"]: r for r in self.runs.rows}
         scorable = len(ids) == 1 and runs.get(ids[0], {}).get("runner") != "person"
         self.rescore_button.setEnabled(scorable or self.rescore_job is not None)
+        models = [runs.get(i, {}).get("runner", "person") != "person" for i in ids]
+        self.rate_button.setEnabled(bool(ids) and all(models))
         self.delete_button.setEnabled(bool(ids))
         if len(ids) == 1:
             self.show_run(ids[0])
@@ -362,7 +355,7 @@ class ResultsScreen(QWidget):
             + (f" · {a['latency_s']:.1f} s" if a.get("latency_s") else "")
             + "</p>",
         ]
-        parts.append(_item_html(self.current_items.get(str(a["item_key"]))))
+        parts.append(item_html(self.current_items.get(str(a["item_key"]))))
         if a.get("response") and a.get("response") != a.get("chosen"):
             parts.append(f"<p style='white-space:pre-wrap'>{esc(a['response'])}</p>")
         scores = {
@@ -429,6 +422,12 @@ class ResultsScreen(QWidget):
             on_progress=progress,
             on_ended=ended,
         )
+
+    def rate_selected(self) -> None:
+        """Rate the selected runs' explanations, blind (:mod:`gui.widgets.qt_rate`)."""
+        from gui.widgets.qt_rate import open_rating
+
+        self.rate_dialog = open_rating(self, self.ctx, self.selected_ids(), self.rate_dialog)
 
     def compare_selected(self) -> None:
         ids = self.selected_ids()

@@ -1,16 +1,16 @@
 """What the question pages of the practice screens share: a question's answer options
 (:class:`OptionList`, one :class:`OptionButton` each), the card that shows a question over
-them (:class:`QuestionCard`) and the title and bar of how far a session is
-(:func:`position_widgets`)."""
+them (:class:`QuestionCard`), the title and bar of how far a session is
+(:func:`position_widgets`), and a stored question as HTML (:func:`item_html`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from gui.widgets.common import Card, flush_column, muted, repolish, selectable
+from gui.widgets.common import Card, esc, flush_column, muted, repolish, selectable
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QMouseEvent
@@ -158,3 +158,19 @@ def show_position(title: QLabel, bar: QProgressBar, index: int, total: int, done
     title.setText(f"Question {index + 1} of {total}")
     bar.setRange(0, total)
     bar.setValue(done)
+
+
+def item_html(item: dict[str, Any] | None) -> str:
+    """The question of an answer, as it was asked: exam and French options, or a case's
+    opening request."""
+    if not item:
+        return ""
+    if "initial_request" in item:  # a consultation case
+        return f"<p style='color:#374151'><i>“{esc(item['initial_request'])}”</i></p>"
+    options = item.get("options") or item.get("answers") or []
+    if isinstance(options, dict):
+        pairs = [(k.upper(), v) for k, v in options.items()]
+    else:
+        pairs = list(zip("ABCDE", options, strict=False))
+    lines = "".join(f"<div style='margin-left:10px'>{k}. {esc(v)}</div>" for k, v in pairs)
+    return f"<p style='margin-bottom:2px'><b>{esc(item.get('question', ''))}</b></p>{lines}"
