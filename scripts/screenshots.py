@@ -25,7 +25,19 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = (1400, 900)
-SCREENS = ("exam", "consult", "french", "review", "results", "models")
+SCREENS = (
+    "exam",
+    "consult",
+    "french",
+    "review",
+    "results",
+    "rate",
+    "models",
+    "notebook",
+    "standing",
+    "practice_block",
+    "practice_marked",
+)
 
 
 def relaunch_under_xvfb() -> None:
@@ -69,12 +81,13 @@ class Shooter:
             self.app.processEvents()
             time.sleep(0.02)
 
-    def shot(self, name: str, screen: str | None = None) -> None:
+    def shot(self, name: str, screen: str | None = None, widget: Any = None) -> None:
+        """Save what the window (or ``widget``, a dialog of it) shows as ``name``.png."""
         if screen is not None and screen not in self.wanted:
             return
         self.settle()
         path = self.out / f"{name}.png"
-        self.window.grab().save(str(path))
+        (widget or self.window).grab().save(str(path))
         print(f"saved {path}")
 
     def exam_session(self) -> None:
@@ -207,6 +220,131 @@ class Shooter:
         r.tabs.setCurrentIndex(2)
         self.shot("results-charts")
 
+    def rate(self) -> None:
+        """A generated evaluation's explanations rated blind: two rated, the third begun."""
+        exam = self.window.go("exam")
+        exam.tabs.setCurrentIndex(1)
+        ev = exam.evaluation
+        ev.dataset.select("explaincpe-sample")
+        ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("generate"))
+        ev.limit.setValue(5)
+        ev.run()
+        self.wait(lambda: ev.job is None, 1800, "the generated evaluation")
+        exam.tabs.setCurrentIndex(0)
+        r = self.window.go("results")
+        r.reload()
+        r.select_runs([max(x["id"] for x in r.proxy.runs() if x["activity"] == "exam")])
+        r.rate_selected()
+        d = r.rate_dialog
+        d.rater.setCurrentText("dr-li")
+        d.change_rater()
+        for values in ((4, 5, 3, 4, 2), (2, 3, 2, 2, 1)):
+            for row, value in zip(d.rows, values, strict=True):
+                row.set_value(value)
+            d.next()
+        for row, value in zip(d.rows, (4, 4, 3), strict=False):
+            row.set_value(value)
+        d.resize(1180, 730)  # its size on a 1280×800 screen (offscreen screens are smaller)
+        d.activateWindow()
+        d.rows[3].setFocus()
+        self.shot("rate", widget=d)
+        d.close()
+
+    def bank_data(self) -> None:
+        """Two models evaluated on the 14 sample questions, two person sessions of them, a
+        few questions marked, noted and tagged with why they were missed."""
+        from engine.bank.notebook import mark, set_note, set_reason
+        from engine.exam.dataset import ensure_sample
+        from engine.exam.session import ExamSession
+        from engine.runs import run
+
+        store = self.window.ctx.store
+        dataset = ensure_sample(store)
+        for model in ("smollm2", "gemma3-270m"):
+            run(store, "exam", dataset, {"model": model, "method": "logprob", "limit": 14})
+        for letters in ("BDCBAACDEBCAAD", "BDBBDACDEBCABD"):
+            session = ExamSession(store, dataset, limit=14)
+            for letter in letters:
+                session.next_question()
+                session.answer(letter)
+                self.settle(0.3)
+            session.finish()
+        notes = {
+            "sample-05": ("华法林：监测 INR，不是 APTT。", "knowledge"),
+            "sample-08": ("Read the last line twice: it asks which is NOT used.", "misread"),
+            "sample-12": ("Dose in renal failure: work from the creatinine clearance.", None),
+        }
+        for key, (note, reason) in notes.items():
+            set_note(store, "default", "exam", dataset, key, note)
+            if reason:
+                set_reason(store, "default", "exam", dataset, key, reason)
+        for key in ("sample-03", "sample-05", "sample-12"):
+            mark(store, "default", "exam", dataset, key)
+        self.window.ctx.notify_runs()
+
+    def notebook(self) -> None:
+        """The Notebook tab: marked and noted questions, one of them shown in full."""
+        r = self.window.go("review")
+        r.tabs.setCurrentWidget(r.notebook)
+        nb = r.notebook
+        nb.refresh()
+        nb.table.selectRow([x["item_key"] for x in nb.model.rows].index("sample-05"))
+        self.shot("notebook", "notebook")
+
+    def standing(self) -> None:
+        """Where I stand: the subjects beside the two models, the trend, why missed."""
+        r = self.window.go("review")
+        r.tabs.setCurrentWidget(r.standing)
+        self.shot("standing", "standing")
+        r.tabs.setCurrentIndex(0)
+
+    def practice_bank(self) -> None:
+        """At 1280×800: a custom block built on the start page (after a session with misses),
+        then a question of it marked, noted, missed and tagged with why."""
+        from PySide6.QtCore import Qt
+
+        self.window.resize(1280, 800)
+        p = self.window.go("exam").practice
+        p.dataset.select("explaincpe-sample")
+        p.mode_practice.setChecked(True)
+        p.count.setValue(8)
+        p.start()
+        self.wait(lambda: p.item is not None and not p.busy)
+        while p.stack.currentIndex() == 1:
+            letter = p.item["answer"]
+            if p.session.index in (0, 1, 4, 7):  # missed
+                letter = "ABCDE"[("ABCDE".index(letter) + 1) % 5]
+            p.options.toggle(letter)
+            p.submit()
+            self.wait(lambda: p.answered and not p.busy)
+            p.next_question()
+            self.wait(lambda: not p.busy and (p.stack.currentIndex() == 2 or not p.answered))
+        p.back_to_setup()
+        b = p.block
+        b.pool.setCurrentIndex(b.pool.findData("incorrect"))
+        for i in range(b.subjects.count()):
+            if b.subjects.item(i).data(Qt.ItemDataRole.UserRole) in ("药品知识题", "心血管类"):
+                b.subjects.item(i).setCheckState(Qt.CheckState.Checked)
+        p.mode_timed.setChecked(True)
+        p.minutes.setValue(20)
+        p.count.setValue(10)
+        b.save_as("Missed drug questions")
+        self.shot("practice_block", "practice_block")
+        p.mode_practice.setChecked(True)
+        p.start()
+        self.wait(lambda: p.item is not None and not p.busy)
+        p.marks.mark_button.setChecked(True)
+        p.marks.note.setText("Warfarin: monitor the INR, not the aPTT")
+        p.marks.save_note()
+        p.options.toggle("ABCDE"[("ABCDE".index(p.item["answer"]) + 2) % 5])
+        p.submit()
+        self.wait(lambda: p.answered and not p.busy)
+        p.marks.reason_buttons["knowledge"].click()
+        self.shot("practice_marked", "practice_marked")
+        p.end_session()
+        self.wait(lambda: p.stack.currentIndex() == 2 and not p.busy)
+        self.window.resize(*SIZE)
+
     def models(self) -> None:
         models = self.window.go("models")
         self.wait(lambda: models.list.count() > 0)
@@ -261,8 +399,16 @@ def main() -> None:
         s.review()
     if "results" in wanted:
         s.results()
+    if "rate" in wanted:
+        s.rate()
     if "models" in wanted:
         s.models()
+    if wanted & {"notebook", "standing"}:
+        s.bank_data()
+        s.notebook()
+        s.standing()
+    if wanted & {"practice_block", "practice_marked"}:
+        s.practice_bank()
     window.close()
     shutil.rmtree(home, ignore_errors=True)
 

@@ -222,3 +222,40 @@ def test_french_practice_takes_a_block_and_marks_in_the_terminal(store):
     noted = entry(store, P, ds, "sample-01")
     assert noted.marked and noted.note == "NAPQI" and noted.activity == "french"
     assert pool_keys(store, "french", ds, P, "correct") == ["sample-01"]
+
+
+def test_the_review_queue_takes_the_misses_of_one_reason_and_shows_the_note(bank):
+    store, ds, g = bank
+    set_reason(store, P, "exam", ds, "sample-04", "knowledge")
+    set_note(store, P, "exam", ds, "sample-04", "alendronate: a full glass of water")
+    set_reason(store, P, "exam", ds, "sample-05", "misread")
+    out = CliRunner().invoke(
+        cli, ["--db", store.path, "review", "--why", "knowledge"], input=f"{g['sample-04']}\n\nq\n"
+    )
+    assert out.exit_code == 0, out.output
+    assert out.output.count("(card ") == 1 and "you missed it before: knowledge gap" in out.output
+    assert "your note: alendronate: a full glass of water" in out.output
+    question = store.items_by_key(ds)["sample-04"]["question"]
+    assert question in out.output
+
+
+@pytest.mark.slow
+def test_a_consultation_case_is_marked_and_noted_and_logged(store, chat_model):
+    from engine.bank.standing import consult_log
+    from engine.consult.cases import ensure_sample as cases_sample
+
+    cases = cases_sample(store)
+    typed = "/mark\n/note think of the appendix\nWhere does it hurt?\n\nB\n"
+    out = CliRunner().invoke(
+        cli,
+        ["--db", store.path, "consult", "chat", "--case", "sample-01", "--max-turns", "2"],
+        input=typed,
+    )
+    assert out.exit_code == 0, out.output
+    assert "(case marked)" in out.output and "(note kept)" in out.output
+    noted = entry(store, P, cases, "sample-01")
+    assert noted.marked and noted.note == "think of the appendix" and noted.activity == "consult"
+    log = consult_log(store, P)
+    (seen,) = log["cases"]
+    assert seen["case"] == "sample-01" and seen["correct"] and seen["facts"] > 0
+    assert sum(m["times"] for m in log["most_missed"]) <= seen["facts"] - seen["elicited"]

@@ -20,11 +20,20 @@ from typing import TYPE_CHECKING
 from engine.bank.notebook import entries
 from engine.bank.pools import latest, omitted, person_runs
 from engine.registry import get_activity
+from engine.review.cards import NO_TOPIC
 
 if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import JSONDict
 
+#: What each question type field holds, in words (the headings of a standing).
+FIELD_NAMES = {
+    "type1": "wording",
+    "type2": "kind of question",
+    "type3": "subject",
+    "type": "right answers (one or several)",
+    "subject_name": "subject",
+}
 MIN_FOR_ADVICE = 3  # questions answered in a subject before it can be advised
 WORK_FIRST = 3
 
@@ -156,7 +165,10 @@ def standing(
     weak = [
         s
         for s in out.subjects
-        if s.field in advised and s.n >= MIN_FOR_ADVICE and (s.score or 0.0) < overall
+        if s.field in advised
+        and s.subject.lower() not in NO_TOPIC
+        and s.n >= MIN_FOR_ADVICE
+        and (s.score or 0.0) < overall
     ]
     weak.sort(key=lambda s: (s.score or 0.0, -s.n))
     out.work_first = list(dict.fromkeys(s.subject for s in weak))[:WORK_FIRST]

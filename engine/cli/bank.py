@@ -54,15 +54,6 @@ def block_options(func: F) -> F:
     return func
 
 
-#: What each question type field holds, in words.
-FIELD_NAMES = {
-    "type1": "wording",
-    "type2": "kind of question",
-    "type3": "subject",
-    "category": "answers",
-}
-
-
 def chosen_block(
     store: Any,
     profile: str,
@@ -239,7 +230,7 @@ def stats(
     """Where you stand: per subject your score beside the models evaluated on the same
     questions, your trend, the subjects to work on first, why you missed questions."""
     from engine.bank.notebook import REASONS
-    from engine.bank.standing import consult_log, standing
+    from engine.bank.standing import FIELD_NAMES, consult_log, standing
     from engine.review.profiles import resolve
 
     who = resolve(app.store, profile)

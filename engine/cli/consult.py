@@ -97,6 +97,25 @@ def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> Non
         click.echo(f"{c.id:<18} {c.task.kind:<9} {len(c.facts):>3} facts  {c.initial_request[:60]}")
 
 
+def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> bool:
+    """``/mark`` (again: unmark) and ``/note TEXT`` on the case; True when ``typed`` was one."""
+    from engine.bank.notebook import entry, mark, set_note
+    from engine.review.profiles import DEFAULT_PROFILE
+
+    word, _, rest = typed.partition(" ")
+    if word == "/mark":
+        found = entry(store, DEFAULT_PROFILE, dataset, case_id)
+        on = not (found and found.marked)
+        mark(store, DEFAULT_PROFILE, "consult", dataset, case_id, on)
+        click.echo("(case marked)" if on else "(case unmarked)")
+        return True
+    if word == "/note":
+        set_note(store, DEFAULT_PROFILE, "consult", dataset, case_id, rest)
+        click.echo("(note kept)")
+        return True
+    return False
+
+
 @consult.command("chat")
 @click.option("--case", "case_id", required=True, help="Case id.")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
@@ -110,7 +129,9 @@ def consult_chat(
     patient_name: str | None,
     max_turns: int,
 ) -> None:
-    """Be the doctor: ask questions (/done or an empty line to stop), then answer the task."""
+    """Be the doctor: ask questions (/done or an empty line to stop), then answer the task.
+    /mark marks the case to come back to it, /note TEXT writes a note on it (your notebook:
+    `medexam notes`)."""
     from engine.consult import session
     from engine.models.pool import default_pool
 
@@ -129,6 +150,8 @@ def consult_chat(
                     question = ""
                 if not question or question == "/done":
                     break
+                if _notebook_command(store, name, case_id, question):
+                    continue
                 click.echo(f"Patient: {c.ask(question)['text']}")
             click.echo("")
             click.echo(c.task_text)

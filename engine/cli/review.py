@@ -42,6 +42,12 @@ def _profile(app: AppContext, name: str | None) -> str:
 @click.option("--profile", help="Whose cards (default: the default profile).")
 @click.option("--activity", type=ActivityChoice(), help="Only this activity.")
 @click.option("--limit", type=click.IntRange(1), help="Stop after N cards.")
+@click.option(
+    "--why",
+    type=click.Choice(["knowledge", "misread", "reasoning", "time"]),
+    help="Only the questions you said you missed for this reason (knowledge gap, misread, "
+    "reasoning, ran out of time).",
+)
 @json_option
 @click.pass_context
 @pass_app
@@ -51,15 +57,19 @@ def review(
     profile: str | None,
     activity: str | None,
     limit: int | None,
+    why: str | None,
     as_json: bool,
 ) -> None:
     """Review the questions due now: answer A-E (French questions: several letters, e.g.
-    A + D), s to skip, q to quit; then rate the card (Enter keeps the suggested rating)."""
+    A + D), s to skip, q to quit; then rate the card (Enter keeps the suggested rating). Your
+    note on a question and why you missed it are shown after you answer."""
     if ctx.invoked_subcommand is not None:
         return
     from engine.review.queue import ReviewSession
 
-    session = ReviewSession(app.store, _profile(app, profile), activity=activity, limit=limit)
+    session = ReviewSession(
+        app.store, _profile(app, profile), activity=activity, limit=limit, why=why
+    )
 
     def say(text: str) -> None:  # the cards' control characters escaped, line breaks kept
         click.echo(visible(text, newlines=True), err=as_json)
@@ -116,7 +126,19 @@ def _ask(session: ReviewSession, shown: Shown, say: Callable[..., None], as_json
         say(f"  {letter}. {texts.get(letter, '')}")
     if fb.explanation:
         say(f"解析：{fb.explanation}" if fb.activity == "exam" else fb.explanation)
+    _noted(session, shown, say)
     return _rate(session, fb.suggested, say, as_json)
+
+
+def _noted(session: ReviewSession, shown: Shown, say: Callable[..., None]) -> None:
+    """The student's own note on the question, and why they said they missed it."""
+    from engine.bank.notebook import REASONS, entry
+
+    found = entry(session.store, session.profile, shown.card.dataset, shown.card.item_key)
+    if found is not None and found.reason:
+        say(f"you missed it before: {REASONS[found.reason].lower()}")
+    if found is not None and found.note:
+        say(f"your note: {found.note}")
 
 
 def _rate(session: ReviewSession, suggested: str, say: Callable[..., None], as_json: bool) -> bool:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from fsrs import Rating
 
+from engine.bank.notebook import REASONS, entries
 from engine.errors import UserError
 from engine.review.cards import Face, ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
@@ -143,7 +144,8 @@ def _letters(response: str | Iterable[str] | None, face_: Face) -> list[str]:
 class ReviewSession:
     """Asks the profile's due cards, one at a time: :meth:`next_card`, :meth:`answer`, then
     :meth:`rate` (the suggested rating unless another is given). ``limit`` stops after that
-    many cards; ``activity`` keeps one activity's cards."""
+    many cards; ``activity`` keeps one activity's cards; ``why`` only the questions the
+    student said they missed for that reason (:data:`engine.bank.notebook.REASONS`)."""
 
     def __init__(
         self,
@@ -152,6 +154,7 @@ class ReviewSession:
         *,
         activity: str | None = None,
         limit: int | None = None,
+        why: str | None = None,
         now: Callable[[], datetime] = utcnow,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -159,6 +162,9 @@ class ReviewSession:
         self.profile = profile
         self.activity = activity
         self.limit = limit
+        self.why = why
+        if why is not None and why not in REASONS:
+            raise ReviewError(f"unknown reason {why!r} (choose from {', '.join(REASONS)})")
         self._now = now
         self._clock = clock
         self.shown: Shown | None = None
@@ -167,7 +173,15 @@ class ReviewSession:
         self.reviewed: list[tuple[ReviewFeedback, ReviewCard]] = []
 
     def due(self) -> list[ReviewCard]:
-        return due_cards(self.store, self.profile, self._now(), self.activity)
+        found = due_cards(self.store, self.profile, self._now(), self.activity)
+        if self.why is None:
+            return found
+        tagged = {
+            (e.dataset, e.item_key)
+            for e in entries(self.store, self.profile)
+            if e.reason == self.why
+        }
+        return [c for c in found if (c.dataset, c.item_key) in tagged]
 
     def next_card(self) -> Shown | None:
         """The card to answer now (the same one until it is rated), or None when nothing is

@@ -11,6 +11,10 @@
   the model-vs-model run);
 * ``french_practice.py`` and ``french_passages.py`` — a person's French QA session and the
   retrieved passages it shows (``qt_french.py`` adds the model run);
+* ``bank_block.py`` and ``bank_marks.py`` — a custom block of questions (pool, subjects,
+  difficulty, saved blocks) and the mark, note and why-missed bar of the practice tabs;
+* ``qt_notebook.py`` and ``qt_standing.py`` — the Review screen's Notebook and Where I stand;
+* ``qt_rate.py`` — a person rates model explanations (Results → Rate explanations);
 * ``common.py``, ``charts.py``, ``first_run.py`` — the small shared widgets, the charts and
   the note shown on the first start.
 """

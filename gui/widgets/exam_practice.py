@@ -29,6 +29,8 @@ from engine.exam.dataset import LETTERS
 from engine.text.language import item_language
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, table_view
+from gui.widgets.bank_block import BlockControls
+from gui.widgets.bank_marks import MarkBar, difficulty_words
 from gui.widgets.common import (
     AppContext,
     Card,
@@ -87,6 +89,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.answered = False
         self.explain_job: Worker | None = None
         self.answer_seconds: float | None = None
+        self.missed: list[str] = []  # the questions got wrong last time, of the data set
         self.stack = QStackedWidget()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -138,14 +141,21 @@ class PracticePanel(QWidget, SessionCalls):
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._dataset_changed)
         self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
-        self.count.setToolTip("How many questions (from the start of the set)")
+        self.count.setToolTip("How many questions (the first ones; drawn at random from a pool)")
         self.minutes = spin_box(1, 600, setting("exam/minutes", 15, int), suffix=" min")
         self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", 60, int), suffix=" %")
         self.only_missed = QCheckBox("Only the ones I got wrong")
-        rows = [("Questions", self.dataset), ("Mode", self._modes()), ("How many", self.count)]
-        rows += [("Time limit", self.minutes), ("Pass mark", self.pass_mark)]
-        add_rows(grid, [*rows, ("", self.only_missed)])
-        grid.itemAtPosition(1, 0).setAlignment(Qt.AlignmentFlag.AlignTop)  # beside two lines
+        modes = self._modes()
+        self.block = BlockControls(self.ctx, "exam", self, count=self.count, minutes=self.minutes)
+        self.block.set_modes(self.mode_timed, self.mode_practice)
+        self.block.changed.connect(self._block_changed)
+        self.block.loaded.connect(lambda block: self.dataset.select(block.dataset))
+        rows = [("Questions", self.dataset), *self.block.filter_rows(), ("Mode", modes)]
+        rows += [("How many", self.count), ("Time limit", self.minutes)]
+        rows += [("Pass mark", self.pass_mark), ("", self.only_missed), self.block.saved_row()]
+        add_rows(grid, rows)
+        for row in (2, 4):  # beside the subjects and the two modes
+            grid.itemAtPosition(row, 0).setAlignment(Qt.AlignmentFlag.AlignTop)
         grid.setColumnStretch(1, 1)
         return grid
 
@@ -176,7 +186,7 @@ class PracticePanel(QWidget, SessionCalls):
             self,
         )
         self.past.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
-        past.add(table_view(self.past, stretch=-1), 1)
+        past.add(table_view(self.past, stretch=0, fit=(1, 2, 3)), 1)  # the dates whole
         self.missed_note = muted(QLabel(""))
         self.missed_note.setWordWrap(True)
         past.add(self.missed_note)
@@ -203,12 +213,13 @@ class PracticePanel(QWidget, SessionCalls):
         profile = current_profile(self.ctx)
         self.profile_note.setText(f"Answers go to the review cards of {profile!r}.")
         name = self.dataset.name
+        self.block.refresh(name or "", profile)
         if not name:
             self.past.set_rows([])
             return
         self.past.set_rows(person_runs(self.ctx.store, name, profile))
-        missed = missed_items(self.ctx.store, name, profile)
-        self.only_missed.setEnabled(bool(missed))
+        self.missed = missed = missed_items(self.ctx.store, name, profile)
+        self._block_changed()
         if not missed:
             self.only_missed.setChecked(False)
         self.only_missed.setText(
@@ -220,11 +231,18 @@ class PracticePanel(QWidget, SessionCalls):
             f"{len(missed)} question(s) of this set to review." if missed else ""
         )
 
+    def _block_changed(self) -> None:
+        """A pool, subject or difficulty chosen: it, not "only the ones I got wrong", decides."""
+        self.only_missed.setEnabled(bool(self.missed) and self.block.plain)
+        self.only_missed.setToolTip("" if self.block.plain else "The pool chooses the questions")
+
     # -- question page --------------------------------------------------------------------
 
     def _question_page(self) -> QWidget:
         page = QWidget()
         lay = flush_column(page, spacing=10)
+        self.marks = MarkBar(self.ctx, "exam")
+        self.marks.install_shortcut(self)
         top = QHBoxLayout()
         self.position, self.bar = position_widgets(260)
         self.kind = QLabel("")
@@ -248,6 +266,7 @@ class PracticePanel(QWidget, SessionCalls):
         bl.addWidget(self._feedback_card())
         bl.addStretch(1)
         lay.addWidget(scrolled(body), 1)
+        lay.addWidget(self.marks)
         lay.addLayout(self._actions())
         return page
 
@@ -261,6 +280,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.feedback = Card()
         self.verdict = QLabel("")
         self.feedback.add(self.verdict)
+        self.difficulty = self.feedback.add(muted(QLabel("")))
+        self.feedback.add(self.marks.reasons)
         self.explanation = selectable(QLabel(""))
         self.feedback.add(self.explanation)
         self.feedback.add_layout(self._explain_row())
@@ -343,6 +364,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def start(self, keys: list[str] | None = None) -> None:
         """Start a session with the settings of the setup page (``keys``: only those)."""
+        from engine.bank.blocks import choose
         from engine.exam.session import ExamSession, missed_items
 
         dataset = self.dataset.name
@@ -355,19 +377,20 @@ class PracticePanel(QWidget, SessionCalls):
         set_setting("exam/minutes", self.minutes.value())
         set_setting("exam/pass_mark", self.pass_mark.value())
         profile = current_profile(self.ctx)
-        if keys is None and self.only_missed.isChecked():
+        block = None if keys is not None or self.block.plain else self.block.block()
+        if keys is None and block is None and self.only_missed.isChecked():
             keys = missed_items(self.ctx.store, dataset, profile)
         kwargs = {
             "profile": profile,
             "mode": "timed" if timed else "practice",
             "time_limit_s": self.minutes.value() * 60.0 if timed else None,
-            "limit": self.count.value() or None,
-            "keys": keys,
+            "limit": self.count.value() or None if block is None else None,
             "pass_mark": float(self.pass_mark.value()),
         }
 
         def make(job: Job) -> tuple[ExamSession, Question | None]:
-            session = ExamSession(job.store, dataset, **kwargs)
+            chosen = keys if block is None else choose(job.store, block, profile)
+            session = ExamSession(job.store, dataset, keys=chosen, **kwargs)
             return session, session.next_question()
 
         self.call(make, self._started)
@@ -395,6 +418,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.feedback.setVisible(False)
         self.model_text.clear()
         self.model_text.setVisible(False)
+        self.marks.show_question(s.profile, s.dataset, str(item["id"]))
         self.shown_at = time.monotonic()
         self._enable()
         self._tick()
@@ -438,6 +462,11 @@ class PracticePanel(QWidget, SessionCalls):
             chose = f"you chose {feedback.chosen}" if feedback.chosen else "skipped"
             said = f"Not quite — the answer is {feedback.gold} ({chose})"
         say_verdict(self.verdict, feedback.correct, said)
+        self.difficulty.setText(
+            difficulty_words(self.ctx.store, self.session.dataset, feedback.key)
+        )
+        if not feedback.correct:
+            self.marks.missed()
         self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
         self.feedback.setVisible(True)
         self.explain_button.setEnabled(True)
@@ -520,6 +549,7 @@ class PracticePanel(QWidget, SessionCalls):
             return
         self._stop_explaining()
         self.timer.stop()
+        self.marks.leave()
         session = self.session
         self.call(lambda job: session.finish(), self._finished)
 
@@ -552,6 +582,7 @@ class PracticePanel(QWidget, SessionCalls):
         """The window closes: stop the stream; an unfinished session is closed as such."""
         self.timer.stop()
         self._stop_explaining()
+        self.marks.leave()
         session = self.session
         if session is not None and not session.finished:
             self.ctx.jobs.start(lambda job: session.finish(), pool="session")

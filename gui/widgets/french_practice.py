@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from engine.progress import Cancelled
 from gui.models import set_setting, setting
+from gui.widgets.bank_marks import MarkBar
 from gui.widgets.common import (
     AppContext,
     Card,
@@ -138,7 +139,11 @@ class FrenchPractice(QWidget, SessionCalls):
     def _question_side(self) -> QWidget:
         side = QWidget()
         lay = flush_column(side)
+        self.marks = MarkBar(self.ctx, "french", stacked=True)
+        self.marks.install_shortcut(self)
         lay.addWidget(scrolled(self._question_card()), 1)
+        lay.addWidget(self.marks.reasons)
+        lay.addWidget(self.marks)
         buttons = QHBoxLayout()
         self.finish_button = QPushButton("Finish")
         self.finish_button.clicked.connect(self.finish)
@@ -279,6 +284,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.question.setText(view.question)
         self.options.set_options([(letter, text) for letter, text in view.options])
         self.verdict.setText("")
+        self.marks.show_question(self.session.profile, self.session.dataset, view.id)
         self.passages.setHtml(passages_html(view.passages))
         self._totals()
         self._enable()
@@ -352,6 +358,8 @@ class FrenchPractice(QWidget, SessionCalls):
             + (f" · {esc('; '.join(detail))}" if detail else "")
             + "</p>"
         )
+        if not fb.exact:
+            self.marks.missed()
         self._totals(summary)
         self.bar.setValue(summary["answered"])
         if self.session.done:
@@ -379,6 +387,7 @@ class FrenchPractice(QWidget, SessionCalls):
         if self.session is None:
             return
         session = self.session
+        self.marks.save_note()  # the last question can still be marked and tagged
 
         def done(summary: Summary) -> None:
             if self.session is session:  # the run is closed: nothing more is answered in it
@@ -394,6 +403,7 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def closing(self) -> None:
         """The window closes: an unfinished session is closed (its answers are kept)."""
+        self.marks.leave()
         session = self.session
         if session is not None and self.ctx.store.run(session.run_id)["status"] == "running":
             self.ctx.jobs.start(lambda job: session.finish(), pool="session")

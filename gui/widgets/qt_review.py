@@ -1,6 +1,7 @@
 """The Review screen: the cards due now for a profile (picked at the top), a review session
 with feedback, the gold explanation and the FSRS rating, charts of due cards per day and
-mastery by topic, and an export to Anki.
+mastery by topic, and an export to Anki; beside it the profile's Notebook
+(:mod:`gui.widgets.qt_notebook`) and Where I stand (:mod:`gui.widgets.qt_standing`) tabs.
 
 The work is quick SQLite reads and writes, done on the UI thread's store.
 """
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QStackedWidget,
+    QTabWidget,
     QWidget,
 )
 
@@ -42,6 +44,8 @@ from gui.widgets.common import (
     selectable,
     show_error,
 )
+from gui.widgets.qt_notebook import NotebookPanel
+from gui.widgets.qt_standing import StandingPanel
 from gui.widgets.question import QuestionCard
 
 if TYPE_CHECKING:
@@ -134,9 +138,18 @@ class ReviewScreen(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self._overview_page())
         self.stack.addWidget(self._session_page())
-        lay.addWidget(self.stack, 1)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.stack, "Review")
+        self.notebook = NotebookPanel(ctx, lambda: self.profile_name)
+        self.tabs.addTab(self.notebook, "Notebook")
+        self.standing = StandingPanel(ctx, lambda: self.profile_name)
+        self.tabs.addTab(self.standing, "Where I stand")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        lay.addWidget(self.tabs, 1)
         self._shortcuts()
         ctx.runs_changed.append(self.refresh)
+        ctx.runs_changed.append(self._refresh_tab)
         self.reload_profiles()
 
     # -- layout ----------------------------------------------------------------------------
@@ -291,6 +304,7 @@ class ReviewScreen(QWidget):
             return
         set_setting("review/profile", name)
         self.end()
+        self._refresh_tab()
 
     @property
     def profile_name(self) -> str:
@@ -300,6 +314,18 @@ class ReviewScreen(QWidget):
         """Called when the screen is shown: the counts may have changed meanwhile."""
         if self.session is None:
             self.refresh()
+        self._refresh_tab()
+
+    def _tab_changed(self, index: int) -> None:
+        for widget in (self.due_label, self.only_missed, self.export_button, self.start_button):
+            widget.setVisible(index == 0)
+        self._refresh_tab()
+
+    def _refresh_tab(self) -> None:
+        """Refresh the Notebook or Where I stand tab when it is the one on screen."""
+        panel = self.tabs.currentWidget()
+        if self.isVisible() and isinstance(panel, NotebookPanel | StandingPanel):
+            panel.shown()
 
     def refresh(self) -> None:
         """Count what is due and redraw the charts."""
@@ -329,6 +355,7 @@ class ReviewScreen(QWidget):
 
         self.session = ReviewSession(self.ctx.store, self.profile_name)
         self.start_button.setEnabled(False)
+        self.tabs.setCurrentIndex(0)
         self.stack.setCurrentIndex(1)
         self.next_card()
 
