@@ -14,6 +14,7 @@ from engine.cli.running import (
     execute_run,
     execute_trials,
     metric_lines,
+    progress_bar,
     run_options,
     run_title,
 )
@@ -241,6 +242,61 @@ def _spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> None:
             sd = f" ± {v['sd']:.2f}" if v["sd"] is not None else ""
             click.echo(f"  {key:<15} {v['mean']:.2f}{sd}{ci}")
     click.echo(json.dumps({**found, "spread": values}, default=str))
+
+
+@consult.command("budget")
+@click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
+@click.option(
+    "--turns",
+    default="1,2,4,8",
+    show_default=True,
+    help="The budgets: how many questions the doctor may ask, comma-separated.",
+)
+@settings_options(ConsultSettings, exclude=("max_turns",))
+@click.option("--concurrency", type=click.IntRange(1, 256), help="Cases in flight at once.")
+@json_option
+@pass_app
+def consult_budget(
+    app: AppContext,
+    cases_name: str | None,
+    turns: str,
+    settings: ConsultSettings,
+    concurrency: int | None,
+    as_json: bool,
+) -> None:
+    """Accuracy and patient recall against the questions allowed: the same settings played
+    at each budget of --turns (a finished run of the same settings and budget is reused).
+    `medexam report` of the runs draws the curve.
+
+    \b
+    medexam consult budget --cases osce --doctor model --turns 1,2,4,8,16 --limit 20
+    """
+    from engine.consult.budget import parse_turns, turn_budget
+    from engine.fields import as_dict
+    from engine.progress import Cancel
+
+    budgets = parse_turns(turns)
+    name = _cases_name(app, cases_name)
+    given = {k: v for k, v in as_dict(settings).items() if k != "max_turns"}
+    at: list[str] = [""]
+    with progress_bar(
+        f"{settings.doctor} on {name}", as_json, lambda p: at[0] + p.message
+    ) as update:
+        rows = turn_budget(
+            app.store, name, given, budgets, progress=update, cancel=Cancel(),
+            concurrency=concurrency, on_budget=lambda t: at.__setitem__(0, f"{t} questions · "),
+        )  # fmt: skip
+    if as_json:
+        echo_json(rows)
+        return
+    click.echo(f"{'questions':>9}  {'run':>5}  {'accuracy':>8}  {'patient R':>9}  {'asked':>5}")
+    for r in rows:
+        reused = " (reused)" if r["reused"] else ""
+        click.echo(
+            f"{r['turns']:>9}  {r['run_id']:>5}  {r['accuracy'] or 0:>8.1f}  "
+            f"{r['patient_recall'] or 0:>9.1f}  {r['avg_turns'] or 0:>5.1f}{reused}"
+        )
+    click.echo(f"medexam report {' '.join(str(r['run_id']) for r in rows)} --out budget.html")
 
 
 @consult.command("solver")

@@ -240,10 +240,13 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         "questions per case.",
         CI_NOTE,
     )
+    from engine.consult.budget import budget_tables
+
+    budgets, budget_charts = budget_tables(store, [r.run for r in ordered])
     return {
-        "tables": [main],
+        "tables": [main, *budgets],
         "comparisons": compare_all(ordered, "doctor_f1", "Doctor F1"),
-        "charts": [_ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)")],
+        "charts": [_ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)"), *budget_charts],
     }
 
 
