@@ -313,6 +313,9 @@ def summarize(per_case: MetricRows) -> Summary:
     if sims:
         out["similarity"] = round(100 * (_mean(sims) or 0.0), 2)
     out["by_complexity"] = by_complexity(per_case)
+    for key in ("patient_unsupported", "patient_off_voice"):  # the patient audit, when run
+        if any(key in m for m in per_case):  # None when no case had anything to audit
+            out[key] = _pct_or_none(per_case, key)
     return out
 
 

@@ -29,6 +29,8 @@ DIALOGUE_KEYS = (
     "leaked",
 )
 BOUNDS = ("upper", "lower")
+#: What the patient audit gives each consultation (:mod:`engine.consult.audit`).
+AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "patient_off_voice")
 
 
 @scorer("consult.task", activities=("consult",), keys=("correct", "similarity"))
@@ -63,3 +65,16 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
         turns = context.store.turns(int(context.run["id"]), item.id)
         found = consultation_metrics(item, turns, right)
     return {k: found[k] for k in DIALOGUE_KEYS if k in found}  # type: ignore[literal-required]
+
+
+@scorer("consult.patient-audit", activities=("consult",), keys=AUDIT_KEYS)
+def patient_audit(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
+    """The patient audited from the stored turns: the share of its statements that match no
+    fact of the case (by word overlap) and of its replies not in a patient's voice (none for
+    a bound, which has no consultation)."""
+    from engine.consult.audit import audit
+
+    if str(context.run.get("runner") or "") in BOUNDS or context.store is None:
+        return {}
+    found = audit(item, context.store.turns(int(context.run["id"]), item.id))
+    return {k: found[k] for k in AUDIT_KEYS}

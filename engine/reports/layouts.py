@@ -243,11 +243,51 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
     from engine.consult.budget import budget_tables
 
     budgets, budget_charts = budget_tables(store, [r.run for r in ordered])
+    audited = _patient_audit(ordered)
     return {
-        "tables": [main, *budgets],
+        "tables": [main, *([audited] if audited else []), *budgets],
         "comparisons": compare_all(ordered, "doctor_f1", "Doctor F1"),
         "charts": [_ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)"), *budget_charts],
     }
+
+
+def _patient_audit(runs: list[RunData]) -> Table | None:
+    """Who played the patient in each consultation run and how it played: facts told
+    unasked, statements matching no fact, replies out of a patient's voice."""
+    rows = []
+    for r in runs:
+        s, settings = r.summary, r.run.get("settings") or {}
+        if r.run.get("runner") in ("upper", "lower") or "patient_off_voice" not in s:
+            continue
+        patient = f"{settings.get('patient_model') or settings.get('patient')} ({settings.get('patient_mode')})"
+        rows.append(
+            [
+                f"#{r.id}",
+                patient,
+                r.label,
+                s.get("leakage"),
+                s.get("patient_unsupported"),
+                s.get("patient_off_voice"),
+            ]
+        )
+    if not rows:
+        return None
+    return table(
+        "The patient audited",
+        [
+            "Run",
+            "Patient (mode)",
+            "Setting",
+            "Leakage (%)",
+            "Statements matching no fact (%)",
+            "Replies out of voice (%)",
+        ],
+        rows,
+        "Leakage: facts told without being asked, of the facts revealed. Statements matching "
+        "no fact: sentences of the patient's replies whose content words no fact of the case "
+        "covers to 30% (word overlap, not a judge: a possible made-up fact). Out of voice: "
+        "replies that speak as an assistant (refusals included) or as the doctor.",
+    )
 
 
 # -- French QA -------------------------------------------------------------------------------
