@@ -57,7 +57,9 @@ def runner_for(doctor: str) -> str:
 
 
 def _bound_answer(case: Case, doctor: str, solver: Solver) -> dict[str, Any]:
-    context = "all" if doctor == "upper" else "opening"
+    """A case answered without a consultation: from every fact (``upper``), the opening
+    request (``lower``) or the written case (``vignette``)."""
+    context = {"upper": "all", "lower": "opening"}.get(doctor, doctor)
     task = solver.answer(case, context=context)
     return {
         "response": task.response,
@@ -93,6 +95,8 @@ def consult_one(
     doctor, max_turns, seed = settings.doctor, settings.max_turns, settings.seed
     if doctor in BASELINES:
         return _bound_answer(case, doctor, solver)
+    if settings.format == "vignette":
+        return _bound_answer(case, "vignette", solver)
     if doctor in ORACLES:
         agent: OracleDoctor | ModelDoctor = OracleDoctor(doctor.split("-", 1)[1], seed=seed)
         max_turns = max(max_turns, len(set(case.keys)))
@@ -118,6 +122,7 @@ def consult_one(
         keep_conclusions=settings.keep_conclusions,
         seed=seed,
         temperature=settings.temperature,
+        solve_from="summary" if settings.format == "summary" else "dialogue",
     )
     told = 0
 

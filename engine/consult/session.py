@@ -96,6 +96,7 @@ class Consultation:
     keep_conclusions: bool = True
     seed: int = 0
     temperature: float = 0.0
+    solve_from: str = "dialogue"
     patient: Patient = field(init=False)
     turns: list[Turn] = field(default_factory=list, init=False)
     result: ConsultResult | None = field(default=None, init=False)
@@ -243,7 +244,7 @@ class Consultation:
             task = score_answer(self.case.task, answer)
         elif self.solver is not None:
             task = self.solver.answer(
-                self.case, self.turns, context="dialogue", conclusions=self.keep_conclusions
+                self.case, self.turns, context=self.solve_from, conclusions=self.keep_conclusions
             )
         else:
             raise ConsultationError("no answer given and no solver to answer the task")

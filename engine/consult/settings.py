@@ -77,6 +77,18 @@ class ConsultSettings(Settings):
     )
     limit: int | None = setting(None, help="Only the first N cases.", min=1, form=False)
     seed: int = setting(0, help="Seed of the random oracle's order and of sampling.", form=False)
+    format: str = setting(
+        "dialogue",
+        help="How the solver meets the case: the dialogue (a consultation), the vignette "
+        "(the case written out at once, no consultation) or a summary of the dialogue that "
+        "the solver writes first (CRAFT-MD's three formats).",
+        choices={
+            "dialogue": "The dialogue",
+            "vignette": "The written case, no consultation",
+            "summary": "A summary of the dialogue",
+        },
+        form=False,
+    )
     temperature: float = setting(
         0.0,
         help="Sampling temperature of the model doctor and the patient (0: greedy, so every "

@@ -7,7 +7,9 @@ diagnosis task is answered in free text and scored twice: a normalised string ma
 accuracy) and the cosine similarity of MiniLM embeddings with the gold diagnosis.
 
 The context the task is answered from is the dialogue (a consultation), every fact of M (the
-upper bound) or the opening request alone (the lower bound).
+upper bound), the opening request alone (the lower bound), the case written out at once
+(``vignette``, CRAFT-MD's written vignette) or a summary of the consultation written by the
+solver (``summary``, CRAFT-MD's summarised conversation).
 """
 
 from __future__ import annotations
@@ -26,14 +28,43 @@ from engine.models.protocol import ChatModel
 if TYPE_CHECKING:
     from engine.types import JSONDict
 
-CONTEXTS = ("dialogue", "all", "opening")
+CONTEXTS = ("dialogue", "all", "opening", "vignette", "summary")
 METHODS = ("logprobs", "generate")
 
 _INTRO = {
     "dialogue": "Here is your consultation with a patient so far.",
     "all": "Here is everything known about a patient.",
     "opening": "A patient comes to you and says the following.",
+    "vignette": "Here is the case of a patient.",
+    "summary": "Here is a summary of your consultation with a patient.",
 }
+SUMMARY_PROMPT = (
+    "Here is a consultation between a doctor and a patient.\n\n{dialogue}\n\nWrite a summary "
+    "of it for a colleague: the patient's complaint and every finding the patient reported, in "
+    "a few sentences. Do not give a diagnosis."
+)
+SUMMARY_TOKENS = 192
+
+
+def vignette(case: Case) -> tuple[str, str]:
+    """The case written out at once, and where the text comes from: the vignette a case was
+    converted from (``original``), else the opening request and each fact as a sentence
+    (``written from the facts``)."""
+    original = case.meta.get("information")
+    if isinstance(original, str) and original.strip():
+        return original.strip(), "original"
+    lines = [f"The patient says: {case.initial_request}"]
+    lines += [f"{f.key}: {f.value.rstrip('.')}." for f in case.facts]
+    return " ".join(lines), "written from the facts"
+
+
+def dialogue_text(turns: list[Turn], conclusions: bool = True) -> str:
+    """A stored dialogue written out, a line per turn (``Doctor:`` / ``Patient:``)."""
+    lines = []
+    for m in history_messages(list(turns), conclusions=conclusions):
+        who = "Doctor" if m["role"] == "assistant" else "Patient"
+        lines.append(f"{who}: {m['content']}")
+    return "\n".join(lines)
 
 
 def extract_letter(text: str, options: dict[str, str]) -> str | None:
@@ -142,9 +173,11 @@ class Solver:
         turns: list[Turn] | None = None,
         context: str = "dialogue",
         conclusions: bool = True,
+        summary: str | None = None,
     ) -> list[dict[str, str]]:
         """The chat that asks the task, after the chosen context (a dialogue keeps the
-        doctor's closing words unless ``conclusions`` is false)."""
+        doctor's closing words unless ``conclusions`` is false; ``summary`` is the text of
+        the ``summary`` context)."""
         if context not in CONTEXTS:
             raise ValueError(f"unknown context {context!r}")
         if context == "all":
@@ -152,12 +185,13 @@ class Solver:
             body = f"Patient says: {case.initial_request}\n{body}"
         elif context == "opening":
             body = f"Patient: {case.initial_request}"
+        elif context == "vignette":
+            body = vignette(case)[0]
+        elif context == "summary":
+            body = summary or f"Patient: {case.initial_request}"
         else:
-            lines = []
-            for m in history_messages(list(turns or []), conclusions=conclusions):
-                who = "Doctor" if m["role"] == "assistant" else "Patient"
-                lines.append(f"{who}: {m['content']}")
-            body = "\n".join(lines) or f"Patient: {case.initial_request}"
+            body = dialogue_text(list(turns or []), conclusions)
+            body = body or f"Patient: {case.initial_request}"
         prompt = (
             f"{_INTRO[context]}\n\n{body}\n\n{task_text(case.task)}\n\n{instruction(case.task)}"
         )
@@ -171,8 +205,11 @@ class Solver:
         context: str = "dialogue",
         conclusions: bool = True,
     ) -> TaskResult:
-        """Answer and score the task of ``case`` (``conclusions``: see :meth:`messages`)."""
-        messages = self.messages(case, turns, context, conclusions)
+        """Answer and score the task of ``case`` (``conclusions``: see :meth:`messages`); in
+        the ``summary`` context the solver first writes the consultation's summary
+        (:meth:`summarise`) and answers from it alone (the summary is in ``extra``)."""
+        summary = self.summarise(list(turns or []), conclusions) if context == "summary" else None
+        messages = self.messages(case, turns, context, conclusions, summary)
         started = time.perf_counter()
         if case.task.kind == "mcq" and self.method == "logprobs":
             letters = list(case.task.options)
@@ -202,4 +239,23 @@ class Solver:
             result.completion_tokens = g.completion_tokens or 0
         result.latency_s = round(time.perf_counter() - started, 3)
         result.extra["context"] = context
+        if summary is not None:
+            result.extra["summary"] = summary
+        if context == "vignette":
+            result.extra["vignette"] = vignette(case)[1]
         return result
+
+    def summarise(self, turns: list[Turn], conclusions: bool = True) -> str:
+        """The consultation summed up for a colleague (complaint and findings, no diagnosis),
+        written by the solver's model."""
+        text = dialogue_text(turns, conclusions)
+        if not text:
+            return ""
+        prompt = SUMMARY_PROMPT.format(dialogue=text)
+        g = self.model.chat(
+            [{"role": "user", "content": prompt}],
+            max_tokens=SUMMARY_TOKENS,
+            temperature=0.0,
+            seed=self.seed,
+        )
+        return g.text.strip()

@@ -100,6 +100,10 @@ def _consult(run: Row, settings: JSONDict) -> list[str]:
         parts.append(f"doctor max tokens {settings['doctor_max_tokens']}")
     if settings.get("keep_conclusions") is False:
         parts.append("no conclusions")
+    if settings.get("format") == "vignette":
+        parts = ["vignette", f"solver {names['solver']}"]
+    elif settings.get("format") == "summary":
+        parts.append("from a summary")
     return parts
 
 
