@@ -8,10 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.budget import BudgetError, budget_tables, parse_turns, turn_budget
+from engine.consult.budget import BudgetError, parse_turns, turn_budget
 from engine.consult.cases import ensure_sample
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
+from engine.reports.layouts import budget_tables
 
 ROLES = {
     "doctor": "model",
@@ -49,7 +50,7 @@ def test_the_report_draws_the_budget_curve(store, pool):
     rows = turn_budget(store, cases, ROLES, [1, 3], pool=pool)
     lone = turn_budget(store, cases, {**ROLES, "style": "short"}, [2], pool=pool)
     ids = [r["run_id"] for r in rows + lone]
-    tables, charts = budget_tables(store, [store.run(i) for i in ids])
+    tables, charts = budget_tables([store.run(i) for i in ids])
     assert len(tables) == 1 and [row[1] for row in tables[0]["rows"]] == [1, 3]
     assert [p["name"] for p in charts[0]["points"]] == ["1 questions", "3 questions"]
     html = render(build_report(store, ids), "html")

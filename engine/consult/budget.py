@@ -1,8 +1,9 @@
 """The turn budget: how accuracy and what the patient revealed grow with the number of
 questions a doctor may ask (AgentClinic saw accuracy fall sharply from 20 to 10 turns).
 :func:`turn_budget` plays the same settings at each budget — reusing a finished run of those
-settings and that budget when there is one — and :func:`budget_tables` lays out any runs
-that differ only in their budget as a table and a chart of the report.
+settings and that budget when there is one — and :func:`budget_groups` finds the runs that
+differ only in their budget (the report lays each group out as a table and a chart:
+:func:`engine.reports.layouts.budget_tables`).
 
 >>> rows = turn_budget(store, "osce", {"doctor": "model"}, [1, 2, 4, 8])       # doctest: +SKIP
 >>> [(r["turns"], r["accuracy"]) for r in rows]                                # doctest: +SKIP
@@ -18,7 +19,6 @@ from engine.consult.settings import consult_settings
 from engine.errors import UserError
 
 if TYPE_CHECKING:
-    from engine.reports.shapes import Chart, Table
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -132,68 +132,3 @@ def budget_groups(runs: Sequence[Row]) -> list[list[Row]]:
         if len({(r.get("settings") or {}).get("max_turns") for r in g}) >= 2:
             out.append(sorted(g, key=lambda r: (r.get("settings") or {}).get("max_turns") or 0))
     return out
-
-
-def budget_tables(store: Store, runs: Sequence[Row]) -> tuple[list[Table], list[Chart]]:
-    """A table and an accuracy chart per group of runs that differ only in their budget."""
-    from engine.reports.label import run_label
-    from engine.reports.layouts import table
-    from engine.reports.stats import wilson_interval
-
-    tables: list[Table] = []
-    charts: list[Chart] = []
-    for group in budget_groups(runs):
-        rows = []
-        points = []
-        for r in group:
-            s = r.get("summary") or {}
-            n, acc = int(s.get("n") or 0), s.get("accuracy")
-            ci = wilson_interval(round((acc or 0) * n / 100), n) if n and acc is not None else None
-            cell = {
-                "value": acc,
-                "low": 100 * ci[0] if ci else None,
-                "high": 100 * ci[1] if ci else None,
-            }
-            turns = (r.get("settings") or {}).get("max_turns")
-            rows.append(
-                [
-                    f"#{r['id']}",
-                    turns,
-                    n,
-                    cell,
-                    s.get("patient_recall"),
-                    s.get("patient_f1"),
-                    s.get("avg_turns"),
-                ]
-            )
-            points.append({"name": f"{turns} questions", **cell})
-        label = run_label(
-            {**group[0], "settings": {**(group[0].get("settings") or {}), "max_turns": None}}
-        )
-        tables.append(
-            table(
-                f"Turn budget: {label} on {group[0]['dataset']}",
-                [
-                    "Run",
-                    "Questions allowed",
-                    "Cases",
-                    "Accuracy (%)",
-                    "Patient R",
-                    "Patient F1",
-                    "Questions asked",
-                ],
-                rows,
-                "The same doctor, patient and solver with fewer or more questions allowed; "
-                "brackets: 95% Wilson interval. Patient R/F1: ROUGE-1 of the patient's replies "
-                "against the case facts (%).",
-            )
-        )
-        charts.append(
-            {
-                "kind": "interval",
-                "title": "Accuracy against the questions allowed",
-                "axis": "Accuracy (%)",
-                "points": points,
-            }
-        )
-    return tables, charts

@@ -240,9 +240,7 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         "questions per case.",
         CI_NOTE,
     )
-    from engine.consult.budget import budget_tables
-
-    budgets, budget_charts = budget_tables(store, [r.run for r in ordered])
+    budgets, budget_charts = budget_tables([r.run for r in ordered])
     audited = _patient_audit(ordered)
     return {
         "tables": [main, *([audited] if audited else []), *budgets],
@@ -288,6 +286,69 @@ def _patient_audit(runs: list[RunData]) -> Table | None:
         "covers to 30% (word overlap, not a judge: a possible made-up fact). Out of voice: "
         "replies that speak as an assistant (refusals included) or as the doctor.",
     )
+
+
+def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:
+    """A table and an accuracy chart per group of runs that differ only in their budget."""
+    from engine.consult.budget import budget_groups
+
+    tables: list[Table] = []
+    charts: list[Chart] = []
+    for group in budget_groups(runs):
+        rows = []
+        points = []
+        for r in group:
+            s = r.get("summary") or {}
+            n, acc = int(s.get("n") or 0), s.get("accuracy")
+            ci = wilson_interval(round((acc or 0) * n / 100), n) if n and acc is not None else None
+            cell = {
+                "value": acc,
+                "low": 100 * ci[0] if ci else None,
+                "high": 100 * ci[1] if ci else None,
+            }
+            turns = (r.get("settings") or {}).get("max_turns")
+            rows.append(
+                [
+                    f"#{r['id']}",
+                    turns,
+                    n,
+                    cell,
+                    s.get("patient_recall"),
+                    s.get("patient_f1"),
+                    s.get("avg_turns"),
+                ]
+            )
+            points.append({"name": f"{turns} questions", **cell})
+        label = run_label(
+            {**group[0], "settings": {**(group[0].get("settings") or {}), "max_turns": None}}
+        )
+        tables.append(
+            table(
+                f"Turn budget: {label} on {group[0]['dataset']}",
+                [
+                    "Run",
+                    "Questions allowed",
+                    "Cases",
+                    "Accuracy (%)",
+                    "Patient R",
+                    "Patient F1",
+                    "Questions asked",
+                ],
+                rows,
+                "The same doctor, patient and solver with fewer or more questions allowed; "
+                "brackets: 95% Wilson interval. Patient R/F1: ROUGE-1 of the patient's replies "
+                "against the case facts (%).",
+            )
+        )
+        charts.append(
+            {
+                "kind": "interval",
+                "title": "Accuracy against the questions allowed",
+                "axis": "Accuracy (%)",
+                "points": points,
+            }
+        )
+    return tables, charts
 
 
 # -- French QA -------------------------------------------------------------------------------
