@@ -285,19 +285,7 @@ def exam_take(
         clock = f"  [{int(left // 60)}:{int(left % 60):02d} left]" if left is not None else ""
         say(f"\n({session.index + 1}/{total}){clock}")
         say(format_question(item))
-        letters = "ABCDE"[: len(item["options"])]
-        while True:
-            raw = click.prompt(
-                f"answer ({letters[0]}-{letters[-1]}, s skip, q quit)",
-                default="",
-                show_default=False,
-                err=as_json,
-            ).strip()
-            if raw.lower() in ("q", "quit", "s") or (len(raw) == 1 and raw.upper() in letters):
-                break
-            key = str(item["id"])
-            if not take_command(raw, store, profile, "exam", dataset, key, say, as_json, missed):
-                say(f"please type one of {', '.join(letters)}, s or q (m marks, n notes)")
+        raw = _typed_answer(item, say, as_json, (store, profile, dataset, missed))
         if raw.lower() in ("q", "quit"):
             break
         if session.expired:
@@ -317,7 +305,13 @@ def exam_take(
     if as_json:
         echo_json(result.as_dict())
         return
-    if session.mode == "timed":
+    _result_lines(result, session.mode)
+
+
+def _result_lines(result: Any, mode: str) -> None:
+    """A finished session's result: each answer (a timed exam's), the score and pass mark,
+    accuracy by type, what was missed, the run it is stored as."""
+    if mode == "timed":
         for fb in result.feedback:
             mark = "✓" if fb.correct else f"✗ {fb.gold}"
             click.echo(visible(f"  {fb.key}: {fb.chosen or '-'} {mark}"))
@@ -330,6 +324,30 @@ def exam_take(
     if result.missed:
         click.echo(f"missed: {visible(', '.join(result.missed))} (replay with --review)")
     click.echo(f"session stored as run {result.run_id}")
+
+
+def _typed_answer(
+    item: dataset_mod.Question,
+    say: Callable[[str], None],
+    as_json: bool,
+    where: tuple[Any, str, str, str | None],
+) -> str:
+    """What is typed for one question: a letter, ``s`` or ``q``; ``m``, ``n`` and ``w…`` mark,
+    note or tag it on the way (``where``: the store, profile, data set and the last miss)."""
+    store, profile, dataset, missed = where
+    letters = "ABCDE"[: len(item["options"])]
+    while True:
+        raw = click.prompt(
+            f"answer ({letters[0]}-{letters[-1]}, s skip, q quit)",
+            default="",
+            show_default=False,
+            err=as_json,
+        ).strip()
+        if raw.lower() in ("q", "quit", "s") or (len(raw) == 1 and raw.upper() in letters):
+            return raw
+        key = str(item["id"])
+        if not take_command(raw, store, profile, "exam", dataset, key, say, as_json, missed):
+            say(f"please type one of {', '.join(letters)}, s or q (m marks, n notes)")
 
 
 @exam.command("missed")
