@@ -189,6 +189,14 @@ def spread(
     return out
 
 
+def spread_text(entry: JSONDict) -> str:
+    """One key's spread in words: ``41.20 ± 3.10 [33.0, 49.5]`` (mean ± between-trial SD
+    [95% interval]), the parts a set does not have left out."""
+    sd = f" ± {entry['sd']:.2f}" if entry.get("sd") is not None else ""
+    ci = f" [{entry['low']:.1f}, {entry['high']:.1f}]" if entry.get("low") is not None else ""
+    return f"{entry['mean']:.2f}{sd}{ci}"
+
+
 def trial_sets(store: Store, run_ids: Sequence[int]) -> dict[str, list[int]]:
     """The trial sets among runs ``run_ids``: set name → its runs' ids in trial order."""
     found: dict[str, dict[int, int]] = {}
@@ -229,15 +237,7 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
     for name, ids in sets.items():
         first = store.run(ids[0])
         values = found[name]
-        cells: list[Any] = []
-        for key in shown:
-            v = values.get(key)
-            if v is None:
-                cells.append(None)
-                continue
-            sd = f" ± {v['sd']:.2f}" if v["sd"] is not None else ""
-            ci = f" [{v['low']:.1f}, {v['high']:.1f}]" if v["low"] is not None else ""
-            cells.append(f"{v['mean']:.2f}{sd}{ci}")
+        cells: list[Any] = [spread_text(values[k]) if k in values else None for k in shown]
         temperature = (first.get("settings") or {}).get("temperature")
         rows.append(
             [

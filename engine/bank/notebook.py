@@ -99,6 +99,14 @@ def mark(
     return _set(store, profile, activity, dataset, key, marked=int(on))
 
 
+def toggle_mark(store: Store, profile: str, activity: str, dataset: str, key: str) -> bool:
+    """Mark a question, or unmark it when it is marked; True when it is marked now."""
+    found = entry(store, profile, dataset, key)
+    on = not (found and found.marked)
+    mark(store, profile, activity, dataset, key, on)
+    return on
+
+
 def set_note(store: Store, profile: str, activity: str, dataset: str, key: str, note: str) -> Entry:
     """Write (or, with "", clear) the note on a question."""
     if len(note) > MAX_NOTE:

@@ -102,27 +102,32 @@ def latest(store: Store, activity: str, dataset: str, profile: str) -> dict[str,
     return {k: v[-1] for k, v in history(store, activity, dataset, profile).items()}
 
 
+def pools(store: Store, activity: str, dataset: str, profile: str) -> dict[str, list[str]]:
+    """Every pool's question keys for ``profile``, in data set order, from one reading of
+    the profile's answers."""
+    keys = [str(i["id"]) for i in store.items(dataset)]
+    marked = {k for k, e in by_item(store, profile, dataset).items() if e.marked}
+    last = latest(store, activity, dataset, profile)
+    return {
+        "all": keys,
+        "unused": [k for k in keys if k not in last],
+        "incorrect": [k for k in keys if k in last and not last[k].correct and not last[k].omitted],
+        "omitted": [k for k in keys if k in last and last[k].omitted],
+        "marked": [k for k in keys if k in marked],
+        "correct": [k for k in keys if k in last and last[k].correct],
+    }
+
+
 def pool_keys(store: Store, activity: str, dataset: str, profile: str, pool: str) -> list[str]:
     """The keys of the questions of ``dataset`` in ``pool`` for ``profile``, in data set
     order."""
     if pool not in POOLS:
         raise PoolError(f"unknown pool {pool!r} (choose from {', '.join(POOLS)})")
-    keys = [str(i["id"]) for i in store.items(dataset)]
-    if pool == "all":
-        return keys
-    if pool == "marked":
-        marked = {k for k, e in by_item(store, profile, dataset).items() if e.marked}
-        return [k for k in keys if k in marked]
-    last = latest(store, activity, dataset, profile)
-    test = {
-        "unused": lambda k: k not in last,
-        "incorrect": lambda k: k in last and not last[k].correct and not last[k].omitted,
-        "omitted": lambda k: k in last and last[k].omitted,
-        "correct": lambda k: k in last and last[k].correct,
-    }[pool]
-    return [k for k in keys if test(k)]
+    if pool == "all":  # no answer need be read
+        return [str(i["id"]) for i in store.items(dataset)]
+    return pools(store, activity, dataset, profile)[pool]
 
 
 def pool_sizes(store: Store, activity: str, dataset: str, profile: str) -> dict[str, int]:
     """How many questions each pool holds (what a block picker shows)."""
-    return {p: len(pool_keys(store, activity, dataset, profile, p)) for p in POOLS}
+    return {p: len(keys) for p, keys in pools(store, activity, dataset, profile).items()}

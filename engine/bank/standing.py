@@ -111,7 +111,7 @@ def _subjects(
     answered = right = 0
     names: set[str] = set()
     for dataset in datasets:
-        mine = {k: v for k, v in latest(store, activity, dataset, profile).items()}
+        mine = latest(store, activity, dataset, profile)
         items = store.items_by_key(dataset) or {}
         models = _model_latest(store, activity, dataset)
         names |= set(models)

@@ -132,7 +132,7 @@ def take_command(
     """``m`` marks (or unmarks) the question, ``n`` writes a note on it, ``w`` and a reason
     key (``wk``: knowledge gap…) says why the question before was missed — each stored at
     once; True when ``raw`` was one of them (``missed``: the key of the last miss)."""
-    from engine.bank.notebook import REASONS, entry, mark, set_note, set_reason
+    from engine.bank.notebook import REASONS, entry, set_note, set_reason, toggle_mark
 
     word = raw.strip().lower()
     if len(word) == 2 and word[0] == "w" and word[1] in REASON_KEYS:
@@ -143,10 +143,7 @@ def take_command(
         say(f"tagged {missed}: {REASONS[REASON_KEYS[word[1]]]}")
         return True
     if word == "m":
-        found = entry(store, profile, dataset, key)
-        on = not (found and found.marked)
-        mark(store, profile, activity, dataset, key, on)
-        say("marked" if on else "unmarked")
+        say("marked" if toggle_mark(store, profile, activity, dataset, key) else "unmarked")
         return True
     if word == "n":
         found = entry(store, profile, dataset, key)

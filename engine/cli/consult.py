@@ -100,14 +100,12 @@ def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> Non
 
 def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> bool:
     """``/mark`` (again: unmark) and ``/note TEXT`` on the case; True when ``typed`` was one."""
-    from engine.bank.notebook import entry, mark, set_note
+    from engine.bank.notebook import set_note, toggle_mark
     from engine.review.profiles import DEFAULT_PROFILE
 
     word, _, rest = typed.partition(" ")
     if word == "/mark":
-        found = entry(store, DEFAULT_PROFILE, dataset, case_id)
-        on = not (found and found.marked)
-        mark(store, DEFAULT_PROFILE, "consult", dataset, case_id, on)
+        on = toggle_mark(store, DEFAULT_PROFILE, "consult", dataset, case_id)
         click.echo("(case marked)" if on else "(case unmarked)")
         return True
     if word == "/note":
@@ -231,16 +229,14 @@ def consult_run(
 
 def _spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> None:
     """A trial set's numbers: each key's mean ± between-trial SD [95% interval]."""
-    from engine.trials import spread
+    from engine.trials import spread, spread_text
 
     keys = ("accuracy", "patient_recall", "patient_f1", "doctor_f1", "avg_turns")
     values = spread(app.store, found["run_ids"], keys)
     if not quiet:
         click.echo(f"trial set {found['trial_set']}: {len(found['run_ids'])} trials")
         for key, v in values.items():
-            ci = f" [{v['low']:.1f}, {v['high']:.1f}]" if v["low"] is not None else ""
-            sd = f" ± {v['sd']:.2f}" if v["sd"] is not None else ""
-            click.echo(f"  {key:<15} {v['mean']:.2f}{sd}{ci}")
+            click.echo(f"  {key:<15} {spread_text(v)}")
     click.echo(json.dumps({**found, "spread": values}, default=str))
 
 

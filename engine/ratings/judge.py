@@ -121,21 +121,16 @@ def judge(
     returned as a failure (no ratings) with the error as the reply."""
     messages = judge_messages(explained)
     options: JSONDict = {"max_tokens": MAX_TOKENS, "temperature": 0.0}
-    try:
+    tries: list[JSONDict] = [{"json_schema": SCHEMA}, {}] if constrained else [{}]
+    for n, held in enumerate(tries, 1):
         try:
-            reply = model.chat(
-                messages, **options, **({"json_schema": SCHEMA} if constrained else {})
-            )
+            reply = model.chat(messages, **options, **held)
+            break
         except ModelCrashed:
             raise
-        except ModelError:
-            if not constrained:
-                raise
-            reply = model.chat(messages, **options)  # the server may not take the format
-    except ModelCrashed:
-        raise
-    except ModelError as exc:
-        return None, f"the judge could not answer: {exc}"
+        except ModelError as exc:  # the server may not take the format: once more without
+            if n == len(tries):
+                return None, f"the judge could not answer: {exc}"
     return parse_ratings(reply.text), reply.text
 
 

@@ -105,17 +105,27 @@ def _means(pooled: dict[Answer, dict[str, list[float]]], answers: set[Answer]) -
     return cells
 
 
+def _sources(
+    ratings: Ratings, measured: set[str] | None = None
+) -> list[tuple[str, dict[str, dict[Answer, dict[str, float]]]]]:
+    """People (pooled), then each judge by name — marked unchecked when ``measured`` is
+    given and does not hold it."""
+
+    def name(j: str) -> str:
+        return f"Judge {j}" + ("" if measured is None or j in measured else f" ({UNCHECKED})")
+
+    return [(PEOPLE, ratings.people)] + [
+        (name(j), {j: a}) for j, a in sorted(ratings.judges.items())
+    ]
+
+
 def table4(runs: Sequence[Row], ratings: Ratings, measured: set[str]) -> Table:
     """Table 4's layout: a row per run for people, then per judge and run."""
     from engine.reports.label import run_label
     from engine.reports.layouts import table
 
     rows: list[list[Cell]] = []
-    sources = [(PEOPLE, ratings.people)] + [
-        (f"Judge {j}" + ("" if j in measured else f" ({UNCHECKED})"), {j: a})
-        for j, a in sorted(ratings.judges.items())
-    ]
-    for name, found in sources:
+    for name, found in _sources(ratings, measured):
         pooled = _pooled(found)
         for run in runs:
             mine = {a for a in pooled if a[0] == int(run["id"])}
@@ -157,11 +167,8 @@ def _by_type(
     from engine.reports.layouts import table
 
     rows: list[list[Cell]] = []
-    sources = [(PEOPLE, ratings.people)] + [
-        (f"Judge {j}", {j: a}) for j, a in sorted(ratings.judges.items())
-    ]
     models = {int(r["id"]): str(r.get("model") or "") for r in runs}
-    for name, found in sources:
+    for name, found in _sources(ratings):
         pooled = _pooled(found)
         groups: dict[tuple[str, str], set[Answer]] = defaultdict(set)
         for a in pooled:
