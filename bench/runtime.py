@@ -17,14 +17,29 @@ model alone. The last line is JSON with ``alone_tok_s``, ``pair_oversubscribed_t
 ``pair_shared_tok_s`` and ``ratio_shared`` (shared pair / alone; the goal is >= 0.9). A
 pair's speed counts the pieces (about one per token) the streams produced while all were
 generating, over that time; each stream stops after ``--seconds`` (or ``--tokens``).
+
+    python bench/runtime.py --pair-processes [--model NAME] [--seconds 4] [--rounds 3] [--json]
+
+Two medexam processes generating at once, each with a model pool of its own leasing the
+model (every core each, by default): their combined speed against one of them alone, with
+the pools sharing the cores across processes (:mod:`engine.models.cores`) and without
+(as with ``MEDEXAM_SHARE_CORES=process``), measured alternately in one run, the two
+processes kept for the whole run. They use a user data folder of their own. The last line
+is JSON with ``alone_tok_s``, ``pair_unshared_tok_s``, ``pair_shared_tok_s``,
+``ratio_unshared`` and ``ratio_shared`` (shared pair / alone; the goal is >= 0.9), the
+thread counts the models had and the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -82,6 +97,14 @@ def together_tps(models: list[Any], n: int, seconds: float) -> float:
         w.start()
     for w in workers:
         w.join()
+    return combined_rate(times)
+
+
+def combined_rate(times: list[list[float]]) -> float:
+    """Pieces per second of streams whose pieces came at ``times``, over the time all of
+    them were generating."""
+    if not times or not all(times):
+        return 0.0
     start = max(t[0] for t in times)
     end = min(t[-1] for t in times)
     pieces = sum(sum(1 for x in t if start < x <= end) for t in times)
@@ -136,18 +159,140 @@ def pair(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+SETTLE_S = 2.0  # after a phase: the entries it left are gone (linger and poll, with room)
+
+
+def child(args: argparse.Namespace) -> None:
+    """``--child``: one medexam process with a pool of its own, generating when the parent
+    writes ``{"at", "seconds", "tokens", "shared"}`` on a line of stdin; it answers with
+    the pieces' times and the model's threads at the end."""
+    from engine.models.pool import ModelPool
+
+    pool = ModelPool(settings_for=lambda name: {"n_ctx": 2048})
+    try:
+        with pool.lease(args.model) as model:
+            piece_times(model, 16, time.perf_counter() + 5)  # warm
+            print("ready", flush=True)
+            for line in sys.stdin:
+                order = json.loads(line)
+                pool.machine.enabled = bool(order["shared"])
+                time.sleep(max(0.0, order["at"] - time.perf_counter()))
+                times = piece_times(model, order["tokens"], order["at"] + order["seconds"])
+                print(json.dumps({"times": times, "threads": model.threads}), flush=True)
+    finally:
+        pool.close()
+
+
+def _together(children: list[subprocess.Popen[str]], args: argparse.Namespace, shared: bool):
+    """The children generating at once: their combined pieces per second, their threads."""
+    order = {"at": time.perf_counter() + 0.3, "seconds": args.seconds, "tokens": args.tokens}
+    for c in children:
+        assert c.stdin is not None
+        c.stdin.write(json.dumps({**order, "shared": shared}) + "\n")
+        c.stdin.flush()
+    replies = [json.loads(_line(c)) for c in children]
+    time.sleep(SETTLE_S)
+    return combined_rate([r["times"] for r in replies]), [r["threads"] for r in replies]
+
+
+def _line(child: subprocess.Popen[str]) -> str:
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    if not line:
+        raise SystemExit(f"a benchmark process stopped (exit status {child.wait()})")
+    return line
+
+
+def _load() -> list[float] | None:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def pair_processes(args: argparse.Namespace) -> dict[str, Any]:
+    """Two medexam processes, each with its own pool: one alone, then both at once without
+    and with the cores shared across processes, alternately."""
+    from engine.models.catalog import resolve
+    from engine.models.hardware import physical_cores
+
+    info = resolve(args.model)
+    home = tempfile.mkdtemp(prefix="medexam-bench-")
+    command = [sys.executable, __file__, "--child"] + (["--model", args.model] * bool(args.model))
+    say = (lambda *_: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    load_before = _load()
+    children = [
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "MEDEXAM_HOME": home, "MEDEXAM_SHARE_CORES": "machine"},
+        )
+        for _ in range(2)
+    ]
+    runs: dict[str, list[float]] = {"alone": [], "unshared": [], "shared": []}
+    threads: dict[str, list[int]] = {}
+    try:
+        for c in children:
+            if _line(c).strip() != "ready":
+                raise SystemExit("a benchmark process did not start")
+        for r in range(args.rounds):
+            for kind, group, shared in (
+                ("alone", children[:1], True),
+                ("unshared", children, False),
+                ("shared", children, True),
+            ):
+                rate, threads[kind] = _together(group, args, shared)
+                runs[kind].append(rate)
+            say(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in runs.items()))
+    finally:
+        for c in children:
+            with contextlib.suppress(OSError):
+                c.stdin.close()  # type: ignore[union-attr]
+        for c in children:
+            try:
+                c.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                c.kill()
+    alone, unshared, shared = (statistics.median(runs[k]) for k in runs)
+    say(f"two processes, every core each: {unshared:.1f} tok/s ({unshared / alone:.2f} x alone)")
+    say(f"two processes, cores shared: {shared:.1f} tok/s ({shared / alone:.2f} x alone)")
+    return {
+        "model": info.name,
+        "physical_cores": physical_cores(),
+        "tokens": args.tokens,
+        "seconds": args.seconds,
+        "rounds": args.rounds,
+        "threads_alone": threads["alone"],
+        "threads_unshared": threads["unshared"],
+        "threads_shared": threads["shared"],
+        "alone_tok_s": round(alone, 2),
+        "pair_unshared_tok_s": round(unshared, 2),
+        "pair_shared_tok_s": round(shared, 2),
+        "ratio_unshared": round(unshared / alone, 3),
+        "ratio_shared": round(shared / alone, 3),
+        "load_before": load_before,
+        "load_after": _load(),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalog name (default: smollm2)")
-    parser.add_argument("--tokens", type=int, default=None, help="128; 512 with --pair")
-    parser.add_argument("--rounds", type=int, default=None, help="5; 3 with --pair")
+    parser.add_argument("--tokens", type=int, default=None, help="128; 512 with --pair(-processes)")
+    parser.add_argument("--rounds", type=int, default=None, help="5; 3 with --pair(-processes)")
     parser.add_argument("--pair", action="store_true", help="two models at once (see above)")
-    parser.add_argument("--seconds", type=float, default=4.0, help="--pair: per stream")
+    parser.add_argument(
+        "--pair-processes", action="store_true", help="two processes at once (see above)"
+    )
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, default=4.0, help="--pair(-processes): per stream")
     parser.add_argument("--json", action="store_true", help="only the JSON line")
     args = parser.parse_args()
-    if args.pair:
+    if args.pair or args.pair_processes or args.child:
         args.tokens, args.rounds = args.tokens or 512, args.rounds or 3
-        print(json.dumps(pair(args)))
+        if args.child:
+            child(args)
+        else:
+            print(json.dumps(pair_processes(args) if args.pair_processes else pair(args)))
         return
     args.tokens, args.rounds = args.tokens or 128, args.rounds or 5
 

@@ -11,6 +11,8 @@ Known keys and their defaults are in :data:`DEFAULTS`:
   doctors are compared on the same footing); ``model`` means the default chat model.
 * ``model`` — the default chat model (empty: the embedded one); see
   :func:`engine.models.checks.default_model`, which also forgets a model that fails to load.
+* ``gpu`` — ``auto`` (local models offload to a GPU the layers that fit its free memory) or
+  ``cpu`` (they stay on the CPU); ``medexam models gpu [auto|cpu]`` shows or sets it.
 
 ``medexam consult solver [NAME]`` shows or sets it from the command line.
 """
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "settings.json"
 
-DEFAULTS: JSONDict = {"solver": "model", "model": ""}
+DEFAULTS: JSONDict = {"solver": "model", "model": "", "gpu": "auto"}
 
 
 class SettingsError(UserError, ValueError):

@@ -4,8 +4,16 @@
 #
 # Environment:
 #   PYTHON                    interpreter for the venv (default: python3, must be >= 3.11)
-#   MEDEXAM_LLAMA_CMAKE_ARGS  CMake flags for llama-cpp-python; default: a portable CPU build.
-#                             GPU: "-DGGML_CUDA=on" (NVIDIA) or "-DGGML_METAL=on" (Apple).
+#   MEDEXAM_GPU               a GPU backend for llama-cpp-python: vulkan (any vendor's GPU; needs
+#                             the Vulkan headers >= 1.3.272, loader and glslc), cuda (NVIDIA;
+#                             needs the CUDA toolkit) or metal (Apple); default: none, the CPU
+#                             build (which has Metal anyway on macOS)
+#   VULKAN_SDK                with vulkan: where newer Vulkan headers are (VULKAN_SDK/include)
+#   MEDEXAM_LLAMA_CMAKE_ARGS  CMake flags for llama-cpp-python instead of the portable CPU ones
+#                             and MEDEXAM_GPU's (the lean flags below are always added)
+#
+# With --llama-wheel it only builds llama-cpp-python's wheel (once per set of flags, into
+# the wheel cache) and prints its path; .venv is left as it is (scripts/check_gpu.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,8 +21,40 @@ cd "$root"
 LLAMA_VERSION=0.3.36
 TORCH_VERSION=2.13.0
 SMOLLM2_VERSION=0.1.2
-PORTABLE="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-CMAKE_FLAGS=${MEDEXAM_LLAMA_CMAKE_ARGS:-$PORTABLE}
+# Only the libraries llama-cpp-python loads (70 objects instead of 127): no multimodal tool
+# (LLAVA_BUILD), and no llama.cpp common library, which only that tool uses (llama_lean.cmake).
+LEAN_CMAKE=$root/scripts/llama_lean.cmake
+LEAN="-DLLAVA_BUILD=OFF '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$LEAN_CMAKE'"
+PORTABLE="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+case ${MEDEXAM_GPU:-} in
+  "" | cpu) GPU_FLAGS="" ;;
+  vulkan) GPU_FLAGS="-DGGML_VULKAN=on${VULKAN_SDK:+ \"-DVulkan_INCLUDE_DIR=$VULKAN_SDK/include\"}" ;;
+  cuda) GPU_FLAGS="-DGGML_CUDA=on" ;;
+  metal) GPU_FLAGS="-DGGML_METAL=on" ;;
+  *) echo "medexam: MEDEXAM_GPU must be vulkan, cuda or metal, not '$MEDEXAM_GPU'" >&2; exit 2 ;;
+esac
+CMAKE_FLAGS=${MEDEXAM_LLAMA_CMAKE_ARGS:-$PORTABLE${GPU_FLAGS:+ $GPU_FLAGS}}
+# The build's key: its flags and the lean file's content (not its path: one cache per user).
+llama_key=llama-$LLAMA_VERSION-$( (echo "$CMAKE_FLAGS"; cat "$LEAN_CMAKE") | sha256sum | cut -c1-12)
+
+# llama-cpp-python is source-only: build it once per set of flags and keep the wheel.
+llama_wheel() {
+  local cache=${XDG_CACHE_HOME:-$HOME/.cache}/medexam/wheels/$llama_key
+  mkdir -p "$cache"
+  if ! ls "$cache"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "medexam: building llama-cpp-python $LLAMA_VERSION ($CMAKE_FLAGS); this takes a few minutes once" >&2
+    CMAKE_ARGS="$LEAN $CMAKE_FLAGS" "$1" -m pip --disable-pip-version-check -q wheel \
+      --no-deps --no-cache-dir -w "$cache" "llama-cpp-python==$LLAMA_VERSION" >&2
+  fi
+  ls "$cache"/llama_cpp_python-*.whl
+}
+
+if [ "${1:-}" = --llama-wheel ]; then
+  py=.venv/bin/python
+  [ -x "$py" ] || py=${PYTHON:-python3}
+  llama_wheel "$py"
+  exit 0
+fi
 
 if [ ! -x .venv/bin/python ]; then
   echo "medexam: creating .venv"
@@ -23,20 +63,18 @@ fi
 py=.venv/bin/python
 pip() { "$py" -m pip --disable-pip-version-check -q "$@"; }
 
-stamp_value=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)-$(echo "$CMAKE_FLAGS" | sha256sum | cut -c1-8)
+stamp_value=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)-$llama_key
 if [ -f .venv/.medexam-stamp ] && [ "$(cat .venv/.medexam-stamp)" = "$stamp_value" ]; then
   exit 0
 fi
 
-# 1. llama-cpp-python is source-only: build it once per set of flags and keep the wheel.
-if ! "$py" -c "import llama_cpp" 2>/dev/null; then
-  cache=${XDG_CACHE_HOME:-$HOME/.cache}/medexam/wheels/llama-$LLAMA_VERSION-$(echo "$CMAKE_FLAGS" | sha256sum | cut -c1-12)
-  mkdir -p "$cache"
-  if ! ls "$cache"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-    echo "medexam: building llama-cpp-python $LLAMA_VERSION ($CMAKE_FLAGS); this takes several minutes once"
-    CMAKE_ARGS="$CMAKE_FLAGS" pip wheel --no-deps --no-cache-dir -w "$cache" "llama-cpp-python==$LLAMA_VERSION"
-  fi
-  pip install "$cache"/llama_cpp_python-*.whl
+# 1. llama-cpp-python, the build these flags name (.venv/.medexam-llama says which one is
+#    installed: another replaces it).
+if [ "$(cat .venv/.medexam-llama 2>/dev/null)" != "$llama_key" ] || ! "$py" -c "import llama_cpp" 2>/dev/null; then
+  wheel=$(llama_wheel "$py")
+  pip install --force-reinstall --no-deps "$wheel"
+  pip install "$wheel"  # its dependencies, when missing
+  echo "$llama_key" > .venv/.medexam-llama
 fi
 
 # 2. torch first, pinned, so sentence-transformers does not pull another build.

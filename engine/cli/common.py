@@ -52,6 +52,26 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+def gpu_layers_option(func: F) -> F:
+    """Add ``--gpu-layers N`` to a command that runs local models: the layers each of them
+    puts on the GPU (0: the CPU only; -1: all; default: those that fit the GPU's memory)."""
+
+    def force(_ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
+        if value is not None:
+            from engine.models.hardware import force_gpu_layers
+
+            force_gpu_layers(value)
+
+    return click.option(
+        "--gpu-layers",
+        type=click.IntRange(-1),
+        expose_value=False,
+        callback=force,
+        help="Layers of a local model put on the GPU: 0 keeps it on the CPU, -1 puts all "
+        "(default: those that fit the GPU's free memory).",
+    )(func)
+
+
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 

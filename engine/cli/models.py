@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import echo_json, json_option
+from engine.cli.common import echo_json, gpu_layers_option, json_option
 from engine.models import catalog
 from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
@@ -73,6 +73,9 @@ def _details(m: ModelInfo) -> dict[str, Any]:
     """What ``models info`` shows: the backend's description of the model; for a remote
     one, whether it answers and what a probe of it finds (opening it, loading nothing)."""
     details = m.as_dict()
+    gpu = m.placement()
+    if gpu:
+        details["gpu"] = gpu
     if m.remote:
         details["server"] = m.check()
         if details["server"]["answers"]:
@@ -81,12 +84,19 @@ def _details(m: ModelInfo) -> dict[str, Any]:
     return details
 
 
+def _gpu_line(gpu: dict[str, Any]) -> str:
+    if not gpu["gpu_layers"]:
+        return gpu["gpu_note"]
+    return f"{gpu['gpu_note']}, about {gpu['gpu_memory'] / 2**20:.0f} MiB"
+
+
 def _show(details: dict[str, Any], as_json: bool) -> None:
     if as_json:
         echo_json(details)
         return
     for key, value in details.items():
-        click.echo(f"{key:>17}: {value}")
+        shown = _gpu_line(value) if key == "gpu" else value
+        click.echo(f"{key:>17}: {shown}")
 
 
 @models.command("info")
@@ -96,6 +106,35 @@ def models_info(name: str, as_json: bool) -> None:
     """Metadata of one model (a name from 'models list' or a path to a .gguf); for a
     served model, what its server lists and what a probe finds it supports."""
     _show(_details(catalog.resolve(name)), as_json)
+
+
+@models.command("gpu")
+@click.argument("use", type=click.Choice(["auto", "cpu"]), required=False)
+@json_option
+def models_gpu(use: str | None, as_json: bool) -> None:
+    """The GPUs local models can use, and whether they do: 'auto' (the default) puts on a
+    GPU the layers that fit its free memory, 'cpu' keeps every model on the CPU."""
+    from engine import settings
+    from engine.models import gpu
+
+    if use is not None:
+        settings.set("gpu", use)
+    found = gpu.devices()
+    setting = settings.get("gpu")
+    if as_json:
+        rows = [d.__dict__ | {"label": d.label()} for d in found]
+        echo_json({"gpu": setting, "backends": gpu.backends(), "devices": rows})
+        return
+    for d in found:
+        click.echo(f"GPU: {d.label()}")
+    if not found:
+        click.echo(gpu.no_device_note())
+    elif setting == "cpu":
+        click.echo("the gpu setting is 'cpu': models run on the CPU ('models gpu auto' to use it)")
+    else:
+        click.echo(
+            "models put on it the layers that fit its free memory ('models gpu cpu' to stop)"
+        )
 
 
 @models.command("add")
@@ -161,6 +200,7 @@ def models_remove(name: str) -> None:
 @click.option("--temperature", default=0.0, show_default=True, type=click.FloatRange(0))
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--raw", is_flag=True, help="Plain completion, no chat template.")
+@gpu_layers_option
 @json_option
 def generate(
     model_name: str | None,

@@ -85,6 +85,12 @@ class ModelInfo:
         :attr:`remote` answers whenever it is loaded)."""
         return {"answers": True, "models": [self.name], "error": ""}
 
+    def placement(self) -> dict[str, Any]:
+        """Where it would run if loaded now: ``{"device", "gpu_layers", "layers",
+        "gpu_memory", "gpu_note"}``; empty when that is not this machine's to say (a served
+        model)."""
+        return {}
+
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "backend": self.backend, **asdict(self)}
 

@@ -1,6 +1,11 @@
 """What a model may use of this machine: its cores (physical ones, those this process may
 run on) and whether llama.cpp can offload to a GPU; and :class:`ModelSettings`, how a model is
-loaded, with ``None`` meaning "decide from this machine"."""
+loaded, with ``None`` meaning "decide from this machine".
+
+GPU layers, the first given of: the model's own settings; :func:`force_gpu_layers` (the
+command line's ``--gpu-layers``); 0 when the ``gpu`` setting is ``cpu`` or the build cannot
+offload; else ``None``, and the model process offloads the layers that fit the GPU's free
+memory when it loads the model (:func:`engine.models.gpu.plan`)."""
 
 from __future__ import annotations
 
@@ -23,11 +28,35 @@ class ModelSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def resolved(self) -> ModelSettings:
+        """Threads decided; GPU layers decided unless the model process is to fit them to
+        the GPU's free memory (``None``)."""
         threads = self.n_threads or physical_cores()
         layers = self.n_gpu_layers
         if layers is None:
-            layers = -1 if gpu_offload_supported() else 0
+            layers = _forced_layers
+        if layers is None and (cpu_forced() or not gpu_offload_supported()):
+            layers = 0
         return ModelSettings(self.n_ctx, threads, layers, self.n_batch, self.seed, self.extra)
+
+
+_forced_layers: int | None = None
+
+
+def force_gpu_layers(n: int | None) -> None:
+    """Load every model of this process whose settings leave its GPU layers automatic with
+    ``n`` of them on the GPU (0: the CPU only, -1: all); ``None`` puts back the automatic
+    choice."""
+    global _forced_layers
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < -1):
+        raise ValueError(f"the GPU layer count must be -1 (all) or more, not {n!r}")
+    _forced_layers = n
+
+
+def cpu_forced() -> bool:
+    """Whether the ``gpu`` setting keeps local models on the CPU."""
+    from engine import settings
+
+    return settings.get("gpu") == "cpu"
 
 
 def available_cores() -> int:
@@ -96,7 +125,8 @@ def _cpuinfo_cores(cpus: set[int]) -> int | None:
 
 
 def gpu_offload_supported() -> bool:
-    """Whether the installed llama-cpp-python was built with CUDA, Metal or another GPU."""
+    """Whether the installed llama-cpp-python can offload to a GPU: built with Vulkan, CUDA,
+    Metal… and such a device present."""
     try:
         import llama_cpp
     except ImportError:

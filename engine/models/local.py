@@ -129,8 +129,10 @@ class Stream(TextStream):
 class LocalModel(ChatModel):
     """A GGUF model served by a child process.
 
-    ``n_threads`` defaults to :func:`physical_cores`, ``n_gpu_layers`` to all layers when
-    this llama-cpp-python build can offload to a GPU (CUDA, Metal…), else 0. Requests are
+    ``n_threads`` defaults to :func:`physical_cores`, ``n_gpu_layers`` to the layers that fit
+    the GPU's free memory when there is one (:mod:`engine.models.gpu`; ``info`` says where
+    they went: ``device``, ``gpu_layers`` of ``layers``, ``gpu_memory``, ``gpu_note``), else 0
+    (:meth:`ModelSettings.resolved`). Requests are
     serialised: one runs at a time; :meth:`cancel` and :meth:`set_threads` may be called
     from any thread.
 
@@ -552,6 +554,12 @@ class GGUFInfo(ModelInfo):
             ("File size", _size(self.file_size)),
             ("File", Path(self.path).name),
         ]
+
+    def placement(self) -> dict[str, Any]:
+        """Where the file would load now (:func:`engine.models.gpu.placement`)."""
+        from engine.models.gpu import placement
+
+        return placement(self.path).as_dict()
 
     def as_dict(self) -> dict[str, Any]:
         return super().as_dict() | {"parameters_human": self.parameters_human}

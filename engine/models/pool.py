@@ -8,7 +8,10 @@
   never closed.
 * CPU threads: llama.cpp's threads spin while they wait, so two models each using every
   core slow each other down badly. The pool gives each local model that is working right now
-  its share of the physical cores (re-shared whenever one starts or finishes a request).
+  its share of the physical cores (re-shared whenever one starts or finishes a request),
+  counting the models working in the other medexam processes of this machine too
+  (:mod:`engine.models.cores`; ``machine_wide=False`` or ``MEDEXAM_SHARE_CORES=process``:
+  this pool's models only).
 * A model whose process crashed is restarted by the next lease (or :meth:`restart`).
 
 Names are looked up in the catalog (:func:`engine.models.catalog.lookup`: a model given by
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.models.backend import Backend, Capabilities, ModelInfo, backend
+from engine.models.cores import SharedCores
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream
 
 if TYPE_CHECKING:
@@ -98,7 +102,10 @@ class ModelPool:
     ``n_gpu_layers``…; default: a 4096-token context and automatic threads); ``max_bytes``
     bounds the memory of loaded models kept while idle (default: half of this machine's RAM);
     ``resolve(name)`` describes the model a name stands for (``None``: the default one;
-    default: the catalog's lookup).
+    default: the catalog's lookup); ``machine_wide`` whether the cores are shared with the
+    models of other processes (default: unless ``MEDEXAM_SHARE_CORES=process``; its
+    ``machine`` attribute, a :class:`~engine.models.cores.SharedCores`, is this pool's side of
+    that sharing).
     """
 
     def __init__(
@@ -107,6 +114,7 @@ class ModelPool:
         max_bytes: int | None = None,
         cores: int | None = None,
         resolve: Resolver | None = None,
+        machine_wide: bool | None = None,
     ) -> None:
         self.settings_for: SettingsFor = settings_for or (lambda name: {"n_ctx": 4096})
         self.resolve: Resolver = resolve or _catalog
@@ -115,6 +123,7 @@ class ModelPool:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.RLock()
         self._observers: list[Observer] = []
+        self.machine = SharedCores(self._reshare, enabled=machine_wide)
 
     # -- observers -----------------------------------------------------------------------
 
@@ -239,6 +248,7 @@ class ModelPool:
             for entry in list(self._entries.values()):
                 self._unload(entry)
             self._entries.clear()
+            self.machine.close()
 
     # -- CPU threads -----------------------------------------------------------------------
 
@@ -247,6 +257,8 @@ class ModelPool:
         with self._lock:
             entry.busy += 1
             entry.last_used = time.monotonic()
+            if entry.busy == 1 and entry.capabilities.shares_cores:
+                self.machine.start(entry.name)
             self._share_cores()
         if entry.busy == 1:
             self._emit("busy", entry.name)
@@ -256,6 +268,8 @@ class ModelPool:
         finally:
             with self._lock:
                 entry.busy -= 1
+                if entry.busy == 0:
+                    self.machine.stop(entry.name)
                 self._share_cores()
             if entry.busy == 0 and entry.state == "ready":
                 self._emit("idle", entry.name)
@@ -272,7 +286,8 @@ class ModelPool:
 
     def _share_cores(self) -> None:
         """Give each working local model an equal share of the cores (at most its own
-        setting); a model working alone gets its whole setting back."""
+        setting) with the models working in other processes; a model working alone on the
+        machine gets its whole setting back."""
         working = [
             e
             for e in self._entries.values()
@@ -280,12 +295,17 @@ class ModelPool:
         ]
         if not working:
             return
-        share = max(1, self.cores // len(working))
+        share = max(1, self.cores // (len(working) + self.machine.others()))
         for e in working:
             want = max(1, min(e.threads_cap, share))
             if want != e.threads:
                 e.model.set_threads(want)
                 e.threads = want
+
+    def _reshare(self) -> None:
+        """The models working elsewhere changed (called by :attr:`machine`'s watcher)."""
+        with self._lock:
+            self._share_cores()
 
     # -- what the app shows ------------------------------------------------------------------
 
@@ -358,6 +378,13 @@ class PooledModel(ChatModel):
     def pid(self) -> int | None:
         """The model process's id (a local model's)."""
         return getattr(self._entry.model, "pid", None)
+
+    @property
+    def threads(self) -> int | None:
+        """The CPU threads in force in the model's process now (a local model's; the
+        pool's :meth:`~ModelPool.status` shows the count it asked for)."""
+        threads = getattr(self._entry.model, "threads", None)
+        return int(threads) if threads is not None else None
 
     def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
         with self._pool._working(self._entry):

@@ -49,18 +49,7 @@ class _Worker:
         # Shared with the caller: the thread count it asks for, and the one in force here.
         self.threads_wanted, self.threads_applied = threads
         self.n_threads = settings.n_threads
-        self.llm = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=settings.n_ctx,
-            n_threads=settings.n_threads,
-            n_threads_batch=settings.n_threads,
-            n_gpu_layers=settings.n_gpu_layers,
-            n_batch=settings.n_batch,
-            seed=settings.seed,
-            logits_all=False,
-            verbose=False,
-            **settings.extra,
-        )
+        self.llm, offload = _load(llama_cpp, path, settings)
         self.n_vocab = self.llm.n_vocab()
         self.aligned = 0  # how many cached tokens were decoded in aligned prompt blocks
         self.vocab = self.llm._model.vocab
@@ -78,8 +67,8 @@ class _Worker:
             "n_vocab": self.n_vocab,
             "has_chat_template": self.formatter is not None,
             "n_threads": settings.n_threads,
-            "n_gpu_layers": settings.n_gpu_layers,
             "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
+            **offload,
         }
 
     # -- helpers ---------------------------------------------------------------------
@@ -317,6 +306,48 @@ class _Worker:
                 self.conn.send(("error", ("Cancelled", str(exc))))
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
                 self.conn.send(("error", (type(exc).__name__, str(exc))))
+
+
+def _load(llama_cpp: Any, path: str, settings: ModelSettings) -> tuple[Any, dict[str, Any]]:
+    """The model loaded, and where its layers went (:func:`engine.models.gpu.outcome`).
+
+    Automatic GPU layers (``None``) are those that fit the GPU's free memory
+    (:func:`engine.models.gpu.plan`); a model that then fails to load on the GPU loads on
+    the CPU."""
+    from engine.models import gpu
+
+    layers, plan, note = settings.n_gpu_layers, None, ""
+    if layers is None:
+        plan = gpu.plan(path, settings.n_ctx)
+        layers, note = plan.layers, plan.note
+
+    def load(n_gpu_layers: int) -> Any:
+        return llama_cpp.Llama(
+            model_path=path,
+            n_ctx=settings.n_ctx,
+            n_threads=settings.n_threads,
+            n_threads_batch=settings.n_threads,
+            n_gpu_layers=n_gpu_layers,
+            n_batch=settings.n_batch,
+            seed=settings.seed,
+            logits_all=False,
+            verbose=False,
+            **settings.extra,
+        )
+
+    log = gpu.LoadLog()
+    with log.capture():
+        try:
+            llm = load(layers)
+        except ValueError:
+            if plan is None or layers == 0:
+                raise
+            note = f"{plan.where} could not hold the model: it runs on the CPU"
+            layers = 0
+            log.lines.clear()
+            llm = load(0)
+    total = int(llama_cpp.llama_model_n_layer(llm.model)) + 1
+    return llm, {"n_gpu_layers": layers, **gpu.outcome(log, total, note)}
 
 
 def _serve(

@@ -68,6 +68,14 @@ def ask_server(parent: QWidget) -> dict[str, str | None] | None:
     return {k: (f.text().strip() or None) for k, f in fields.items()}
 
 
+def _where(info: dict[str, Any]) -> str:
+    """Where a loaded model's layers went, as its model process said (a served model: "")."""
+    if not info.get("gpu_layers"):
+        return info.get("gpu_note", "")
+    used = info.get("gpu_memory", 0) / 2**20
+    return f"{info['gpu_layers']}/{info['layers']} layers on {info['device']} ({used:.0f} MiB)"
+
+
 class ModelsScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -358,22 +366,28 @@ class ModelsScreen(QWidget):
         set_setting("model/n_gpu_layers", self.gpu.value())
 
     @staticmethod
-    def _gpu_support(job: Any) -> tuple[bool, int]:
-        from engine.models.hardware import gpu_offload_supported, physical_cores
+    def _gpu_support(job: Any) -> tuple[list[str], str, int]:
+        from engine.models import gpu
+        from engine.models.hardware import physical_cores
 
-        return gpu_offload_supported(), physical_cores()
+        found = gpu.devices()
+        note = "" if found else gpu.no_device_note()
+        return [d.label() for d in found], note, physical_cores()
 
-    def _gpu_known(self, result: tuple[bool, int]) -> None:
-        can, cores = result
+    def _gpu_known(self, result: tuple[list[str], str, int]) -> None:
+        found, note, cores = result
         self.threads.setToolTip(
             f"Automatic uses the {cores} physical cores; models working at the same time "
             "share them, so they never oversubscribe the CPU"
         )
         self.threads.setSpecialValueText(f"Automatic ({cores})")
-        if can:
-            self.gpu_note.setText("This build can offload layers to the GPU.")
+        if found:
+            self.gpu_note.setText(
+                f"This build offloads to {' + '.join(found)}: Automatic puts there the layers "
+                "that fit its free memory."
+            )
         else:
-            self.gpu_note.setText("This build runs on the CPU only (no GPU offload).")
+            self.gpu_note.setText(note[:1].upper() + note[1:] + ".")
             self.gpu.setEnabled(False)
 
     def load(self) -> None:
@@ -404,9 +418,10 @@ class ModelsScreen(QWidget):
             pooled = {p["name"]: p for p in host.pool.status()}.get(m.name, {})
             threads = pooled.get("threads") or info.get("n_threads", "?")
             shared = " (its share while other models work)" if pooled.get("working") else ""
+            where = _where(info)
             self.state.setText(
-                f"Loaded: context {info.get('n_ctx', '?')}, {threads} CPU threads{shared}, "
-                f"{info.get('n_gpu_layers', 0)} GPU layers."
+                f"Loaded: context {info.get('n_ctx', '?')}, {threads} CPU threads{shared}"
+                + (f"; {where}." if where else ".")
             )
         elif here and host.state == "loading":
             self.state.setText("Loading…")

@@ -1,0 +1,283 @@
+"""GPU offload: the devices llama.cpp can offload to, how many layers of a model fit their
+free memory, and what llama.cpp did when it loaded a model.
+
+:func:`devices` asks ggml which GPUs the installed llama-cpp-python build sees (Vulkan,
+CUDA, Metal…), as llama.cpp itself picks them: discrete GPUs, else the integrated ones.
+:func:`plan` counts how many of a model's layers fit their free memory, from the GGUF
+header (each layer's weights and its share of the KV cache) with :data:`MARGIN` left free
+for the compute buffers. :class:`LoadLog` reads llama.cpp's load log: the layers it
+offloaded and the memory its buffers took on the device.
+
+A model loaded with ``n_gpu_layers=N`` has its output layer and its last ``N - 1`` repeating
+layers on the device (llama.cpp's order); one more than it has repeating layers
+(:attr:`Plan.offloadable`) offloads them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.models.hardware import ModelSettings
+
+MARGIN = 1 << 30  # device memory left free for compute buffers (llama.cpp's own fit leaves 1 GiB)
+
+_GPU, _IGPU = 1, 2  # enum ggml_backend_dev_type
+
+
+@dataclass(frozen=True)
+class Device:
+    """A GPU llama.cpp can offload to."""
+
+    name: str  # ggml's name for it: Vulkan0, CUDA0, MTL0…
+    description: str  # the card, as its driver names it
+    integrated: bool  # an integrated GPU, sharing the system's memory
+    free: int  # bytes
+    total: int
+
+    def label(self) -> str:
+        return f"{self.description} ({self.name}, {_mib(self.free)} free)"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
+
+
+def _ggml() -> Any:
+    """llama-cpp-python's libggml with the device functions typed (None: not installed)."""
+    try:
+        from llama_cpp import _ggml
+    except ImportError:
+        return None
+    lib = _ggml.libggml
+    ptr, size = ctypes.c_void_p, ctypes.c_size_t
+    lib.ggml_backend_dev_count.restype = size
+    lib.ggml_backend_dev_get.argtypes, lib.ggml_backend_dev_get.restype = [size], ptr
+    for name in ("ggml_backend_dev_name", "ggml_backend_dev_description"):
+        getattr(lib, name).argtypes, getattr(lib, name).restype = [ptr], ctypes.c_char_p
+    lib.ggml_backend_dev_type.argtypes, lib.ggml_backend_dev_type.restype = [ptr], ctypes.c_int
+    lib.ggml_backend_dev_memory.argtypes = [ptr, ctypes.POINTER(size), ctypes.POINTER(size)]
+    lib.ggml_backend_dev_memory.restype = None
+    return lib
+
+
+def devices() -> list[Device]:
+    """The GPUs a model loaded now would use, with their free memory: every discrete GPU,
+    or, when there is none, the integrated ones. Empty without a GPU, or with a CPU-only
+    build of llama-cpp-python."""
+    lib = _ggml()
+    if lib is None:
+        return []
+    found: dict[int, list[Device]] = {_GPU: [], _IGPU: []}
+    for i in range(lib.ggml_backend_dev_count()):
+        dev = lib.ggml_backend_dev_get(i)
+        kind = lib.ggml_backend_dev_type(dev)
+        if kind not in found:
+            continue
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        lib.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
+        name = lib.ggml_backend_dev_name(dev).decode("utf-8", "replace")
+        description = lib.ggml_backend_dev_description(dev).decode("utf-8", "replace")
+        found[kind].append(Device(name, description, kind == _IGPU, free.value, total.value))
+    return found[_GPU] or found[_IGPU]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a model loads: ``layers`` is its ``n_gpu_layers`` (0: all on the CPU)."""
+
+    layers: int
+    offloadable: int  # the repeating layers and the output layer
+    device_bytes: int  # estimated memory the offloaded layers take on the devices
+    devices: tuple[Device, ...] = ()
+    note: str = ""  # one line: where the model runs and why
+
+    @property
+    def where(self) -> str:
+        return " + ".join(d.description for d in self.devices) or "CPU"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The keys :func:`outcome` has, the memory estimated."""
+        return {
+            "device": self.where if self.layers else "CPU",
+            "gpu_layers": self.layers,
+            "layers": self.offloadable,
+            "gpu_memory": self.device_bytes,
+            "gpu_note": self.note,
+        }
+
+
+def layer_bytes(path: str | Path, n_ctx: int) -> tuple[list[int], int]:
+    """Each repeating layer's weights and KV cache (f16, ``n_ctx`` tokens), in bytes, and
+    the output layer's weights, read from the GGUF header."""
+    from engine.models.gguf import _parse_gguf
+
+    meta, tensors, _ = _parse_gguf(Path(path))
+    arch = meta.get("general.architecture", "")
+    n_layer = int(meta.get(f"{arch}.block_count") or 0)
+    sizes = [0] * n_layer
+    output = 0
+    for name, _, nbytes, _ in tensors:
+        found = re.match(r"blk\.(\d+)\.", name)
+        if found and int(found.group(1)) < n_layer:
+            sizes[int(found.group(1))] += nbytes
+        elif name.startswith("output"):
+            output += nbytes
+    if not any(n.startswith("output.") for n, *_ in tensors):  # tied to the token embedding
+        output += next((b for n, _, b, _ in tensors if n == "token_embd.weight"), 0)
+    embd = int(meta.get(f"{arch}.embedding_length") or 0)
+    heads = int(meta.get(f"{arch}.attention.head_count") or 1)
+    kv_heads = int(meta.get(f"{arch}.attention.head_count_kv") or heads)
+    k_dim = int(meta.get(f"{arch}.attention.key_length") or embd // max(heads, 1))
+    v_dim = int(meta.get(f"{arch}.attention.value_length") or k_dim)
+    kv = n_ctx * kv_heads * (k_dim + v_dim) * 2
+    return [s + kv for s in sizes], output
+
+
+def plan(
+    path: str | Path,
+    n_ctx: int,
+    found: Sequence[Device] | None = None,
+    layers: int | None = None,
+) -> Plan:
+    """As many of the model's layers as fit the free memory of ``found`` (default: the
+    :func:`devices` of this machine) less :data:`MARGIN` each, in llama.cpp's order; or
+    ``layers`` of them when given (-1: all), with the memory they would take."""
+    found = devices() if found is None else list(found)
+    sizes, output = layer_bytes(path, n_ctx)
+    offloadable = len(sizes) + 1
+    if not found:
+        return Plan(0, offloadable, 0, (), no_device_note())
+    room = sum(d.free for d in found) - MARGIN * len(found)
+    wanted = offloadable if layers is None or layers < 0 else min(layers, offloadable)
+    used, n = 0, 0
+    for size in [output, *reversed(sizes)][:wanted]:  # k layers: the output one, the last k-1
+        if layers is None and used + size > room:
+            break
+        used += size
+        n += 1
+    where = Plan(0, 0, 0, tuple(found)).where
+    if n == 0:
+        why = "GPU layers set to 0" if layers == 0 else f"it does not fit the memory of {where}"
+        return Plan(0, offloadable, 0, tuple(found), f"{why}: the model runs on the CPU")
+    return Plan(n, offloadable, used, tuple(found), f"{n}/{offloadable} layers on {where}")
+
+
+def placement(path: str | Path, settings: ModelSettings | None = None) -> Plan:
+    """Where a local model loaded now with ``settings`` would go (the ``gpu`` setting and
+    ``--gpu-layers`` heeded; memory estimated from its header)."""
+    from engine.models.hardware import ModelSettings, cpu_forced
+
+    s = (settings or ModelSettings()).resolved()
+    if s.n_gpu_layers == 0 and cpu_forced() and devices():
+        sizes, _ = layer_bytes(path, s.n_ctx)
+        note = "the gpu setting is 'cpu': the model runs on the CPU"
+        return Plan(0, len(sizes) + 1, 0, (), note)
+    return plan(path, s.n_ctx, layers=s.n_gpu_layers)
+
+
+def backends() -> list[str]:
+    """The GPU backends this build of llama-cpp-python has (Vulkan, CUDA, Metal…)."""
+    lib = _ggml()
+    if lib is None:
+        return []
+    lib.ggml_backend_reg_count.restype = ctypes.c_size_t
+    lib.ggml_backend_reg_get.argtypes = [ctypes.c_size_t]
+    lib.ggml_backend_reg_get.restype = ctypes.c_void_p
+    lib.ggml_backend_reg_name.argtypes = [ctypes.c_void_p]
+    lib.ggml_backend_reg_name.restype = ctypes.c_char_p
+    names = (
+        lib.ggml_backend_reg_name(lib.ggml_backend_reg_get(i))
+        for i in range(lib.ggml_backend_reg_count())
+    )
+    return [n.decode() for n in names if n not in (b"CPU", b"BLAS", b"RPC")]
+
+
+def no_device_note() -> str:
+    """Why models run on the CPU when :func:`devices` finds none, in one line."""
+    found = backends()
+    if not found:
+        return "this build of llama.cpp has no GPU backend: models run on the CPU"
+    return f"no GPU found by {', '.join(found)}: models run on the CPU"
+
+
+# -- what llama.cpp did ------------------------------------------------------------------
+
+_OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_BUFFER = re.compile(r"^\S+:\s+(\S+)\s+(?:model|KV|compute|RS|output) buffer size =\s+([\d.]+) MiB")
+
+
+@dataclass
+class LoadLog:
+    """llama.cpp's log while a model loads, read for what it did with the devices.
+
+    >>> log = LoadLog()                                                  # doctest: +SKIP
+    >>> with log.capture():
+    ...     llm = llama_cpp.Llama(model_path=path, n_gpu_layers=-1, verbose=False)
+    >>> log.offloaded, log.device_bytes(["Vulkan0"])
+    """
+
+    lines: list[str] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[None]:
+        """Collect the log lines (llama-cpp-python's own logger gets them afterwards)."""
+        import llama_cpp
+        from llama_cpp import _logger
+
+        pending: list[str] = []
+
+        @llama_cpp.llama_log_callback
+        def collect(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+            piece = text.decode("utf-8", "replace")
+            pending.append(piece)
+            if piece.endswith("\n"):
+                self.lines.append("".join(pending).rstrip("\n"))
+                pending.clear()
+
+        llama_cpp.llama_log_set(collect, ctypes.c_void_p(0))
+        try:
+            yield
+        finally:
+            llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+
+    @property
+    def offloaded(self) -> tuple[int, int] | None:
+        """(layers offloaded, layers the model has), as llama.cpp said it."""
+        for line in self.lines:
+            found = _OFFLOADED.search(line)
+            if found:
+                return int(found.group(1)), int(found.group(2))
+        return None
+
+    def device_bytes(self, names: Sequence[str]) -> int:
+        """Bytes of the model's buffers (weights, KV cache, compute) on the devices
+        ``names`` (Vulkan0, CUDA0…)."""
+        total = 0.0
+        for line in self.lines:
+            found = _BUFFER.match(line.strip())
+            if found and found.group(1) in names:
+                total += float(found.group(2)) * 2**20
+        return int(total)
+
+
+def outcome(log: LoadLog, layers: int, note: str = "") -> dict[str, Any]:
+    """Where a model's layers went, from its load log, with the keys of
+    :meth:`Plan.as_dict`: ``gpu_layers`` offloaded of ``layers``, the ``device`` ("CPU" when
+    none), ``gpu_memory`` (bytes of its buffers there) and ``gpu_note``, one line (``note``
+    when the model runs on the CPU)."""
+    done = (log.offloaded or (0, layers))[0]
+    found = tuple(devices()) if done else ()
+    if not found:
+        if not note:
+            note = no_device_note() if not devices() else "GPU layers set to 0: it runs on the CPU"
+        return Plan(0, layers, 0, (), note).as_dict()
+    used = log.device_bytes([d.name for d in found])
+    where = Plan(0, 0, 0, found).where
+    return Plan(done, layers, used, found, f"{done}/{layers} layers on {where}").as_dict()
