@@ -332,6 +332,21 @@ def _m6_notebook(db: sqlite_utils.Database) -> None:
     db.execute("CREATE UNIQUE INDEX idx_blocks_name ON blocks (profile, name)")
 
 
+def _m7_trainings(db: sqlite_utils.Database) -> None:
+    """Trainings (:mod:`engine.train`): one per row, like a run — its kind, data sets and
+    settings, its status and owner (read ``interrupted`` once the owner is gone), where it is
+    (step, epoch), its loss curve and evaluations, and its result: the artefact's name and
+    folder. Ids are never reused."""
+    db.execute(
+        "CREATE TABLE trainings (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, "
+        "kind TEXT NOT NULL, dataset TEXT, data TEXT, settings TEXT, status TEXT, "
+        "device TEXT, step INTEGER, n_steps INTEGER, epoch INTEGER, loss_curve TEXT, "
+        "evals TEXT, result TEXT, error TEXT, started TEXT, finished TEXT, "
+        "owner_pid INTEGER, owner_host TEXT, owner_started REAL)"
+    )
+    db.execute("CREATE INDEX idx_trainings_name ON trainings (name)")
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -339,6 +354,7 @@ MIGRATIONS: list[Migration] = [
     _m4_views,
     _m5_scores,
     _m6_notebook,
+    _m7_trainings,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -64,6 +64,12 @@ TOOLS = (
         "Every run: details, comparisons, charts and exports",
     ),
     Screen(
+        "train",
+        "Train",
+        "gui.widgets.qt_train:TrainScreen",
+        "Train the FrenchMedMCQA paper's reader: loss curve, Stop, evaluate",
+    ),
+    Screen(
         "models",
         "Models",
         "gui.widgets.qt_models:ModelsScreen",

@@ -37,6 +37,7 @@ SCREENS = (
     "standing",
     "practice_block",
     "practice_marked",
+    "train",
 )
 
 
@@ -345,6 +346,17 @@ class Shooter:
         self.wait(lambda: p.stack.currentIndex() == 2 and not p.busy)
         self.window.resize(*SIZE)
 
+    def train(self) -> None:
+        """A reader trained on the French sample for three short epochs, its loss curve."""
+        t = self.window.go("train")
+        t.dataset.select("frenchmedmcqa-sample")
+        t.epochs.setValue(3)
+        t.name.setText("minilm-sample")
+        t.train()
+        self.wait(lambda: t.job is None, what="the training")
+        t.table.selectRow(0)
+        self.shot("train", "train")
+
     def models(self) -> None:
         models = self.window.go("models")
         self.wait(lambda: models.list.count() > 0)
@@ -409,6 +421,10 @@ def main() -> None:
         s.standing()
     if wanted & {"practice_block", "practice_marked"}:
         s.practice_bank()
+    if "train" in wanted:
+        s.window.go("french")  # imports the French sample
+        s.wait(lambda: window.ctx.store.has_dataset("frenchmedmcqa-sample"), what="the sample")
+        s.train()
     window.close()
     shutil.rmtree(home, ignore_errors=True)
 

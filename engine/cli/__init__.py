@@ -30,6 +30,7 @@ COMMANDS = {
     "runs": "engine.cli.runs:runs",
     "scorers": "engine.cli.rescore:scorers_list",
     "stats": "engine.cli.bank:stats",
+    "train": "engine.cli.train:train",
 }
 
 

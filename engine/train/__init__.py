@@ -1,0 +1,32 @@
+"""Training models, as a job like a run: a kind, a data set, typed settings, progress, cancel,
+checkpoints and resume, a seed, and an end (finished, cancelled or failed).
+
+In stage order: :mod:`~engine.train.kinds` (the registry of what can be trained) →
+:mod:`~engine.train.settings` (what every training takes) → a kind's ``prepare`` (the
+French reader's: :mod:`~engine.train.reader`, :mod:`~engine.train.reader_data`,
+:mod:`~engine.train.reader_task`) → :mod:`~engine.train.loop` (the loop) with
+:mod:`~engine.train.checkpoints` → :mod:`~engine.train.records` (the ``trainings`` table)
+→ :mod:`~engine.train.artefacts` (the trained folder, found by name).
+
+>>> from engine.train import all_trainings, train                                 # doctest: +SKIP
+>>> train(store, "french-reader", "train", {"epochs": 1, "retriever": "bm25",
+...       "corpus": "train-passages"}, name="minilm-bm25")                    # doctest: +SKIP
+>>> [t["name"] for t in all_trainings(store)]                                  # doctest: +SKIP
+['minilm-bm25']
+"""
+
+from __future__ import annotations
+
+import lazy_loader
+
+# Public names, each imported from its submodule on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "artefacts": ["ArtefactError", "find", "list_artefacts"],
+        "kinds": ["TrainingKind", "get_kind", "kinds", "register_kind"],
+        "loop": ["Task", "TrainError", "train"],
+        "records": ["all_trainings", "get"],
+        "reader_task": ["TrainedReader"],
+    },
+)

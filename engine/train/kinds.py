@@ -1,0 +1,80 @@
+"""The registry of training kinds: what can be trained, on which kind of data set, with which
+settings, and how one training's work is prepared.
+
+A kind is one :class:`TrainingKind`, registered with :func:`register_kind` when its module is
+imported (medexam's own are in :data:`BUILTIN`). Like an activity, it names its heavy parts
+as ``"module:attribute"`` strings imported on first use, so listing the kinds loads no torch:
+
+* ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
+  kind's own fields, declared with :func:`engine.fields.setting`);
+* ``prepare``: ``prepare(store, dataset, settings, device) →``
+  :class:`engine.train.loop.Task` — the model, the examples, how a batch is made and scored;
+  the loop (:func:`engine.train.loop.train`) does the rest.
+
+>>> from engine.train.kinds import kinds
+>>> kinds()["french-reader"].activity
+'french'
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from engine.errors import UserError
+from engine.registry import load
+
+#: The training kinds medexam ships (their modules register them when imported).
+BUILTIN = ("engine.train.reader",)
+
+
+class UnknownKind(UserError, ValueError):
+    """A training kind medexam does not have."""
+
+
+@dataclass(frozen=True)
+class TrainingKind:
+    """One kind of training: ``id`` (``medexam train ID``), its name in words, the activity
+    whose data sets it trains on, what it makes (``artefact``: ``"reader"``…) and its parts
+    (see the module docstring)."""
+
+    id: str
+    name: str
+    activity: str
+    artefact: str
+    settings: str
+    prepare: str
+
+    def settings_class(self) -> type:
+        return load(self.settings)  # type: ignore[return-value]
+
+    def prepare_function(self) -> object:
+        return load(self.prepare)
+
+
+KINDS: dict[str, TrainingKind] = {}
+_loaded = False
+
+
+def register_kind(kind: TrainingKind) -> TrainingKind:
+    """Add ``kind`` to the registry (again under the same id replaces it); return it."""
+    KINDS[kind.id] = kind
+    return kind
+
+
+def kinds() -> dict[str, TrainingKind]:
+    """Every registered training kind by id (medexam's own imported first)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN:
+            importlib.import_module(module)
+    return dict(KINDS)
+
+
+def get_kind(kind_id: str) -> TrainingKind:
+    """The kind ``kind_id``; :class:`UnknownKind` names the known ones."""
+    found = kinds().get(kind_id)
+    if found is None:
+        raise UnknownKind(f"unknown training kind {kind_id!r} (choose from {', '.join(kinds())})")
+    return found

@@ -1,0 +1,380 @@
+"""The one training loop: a kind's model trained on a data set, as a job like a run.
+
+:func:`train` checks the data set is of the kind's activity and the settings before anything
+is created, has the kind prepare its :class:`Task` (the model, the examples, how a batch is
+made), records the training (:mod:`engine.train.records`), then trains: AdamW with a linear
+warm-up and decay, the examples in a seeded order per epoch, progress after each step (step,
+loss, examples/s, tokens/s, time left), a checkpoint every ``checkpoint_every`` steps and at
+each epoch's end (:mod:`engine.train.checkpoints`), an evaluation after each epoch when the
+task has one (the best epoch's weights kept). It always ends the training the way a run
+ends: ``finished`` (the artefact published, :mod:`engine.train.artefacts`), ``cancelled``
+(a :class:`~engine.progress.Cancel`, Ctrl-C; a checkpoint is written first) or ``failed``
+(with the error). A training whose process died reads ``interrupted``; ``resume=ID`` goes
+on from its last checkpoint to the very weights an uninterrupted training would have made.
+
+>>> train(store, "french-reader", "train", {"epochs": 1}, name="demo")   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import UserError
+from engine.fields import SettingError
+from engine.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.runs import _describe, _expected, check_dataset
+from engine.train import artefacts, checkpoints, records
+from engine.train.checkpoints import Position
+from engine.train.kinds import TrainingKind, get_kind
+
+if TYPE_CHECKING:
+    import torch
+
+    from engine.store import Store
+    from engine.types import JSONDict
+
+Batch = dict[str, Any]
+
+
+class TrainError(UserError):
+    """A training that cannot start or resume: one line for the user."""
+
+
+@dataclass
+class Task:
+    """What a kind prepares for the loop. ``examples`` are the training examples as
+    ``collate`` takes them (a list of them → a batch of tensors on the task's device);
+    ``loss(model, batch)`` defaults to ``model(**batch).loss``; ``evaluate(model)`` returns
+    the epoch's measures with a ``score`` (higher is better) that picks the best epoch;
+    ``save(model, folder)`` writes the artefact's files and returns what its manifest adds;
+    ``parameters`` are those trained (default: every one that needs a gradient); ``data``
+    describes the data (stored with the training)."""
+
+    model: torch.nn.Module
+    examples: Sequence[Any]
+    collate: Callable[[list[Any]], Batch]
+    save: Callable[[torch.nn.Module, Path], JSONDict]
+    data: JSONDict = field(default_factory=dict)
+    evaluate: Callable[[torch.nn.Module], JSONDict] | None = None
+    loss: Callable[[torch.nn.Module, Batch], torch.Tensor] | None = None
+    parameters: Iterable[torch.nn.Parameter] | None = None
+
+
+def pick_device(wanted: str = "auto") -> str:
+    """``cuda`` when asked or when torch sees a GPU (``auto``), else ``cpu``."""
+    import torch
+
+    if wanted == "cuda" and not torch.cuda.is_available():
+        raise TrainError("--device cuda: torch sees no GPU here")
+    if wanted == "cuda" or (wanted == "auto" and torch.cuda.is_available()):
+        return "cuda"
+    return "cpu"
+
+
+def device_label(device: str) -> str:
+    """The device in words: ``CPU (2 threads)`` or ``CUDA (NVIDIA H200)``."""
+    import torch
+
+    if device == "cuda":
+        return f"CUDA ({torch.cuda.get_device_name(0)})"
+    return f"CPU ({torch.get_num_threads()} threads)"
+
+
+def steps_per_epoch(n_examples: int, batch_size: int) -> int:
+    return math.ceil(n_examples / batch_size)
+
+
+def epoch_order(seed: int, epoch: int, n: int) -> list[int]:
+    """The examples' order in ``epoch``: the same for a seed, whenever it is asked."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng([seed, epoch]).permutation(n)]
+
+
+def _typed(kind: TrainingKind, given: JSONDict) -> JSONDict:
+    try:
+        return kind.settings_class().from_dict(given).as_dict()  # type: ignore[attr-defined]
+    except SettingError as exc:
+        raise TrainError(str(exc)) from None
+
+
+def _check_new(store: Store, name: str, replace: bool) -> None:
+    artefacts.check_name(name)
+    if artefacts.exists(name) and not replace:
+        raise TrainError(f"a trained artefact named {name!r} already exists (give --replace)")
+    for row in records.by_name(store, name):
+        if row["status"] == "running":
+            raise TrainError(f"training {row['id']} is making {name!r} right now")
+
+
+def _published(store: Store, row: JSONDict) -> bool:
+    """Whether the training's artefact is out already (its process died between publishing
+    it and closing the training): the training is closed as finished then."""
+    if not artefacts.exists(row["name"]):
+        return False
+    found = artefacts.find(row["name"])
+    if found.get("training") != row["id"]:
+        return False
+    result = {"artefact": row["name"], "path": found["path"], "best_epoch": found["best_epoch"]}
+    records.finish(store, row["id"], "finished", result)
+    return True
+
+
+def train(
+    store: Store,
+    kind_id: str,
+    dataset: str | None = None,
+    settings: JSONDict | None = None,
+    *,
+    name: str | None = None,
+    replace: bool = False,
+    resume: int | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: Cancel | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> JSONDict:
+    """Train a model of kind ``kind_id`` on ``dataset`` with ``settings`` (the kind's
+    settings dataclass's fields), publish it as ``name`` and return the training (its row:
+    ``id``, ``status``, ``result``, ``error``…). With ``resume`` the training ``resume``
+    goes on with its own data set, settings and name. ``on_start(id)`` is called once the
+    training is recorded. Ctrl-C ends it as cancelled and is raised again."""
+    import torch
+
+    if resume is not None:
+        row = records.get(store, resume)
+        if row["status"] == "finished":
+            raise TrainError(f"training {resume} finished: there is nothing to resume")
+        if row["status"] == "running":
+            raise TrainError(f"training {resume} is still running (pid {row['owner_pid']})")
+        kind, dataset, name = get_kind(row["kind"]), row["dataset"], row["name"]
+        if _published(store, row):
+            return records.get(store, resume)
+        full = _typed(kind, row["settings"] or {})
+        replace = bool((row["data"] or {}).get("replace"))
+    else:
+        kind = get_kind(kind_id)
+        if not dataset or not name:
+            raise TrainError("give a data set and a name")
+        check_dataset(store, kind.activity, dataset)
+        full = _typed(kind, settings or {})
+        _check_new(store, name, replace)
+    device = pick_device(full.get("device", "auto"))
+    torch.manual_seed(full["seed"])
+    task: Task = kind.prepare_function()(store, dataset, full, device)  # type: ignore[operator]
+    n_steps = full["epochs"] * steps_per_epoch(len(task.examples), full["batch_size"])
+    if resume is not None:
+        records.claim(store, resume)
+        training_id = resume
+    else:
+        data = {**task.data, "replace": replace}
+        training_id = records.start(
+            store, name, kind.id, dataset, data, full, device_label(device), n_steps
+        )
+    if on_start is not None:
+        on_start(training_id)
+    return _run(store, kind, training_id, task, full, progress, cancel)
+
+
+def _optimizer(task: Task, settings: JSONDict, n_steps: int) -> tuple[Any, Any]:
+    import torch
+
+    params = list(task.parameters or (p for p in task.model.parameters() if p.requires_grad))
+    # fused: one kernel for every parameter (what transformers' Trainer uses by default);
+    # on the CPU the per-tensor update is some 50 times slower.
+    optimizer = torch.optim.AdamW(
+        params, lr=settings["learning_rate"], weight_decay=settings["weight_decay"], fused=True
+    )
+    warm = max(1, round(settings["warmup"] * n_steps))
+
+    def rate(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return max(0.0, (n_steps - step) / max(1, n_steps - warm))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
+
+
+@dataclass
+class _State:
+    """One training under way: the task, its optimizer and schedule, where it is."""
+
+    store: Store
+    training_id: int
+    task: Task
+    settings: JSONDict
+    folder: Path
+    optimizer: Any
+    schedule: Any
+    at: Position
+    n_steps: int
+    progress: ProgressCallback | None
+    started: float = field(default_factory=time.perf_counter)
+    saved_step: int = 0  # the step of the last checkpoint (where a resume goes on from)
+    steps_here: int = 0  # steps done in this process (for the speed)
+    examples_here: int = 0
+    tokens_here: int = 0
+
+    def checkpoint(self) -> None:
+        checkpoints.save(self.folder, self.task.model, self.optimizer, self.schedule, self.at)
+        self.saved_step = self.at.step
+        records.update(
+            self.store,
+            self.training_id,
+            step=self.at.step,
+            epoch=self.at.epoch,
+            loss_curve=self.at.loss_curve,
+            evals=self.at.evals,
+        )
+
+    def speed(self) -> JSONDict:
+        seconds = max(time.perf_counter() - self.started, 1e-9)
+        per_step = seconds / max(self.steps_here, 1)
+        return {
+            "examples_per_s": round(self.examples_here / seconds, 2),
+            "tokens_per_s": round(self.tokens_here / seconds, 1),
+            "eta_s": round(per_step * (self.n_steps - self.at.step), 1),
+        }
+
+
+def _run(
+    store: Store,
+    kind: TrainingKind,
+    training_id: int,
+    task: Task,
+    settings: JSONDict,
+    progress: ProgressCallback | None,
+    cancel: Cancel | None,
+) -> JSONDict:
+    folder = artefacts.work_dir(training_id)
+    per_epoch = steps_per_epoch(len(task.examples), settings["batch_size"])
+    n_steps = settings["epochs"] * per_epoch
+    task.model.train()
+    optimizer, schedule = _optimizer(task, settings, n_steps)
+    at = checkpoints.load(folder, task.model, optimizer, schedule) or Position()
+    state = _State(
+        store, training_id, task, settings, folder, optimizer, schedule, at, n_steps, progress
+    )
+    state.saved_step = at.step
+    status, error, again, result = "finished", None, None, {}
+    try:
+        _epochs(state, per_epoch, cancel)
+        result = _publish(state, kind)
+    except Cancelled:  # between two steps: where it is can be written
+        status = "cancelled"
+        _keep_checkpoint(state)
+    except KeyboardInterrupt as exc:  # perhaps mid-step: the last checkpoint stands
+        status, again = "cancelled", exc
+    except Exception as exc:  # noqa: BLE001 - the training must end, whatever stopped it
+        status, error = "failed", _describe(exc)
+        if not _expected(exc):
+            again = exc
+    if status != "finished":
+        result = {"resume": training_id, "step": state.saved_step}
+    records.finish(store, training_id, status, result, error)
+    if again is not None:
+        raise again
+    return records.get(store, training_id)
+
+
+def _keep_checkpoint(state: _State) -> None:
+    """A training that stops writes where it is, to be resumed from there."""
+    with contextlib.suppress(Exception):  # else the last periodic checkpoint stands
+        state.checkpoint()
+
+
+def _epochs(state: _State, per_epoch: int, cancel: Cancel | None) -> None:
+    settings, task, at = state.settings, state.task, state.at
+    n, size = len(task.examples), settings["batch_size"]
+    while at.epoch < settings["epochs"]:
+        order = epoch_order(settings["seed"], at.epoch, n)
+        while at.batch < per_epoch:
+            if cancel is not None:
+                cancel.check()
+            chosen = [task.examples[i] for i in order[at.batch * size : (at.batch + 1) * size]]
+            loss = _step(state, chosen)
+            at.step += 1
+            at.batch += 1
+            at.loss_curve.append([at.step, round(loss, 5)])
+            report(
+                state.progress, at.step, state.n_steps, f"epoch {at.epoch + 1}/{settings['epochs']}",
+                training_id=state.training_id, epoch=at.epoch + 1, loss=round(loss, 4),
+                **state.speed(),
+            )  # fmt: skip
+            if at.step % settings["checkpoint_every"] == 0 and at.batch < per_epoch:
+                state.checkpoint()
+        _end_epoch(state)
+
+
+def _step(state: _State, chosen: list[Any]) -> float:
+    task = state.task
+    batch = task.collate(chosen)
+    loss = task.loss(task.model, batch) if task.loss else task.model(**batch).loss
+    loss.backward()
+    state.optimizer.step()
+    state.schedule.step()
+    state.optimizer.zero_grad(set_to_none=True)
+    state.steps_here += 1
+    state.examples_here += len(chosen)
+    mask = batch.get("attention_mask")
+    state.tokens_here += int(mask.sum()) if mask is not None else 0
+    return float(loss.detach())
+
+
+def _end_epoch(state: _State) -> None:
+    """Evaluate the epoch (keeping the best one's weights), then move on and checkpoint."""
+    task, at = state.task, state.at
+    if task.evaluate is not None:
+        report(state.progress, at.step, state.n_steps, f"evaluating epoch {at.epoch + 1}")
+        task.model.eval()
+        measured = {"epoch": at.epoch + 1, "step": at.step, **task.evaluate(task.model)}
+        task.model.train()
+        at.evals.append(measured)
+        if at.best is None or measured["score"] > at.best["score"]:
+            at.best = {"epoch": at.epoch + 1, "score": measured["score"]}
+            checkpoints.save_best(state.folder, task.model)
+        report(
+            state.progress, at.step, state.n_steps, f"epoch {at.epoch + 1} evaluated",
+            training_id=state.training_id, evaluation=measured,
+        )  # fmt: skip
+    at.epoch += 1
+    at.batch = 0
+    state.checkpoint()
+
+
+def _publish(state: _State, kind: TrainingKind) -> JSONDict:
+    """Put the best epoch's weights (the last's without evaluations) into the artefact."""
+    row = records.get(state.store, state.training_id)
+    task, at = state.task, state.at
+    checkpoints.load_best(state.folder, task.model)
+    built = state.folder / "artefact"
+    built.mkdir(exist_ok=True)
+    task.model.eval()
+    extra = task.save(task.model, built)
+    best_epoch = at.best["epoch"] if at.best else at.epoch
+    manifest = {
+        "kind": kind.id,
+        "artefact": kind.artefact,
+        "training": state.training_id,
+        "dataset": row["dataset"],
+        "settings": state.settings,
+        "best_epoch": best_epoch,
+        "evals": at.evals,
+        **extra,
+    }
+    path = artefacts.publish(built, row["name"], manifest, bool((row["data"] or {}).get("replace")))
+    artefacts.remove_work(state.training_id)
+    last = [loss for _, loss in at.loss_curve[-10:]]
+    return {
+        "artefact": row["name"],
+        "path": str(path),
+        "best_epoch": best_epoch,
+        "best": next((e for e in at.evals if e["epoch"] == best_epoch), None),
+        "final_loss": round(sum(last) / len(last), 4) if last else None,
+        **state.speed(),
+    }

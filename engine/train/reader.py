@@ -1,0 +1,65 @@
+"""The FrenchMedMCQA reader as the paper built it (its §3.2 and §4): a fine-tuned encoder that
+classifies a question into one of the answer combinations of the training set.
+
+The input is ``[CLS] question [SEP] (A) a [SEP] (B) b … (E) e [SEP] context [SEP]`` with the
+encoder's own special tokens (:mod:`engine.train.reader_data`); the context is the best
+passage the French activity's retrieval gives for the question (BM25 or dense over a stored
+corpus, the question's own passage never among them: :func:`engine.french.context.reader_passages`),
+or none. The multi-label problem is made multi-class over the combinations of right letters
+present in the training set (31 in FrenchMedMCQA's), with transformers'
+``AutoModelForSequenceClassification`` on the encoder's folder; the best epoch on the dev
+set (``dev``, or ``dev_fraction`` of the training set held out) is kept.
+
+This module only declares the kind and its settings (nothing heavy is imported); the work is
+in :mod:`engine.train.reader_task`. A trained reader answers French runs:
+``medexam french run --reader NAME``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.fields import setting
+from engine.train.kinds import TrainingKind, register_kind
+from engine.train.settings import TrainSettings
+
+#: Where the context comes from: none, or the French activity's BM25 or dense retrieval.
+RETRIEVERS = ("none", "bm25", "dense")
+#: ``--encoder minilm``: the embedded all-MiniLM-L6-v2 folder.
+DEFAULT_ENCODER = "minilm"
+
+
+@dataclass
+class ReaderSettings(TrainSettings):
+    """A French reader's settings: the training ones, its encoder, its context and its dev
+    set."""
+
+    encoder: str = setting(
+        DEFAULT_ENCODER,
+        help="minilm (the embedded all-MiniLM-L6-v2) or a Hugging Face encoder folder.",
+    )
+    retriever: str = setting(
+        "none", help="Context: none, or the best BM25 or dense passage.", choices=RETRIEVERS
+    )
+    corpus: str | None = setting(None, help="Stored corpus the context is retrieved from.")
+    dev: str | None = setting(None, help="Data set that picks the best epoch.")
+    dev_fraction: float = setting(
+        0.0,
+        help="Without --dev: share of the training questions held out to pick the best epoch "
+        "(0: keep the last epoch).",
+        min=0.0,
+        max=0.5,
+    )
+    max_length: int = setting(256, help="Tokens per input (the context is cut first).", min=16)
+
+
+KIND = register_kind(
+    TrainingKind(
+        "french-reader",
+        "FrenchMedMCQA reader",
+        "french",
+        "reader",
+        "engine.train.reader:ReaderSettings",
+        "engine.train.reader_task:prepare",
+    )
+)

@@ -1,0 +1,165 @@
+"""The reader's data: its encoder folder, the answer combinations it classifies into, the
+context of each question and the encoded inputs.
+
+>>> combination(["d", "a"])
+'ad'
+>>> labels([{"correct_answers": ["b"]}, {"correct_answers": ["a", "c"]}, {"correct_answers": ["b"]}])
+['b', 'ac']
+>>> first_segment({"question": "Q ?", "answers": dict(zip("abcde", "12345"))}, "[SEP]")
+'Q ? [SEP] (A) 1 [SEP] (B) 2 [SEP] (C) 3 [SEP] (D) 4 [SEP] (E) 5'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import UserError
+from engine.french.items import gold, options
+
+if TYPE_CHECKING:
+    from engine.progress import ProgressCallback
+    from engine.store import Store
+    from engine.types import JSONDict
+
+Encoded = dict[str, Any]  # input_ids, token_type_ids, label
+
+
+class ReaderError(UserError, ValueError):
+    """An encoder folder that is not one, a context that cannot be retrieved…: one line."""
+
+
+def combination(letters: Iterable[str]) -> str:
+    """The class of a set of right letters: the letters, sorted (``"ad"``)."""
+    return "".join(sorted(c.lower() for c in letters))
+
+
+def labels(items: Iterable[JSONDict]) -> list[str]:
+    """The combinations present in ``items``: the classes, fewest letters first."""
+    found = {combination(gold(item)) for item in items}
+    return sorted(found, key=lambda c: (len(c), c))
+
+
+def encoder_dir(encoder: str) -> Path:
+    """The folder of ``encoder``: ``minilm`` is the embedded all-MiniLM-L6-v2; else a
+    Hugging Face model folder on disk (its ``config.json`` there)."""
+    from engine.train.reader import DEFAULT_ENCODER
+
+    if encoder in ("", DEFAULT_ENCODER):
+        from engine.text.embedder import default_model_dir
+
+        return default_model_dir()
+    path = Path(encoder).expanduser()
+    if not path.is_dir():
+        raise ReaderError(f"encoder {encoder!r}: no such folder")
+    if not (path / "config.json").is_file():
+        raise ReaderError(f"encoder {encoder!r}: not a Hugging Face model folder (no config.json)")
+    return path
+
+
+def encoder_label(encoder: str, folder: Path) -> str:
+    """The encoder in the report's rows: ``MiniLM`` for the embedded one, else its folder's
+    name."""
+    from engine.train.reader import DEFAULT_ENCODER
+
+    return "MiniLM" if encoder in ("", DEFAULT_ENCODER) else folder.name
+
+
+def offline() -> None:
+    """Never reach the hub; quiet transformers' reports of new heads and progress bars."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def load_tokenizer(folder: Path, what: str) -> Any:
+    """The folder's tokenizer; a folder without one is one line naming ``what``."""
+    offline()
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReaderError(f"{what}: its tokenizer cannot be loaded ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def first_segment(item: JSONDict, sep: str) -> str:
+    """The question and its five options, the tokenizer's separator between them."""
+    parts = [str(item["question"]), *(f"({k.upper()}) {text}" for k, text in options(item))]
+    return f" {sep} ".join(parts)
+
+
+def contexts(
+    store: Store,
+    dataset: str,
+    items: Sequence[JSONDict],
+    retriever: str,
+    corpus: str | None,
+    progress: ProgressCallback | None = None,
+) -> tuple[list[str], str | None]:
+    """Each question's context: the best passage of the French activity's retrieval (the
+    question's own passage never given, :func:`engine.french.context.reader_passages`), or
+    none; and the index used (built over ``corpus`` when needed, reused when unchanged)."""
+    if retriever == "none":
+        return [""] * len(items), None
+    from engine.french.index import build_index
+
+    if not corpus:
+        raise ReaderError(f"--retriever {retriever} needs --corpus (a stored corpus)")
+    index = build_index(store, corpus, retriever, progress=progress)
+    return passages_for(index, dataset, items), index.name
+
+
+def passages_for(index: Any, dataset: str, items: Sequence[JSONDict], k: int = 1) -> list[str]:
+    """The text of the ``k`` best passages of ``index`` for each item of ``dataset`` (own
+    passages left out), joined."""
+    from engine.french.context import reader_passages
+
+    return [" ".join(h.text for h in reader_passages(index, dataset, i, k)[0]) for i in items]
+
+
+def encode(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> Encoded:
+    """One input: the question and options, then the context, cut to ``max_length`` tokens
+    (the context first; the options too when they alone are longer)."""
+    first = first_segment(item, tokenizer.sep_token or tokenizer.eos_token or "|")
+    if not context:
+        found = tokenizer(first, truncation=True, max_length=max_length)
+    else:
+        alone = len(tokenizer(first, add_special_tokens=True)["input_ids"])
+        cut = "only_second" if alone + 2 < max_length else "longest_first"
+        found = tokenizer(first, context, truncation=cut, max_length=max_length)
+    return {k: list(v) for k, v in found.items() if k in ("input_ids", "token_type_ids")}
+
+
+def collate(examples: Sequence[Encoded], pad_id: int, device: str) -> dict[str, Any]:
+    """A batch of tensors on ``device``: the inputs padded to the longest, their attention
+    mask and, when the examples have one, their ``labels``."""
+    import torch
+
+    width = max(len(e["input_ids"]) for e in examples)
+    ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(examples), width), dtype=torch.long)
+    types = torch.zeros((len(examples), width), dtype=torch.long)
+    for row, e in enumerate(examples):
+        n = len(e["input_ids"])
+        ids[row, :n] = torch.tensor(e["input_ids"])
+        mask[row, :n] = 1
+        if "token_type_ids" in e:
+            types[row, :n] = torch.tensor(e["token_type_ids"])
+    batch: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in examples[0]:
+        batch["token_type_ids"] = types
+    if "label" in examples[0]:
+        batch["labels"] = torch.tensor([e["label"] for e in examples], dtype=torch.long)
+    return {k: v.to(device) for k, v in batch.items()}

@@ -1,0 +1,216 @@
+"""The French reader's work: :func:`prepare` makes the loop's :class:`~engine.train.loop.Task`
+(the encoder with a new classification head, the encoded questions, the dev evaluation, how
+the artefact is saved), and :class:`TrainedReader` answers French runs with a trained one
+(``medexam french run --reader NAME``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.french.items import gold
+from engine.french.reader import ReaderAnswer, format_letters
+from engine.french.scoring import summarise
+from engine.train.loop import Task, pick_device
+from engine.train.reader_data import (
+    Encoded,
+    ReaderError,
+    collate,
+    combination,
+    contexts,
+    encode,
+    encoder_dir,
+    encoder_label,
+    labels,
+    load_tokenizer,
+    offline,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from engine.store import Store
+    from engine.types import JSONDict
+
+#: Questions per forward pass when the dev set is evaluated.
+EVAL_BATCH = 32
+
+
+def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> Any:
+    """The encoder in ``folder`` with a classification head (a new one over ``classes``,
+    or the trained one when none are given)."""
+    offline()
+    from transformers import AutoModelForSequenceClassification
+
+    extra: JSONDict = {}
+    if classes is not None:
+        extra = {
+            "num_labels": len(classes),
+            "id2label": dict(enumerate(classes)),
+            "label2id": {c: i for i, c in enumerate(classes)},
+            "problem_type": "single_label_classification",
+        }
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(
+            str(folder), local_files_only=True, **extra
+        )
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        text = str(exc).strip().splitlines()
+        raise ReaderError(
+            f"{what}: not an encoder transformers can load ({text[0] if text else exc!r})"
+        ) from None
+
+
+def _pad_id(tokenizer: Any) -> int:
+    found = tokenizer.pad_token_id
+    return int(found if found is not None else tokenizer.eos_token_id or 0)
+
+
+def _max_length(tokenizer: Any, model: Any, wanted: int) -> int:
+    limits = [wanted, int(getattr(model.config, "max_position_embeddings", wanted) or wanted)]
+    if 0 < (tokenizer.model_max_length or 0) < 100_000:
+        limits.append(int(tokenizer.model_max_length))
+    return min(limits)
+
+
+def _split(store: Store, dataset: str, settings: JSONDict) -> tuple[list[JSONDict], list, str]:
+    """The training questions, the dev questions and the dev set's name (the training set's
+    when part of it is held out)."""
+    import numpy as np
+
+    from engine.runs import check_dataset
+
+    items = store.items(dataset, settings["limit"])
+    if settings["dev"]:
+        check_dataset(store, "french", settings["dev"])
+        return items, store.items(settings["dev"]), settings["dev"]
+    n_dev = round(settings["dev_fraction"] * len(items))
+    if not n_dev:
+        return items, [], dataset
+    held = set(np.random.default_rng(settings["seed"]).choice(len(items), n_dev, replace=False))
+    kept = [x for i, x in enumerate(items) if i not in held]
+    return kept, [x for i, x in enumerate(items) if i in held], dataset
+
+
+def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
+    """The reader's task for the loop (see :mod:`engine.train.reader`)."""
+    folder = encoder_dir(settings["encoder"])
+    what = f"encoder {settings['encoder']!r}"
+    items, dev_items, dev_name = _split(store, dataset, settings)
+    classes = labels(items)
+    if len(classes) < 2:
+        raise ReaderError(f"data set {dataset!r} has fewer than two answer combinations to learn")
+    tokenizer = load_tokenizer(folder, what)
+    model = _load_model(folder, what, classes).to(device)
+    length = _max_length(tokenizer, model, settings["max_length"])
+    retriever, corpus = settings["retriever"], settings["corpus"]
+    found, index = contexts(store, dataset, items, retriever, corpus)
+    examples = [
+        {
+            **encode(tokenizer, item, context, length),
+            "label": classes.index(combination(gold(item))),
+        }
+        for item, context in zip(items, found, strict=True)
+    ]
+    pad = _pad_id(tokenizer)
+    evaluate = None
+    if dev_items:
+        dev_context, _ = contexts(store, dev_name, dev_items, retriever, corpus)
+        dev_examples = [encode(tokenizer, i, c, length) for i, c in zip(dev_items, dev_context, strict=True)]  # fmt: skip
+
+        def evaluate(m: torch.nn.Module) -> JSONDict:
+            found = predict(m, dev_examples, classes, pad, device)
+            scores = summarise(zip(found, (gold(i) for i in dev_items), strict=True))
+            return {"n": scores["n"], "hamming": scores["hamming"], "emr": scores["emr"],
+                    "score": scores["hamming"]}  # fmt: skip
+
+    described = {
+        "encoder": settings["encoder"],
+        "encoder_label": encoder_label(settings["encoder"], folder),
+        "encoder_path": str(folder),
+        "classes": classes,
+        "retriever": retriever,
+        "corpus": corpus if retriever != "none" else None,
+        "index": index,
+        "max_length": length,
+    }
+
+    def save(m: torch.nn.Module, target: Path) -> JSONDict:
+        m.save_pretrained(str(target))  # type: ignore[operator]
+        tokenizer.save_pretrained(str(target))
+        return described
+
+    data = {
+        **described,
+        "n_train": len(items),
+        "dev": dev_name if dev_items else None,
+        "n_dev": len(dev_items),
+    }
+    return Task(model, examples, lambda batch: collate(batch, pad, device), save, data, evaluate)
+
+
+def predict(
+    model: torch.nn.Module, examples: list[Encoded], classes: list[str], pad: int, device: str
+) -> list[list[str]]:
+    """The letters ``model`` chooses for each encoded question."""
+    import torch
+
+    out: list[list[str]] = []
+    with torch.no_grad():
+        for start in range(0, len(examples), EVAL_BATCH):
+            batch = collate(examples[start : start + EVAL_BATCH], pad, device)
+            best = model(**batch).logits.argmax(dim=-1).tolist()
+            out += [sorted(classes[i]) for i in best]
+    return out
+
+
+class TrainedReader:
+    """A trained reader, loaded from its artefact by name, answering as the French
+    activity's readers do (:class:`engine.french.reader.ReaderAnswer`): the most probable
+    answer combination, and each option's probability (summed over the combinations that
+    hold it)."""
+
+    def __init__(self, name: str) -> None:
+        import torch
+
+        from engine.train.artefacts import find
+
+        self.manifest = find(name, "reader")
+        self.name = name
+        folder = Path(self.manifest["path"])
+        what = f"trained reader {name!r}"
+        self.tokenizer = load_tokenizer(folder, what)
+        self.device = pick_device()
+        self.model = _load_model(folder, what).to(self.device).eval()
+        self.classes: list[str] = list(self.manifest["classes"])
+        self.max_length = int(self.manifest["max_length"])
+        self.pad = _pad_id(self.tokenizer)
+        self._torch = torch
+
+    @property
+    def index(self) -> str | None:
+        """The index its contexts came from in training (None: it was trained without)."""
+        return self.manifest.get("index")
+
+    def answer(self, item: JSONDict, passages: list[str] | None = None) -> ReaderAnswer:
+        started = time.perf_counter()
+        encoded = encode(self.tokenizer, item, " ".join(passages or []), self.max_length)
+        with self._torch.no_grad():
+            logits = self.model(**collate([encoded], self.pad, self.device)).logits[0]
+        chances = self._torch.softmax(logits.float(), dim=-1).tolist()
+        best = self.classes[max(range(len(chances)), key=chances.__getitem__)]
+        letters = sorted(best)
+        options = {
+            c: round(sum(p for k, p in zip(self.classes, chances, strict=True) if c in k), 4)
+            for c in "abcde"
+        }
+        return ReaderAnswer(
+            letters,
+            format_letters(letters),
+            options,
+            len(encoded["input_ids"]),
+            0,
+            time.perf_counter() - started,
+            {"combination": best, "p": round(max(chances), 4)},
+        )
