@@ -110,6 +110,20 @@ def setting(
     return dataclasses.field(default=default, metadata={KEY: meta})
 
 
+def temperature_setting(what: str) -> Any:
+    """The sampling temperature of a run that samples (``what`` samples: "a generated
+    answer", "the model doctor and the patient"): 0 by default, which is greedy, so that
+    repeated trials (:mod:`engine.trials`) need more."""
+    return setting(
+        0.0,
+        help=f"Sampling temperature of {what} (0: greedy, so every run of the same settings "
+        "is the same; trials need more).",
+        min=0.0,
+        max=2.0,
+        label="Temperature",
+    )
+
+
 @dataclass(frozen=True)
 class SettingInfo:
     """One setting of a dataclass, described: what :func:`form_rows` gives for each row of

@@ -183,10 +183,3 @@ def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
         if sa and sb and sa != sb:
             out.append(message.format(a=sa, b=sb))
     return out
-    sa, sb = (
-        (r.get("settings") or {}).get("solver_model") or (r.get("settings") or {}).get("solver")
-        for r in (ra, rb)
-    )
-    if sa and sb and sa != sb:
-        return [f"different solvers answered the tasks ({sa} and {sb}): accuracies differ"]
-    return []

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import secrets
 import statistics
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
+from engine.progress import Progress, ProgressCallback
 from engine.scoring import failed
 
 if TYPE_CHECKING:
@@ -50,9 +53,17 @@ def check_trials(settings: JSONDict, trials: int) -> None:
         raise TrialError(f"--trials takes 1 to {MAX_TRIALS}")
     if trials > 1 and "temperature" not in settings:
         raise TrialError("these runs do not sample (no temperature): every trial would be the same")
+    if trials > 1 and settings.get("reader"):
+        raise TrialError("a trained reader does not sample: every trial would be the same")
+    if trials > 1 and settings.get("method") == "logprob":
+        raise TrialError(
+            "--method logprob reads the letters' probabilities, it does not sample: every "
+            "trial would be the same (use --method generate)"
+        )
     if trials > 1 and not float(settings.get("temperature") or 0.0) > 0:
         raise TrialError(
-            f"{trials} trials at temperature 0 would all be the same: give --temperature above 0"
+            f"{trials} trials at temperature 0 would all be the same: sample with a "
+            "temperature above 0 (--temperature)"
         )
 
 
@@ -85,12 +96,14 @@ def run_trials(
 ) -> Trials:
     """Play ``settings`` over ``dataset`` ``trials`` times (seeds ``seed`` … ``seed +
     trials - 1``), one stored run per trial, as the set ``name`` (default: a new one,
-    :func:`new_name`); or, with ``resume`` (a set's name), go on with that set: its unfinished trials resumed, its missing ones started. ``on_trial(k, K)`` is
-    called as trial ``k`` starts; ``options`` are :func:`engine.runs.run`'s (``pool``,
-    ``progress``, ``cancel``, ``concurrency``…). A trial that ends cancelled or failed stops
-    the set (resume it to go on)."""
-    from engine.runs import run
-
+    :func:`new_name`); or, with ``resume`` (a set's name), go on with that set: its
+    unfinished trials resumed, its missing ones started. ``on_trial(k, K)`` is called as
+    trial ``k`` starts; ``options`` are :func:`engine.runs.run`'s (``pool``, ``progress``,
+    ``cancel``, ``concurrency``…); ``progress`` counts cases × trials over the whole set,
+    with the trial in its info. With ``concurrency`` above 1 (a served model's requests at
+    once) up to that many trials play at once, sharing it out, on a database file; else
+    one after the other. A trial that ends cancelled or failed stops the set (no further
+    trial starts; resume it to go on)."""
     done: dict[int, Row] = {}
     if resume is not None:
         done = trial_runs(store, resume)
@@ -100,28 +113,132 @@ def run_trials(
         settings = {"model": first["model"], **(first["settings"] or {})}
         trials, dataset = int(settings.get("trials") or len(done)), first["dataset"]
     check_trials(settings, trials)
-    name = resume or name or new_name()
-    base = int(settings.get("seed") or 0) - (int(settings.get("trial") or 1) - 1)
-    out = Trials(name)
+    progress = options.pop("progress", None)
+    plan = _Plan(activity_id, dataset, settings, trials, resume or name or new_name(), done)
+    concurrency = int(options.pop("concurrency", None) or 1)
+    at_once = min(trials, concurrency) if store.path != ":memory:" else 1
+    if at_once > 1:
+        return _at_once(store, plan, at_once, concurrency // at_once, on_trial, progress, options)
+    out = Trials(plan.name)
     for k in range(1, trials + 1):
         if on_trial is not None:
             on_trial(k, trials)
-        old = done.get(k)
-        tags = {"trial": k, "trials": trials, "trial_set": name}
-        if old is not None and old["status"] == "finished":
-            summary = {**(old.get("summary") or {}), "run_id": old["id"], "status": "finished"}
-        elif old is not None:
-            summary = run(store, activity_id, None, {}, resume=int(old["id"]), **options)
-        else:
-            given = {k2: v for k2, v in settings.items() if k2 not in tags}
-            summary = run(
-                store, activity_id, dataset, {**given, "seed": base + k - 1}, tags=tags, **options
-            )
+        summary = plan.play(store, k, _over_set(progress, k, trials), concurrency, options)
         out.run_ids.append(int(summary["run_id"]))
         out.summaries.append(summary)
         if summary.get("status") != "finished":
             break
     return out
+
+
+@dataclass
+class _Plan:
+    """What every trial of a set shares: the settings, the set's name, the trials stored."""
+
+    activity_id: str
+    dataset: str | None
+    settings: JSONDict
+    trials: int
+    name: str
+    done: dict[int, Row]
+
+    def play(
+        self,
+        store: Store,
+        k: int,
+        progress: ProgressCallback | None,
+        concurrency: int | None,
+        options: JSONDict,
+    ) -> JSONDict:
+        """Trial ``k``: its finished run's summary, its stopped run resumed or a new run."""
+        from engine.runs import run
+
+        old = self.done.get(k)
+        if old is not None and old["status"] == "finished":
+            return {**(old.get("summary") or {}), "run_id": old["id"], "status": "finished"}
+        given = {**options, "progress": progress, "concurrency": concurrency}
+        if old is not None:
+            return run(store, self.activity_id, None, {}, resume=int(old["id"]), **given)
+        tags = {"trial": k, "trials": self.trials, "trial_set": self.name}
+        base = int(self.settings.get("seed") or 0) - (int(self.settings.get("trial") or 1) - 1)
+        chosen = {key: v for key, v in self.settings.items() if key not in tags}
+        chosen["seed"] = base + k - 1
+        return run(store, self.activity_id, self.dataset, chosen, tags=tags, **given)
+
+
+def _at_once(
+    store: Store,
+    plan: _Plan,
+    at_once: int,
+    per_trial: int,
+    on_trial: Callable[[int, int], None] | None,
+    progress: ProgressCallback | None,
+    options: JSONDict,
+) -> Trials:
+    """The trials of ``plan``, ``at_once`` at a time (each in its own thread with its own
+    connection to the database, ``per_trial`` items in flight); Ctrl-C cancels them all."""
+    lock, stop = threading.Lock(), threading.Event()
+    seen: dict[int, tuple[int, int]] = {}
+
+    def tell(k: int) -> ProgressCallback:
+        def report(p: Progress) -> None:
+            with lock:
+                seen[k] = (p.done, p.total)
+                each = max(t for _, t in seen.values())
+                before = sum(1 for j, r in plan.done.items() if r["status"] == "finished")
+                done = sum(d for d, _ in seen.values()) + before * each
+                if progress is not None:
+                    info = {**p.info, "trial": k, "trials": plan.trials}
+                    progress(Progress(done, plan.trials * each, p.message, info))
+
+        return report
+
+    def one(k: int) -> JSONDict | None:
+        if stop.is_set():
+            return None
+        if on_trial is not None:
+            on_trial(k, plan.trials)
+        own = type(store)(store.path)
+        try:
+            summary = plan.play(own, k, tell(k), max(1, per_trial), options)
+        finally:
+            own.close()
+        if summary.get("status") != "finished":
+            stop.set()
+        return summary
+
+    out = Trials(plan.name)
+    with ThreadPoolExecutor(at_once, thread_name_prefix="trial") as workers:
+        futures = [workers.submit(one, k) for k in range(1, plan.trials + 1)]
+        try:
+            found = [f.result() for f in futures]
+        except KeyboardInterrupt:
+            stop.set()
+            cancel = options.get("cancel")
+            if cancel is not None:
+                cancel.set()
+            raise
+    for summary in found:
+        if summary is not None:
+            out.run_ids.append(int(summary["run_id"]))
+            out.summaries.append(summary)
+    return out
+
+
+def _over_set(progress: ProgressCallback | None, k: int, trials: int) -> ProgressCallback | None:
+    """Trial ``k``'s progress as progress over the whole set: cases × trials done of all
+    (every trial has the same cases), with ``trial`` and ``trials`` in the info."""
+    if progress is None:
+        return None
+
+    def report(p: Progress) -> None:
+        info = {**p.info, "trial": k, "trials": trials}
+        if not p.total:
+            progress(Progress(p.done, p.total, p.message, info))
+            return
+        progress(Progress((k - 1) * p.total + p.done, trials * p.total, p.message, info))
+
+    return report
 
 
 def _per_case(store: Store, run_ids: Sequence[int], key: str) -> dict[str, list[float]]:
@@ -140,11 +257,11 @@ def _per_case(store: Store, run_ids: Sequence[int], key: str) -> dict[str, list[
     return out
 
 
-def clustered_interval(
+def _clustered_means(
     per_case: dict[str, list[float]], resamples: int = RESAMPLES, seed: int = SEED
-) -> tuple[float, float] | None:
-    """A 95% percentile interval of the mean over all trials' values, resampling whole
-    cases (with all their trials); None for fewer than two cases."""
+) -> Any:
+    """The means over all trials' values of ``resamples`` bootstrap samples of whole cases
+    (each with all its trials), as a numpy array; None for fewer than two cases."""
     import numpy as np
 
     groups = [np.asarray(v, dtype=float) for v in per_case.values() if v]
@@ -154,9 +271,59 @@ def clustered_interval(
     counts = np.array([len(g) for g in groups], dtype=float)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
-    means = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    return sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+
+
+def clustered_interval(
+    per_case: dict[str, list[float]], resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, float] | None:
+    """A 95% percentile interval of the mean over all trials' values, resampling whole
+    cases (with all their trials); None for fewer than two cases."""
+    import numpy as np
+
+    means = _clustered_means(per_case, resamples, seed)
+    if means is None:
+        return None
     low, high = np.percentile(means, [2.5, 97.5])
     return float(low), float(high)
+
+
+def paired_sets(store: Store, a: Sequence[int], b: Sequence[int]) -> JSONDict | None:
+    """Two trial sets (their runs in trial order) compared on their accuracy, each case of
+    trial ``k`` of one paired with the same case of trial ``k`` of the other: the pairs, the
+    cases, how many pairs only one got right, the mean difference B − A in points with the
+    95% interval and two-sided p of a bootstrap that resamples whole cases (with all their
+    trials' pairs). None when the sets share no case and trial."""
+    import numpy as np
+
+    diffs: dict[str, list[float]] = {}
+    only_a = only_b = 0
+    for run_a, run_b in zip(a, b, strict=False):  # trial k with trial k
+        right_a = _per_case(store, [run_a], "accuracy")
+        right_b = _per_case(store, [run_b], "accuracy")
+        for case in right_a.keys() & right_b.keys():
+            x, y = right_a[case][0], right_b[case][0]
+            only_a, only_b = only_a + (x > y), only_b + (y > x)
+            diffs.setdefault(case, []).append(y - x)
+    if not diffs:
+        return None
+    values = [d for v in diffs.values() for d in v]
+    means = _clustered_means(diffs)
+    low = high = p = None
+    if means is not None:
+        low, high = (float(x) for x in np.percentile(means, [2.5, 97.5]))
+        p = min(1.0, 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0))))
+    return {
+        "pairs": len(values),
+        "cases": len(diffs),
+        "trials": min(len(a), len(b)),
+        "only_a": only_a,
+        "only_b": only_b,
+        "diff": statistics.fmean(values),
+        "low": low,
+        "high": high,
+        "p": p,
+    }
 
 
 def spread(
@@ -212,6 +379,7 @@ def trial_sets(store: Store, run_ids: Sequence[int]) -> dict[str, list[int]]:
 TABLE_KEYS = {
     "accuracy": "Accuracy (%)",
     "hamming": "Hamming (%)",
+    "emr": "EMR (%)",
     "patient_recall": "Patient R",
     "patient_f1": "Patient F1",
     "doctor_f1": "Doctor F1",
@@ -224,7 +392,7 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
     cases, and per score the mean ± the between-trial SD, with the 95% interval of a
     bootstrap clustered by case for the accuracy (none when there is no set)."""
     from engine.reports.label import run_label
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     sets = trial_sets(store, run_ids)
     if not sets:
@@ -268,5 +436,37 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
             "Each trial plays every case once with its own seed. ± is the standard deviation "
             "between the trials' scores; brackets: the 95% interval of a bootstrap that "
             "resamples whole cases with all their trials (2000 resamples).",
+        ),
+        *_compared_sets(store, sets),
+    ]
+
+
+def _compared_sets(store: Store, sets: dict[str, list[int]]) -> list[JSONDict]:
+    """The table of every two trial sets compared, paired by case and trial
+    (:func:`paired_sets`); none for fewer than two sets."""
+    from itertools import combinations
+
+    from engine.reports.shapes import table
+
+    rows: list[list[Any]] = []
+    for (name_a, a), (name_b, b) in combinations(sets.items(), 2):
+        found = paired_sets(store, a, b)
+        if found is None:
+            continue
+        diff = {"value": found["diff"], "low": found["low"], "high": found["high"]}
+        rows.append([name_a, name_b, found["trials"], found["cases"], found["pairs"],
+                     found["only_a"], found["only_b"], diff, found["p"]])  # fmt: skip
+    if not rows:
+        return []
+    headers = ["A", "B", "Trials", "Cases", "Pairs", "Right in A only", "Right in B only",
+               "Accuracy B − A (points)", "Bootstrap p"]  # fmt: skip
+    return [
+        table(
+            "Trial sets compared, paired by case and trial",
+            headers,
+            rows,
+            "Each case of trial k of set A is paired with the same case of trial k of set B. "
+            "The interval and p come from a bootstrap that resamples whole cases with all "
+            "their trials' pairs (2000 resamples); p ≥ 0.05: within the noise.",
         )
     ]

@@ -67,7 +67,7 @@ def test_table_2_layout_with_the_bounds(store) -> None:
     assert table["warnings"] == []
     text = render_table(table, "text")
     header = text.splitlines()[0].split()
-    assert header[:5] == ["Data", "set", "Doctor", "Patient", "Rec"]
+    assert header[:6] == ["Data", "set", "Doctor", "Patient", "Patient", "Rec"]
     assert header[-2:] == ["Turn", "Acc"]
     lines = text.splitlines()
     assert lines[1].endswith(" 90.00") and lines[0].endswith("  Acc")  # numbers to the right
@@ -75,9 +75,9 @@ def test_table_2_layout_with_the_bounds(store) -> None:
     assert "34.29" in text and "90.00" in text
     md = render_table(table, "markdown").splitlines()
     assert md[0].startswith(
-        "| Data set | Doctor | Patient Rec | Patient Pre | Patient F1 | Patient Len"
+        "| Data set | Doctor | Patient | Patient Rec | Patient Pre | Patient F1 | Patient Len"
     )
-    assert md[1] == "|---|---|" + "---:|" * 10 and len(md) == 5
+    assert md[1] == "|---|---|---|" + "---:|" * 10 and len(md) == 5
     rows = list(csv.DictReader(io.StringIO(render_table(table, "csv"))))
     assert rows[1]["Doctor Len"] == "9.0" and rows[2]["Acc"] == "20.0"
     data = json.loads(render_table(table, "json"))
@@ -85,6 +85,24 @@ def test_table_2_layout_with_the_bounds(store) -> None:
     assert [r["run_id"] for r in paper_table(store, [doctor], bounds=False)["rows"]] == [doctor]
     with pytest.raises(ReportError):
         render_table(table, "html")
+
+
+def test_a_trial_set_is_one_row_with_its_spread(store) -> None:
+    trials = []
+    for k, accuracy in enumerate((40.0, 60.0, 50.0), 1):
+        run_id = _run(store, "model", "smollm2", accuracy=accuracy)
+        tags = {"trial": k, "trials": 3, "trial_set": "abcd0123", "patient_model": "gemma3-270m"}
+        store.update_run(run_id, settings={**store.run(run_id)["settings"], **tags})
+        trials.append(run_id)
+    alone = _run(store, "model", "smollm2")
+    table = paper_table(store, [*trials, alone], bounds=False)
+    first, second = table["rows"]
+    assert first["run_ids"] == trials and first["trials"] == 3 and second["run_id"] == alone
+    assert first["accuracy"] == 50.0 and first["accuracy_sd"] == 10.0
+    assert first["patient"] == "gemma3-270m" and first["patient_recall_sd"] == 0.0
+    text = render_table(table)
+    assert "smollm2 (3 trials)" in text and "50.00 ± 10.00" in text
+    assert text.splitlines()[2].split()[-1] == "50.00"  # the single run: no spread
 
 
 def test_different_solvers_are_flagged(store) -> None:

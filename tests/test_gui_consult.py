@@ -181,3 +181,38 @@ def test_a_free_text_diagnosis_is_cut_in_the_run_table(window):
     assert chose.startswith("Double vision") and chose.endswith("…")
     assert display_width(chose) <= 24  # the table keeps its Answer column in view
     assert m.rows.data(m.rows.index(0, 4)) == "Myasthenia gravis"
+
+
+def test_trials_from_the_app_play_each_case_again_and_show_the_spread(qtbot, window):
+    """Two trials at temperature 0.8: two runs of one trial set, the progress over cases ×
+    trials, and the set's spread under the summary; greedy trials are refused first."""
+    record = {
+        "Patient_Actor": {"Demographics": "35-year-old woman", "Symptoms": "Double vision"},
+        "Correct_Diagnosis": "Myasthenia gravis",
+    }
+    save_cases(window.ctx.store, "one", [convert_record(record, "c1")])
+    window.ctx.notify_data()
+    m = window.go("consult").models
+    qtbot.waitUntil(lambda: window.ctx.model_list is not None, timeout=LONG)
+    m.dataset.select("one")
+    m.doctor.setCurrentIndex(m.doctor.findData("oracle-direct"))
+    m.fields["patient"].setCurrentIndex(m.fields["patient"].findData("smollm2"))
+    m.fields["patient_mode"].setCurrentIndex(m.fields["patient_mode"].findData("grounded"))
+    m.limit.setValue(0)
+    m.trials.setValue(2)
+    m.fields["temperature"].setValue(0.0)
+    click(qtbot, m.run_button)
+    assert m.job is None and "temperature 0 would all be the same" in " ".join(
+        close_message_boxes()
+    )
+    m.fields["temperature"].setValue(0.8)
+    click(qtbot, m.run_button)
+    totals = []
+    m.job.signals.progress.connect(lambda p: totals.append(p.total))
+    qtbot.waitUntil(lambda: m.job is None, timeout=LONG)
+    runs = window.ctx.store.runs("consult")
+    assert len(runs) == 2 and all(r["status"] == "finished" for r in runs)
+    assert {r["settings"]["trial_set"] for r in runs} == {runs[0]["settings"]["trial_set"]}
+    assert sorted(r["settings"]["seed"] for r in runs) == [0, 1]
+    assert 2 in totals  # one case × two trials
+    assert "Trial set" in m.summary.text() and "±" in m.summary.text()

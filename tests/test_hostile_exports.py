@@ -142,10 +142,10 @@ def test_report_csv_holds_no_formula(hostile):
 
 
 def test_the_consultation_table_csv_holds_no_formula():
-    table = {"rows": [{"dataset": "=evil", "doctor": "@doc", "accuracy": -1.5}], "warnings": []}
-    cells = cells_of(render_table(table, "csv"))
+    row = {"dataset": "=evil", "doctor": "@doc", "patient": "+pat", "accuracy": -1.5}
+    cells = cells_of(render_table({"rows": [row], "warnings": []}, "csv"))
     assert_no_formula(cells)
-    assert cells[12:14] == ["'=evil", "'@doc"] and cells[-1] == "-1.5"
+    assert cells[13:16] == ["'=evil", "'@doc", "'+pat"] and cells[-1] == "-1.5"
 
 
 # -- terminal controls ---------------------------------------------------------------------

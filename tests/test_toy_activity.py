@@ -69,7 +69,7 @@ SPEC = Spec(TOY, _settings, ToyJob, _summary)
 
 
 def section(store, runs):
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     rows = [[f"#{r.id}", r.who, r.summary.get("accuracy")] for r in runs]
     return {"tables": [table("Sums", ["Run", "Model", "Right (%)"], rows)], "comparisons": []}

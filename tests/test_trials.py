@@ -159,3 +159,118 @@ def test_trials_played_again_with_the_same_seed_give_the_same_transcripts(store,
     assert [[t["text"] for t in ts] for ts in first] == [[t["text"] for t in ts] for ts in second]
     doctors = [doctor_turns(store, r) for r in one.run_ids]
     assert len({json.dumps(d) for d in doctors}) > 1  # sampled: the trials differ
+
+
+def test_progress_counts_cases_times_trials_over_the_set(store, pool):
+    cases = ensure_sample(store)
+    settings = {**SCRIPTED, "doctor": "model", "temperature": 0.7, "limit": 2}
+    seen = []
+    run_trials(store, "consult", cases, settings, 3, pool=pool, progress=seen.append)
+    counted = [p for p in seen if p.total]
+    assert {p.total for p in counted} == {6}
+    assert counted[-1].done == 6 and counted[-1].info["trial"] == 3
+    assert [p.done for p in counted] == sorted(p.done for p in counted)  # never goes back
+    assert {p.info["trials"] for p in counted} == {3}
+
+
+def test_trials_played_at_once_are_the_trials_played_in_turn(store, pool):
+    cases = ensure_sample(store)
+    settings = {**SCRIPTED, "doctor": "model", "temperature": 0.7, "seed": 4, "limit": 2}
+    in_turn = run_trials(store, "consult", cases, settings, 3, pool=pool)
+    seen = []
+    at_once = run_trials(
+        store, "consult", cases, settings, 3, pool=pool, concurrency=3, progress=seen.append
+    )
+    assert all(s["status"] == "finished" for s in at_once.summaries)
+    assert [store.run(r)["settings"]["seed"] for r in at_once.run_ids] == [4, 5, 6]
+    for a, b in zip(in_turn.run_ids, at_once.run_ids, strict=True):
+        assert doctor_turns(store, a) == doctor_turns(store, b)
+        assert [x["chosen"] for x in store.answers(a)] == [x["chosen"] for x in store.answers(b)]
+    assert max(p.done for p in seen if p.total) == 6
+
+
+def _set(store, name: str, rights: list[list[bool]]) -> list[int]:
+    """A stored trial set: ``rights[k][i]`` says whether trial k+1 got case i right."""
+    cases = ensure_sample(store)
+    ids = []
+    for k, row in enumerate(rights, 1):
+        tags = {"trial": k, "trials": len(rights), "trial_set": name, "temperature": 0.7}
+        run_id = store.start_run("consult", cases, "m", tags, runner="model", n_total=len(row))
+        for i, right in enumerate(row):
+            store.add_answer(run_id, f"case-{i}", response="A", chosen="A", gold="A",
+                             correct=right, scores={}, extra={})  # fmt: skip
+        store.finish_run(run_id, {"accuracy": 100.0 * sum(row) / len(row)})
+        ids.append(run_id)
+    return ids
+
+
+def test_two_sets_are_compared_pair_by_case_and_trial(store):
+    from engine.trials import paired_sets, trial_tables
+
+    a = _set(store, "aaaa0000", [[True, False, False, False], [False, False, True, False]])
+    b = _set(store, "bbbb0000", [[True, True, True, False], [True, True, True, True]])
+    found = paired_sets(store, a, b)
+    # pairs (trial, case): diffs 0,100,100,0 | 100,100,0,100 -> mean 62.5
+    assert found["pairs"] == 8 and found["cases"] == 4 and found["trials"] == 2
+    assert (found["only_a"], found["only_b"]) == (0, 5)
+    assert found["diff"] == pytest.approx(62.5)
+    assert 0 < found["low"] <= 62.5 <= found["high"] and found["p"] < 0.05
+    same = paired_sets(store, a, a)
+    assert same["diff"] == 0 and same["p"] == 1.0
+    titles = [t["title"] for t in trial_tables(store, [*a, *b])]
+    assert titles == [
+        "Repeated trials: mean ± spread between trials",
+        "Trial sets compared, paired by case and trial",
+    ]
+
+
+KILLED_SCRIPT = """
+import sys, time
+from engine.consult.cases import ensure_sample
+from engine.models.scripted import ScriptedModel, scripted_pool
+from engine.store import Store
+from engine.trials import run_trials
+
+def slow(request):
+    time.sleep(0.3)
+    return "Question asked with seed %s?" % request.options.get("seed")
+
+pool = scripted_pool(ScriptedModel("doctor", replies=slow),
+                     ScriptedModel("patient", replies="For three days, doctor."),
+                     ScriptedModel("solver", replies="B"))
+store = Store(sys.argv[1])
+settings = {"doctor": "model", "patient": "patient", "solver": "solver", "max_turns": 1,
+            "temperature": 0.7, "limit": 2, "answer_method": "generate"}
+found = run_trials(store, "consult", ensure_sample(store), settings, 3, name="killed00",
+                   pool=pool, progress=lambda p: print("done", p.done, flush=True))
+"""
+
+
+@pytest.mark.slow
+def test_a_set_killed_mid_way_goes_on_without_loss_or_duplicates(store, pool):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_SCRIPT, store.path],
+                            stdout=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    assert proc.stdout is not None
+    for line in proc.stdout:  # trial 1 done, trial 2 one case in
+        if line.strip() == "done 3" or time.monotonic() > deadline:
+            break
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = trial_runs(store, "killed00")
+    assert sorted(before) == [1, 2] and before[1]["status"] == "finished"
+    again = run_trials(store, "consult", None, {}, 0, resume="killed00", pool=pool)
+    assert again.run_ids[:2] == [before[1]["id"], before[2]["id"]] and len(again.run_ids) == 3
+    assert all(s["status"] == "finished" for s in again.summaries)
+    for k, run_id in enumerate(again.run_ids):
+        assert sorted(a["item_key"] for a in store.answers(run_id)) == ["sample-01", "sample-02"]
+        for case in ("sample-01", "sample-02"):  # every consultation played once, kept whole
+            assert doctor_turns(store, run_id, case) == [f"Question asked with seed {k}?"]

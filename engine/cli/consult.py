@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -11,12 +12,12 @@ from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options
 from engine.cli.running import (
     RunOptions,
-    execute_run,
-    execute_trials,
+    execute,
     metric_lines,
     progress_bar,
     run_options,
     run_title,
+    trial_options,
 )
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
@@ -176,15 +177,7 @@ def consult_chat(
 @consult.command("run")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @settings_options(ConsultSettings)
-@click.option(
-    "--trials",
-    type=click.IntRange(1, 100),
-    default=1,
-    show_default=True,
-    help="Play every case this many times, seeds --seed, --seed+1, … (needs --temperature "
-    "above 0); the summary gives the mean, the spread between trials and a 95% interval.",
-)
-@click.option("--resume-trials", "resume_set", metavar="SET", help="Go on with trial set SET.")
+@trial_options
 @run_options
 @pass_app
 def consult_run(
@@ -203,41 +196,45 @@ def consult_run(
     name = _cases_name(app, cases_name) if run.resume is None and resume_set is None else None
 
     def show(summary: dict[str, Any]) -> None:
-        if run.quiet:
-            pass
-        elif trials > 1 or resume_set:  # a line per trial; the set's spread follows
-            trial = (app.store.run(int(summary["run_id"]))["settings"] or {}).get("trial")
-            click.echo(
-                f"trial {trial}: run {summary['run_id']} ({summary['status']}), "
-                f"{summary['n']} cases, accuracy {summary.get('accuracy', 0.0):.1f}%"
-            )
-        else:
+        if not run.quiet:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
             metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
-        if not trials > 1 and not resume_set:
-            click.echo(json.dumps(summary, default=str))
+        click.echo(json.dumps(summary, default=str))
 
     title = run_title(app, settings.doctor, name, run)
-    if trials == 1 and resume_set is None:
-        execute_run(app, "consult", name, settings, run, title=title, show=show, note=_note)
-        return
-    found = execute_trials(
-        app, "consult", name, settings, run, trials, resume_set, title=title, show=show, note=_note
-    )
-    _spread_lines(app, found, run.quiet)
+    found = execute(app, "consult", name, settings, run, trials, resume_set, title=title,
+                    show=show, note=_note)  # fmt: skip
+    run_ids = [int(r) for r in found.get("run_ids") or [found["run_id"]]]
+    judge = (app.store.run(run_ids[0]).get("settings") or {}).get("judge")
+    if judge:
+        _judge_runs(app, run_ids, str(judge), run.quiet)
 
 
-def _spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> None:
-    """A trial set's numbers: each key's mean ± between-trial SD [95% interval]."""
-    from engine.trials import spread, spread_text
+def _judge_runs(app: AppContext, run_ids: list[int], judge: str, quiet: bool) -> None:
+    """Judge the diagnoses in words of each run (``--judge``), a line per run; the last line
+    is the verdicts' summaries by run as JSON. Ctrl-C stops, saying how to go on."""
+    from engine.consult.judging import NAME, judge_run
+    from engine.progress import Cancel
 
-    keys = ("accuracy", "patient_recall", "patient_f1", "doctor_f1", "avg_turns")
-    values = spread(app.store, found["run_ids"], keys)
-    if not quiet:
-        click.echo(f"trial set {found['trial_set']}: {len(found['run_ids'])} trials")
-        for key, v in values.items():
-            click.echo(f"  {key:<15} {spread_text(v)}")
-    click.echo(json.dumps({**found, "spread": values}, default=str))
+    out: dict[int, Any] = {}
+    for run_id in run_ids:
+        try:
+            with progress_bar(f"{judge} judging run {run_id}", quiet) as update:
+                done = judge_run(app.store, run_id, judge, progress=update, cancel=Cancel())
+        except KeyboardInterrupt:
+            click.echo(f"judging stopped; go on with: medexam rescore {run_id} --scorer {NAME} "
+                       f"--judge {judge}", err=True)  # fmt: skip
+            sys.exit(130)
+        s = out[run_id] = done.summary.get("judged") or {}
+        if not quiet and s:
+            agree = (f"; agrees with the letter {s['agreement']:.1f}% (κ {s['kappa']})"
+                     if s.get("agreement") is not None else "")  # fmt: skip
+            click.echo(
+                f"run {run_id} judged by {judge}: {s['judged']} answers, correct "
+                f"{s['correct'] or 0:.1f}%, partly {s['partly'] or 0:.1f}%, wrong "
+                f"{s['wrong'] or 0:.1f}% (string match {s['string_match'] or 0:.1f}%){agree}"
+            )
+    click.echo(json.dumps({"judged": out}, default=str))
 
 
 @consult.command("budget")

@@ -12,7 +12,14 @@ from engine.bank.blocks import choose
 from engine.cli.bank import ask_reason, block_options, chosen_block, take_command
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
-from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
+from engine.cli.running import (
+    RunOptions,
+    execute,
+    metric_lines,
+    run_options,
+    run_title,
+    trial_options,
+)
 from engine.exam import dataset as dataset_mod
 from engine.exam.metrics import score_responses
 from engine.exam.prompts import format_question
@@ -174,20 +181,30 @@ def _by_type_lines(by_type: dict[str, Any]) -> None:
     show_default=True,
     help="Context length the model is loaded with, in tokens.",
 )
+@trial_options
 @run_options
 @pass_app
 def exam_run(
-    app: AppContext, dataset: str | None, settings: ExamSettings, n_ctx: int, run: RunOptions
+    app: AppContext,
+    dataset: str | None,
+    settings: ExamSettings,
+    n_ctx: int,
+    trials: int,
+    resume_set: str | None,
+    run: RunOptions,
 ) -> None:
-    """Run a model over an exam data set, storing each answer as it comes."""
-    if run.resume is None:
+    """Run a model over an exam data set, storing each answer as it comes.
+
+    \b
+    medexam exam run --method generate --temperature 0.7 --trials 5 --limit 50
+    """
+    if run.resume is None and resume_set is None:
         dataset = dataset or dataset_mod.ensure_sample(app.store)
     title = run_title(app, settings.model, dataset, run)
     show = echo_json if run.quiet else _summary_lines
     load = {"n_ctx": n_ctx}
-    execute_run(
-        app, "exam", dataset, settings, run, title=title, show=show, note=_note_right(), load=load
-    )
+    execute(app, "exam", dataset, settings, run, trials, resume_set, title=title, show=show,
+            note=_note_right(), load=load)  # fmt: skip
 
 
 def _summary_lines(s: dict[str, Any]) -> None:

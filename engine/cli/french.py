@@ -11,7 +11,14 @@ from engine.bank.blocks import choose
 from engine.cli.bank import block_options, chosen_block, take_command
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
-from engine.cli.running import RunOptions, execute_run, metric_lines, run_options, run_title
+from engine.cli.running import (
+    RunOptions,
+    execute,
+    metric_lines,
+    run_options,
+    run_title,
+    trial_options,
+)
 from engine.cli.running import progress_bar as common_progress_bar
 from engine.fields import settings_options
 from engine.french import corpus as corpus_mod
@@ -310,6 +317,7 @@ def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
     is_flag=True,
     help="Give the model no passage (the default when --index is not given).",
 )
+@trial_options
 @run_options
 @pass_app
 def french_run(
@@ -317,16 +325,22 @@ def french_run(
     dataset: str | None,
     settings: FrenchSettings,
     no_context: bool,
+    trials: int,
+    resume_set: str | None,
     run: RunOptions,
 ) -> None:
     """Answer a data set with a model and store the run. A passage made from a question is
     never given for that same question unless --oracle-passages says so."""
     if settings.index and no_context:
         raise click.UsageError("--index and --no-context exclude each other")
-    if run.resume is None and not dataset:
+    if run.resume is None and resume_set is None and not dataset:
         raise click.UsageError("give --dataset (or --resume RUN_ID)")
     if run.resume is None and settings.index:
         _warn_if_stale(app, load_index(settings.index))
+    if settings.reader:  # before the progress bar: a reader that is not there is one line
+        from engine.train.artefacts import find
+
+        find(settings.reader, "reader")
 
     def show(summary: dict[str, Any]) -> None:
         if run.quiet:
@@ -346,8 +360,9 @@ def french_run(
             if n:
                 click.echo(f"own passage left out for {n} question(s)")
 
-    title = run_title(app, settings.model, dataset, run)
-    execute_run(app, "french", dataset, settings, run, title=title, show=show, note=_note)
+    title = run_title(app, settings.reader or settings.model, dataset, run)
+    execute(app, "french", dataset, settings, run, trials, resume_set, title=title, show=show,
+            note=_note)  # fmt: skip
 
 
 def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:

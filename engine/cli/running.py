@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import AppContext, F, json_option
+from engine.cli.common import AppContext, F, gpu_layers_option, json_option
 from engine.progress import Progress, ProgressCallback
 from engine.text.columns import display_width, pad
 
@@ -29,13 +29,15 @@ class RunOptions:
 
 def run_options(func: F) -> F:
     """Add ``--resume RUN_ID``, ``--concurrency N`` and ``--json`` to a model-run command,
-    which gets them as one ``run`` argument (:class:`RunOptions`)."""
+    which gets them as one ``run`` argument (:class:`RunOptions`), and ``--gpu-layers N``
+    (:func:`~engine.cli.common.gpu_layers_option`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, resume: int | None, concurrency: int | None, as_json: bool, **kw: Any):
         return func(*args, run=RunOptions(resume, concurrency, as_json), **kw)
 
     wrapper = json_option(wrapper)  # listed last in --help
+    wrapper = gpu_layers_option(wrapper)
     wrapper = click.option(
         "--concurrency",
         type=click.IntRange(1, 256),
@@ -192,6 +194,43 @@ def execute_run(
     return summary
 
 
+def trial_options(func: F) -> F:
+    """Add ``--trials K`` and ``--resume-trials SET`` to a model-run command (the
+    function gets ``trials`` and ``resume_set``; see :func:`execute`)."""
+    func = click.option(
+        "--resume-trials", "resume_set", metavar="SET", help="Go on with trial set SET."
+    )(func)
+    return click.option(
+        "--trials",
+        type=click.IntRange(1, 100),
+        default=1,
+        show_default=True,
+        help="Play every item this many times, seeds --seed, --seed+1, … (needs sampling: "
+        "--temperature above 0); the summary gives the mean, the spread between trials and "
+        "a 95% interval clustered by item.",
+    )(func)  # type: ignore[return-value]
+
+
+def execute(
+    app: AppContext,
+    activity_id: str,
+    dataset: str | None,
+    settings: object,
+    run: RunOptions,
+    trials: int = 1,
+    resume_set: str | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """One run (:func:`execute_run`) or, with ``trials`` above 1 or ``resume_set``, a trial
+    set (:func:`execute_trials`); ``kwargs`` are theirs (``title``, ``show``, ``note``…)."""
+    if trials == 1 and resume_set is None:
+        return execute_run(app, activity_id, dataset, settings, run, **kwargs)
+    if run.resume is not None:
+        raise click.UsageError("--resume goes on with one run: use --resume-trials SET for a set")
+    kwargs.pop("show", None)
+    return execute_trials(app, activity_id, dataset, settings, run, trials, resume_set, **kwargs)
+
+
 def execute_trials(
     app: AppContext,
     activity_id: str,
@@ -202,46 +241,78 @@ def execute_trials(
     resume_set: str | None,
     *,
     title: str,
-    show: Callable[[dict[str, Any]], None],
     note: Callable[[Progress], str] | None = None,
+    load: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`execute_run` for a trial set (:func:`engine.trials.run_trials`): the trials one
-    after the other under one progress bar ("trial 2/5 · …"), each trial's summary shown,
-    then the set's spread; Ctrl-C stops the set, saying how to go on with it."""
+    """:func:`execute_run` for a trial set (:func:`engine.trials.run_trials`): the trials
+    under one progress bar over items × trials ("trial 2/5 · …"), a line per trial, then
+    the set's spread and, last, the set as JSON; Ctrl-C stops the set, saying how to go on
+    with it."""
     from engine.fields import as_dict
+    from engine.models.pool import default_pool
     from engine.progress import Cancel
     from engine.trials import check_trials, new_name, run_trials
 
     given = as_dict(settings)
     if resume_set is None:
         check_trials(given, trials)  # before any model is loaded
+    if load:
+        default_pool().settings_for = lambda name: dict(load)
     name = resume_set or new_name()
-    at: list[str] = [""]
-
-    def on_trial(k: int, total: int) -> None:
-        at[0] = f"trial {k}/{total} · "
 
     def labelled(p: Progress) -> str:
-        return at[0] + (note(p) if note is not None else p.message)
+        at = f"trial {p.info['trial']}/{p.info['trials']} · " if "trial" in p.info else ""
+        return at + (note(p) if note is not None else p.message)
 
     try:
         with progress_bar(title, run.quiet, labelled) as update, _terminate_as_interrupt():
             found = run_trials(
                 app.store, activity_id, dataset, given, trials, resume=resume_set, name=name,
-                on_trial=on_trial, progress=update, cancel=Cancel(), concurrency=run.concurrency,
+                progress=update, cancel=Cancel(), concurrency=run.concurrency,
             )  # fmt: skip
     except KeyboardInterrupt as exc:
         click.echo(f"trial set {name} stopped; go on with --resume-trials {name}", err=True)
         sys.exit(143 if isinstance(exc, _Terminated) else 130)
-    for summary in found.summaries:
-        show(summary)
-    last = found.summaries[-1] if found.summaries else {}
-    if last.get("status") != "finished":
+    if not run.quiet:
+        for summary in found.summaries:
+            _trial_line(app, summary)
+    stopped = [s for s in found.summaries if s.get("status") != "finished"]
+    if stopped or not found.summaries:
+        last = stopped[0] if stopped else {}
         click.echo(f"Error: trial set {name} stopped at run {last.get('run_id')}: "
                    f"{last.get('error') or last.get('status')} (go on with --resume-trials {name})",
                    err=True)  # fmt: skip
         sys.exit(1)
-    return {"trial_set": name, "run_ids": found.run_ids}
+    return spread_lines(app, {"trial_set": name, "run_ids": found.run_ids}, run.quiet)
+
+
+def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
+    """``trial 2: run 14 (finished), 30 items, accuracy 40.0%``."""
+    trial = (app.store.run(int(summary["run_id"]))["settings"] or {}).get("trial")
+    score = next((k for k in ("accuracy", "hamming") if summary.get(k) is not None), None)
+    said = f", {score} {summary[score]:.1f}%" if score else ""
+    click.echo(
+        f"trial {trial}: run {summary['run_id']} ({summary['status']}), "
+        f"{summary.get('n')} items{said}"
+    )
+
+
+def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[str, Any]:
+    """A trial set's numbers, each score its runs' summaries have (:data:`TABLE_KEYS`):
+    mean ± between-trial SD [95% interval]; the last line is the set and its spread as
+    JSON. Returns that."""
+    import json
+
+    from engine.trials import TABLE_KEYS, spread, spread_text
+
+    values = spread(app.store, found["run_ids"], list(TABLE_KEYS))
+    if not quiet:
+        click.echo(f"trial set {found['trial_set']}: {len(found['run_ids'])} trials")
+        for key, v in values.items():
+            click.echo(f"  {key:<15} {spread_text(v)}")
+    out = {**found, "spread": values}
+    click.echo(json.dumps(out, default=str))
+    return out
 
 
 def metric_lines(activity_id: str, summary: dict[str, Any], keys: Iterable[str]) -> None:

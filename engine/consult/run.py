@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
+from engine.consult.judging import judged_summary
 from engine.consult.metrics import summarize
 from engine.consult.session import Consultation
 from engine.consult.settings import (
@@ -181,7 +182,12 @@ class ConsultJob(Job):
         self.items = load_cases(store, dataset, limit=settings["limit"])
         try:
             solver = self._lease(pool, settings["solver"])
-            self.solver = Solver(solver, method=settings["answer_method"], seed=settings["seed"])
+            self.solver = Solver(
+                solver,
+                method=settings["answer_method"],
+                seed=settings["seed"],
+                form=settings.get("answer_form") or "mcq",
+            )
             needs_patient = self.doctor not in BASELINES
             self.patient = self._lease(pool, settings["patient"]) if needs_patient else None
             model_doctor = self.runner == "model"
@@ -270,6 +276,11 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
         if settings.get(key) is not None:
             out[key] = settings[key]
     out.update(counts(answers, int(run.get("n_total") or 0)))
+    judged = judged_summary(store, run_id)
+    if judged:  # the run's own judge, else the last to judge it
+        who = str(settings.get("judge") or "")
+        who = who if who in judged else list(judged)[-1]
+        out["judged"] = {"judge": who, **judged[who]}
     return out
 
 

@@ -6,6 +6,7 @@ the case's facts, questions, lengths, diversity, leakage) from the stored turns.
 from __future__ import annotations
 
 from engine.consult.cases import Case
+from engine.consult.judging import reference
 from engine.consult.metrics import (
     DIVERSITY_KINDS,
     SUMMARY_KEYS,
@@ -36,14 +37,16 @@ AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "p
 @scorer("consult.task", activities=("consult",), keys=("correct", "similarity"))
 def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The final task: the letter chosen against the right one, or a diagnosis in words
-    matched with the case's (and its MiniLM similarity to it)."""
+    matched with the case's (and its MiniLM similarity to it); a multiple-choice case
+    answered in words is matched with the right option's text."""
     chosen, gold = answer.get("chosen"), answer.get("gold")
-    if item.task.kind == "mcq":
+    in_words = (answer.get("extra") or {}).get("answer_form") == "free"
+    if item.task.kind == "mcq" and not in_words:
         return {"correct": chosen is not None and chosen == gold}
     from engine.consult.similarity import similarity
     from engine.consult.solve import diagnosis_match
 
-    said, truth = str(chosen or ""), str(gold or item.task.diagnosis)
+    said, truth = str(chosen or ""), str(gold or reference(item))
     return {
         "correct": diagnosis_match(said, truth),
         "similarity": round(similarity(said, truth), 4),

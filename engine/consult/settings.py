@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.consult.solve import METHODS as ANSWER_METHODS
-from engine.fields import Settings, setting
+from engine.fields import Settings, setting, temperature_setting
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -89,19 +89,29 @@ class ConsultSettings(Settings):
         },
         form=False,
     )
-    temperature: float = setting(
-        0.0,
-        help="Sampling temperature of the model doctor and the patient (0: greedy, so every "
-        "run of the same settings is the same; trials need more).",
-        min=0.0,
-        max=2.0,
-        form=False,
-    )
+    temperature: float = temperature_setting("the model doctor and the patient")
     answer_method: str = setting(
         "logprobs",
         help="How the solver answers a multiple-choice task: logprobs reads the letters' "
         "probabilities, generate writes an answer.",
         choices=ANSWER_METHODS,
+        form=False,
+    )
+    answer_form: str = setting(
+        "mcq",
+        help="How the solver answers a multiple-choice case: mcq picks a letter; free names "
+        "the diagnosis in words (matched with the right option's text, judged by --judge, "
+        "and a letter picked separately for comparison). Diagnosis cases are answered in "
+        "words either way.",
+        choices={"mcq": "A letter", "free": "The diagnosis in words"},
+        flag="--answer",
+        form=False,
+    )
+    judge: str | None = setting(
+        None,
+        help="Model that judges each diagnosis answered in words once the run ends "
+        "(correct / partly / wrong, with its reason).",
+        kind="model",
         form=False,
     )
     doctor_max_tokens: int = setting(

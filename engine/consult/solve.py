@@ -14,6 +14,7 @@ solver (``summary``, CRAFT-MD's summarised conversation).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 import unicodedata
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 CONTEXTS = ("dialogue", "all", "opening", "vignette", "summary")
 METHODS = ("logprobs", "generate")
+#: How a multiple-choice task is answered: a letter, or the diagnosis in words (free).
+FORMS = ("mcq", "free")
 
 _INTRO = {
     "dialogue": "Here is your consultation with a patient so far.",
@@ -44,6 +47,8 @@ SUMMARY_PROMPT = (
     "a few sentences. Do not give a diagnosis."
 )
 SUMMARY_TOKENS = 192
+#: The task of a multiple-choice case answered in words (its options are not shown).
+FREE_QUESTION = "What is the most likely diagnosis? No options are given: name it in words."
 
 
 def vignette(case: Case) -> tuple[str, str]:
@@ -162,10 +167,13 @@ class Solver:
     method: str = "logprobs"
     max_tokens: int = 48
     seed: int = 0
+    form: str = "mcq"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"unknown answering method {self.method!r}")
+        if self.form not in FORMS:
+            raise ValueError(f"unknown answer form {self.form!r}")
 
     def messages(
         self,
@@ -207,8 +215,35 @@ class Solver:
     ) -> TaskResult:
         """Answer and score the task of ``case`` (``conclusions``: see :meth:`messages`); in
         the ``summary`` context the solver first writes the consultation's summary
-        (:meth:`summarise`) and answers from it alone (the summary is in ``extra``)."""
+        (:meth:`summarise`) and answers from it alone (the summary is in ``extra``). In the
+        ``free`` form a multiple-choice task is answered with the diagnosis in words, scored
+        against the right option's text, and then, separately, with a letter (``letter``
+        and ``letter_correct`` in ``extra``)."""
         summary = self.summarise(list(turns or []), conclusions) if context == "summary" else None
+        if self.form == "free" and case.task.kind == "mcq":
+            right = case.task.options.get(case.task.answer, case.task.answer)
+            words = Task(question=FREE_QUESTION, diagnosis=right)
+            result = self._solve(dataclasses.replace(case, task=words), turns, context,
+                                 conclusions, summary)  # fmt: skip
+            letter = self._solve(case, turns, context, conclusions, summary)
+            result.extra |= {"answer_form": "free", "letter": letter.chosen,
+                             "letter_correct": letter.correct}  # fmt: skip
+            result.latency_s = round(result.latency_s + letter.latency_s, 3)
+        else:
+            result = self._solve(case, turns, context, conclusions, summary)
+        if summary is not None:
+            result.extra["summary"] = summary
+        return result
+
+    def _solve(
+        self,
+        case: Case,
+        turns: list[Turn] | None,
+        context: str,
+        conclusions: bool,
+        summary: str | None,
+    ) -> TaskResult:
+        """One answer to the task of ``case`` after ``context``, scored."""
         messages = self.messages(case, turns, context, conclusions, summary)
         started = time.perf_counter()
         if case.task.kind == "mcq" and self.method == "logprobs":
@@ -239,8 +274,6 @@ class Solver:
             result.completion_tokens = g.completion_tokens or 0
         result.latency_s = round(time.perf_counter() - started, 3)
         result.extra["context"] = context
-        if summary is not None:
-            result.extra["summary"] = summary
         if context == "vignette":
             result.extra["vignette"] = vignette(case)[1]
         return result

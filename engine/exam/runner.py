@@ -188,7 +188,7 @@ def _answer(
         g = model.chat(
             build_messages(item, shots, ps),
             max_tokens=settings.max_tokens,
-            temperature=0.0,
+            temperature=settings.temperature,
             seed=settings.seed,
             stop=stop_sequences(ps.lang),
         )
@@ -197,7 +197,7 @@ def _answer(
         g = model.complete(
             prompt,
             max_tokens=settings.max_tokens,
-            temperature=0.0,
+            temperature=settings.temperature,
             seed=settings.seed,
             stop=stop_sequences(ps.lang),
         )

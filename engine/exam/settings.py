@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.exam.prompts import SHOT_COUNTS, PromptSettings
-from engine.fields import Settings, setting
+from engine.fields import Settings, setting, temperature_setting
 
 METHODS = ("generate", "logprob")
 TEMPLATES = ("auto", "chat", "plain")
@@ -57,6 +57,7 @@ class ExamSettings(Settings):
         320, help="Length cap of a generated answer, in tokens.", min=1, form=False
     )
     seed: int = setting(0, help="Seed of the examples' order and of sampling.", form=False)
+    temperature: float = temperature_setting("a generated answer")
     limit: int | None = setting(None, help="Only the first N questions.", min=1, form=False)
     shots_from: str | None = setting(
         None,

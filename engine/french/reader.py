@@ -167,13 +167,16 @@ class Reader:
     """Answers questions with a loaded model (a :class:`~engine.models.protocol.ChatModel`).
 
     ``method`` is ``"generate"`` or ``"logprob"`` (see the module docstring); ``threshold`` is
-    the logprob cut-off; ``max_tokens`` bounds a generated answer.
+    the logprob cut-off; ``max_tokens`` bounds a generated answer, sampled at ``temperature``
+    with ``seed``.
     """
 
     model: ChatModel
     method: str = "generate"
     threshold: float = THRESHOLD
     max_tokens: int = MAX_TOKENS
+    temperature: float = 0.0
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -192,15 +195,15 @@ class Reader:
             g = model.chat(
                 prompts.answer_messages(item, passages),
                 max_tokens=self.max_tokens,
-                temperature=0.0,
-                seed=0,
+                temperature=self.temperature,
+                seed=self.seed,
             )
         else:
             g = model.complete(
                 prompts.answer_completion(item, passages),
                 max_tokens=self.max_tokens,
-                temperature=0.0,
-                seed=0,
+                temperature=self.temperature,
+                seed=self.seed,
                 stop=["\n\n", "Question :"],
             )
         letters, how = parse_letters(g.text), "letters"

@@ -22,8 +22,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from engine.french.activity import FRENCH
-from engine.french.corpus import derived_from_question
-from engine.french.dataset import gold, question_source, retrieval_query
+from engine.french.context import reader_passages
+from engine.french.dataset import gold, question_source
 from engine.french.reader import Reader, format_letters
 from engine.french.settings import FrenchSettings, french_settings
 from engine.runs import Job, Spec
@@ -70,28 +70,13 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
 ORACLE_LABEL = " (oracle)"
 
 
-def own_passage(dataset: str, item: dict[str, Any], hit: Any) -> bool:
-    """Whether passage ``hit`` was made from question ``item`` of ``dataset``: its source
-    names the question, or it holds near-identical question text."""
-    if hit.source == question_source(dataset, item["id"]):
-        return True
-    return derived_from_question(hit.text, item.get("question") or "")
+def _trained_reader(name: str | None) -> Any:
+    """The trained reader ``name`` (:mod:`engine.train`), loaded; None for a chat model."""
+    if not name:
+        return None
+    from engine.train.reader_task import TrainedReader
 
-
-def reader_passages(
-    index: Index, dataset: str, item: dict[str, Any], k: int, oracle: bool = False
-) -> tuple[list[Any], list[Any], bool]:
-    """What the reader sees for ``item``: ``(the k passages given, the unfiltered top k,
-    whether an own passage was among the top k, so left out)``. The own passage (:func:`own_passage`) is skipped
-    and the next best takes its place, unless ``oracle``; the unfiltered top k is what
-    retrieval recall is measured on."""
-    depth = k if oracle else k + 10
-    ranked = index.search(retrieval_query(item), depth)
-    if oracle:
-        return ranked, ranked, False
-    own = [own_passage(dataset, item, h) for h in ranked]
-    kept = [h for h, mine in zip(ranked, own, strict=True) if not mine]
-    return kept[:k], ranked[:k], any(own[:k])
+    return TrainedReader(name)
 
 
 class FrenchJob(Job):
@@ -103,18 +88,34 @@ class FrenchJob(Job):
         super().__init__()
         self.dataset = dataset
         self.items = store.items(dataset, settings["limit"])
+        trained = _trained_reader(settings.get("reader"))
+        if trained is not None and not settings["index"] and trained.index:
+            settings = {**settings, "index": trained.index, "k": 1}  # as it was trained
         self.index: Index | None = load_index(settings["index"]) if settings["index"] else None
         self.k = settings["k"]
         # Recall is known when the passages were made from this very data set's questions.
         self.recall_known = self.index is not None and self.index.corpus_dataset == dataset
-        self.model = self.lease(pool, settings["model"])
         self.oracle = bool(settings.get("oracle"))
-        self.model_label = self.model.name + (ORACLE_LABEL if self.oracle else "")
-        self.reader = Reader(self.model, method=settings["method"], threshold=settings["threshold"])
+        self.reader: Reader | Any
+        if trained is not None:
+            self.reader, name = trained, None
+            self.model_label = trained.name + (ORACLE_LABEL if self.oracle else "")
+            settings = {**settings, "encoder": trained.manifest.get("encoder_label")}
+        else:
+            self.model = self.lease(pool, settings["model"])
+            self.model_label = self.model.name + (ORACLE_LABEL if self.oracle else "")
+            self.reader = Reader(
+                self.model,
+                settings["method"],
+                settings["threshold"],
+                temperature=settings.get("temperature") or 0.0,
+                seed=settings.get("seed") or 0,
+            )
+            name = self.model.name
         index = self.index
         self.settings = {
             **settings,
-            "model": self.model.name,
+            "model": name,
             "retriever": index.retriever if index is not None else None,
             "corpus": index.corpus if index is not None else None,
         }

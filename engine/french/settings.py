@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.fields import Settings, setting
+from engine.fields import Settings, setting, temperature_setting
 from engine.french.reader import THRESHOLD
 
 if TYPE_CHECKING:
@@ -49,6 +49,14 @@ class FrenchSettings(Settings):
         form=False,
     )
     limit: int | None = setting(None, help="First N questions only.", min=1, form=False)
+    temperature: float = temperature_setting("a generated answer")
+    seed: int = setting(0, help="Seed of sampling.", form=False)
+    reader: str | None = setting(
+        None,
+        help="A trained reader answers instead of a chat model ('medexam train list'); it "
+        "reads the passages it was trained with unless --index says otherwise.",
+        form=False,
+    )
     oracle: bool = setting(
         False,
         help="Also give each question its own passage (left out by default); the run is "

@@ -90,21 +90,29 @@ _NAMED = re.compile(
 )
 
 
+def json_object(text: str) -> JSONDict | None:
+    """The JSON object a judge's reply holds (from its first ``{`` to its last ``}``), or
+    None when there is none."""
+    start, end = text.find("{"), text.rfind("}")
+    if not 0 <= start < end:
+        return None
+    try:
+        found = json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def parse_ratings(text: str) -> dict[str, int] | None:
     """The five ratings in a judge's reply: a JSON object (the first one in the text), else
     ``name: n`` lines; None when the reply does not give all five from 1 to 5."""
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            found = json.loads(text[start : end + 1])
-        except json.JSONDecodeError:
-            found = None
-        if isinstance(found, dict):
-            out = {k: found.get(k) for k in KEYS}
-            if all(
-                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in out.values()
-            ):
-                return out  # type: ignore[return-value]
+    found = json_object(text)
+    if found is not None:
+        out = {k: found.get(k) for k in KEYS}
+        if all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in out.values()
+        ):
+            return out  # type: ignore[return-value]
     named: dict[str, int] = {}
     for m in _NAMED.finditer(text):
         key = re.sub(r"[ _-]", "", m["name"].lower()).replace("wellformed", "well_formed")
@@ -115,23 +123,35 @@ def parse_ratings(text: str) -> dict[str, int] | None:
 def judge(
     model: ChatModel, explained: Explained, constrained: bool = True
 ) -> tuple[dict[str, int] | None, str]:
-    """Ask ``model`` to rate one explanation: ``(ratings or None, the reply)``. With
-    ``constrained`` the reply is held to :data:`SCHEMA`; a server that refuses the format is
-    asked again without it. A crash of the model is raised; another error of the request is
-    returned as a failure (no ratings) with the error as the reply."""
-    messages = judge_messages(explained)
-    options: JSONDict = {"max_tokens": MAX_TOKENS, "temperature": 0.0}
-    tries: list[JSONDict] = [{"json_schema": SCHEMA}, {}] if constrained else [{}]
+    """Ask ``model`` to rate one explanation: ``(ratings or None, the reply)``, the reply
+    held to :data:`SCHEMA` with ``constrained`` (see :func:`ask`)."""
+    reply, error = ask(model, judge_messages(explained), SCHEMA if constrained else None)
+    if error:
+        return None, error
+    return parse_ratings(reply), reply
+
+
+def ask(
+    model: ChatModel,
+    messages: list[Message],
+    schema: JSONDict | None,
+    max_tokens: int = MAX_TOKENS,
+) -> tuple[str, str]:
+    """A judge's reply, greedy: ``(reply, "")``, or ``("", why)`` when the request failed.
+    With a ``schema`` the reply is held to it (a grammar for a local model, the server's
+    ``response_format`` for a served one); a server that refuses the format is asked again
+    without it. A crash of the model is raised."""
+    options: JSONDict = {"max_tokens": max_tokens, "temperature": 0.0}
+    tries: list[JSONDict] = [{"json_schema": schema}, {}] if schema is not None else [{}]
     for n, held in enumerate(tries, 1):
         try:
-            reply = model.chat(messages, **options, **held)
-            break
+            return model.chat(messages, **options, **held).text, ""
         except ModelCrashed:
             raise
         except ModelError as exc:  # the server may not take the format: once more without
             if n == len(tries):
-                return None, f"the judge could not answer: {exc}"
-    return parse_ratings(reply.text), reply.text
+                return "", f"the judge could not answer: {exc}"
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def describe_names() -> str:

@@ -122,7 +122,7 @@ def _sources(
 def table4(runs: Sequence[Row], ratings: Ratings, measured: set[str]) -> Table:
     """Table 4's layout: a row per run for people, then per judge and run."""
     from engine.reports.label import run_label
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     rows: list[list[Cell]] = []
     for name, found in _sources(ratings, measured):
@@ -164,7 +164,7 @@ def table4(runs: Sequence[Row], ratings: Ratings, measured: set[str]) -> Table:
 def _by_type(
     runs: Sequence[Row], ratings: Ratings, items: dict[int, dict[str, Row]]
 ) -> Table | None:
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     rows: list[list[Cell]] = []
     models = {int(r["id"]): str(r.get("model") or "") for r in runs}
@@ -239,7 +239,7 @@ def agreements(ratings: Ratings) -> tuple[list[list[Cell]], set[str]]:
 
 def rating_tables(store: Store, run_ids: Sequence[int]) -> list[Table]:
     """The ratings tables of runs ``run_ids`` (none when nobody rated their explanations)."""
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     ratings = read_ratings(store, run_ids)
     if ratings.empty:

@@ -29,7 +29,7 @@ __all__ = ["FORMATS", "build_report", "label_matches", "render", "run_label"]
 
 def _overview(runs: list[Row]) -> Table:
     from engine.activities import activity_name
-    from engine.reports.layouts import table
+    from engine.reports.shapes import table
 
     rows = [
         [

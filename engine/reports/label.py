@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 SEP = " · "
 #: Exam settings named in a label only when they differ from their defaults.
-_EXAM_EXTRAS = ("template", "seed", "max_tokens", "shots_from")
+_EXAM_EXTRAS = ("template", "seed", "temperature", "max_tokens", "shots_from")
 _CONSULT_ROLES = ("doctor", "patient", "solver")
 _BOUNDS = {"upper": "upper bound", "lower": "lower bound"}
 
@@ -65,6 +65,8 @@ def _french(settings: JSONDict) -> list[str]:
             parts.append(str(settings["corpus"]))
     if settings.get("method") not in (None, "generate"):
         parts.append(str(settings["method"]))
+    if settings.get("temperature"):
+        parts.append(f"temperature {settings['temperature']}")
     threshold = settings.get("threshold")
     if settings.get("method") == "logprob" and threshold not in (None, 0.5):
         parts.append(f"threshold {threshold}")
@@ -98,6 +100,10 @@ def _consult(run: Row, settings: JSONDict) -> list[str]:
         parts.append(f"{turns} turn{'' if turns == 1 else 's'}")
     if model_doctor and settings.get("doctor_max_tokens") not in (None, 128):
         parts.append(f"doctor max tokens {settings['doctor_max_tokens']}")
+    if settings.get("temperature"):
+        parts.append(f"temperature {settings['temperature']}")
+    if settings.get("answer_form") == "free":
+        parts.append("answered in words")
     if settings.get("keep_conclusions") is False:
         parts.append("no conclusions")
     if settings.get("format") == "vignette":

@@ -18,6 +18,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from engine.reports.label import run_label
+from engine.reports.shapes import table
 from engine.reports.stats import (
     RESAMPLES,
     bootstrap_interval,
@@ -82,10 +83,6 @@ class RunData:
             if isinstance(value, int | float) and not isinstance(value, bool):
                 out[k] = float(value)
         return out
-
-
-def table(title: str, columns: list[str], rows: list[list[Cell]], *notes: str) -> Table:
-    return {"title": title, "columns": columns, "rows": rows, "notes": [n for n in notes if n]}
 
 
 def _head(r: RunData) -> list[Cell]:
@@ -240,10 +237,13 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         "questions per case.",
         CI_NOTE,
     )
+    from engine.consult.judging import judged_tables
+
     budgets, budget_charts = budget_tables([r.run for r in ordered])
     audited = _patient_audit(ordered)
+    judged = judged_tables(store, [r.id for r in ordered])
     return {
-        "tables": [main, *([audited] if audited else []), *budgets],
+        "tables": [main, *([audited] if audited else []), *judged, *budgets],
         "comparisons": compare_all(ordered, "doctor_f1", "Doctor F1"),
         "charts": [_ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)"), *budget_charts],
     }
@@ -408,8 +408,11 @@ def french_section(store: Store, runs: list[RunData]) -> Section:
         "Hamming score and EMR (%) of the questions with that many right answers; the "
         "number of questions in brackets.",
     )
+    from engine.reports.readers import reader_table
+
+    readers = reader_table([r.run for r in runs])
     return {
-        "tables": [main, by_table],
+        "tables": [main, by_table, *([readers] if readers else [])],
         "comparisons": compare_all(runs, "hamming", "Hamming"),
         "charts": [_ci_chart(main, 5, "Hamming score (%)")],
     }

@@ -97,3 +97,8 @@ class Report(TypedDict):
     runs: list[Row]
     overview: Table
     sections: list[Section]
+
+
+def table(title: str, columns: list[str], rows: list[list[Cell]], *notes: str) -> Table:
+    """A report table: its title, column headers, rows of cells and the notes under it."""
+    return {"title": title, "columns": columns, "rows": rows, "notes": [n for n in notes if n]}

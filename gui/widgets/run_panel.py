@@ -30,9 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import activity, metric_label
+from engine.errors import UserError
 from engine.fields import FORM_MAX, SettingInfo, form_rows, from_dict
 from engine.results import running_score, summary_rows
 from engine.text.columns import short_text
+from engine.trials import MAX_TRIALS, check_trials
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, format_value, table_view
 from gui.widgets.common import (
@@ -171,8 +173,17 @@ class RunPanel(QWidget):
             tip="Items in flight at once (automatic: 8 for a served model)",
         )
         noun = f"{self.activity.item_noun}s"
+        self.trials = spin_box(
+            1,
+            MAX_TRIALS,
+            1,
+            tip=f"Play every {self.activity.item_noun} this many times, each trial with its "
+            "own seed (needs a temperature above 0): the summary gives the mean, the spread "
+            "between trials and a 95% interval",
+        )
         rows = [(noun.capitalize(), self.dataset), *self.settings_rows()]
         rows.append((f"How many {noun}", self.limit))
+        rows.append(("Trials", self.trials))
         if self.concurrent:
             rows.append(("At once", self.at_once))
         card.add_layout(_grid(rows))
@@ -281,7 +292,8 @@ class RunPanel(QWidget):
                 if not dataset:
                     raise ValueError(f"Choose a data set of {self.activity.item_noun}s.")
                 given = self.given()
-            except ValueError as exc:
+                check_trials(given, self.trials.value())
+            except (ValueError, UserError) as exc:
                 show_error(self, exc, self.ctx)
                 return
             self.dataset.remember_choice()
@@ -302,6 +314,7 @@ class RunPanel(QWidget):
             given,
             resume,
             at_once,
+            self.trials.value() if resume is None else 1,
             on_progress=self._progress,
             on_done=self._done,
             on_error=self._failed,
@@ -374,7 +387,7 @@ class RunPanel(QWidget):
             )
         ]
         status = f"Run #{summary.get('run_id')} {esc(summary.get('status', ''))}"
-        self.summary.setText(" · ".join([status, *parts]))
+        self.summary.setText(" · ".join([status, *parts]) + _spread_html(summary, self.activity.id))
         headline = summary.get(self.activity.headline)
         if isinstance(headline, int | float):
             self.live.setText(f"{headline:.0f}%")
@@ -403,23 +416,40 @@ def _run_job(
     given: dict[str, Any],
     resume: int | None,
     at_once: int | None,
+    trials: int = 1,
 ) -> dict[str, Any]:
     """The worker's part of a run: the activity's preparation, then the engine's one run
-    loop (:func:`engine.runs.run`)."""
+    loop (:func:`engine.runs.run`), or ``trials`` of them (:func:`engine.trials.run_trials`:
+    the last trial's summary, with the set's ``trial_set``, ``run_ids`` and ``spread``)."""
     from engine.runs import run
+    from engine.trials import TABLE_KEYS, run_trials, spread
 
     if resume is None:
         given = prepare(job, given)
-    return run(
-        job.store,
-        activity_id,
-        dataset,
-        given,
-        resume=resume,
-        pool=host.pool,
-        progress=job.progress,
-        cancel=job.cancel,
-        concurrency=at_once,
+    options = {"pool": host.pool, "progress": job.progress, "cancel": job.cancel,
+               "concurrency": at_once}  # fmt: skip
+    if trials == 1:
+        return run(job.store, activity_id, dataset, given, resume=resume, **options)
+    found = run_trials(job.store, activity_id, dataset, given, trials, **options)
+    last = found.summaries[-1]
+    return {**last, "trial_set": found.name, "run_ids": found.run_ids,
+            "spread": spread(job.store, found.run_ids, list(TABLE_KEYS))}  # fmt: skip
+
+
+def _spread_html(summary: dict[str, Any], activity_id: str) -> str:
+    """A trial set's spread under the last trial's summary (nothing for one run)."""
+    from engine.trials import spread_text
+
+    if not summary.get("spread"):
+        return ""
+    ids = ", ".join(f"#{r}" for r in summary["run_ids"])
+    parts = [
+        f"{esc(metric_label(k, activity_id))}: <b>{esc(spread_text(v))}</b>"
+        for k, v in summary["spread"].items()
+    ]
+    return (
+        f"<br>Trial set {esc(summary['trial_set'])} (runs {ids}), mean ± spread between "
+        f"trials [95% interval]: " + " · ".join(parts)
     )
 
 
