@@ -65,21 +65,22 @@ def _loads(text: str) -> Any:
     return json.loads(text)
 
 
-def _decode(row: dict[str, Any]) -> dict[str, Any]:
+def _decode(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> dict[str, Any]:
     out = dict(row)
-    for key in JSON_COLUMNS & out.keys():
+    for key in set(columns) & out.keys():
         if isinstance(out[key], str):
             out[key] = _loads(out[key])
     return out
 
 
-def _run_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A decoded run row whose ``running`` status reads ``interrupted`` once its owner is
-    gone (runs stored before owners were recorded have none: they are gone too)."""
-    run = _decode(row)
-    if run.get("status") == "running" and owner_alive(run) is False:
-        run["status"] = "interrupted"
-    return run
+def owned_view(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> dict[str, Any]:
+    """A row of a table whose rows record the process at work on them (runs, trainings),
+    its JSON ``columns`` decoded, its ``running`` status read ``interrupted`` once that
+    process is gone (rows stored before owners were recorded have none: gone too)."""
+    out = _decode(row, columns)
+    if out.get("status") == "running" and owner_alive(out) is False:
+        out["status"] = "interrupted"
+    return out
 
 
 def check_path(path: str | Path | None = None) -> None:
@@ -274,7 +275,7 @@ class Store(ScoreRows):
         from sqlite_utils.db import NotFoundError
 
         try:
-            return _run_view(self.db["runs"].get(run_id))
+            return owned_view(self.db["runs"].get(run_id))
         except NotFoundError:
             raise StoreError(f"no run with id {run_id}") from None
 
@@ -282,7 +283,7 @@ class Store(ScoreRows):
         """Runs, newest first (statuses as in :meth:`run`)."""
         where, args = ("activity = ?", [activity]) if activity else (None, None)
         rows = self.db["runs"].rows_where(where, args, order_by="id desc", limit=limit)
-        return [_run_view(r) for r in rows]
+        return [owned_view(r) for r in rows]
 
     def live(self, run: int | dict[str, Any]) -> bool:
         """Whether a run (id or dict) may still be at work: its status reads ``running``.

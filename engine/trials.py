@@ -179,13 +179,13 @@ def _at_once(
     connection to the database, ``per_trial`` items in flight); Ctrl-C cancels them all."""
     lock, stop = threading.Lock(), threading.Event()
     seen: dict[int, tuple[int, int]] = {}
+    before = sum(1 for r in plan.done.values() if r["status"] == "finished")  # not played
 
     def tell(k: int) -> ProgressCallback:
         def report(p: Progress) -> None:
             with lock:
                 seen[k] = (p.done, p.total)
                 each = max(t for _, t in seen.values())
-                before = sum(1 for j, r in plan.done.items() if r["status"] == "finished")
                 done = sum(d for d, _ in seen.values()) + before * each
                 if progress is not None:
                     info = {**p.info, "trial": k, "trials": plan.trials}

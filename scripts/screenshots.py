@@ -130,15 +130,21 @@ class Shooter:
         p.end_session()
         self.wait(lambda: p.stack.currentIndex() == 2 and not p.busy)
 
-    def exam_evaluation(self) -> None:
+    def evaluate(self, method: str, limit: int, timeout: float = 600.0) -> Any:
+        """A model evaluation of the sample questions with ``method``, run to its end on the
+        Exam screen's second tab; returns the screen."""
         exam = self.window.go("exam")
         exam.tabs.setCurrentIndex(1)
         ev = exam.evaluation
         ev.dataset.select("explaincpe-sample")
-        ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("logprob"))
-        ev.limit.setValue(8)
+        ev.fields["method"].setCurrentIndex(ev.fields["method"].findData(method))
+        ev.limit.setValue(limit)
         ev.run()
-        self.wait(lambda: ev.job is None, what="the evaluation")
+        self.wait(lambda: ev.job is None, timeout, f"the {method} evaluation")
+        return exam
+
+    def exam_evaluation(self) -> None:
+        exam = self.evaluate("logprob", 8)
         self.shot("exam-evaluation", "exam")
         exam.tabs.setCurrentIndex(0)
 
@@ -223,14 +229,7 @@ class Shooter:
 
     def rate(self) -> None:
         """A generated evaluation's explanations rated blind: two rated, the third begun."""
-        exam = self.window.go("exam")
-        exam.tabs.setCurrentIndex(1)
-        ev = exam.evaluation
-        ev.dataset.select("explaincpe-sample")
-        ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("generate"))
-        ev.limit.setValue(5)
-        ev.run()
-        self.wait(lambda: ev.job is None, 1800, "the generated evaluation")
+        exam = self.evaluate("generate", 5, 1800)
         exam.tabs.setCurrentIndex(0)
         r = self.window.go("results")
         r.reload()

@@ -143,12 +143,14 @@ def judged_summary(store: Store, run_id: int) -> dict[str, JSONDict]:
     run's own accuracy on them) and, where a letter was also picked, ``letter_accuracy``,
     ``agreement`` (percent of answers where "correct" and the letter's rightness agree)
     and Cohen's ``kappa`` (None when it is undefined)."""
-    answers = {str(a["item_key"]): a for a in store.answers(run_id)}
     verdicts: dict[str, dict[str, float | None]] = {}
     for row in store.rated_rows([run_id], NAME):
         if row["key"] == "judged":
             who = str(row["scorer"]).split("@", 1)[1]
             verdicts.setdefault(who, {})[str(row["item_key"])] = row["value"]
+    if not verdicts:  # most runs: no answer read for nothing
+        return {}
+    answers = {str(a["item_key"]): a for a in store.answers(run_id)}
     return {who: _summary(found, answers) for who, found in verdicts.items()}
 
 

@@ -22,15 +22,14 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from engine.dbfile import StoreError, now
-from engine.owner import current_owner, host, owner_alive
+from engine.owner import current_owner, host
+from engine.store import FINAL_STATUSES, owned_view
 
 if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import JSONDict
 
 JSON_COLUMNS = ("data", "settings", "loss_curve", "evals", "result")
-#: The statuses a training closes with (as a run's: :data:`engine.store.FINAL_STATUSES`).
-FINAL = ("finished", "cancelled", "failed")
 
 
 def _dump(value: Any) -> str:
@@ -38,13 +37,7 @@ def _dump(value: Any) -> str:
 
 
 def _view(row: dict[str, Any]) -> JSONDict:
-    out = dict(row)
-    for key in JSON_COLUMNS:
-        if isinstance(out.get(key), str):
-            out[key] = json.loads(out[key])
-    if out.get("status") == "running" and owner_alive(out) is False:
-        out["status"] = "interrupted"
-    return out
+    return owned_view(row, JSON_COLUMNS)
 
 
 def start(
@@ -132,6 +125,6 @@ def finish(
     store: Store, training_id: int, status: str, result: JSONDict, error: str | None = None
 ) -> None:
     """Close a training: ``status`` is finished, cancelled or failed."""
-    if status not in FINAL:
+    if status not in FINAL_STATUSES:
         raise StoreError(f"a training cannot be finished as {status!r}")
     update(store, training_id, status=status, result=result, error=error, finished=now())
