@@ -265,7 +265,7 @@ LOOP_OPTIONS = (
     "resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency", "tags"
 )  # fmt: skip
 #: What ``tags`` may hold: stored with a run's settings, kept when it is resumed.
-TAGS = ("trial", "trials", "trial_set")
+TAGS = ("trial", "trials", "trial_set", "golden")
 
 
 def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSONDict) -> JSONDict:

@@ -288,23 +288,30 @@ def clustered_interval(
     return float(low), float(high)
 
 
-def paired_sets(store: Store, a: Sequence[int], b: Sequence[int]) -> JSONDict | None:
-    """Two trial sets (their runs in trial order) compared on their accuracy, each case of
-    trial ``k`` of one paired with the same case of trial ``k`` of the other: the pairs, the
-    cases, how many pairs only one got right, the mean difference B − A in points with the
+def paired_sets(
+    store: Store, a: Sequence[int], b: Sequence[int], key: str = "accuracy", scale: float = 1.0
+) -> JSONDict | None:
+    """Two trial sets (their runs in trial order; one run each is a set of one trial)
+    compared on ``key`` (accuracy, or a score each answer carries: ``patient_recall``,
+    ``turns``…), each case of trial ``k`` of one paired with the same case of trial ``k`` of
+    the other: the pairs, the cases, how many pairs are higher in A (``only_a``: right in A
+    only, for accuracy) and in B, the means of A and B, the mean difference B − A with the
     95% interval and two-sided p of a bootstrap that resamples whole cases (with all their
-    trials' pairs). None when the sets share no case and trial."""
+    trials' pairs); each value is multiplied by ``scale`` first (100: a fraction in
+    percent). None when the sets share no case and trial."""
     import numpy as np
 
     diffs: dict[str, list[float]] = {}
+    pairs: list[tuple[float, float]] = []
     only_a = only_b = 0
     for run_a, run_b in zip(a, b, strict=False):  # trial k with trial k
-        right_a = _per_case(store, [run_a], "accuracy")
-        right_b = _per_case(store, [run_b], "accuracy")
+        right_a = _per_case(store, [run_a], key)
+        right_b = _per_case(store, [run_b], key)
         for case in right_a.keys() & right_b.keys():
-            x, y = right_a[case][0], right_b[case][0]
+            x, y = right_a[case][0] * scale, right_b[case][0] * scale
             only_a, only_b = only_a + (x > y), only_b + (y > x)
             diffs.setdefault(case, []).append(y - x)
+            pairs.append((x, y))
     if not diffs:
         return None
     values = [d for v in diffs.values() for d in v]
@@ -319,6 +326,9 @@ def paired_sets(store: Store, a: Sequence[int], b: Sequence[int]) -> JSONDict | 
         "trials": min(len(a), len(b)),
         "only_a": only_a,
         "only_b": only_b,
+        "key": key,
+        "mean_a": statistics.fmean(x for x, _ in pairs),
+        "mean_b": statistics.fmean(y for _, y in pairs),
         "diff": statistics.fmean(values),
         "low": low,
         "high": high,

@@ -67,7 +67,7 @@ TOOLS = (
         "train",
         "Train",
         "gui.widgets.qt_train:TrainScreen",
-        "Train the FrenchMedMCQA paper's reader: loss curve, Stop, evaluate",
+        "Train a French reader or a consultation doctor: loss curve, Stop, evaluate",
     ),
     Screen(
         "models",

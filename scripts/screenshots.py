@@ -348,9 +348,10 @@ class Shooter:
     def train(self) -> None:
         """A reader trained on the French sample for three short epochs, its loss curve."""
         t = self.window.go("train")
-        t.dataset.select("frenchmedmcqa-sample")
-        t.epochs.setValue(3)
-        t.name.setText("minilm-sample")
+        page = t.form.choose("french-reader")
+        page.data.select("frenchmedmcqa-sample")
+        page.fields["epochs"].setValue(3)
+        page.name.setText("minilm-sample")
         t.train()
         self.wait(lambda: t.job is None, what="the training")
         t.table.selectRow(0)

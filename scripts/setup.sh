@@ -37,14 +37,29 @@ CMAKE_FLAGS=${MEDEXAM_LLAMA_CMAKE_ARGS:-$PORTABLE${GPU_FLAGS:+ $GPU_FLAGS}}
 # The build's key: its flags and the lean file's content (not its path: one cache per user).
 llama_key=llama-$LLAMA_VERSION-$( (echo "$CMAKE_FLAGS"; cat "$LEAN_CMAKE") | sha256sum | cut -c1-12)
 
+# llama-cpp-python's sdist, kept once: its wheels are built from it, and the llama.cpp it
+# vendors holds the converter of LoRA adapters to GGUF (medexam train doctor).
+llama_sdist() {
+  local dir=${XDG_CACHE_HOME:-$HOME/.cache}/medexam/sdist
+  local file=$dir/llama_cpp_python-$LLAMA_VERSION.tar.gz
+  mkdir -p "$dir"
+  if [ ! -f "$file" ]; then
+    "$1" -m pip --disable-pip-version-check -q download --no-deps --no-binary :all: \
+      -d "$dir" "llama-cpp-python==$LLAMA_VERSION" >&2
+  fi
+  echo "$file"
+}
+
 # llama-cpp-python is source-only: build it once per set of flags and keep the wheel.
 llama_wheel() {
   local cache=${XDG_CACHE_HOME:-$HOME/.cache}/medexam/wheels/$llama_key
   mkdir -p "$cache"
   if ! ls "$cache"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    local sdist
+    sdist=$(llama_sdist "$1")
     echo "medexam: building llama-cpp-python $LLAMA_VERSION ($CMAKE_FLAGS); this takes a few minutes once" >&2
     CMAKE_ARGS="$LEAN $CMAKE_FLAGS" "$1" -m pip --disable-pip-version-check -q wheel \
-      --no-deps --no-cache-dir -w "$cache" "llama-cpp-python==$LLAMA_VERSION" >&2
+      --no-deps --no-cache-dir -w "$cache" "$sdist" >&2
   fi
   ls "$cache"/llama_cpp_python-*.whl
 }
@@ -98,4 +113,15 @@ fi
 # 5. medexam itself, editable, with the test tools.
 echo "medexam: installing the project"
 pip install -e ".[dev]"
+
+# 6. llama.cpp's converter of LoRA adapters to GGUF, from the sdist's vendored llama.cpp
+#    (engine.train.lora looks for it here).
+tools=.venv/share/medexam/llama.cpp
+if [ ! -f "$tools/convert_lora_to_gguf.py" ]; then
+  sdist=$(llama_sdist "$py")
+  top=llama_cpp_python-$LLAMA_VERSION/vendor/llama.cpp
+  mkdir -p "$tools"
+  tar -xzf "$sdist" -C "$tools" --strip-components=3 "$top/convert_lora_to_gguf.py" \
+    "$top/convert_hf_to_gguf.py" "$top/conversion" "$top/gguf-py"
+fi
 echo "$stamp_value" > .venv/.medexam-stamp

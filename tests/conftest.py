@@ -48,6 +48,15 @@ def db_path(tmp_path: Path) -> str:
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user data folder of the test's own (trained models and settings go there)."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("MEDEXAM_HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
 def models_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty models folder and a user data folder of its own (its settings and added
     models); Gemma, which lives in the models folder, is left out of the catalog."""

@@ -1,6 +1,6 @@
 """Trainings that cannot start say why in one line and leave no training "running": a bad
 encoder folder, a data set of another activity's kind, a name already taken, a context
-without a corpus; and the kinds' registry."""
+without a corpus, too little memory; and the kinds' registry."""
 
 from __future__ import annotations
 
@@ -94,5 +94,19 @@ def test_the_kinds_registry() -> None:
     assert "french-reader" in kinds()
     kind = get_kind("french-reader")
     assert kind.activity == "french" and kind.artefact == "reader"
-    with pytest.raises(ValueError, match="unknown training kind 'doctor'"):
-        get_kind("doctor")
+    assert {"french-reader", "doctor", "french-writer"} <= set(kinds())
+    assert get_kind("doctor").data_flag == "--dialogues"
+    with pytest.raises(ValueError, match="unknown training kind 'nope'"):
+        get_kind("nope")
+
+
+def test_too_little_memory(ready: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import psutil
+
+    class Tiny:
+        available = 2**20
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Tiny())
+    line = one_error_line(train(ready, "--name", "x"))
+    assert "GiB of memory" in line and "choose a smaller encoder" in line
+    none_running(ready)

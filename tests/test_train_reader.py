@@ -31,14 +31,6 @@ def invoke(db_path: str, *args: str):
     return CliRunner().invoke(cli, ["--db", db_path, *args])
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("MEDEXAM_HOME", str(folder))
-    return folder
-
-
 def part(source: Path, start: int, n: int, target: Path) -> Path:
     """``n`` questions of a FrenchMedMCQA file from ``start`` (the file opens with a long run
     of one-answer questions: a slice further in mixes them)."""

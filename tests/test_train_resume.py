@@ -36,15 +36,6 @@ SETTINGS = {
 KILL_AT = 4  # after the checkpoint of step 3, mid-epoch 2, before its end
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user data folder of the test's own (trained models go there)."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("MEDEXAM_HOME", str(folder))
-    return folder
-
-
 def weights(name: str) -> dict:
     from safetensors.torch import load_file
 

@@ -13,6 +13,7 @@ from engine.cli.importing import import_options
 from engine.cli.running import (
     RunOptions,
     execute,
+    execute_run,
     metric_lines,
     progress_bar,
     run_options,
@@ -332,6 +333,48 @@ def consult_table(app: AppContext, run_ids: tuple[int, ...], fmt: str, no_bounds
     click.echo(render_table(paper_table(app.store, run_ids, bounds=not no_bounds), fmt))
 
 
+#: What `consult compare` pairs by case: the task, the facts elicited, the questions.
+COMPARED = ("accuracy", "patient_recall", "patient_f1", "doctor_f1", "turns")
+
+
+@consult.command("compare")
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@json_option
+@pass_app
+def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> None:
+    """Two consultation runs paired case by case (a base and a fine-tuned doctor, say): per
+    score, A's and B's means over the shared cases, B − A with its 95% interval and the
+    two-sided p of a bootstrap over cases, and how many cases are higher in each."""
+    from engine.consult.metrics import PERCENT_SCORES
+    from engine.trials import TABLE_KEYS, paired_sets
+
+    for run_id in (run_a, run_b):
+        if app.store.run(run_id)["activity"] != "consult":
+            raise click.UsageError(f"run {run_id} is not a consultation run")
+    found = {
+        k: paired_sets(app.store, [run_a], [run_b], k, 100.0 if k in PERCENT_SCORES else 1.0)
+        for k in COMPARED
+    }
+    found = {k: v for k, v in found.items() if v is not None}
+    if as_json:
+        echo_json({"a": run_a, "b": run_b, "compared": found})
+        return
+    if not found:
+        raise click.UsageError(f"runs {run_a} and {run_b} share no answered case")
+    first = next(iter(found.values()))
+    click.echo(f"run {run_a} (A) against run {run_b} (B), paired on {first['cases']} cases")
+    click.echo(f"{'':<13} {'A':>7} {'B':>7} {'B − A':>7}  {'95% interval':<17} {'p':>6}  A>B  B>A")
+    for key, f in found.items():
+        span = f"[{f['low']:.2f}, {f['high']:.2f}]" if f["low"] is not None else "—"
+        p = f"{f['p']:.3f}" if f["p"] is not None else "—"
+        label = TABLE_KEYS.get(key) or TABLE_KEYS[f"avg_{key}"]
+        click.echo(
+            f"{label:<13} {f['mean_a']:>7.2f} {f['mean_b']:>7.2f} {f['diff']:>7.2f}  "
+            f"{span:<17} {p:>6}  {f['only_a']:>3}  {f['only_b']:>3}"
+        )
+
+
 @consult.command("export-dialogues")
 @click.argument("run_ids", nargs=-1, type=int, required=True)
 @click.option(
@@ -356,6 +399,68 @@ def consult_export_dialogues(
     with open(out_path, "w", encoding="utf-8") as out:
         n = write_dialogues(app.store, run_ids, out, answer=answer, correct_only=correct_only)
     click.echo(f"wrote {n} dialogues to {out_path}")
+
+
+@consult.command("golden")
+@click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
+@click.option("--name", help="Name of the golden set (what 'train doctor --dialogues' takes).")
+@click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
+@click.option(
+    "--patient-mode",
+    type=click.Choice(["paper", "grounded"]),
+    default="paper",
+    show_default=True,
+    help="How the patient plays (see 'consult run --help').",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N cases.")
+@click.option("--replace", is_flag=True, help="Replace a golden set of that name.")
+@run_options
+@pass_app
+def consult_golden(
+    app: AppContext,
+    cases_name: str | None,
+    name: str | None,
+    patient_name: str | None,
+    patient_mode: str,
+    limit: int | None,
+    replace: bool,
+    run: RunOptions,
+) -> None:
+    """Build golden dialogues to fine-tune a doctor on: in each turn the doctor asks about
+    one key of the case and the patient model answers; the doctor ends with the case's
+    diagnosis. Stored as a consultation run (show it with 'consult show', write it with
+    'consult export-dialogues'); the last line is the summary as JSON.
+
+    \b
+    medexam consult golden --cases agentclinic-train --patient smollm2 --name golden-train
+    """
+    from engine.consult.golden import forget_runs, golden_settings
+
+    settings: Any = ConsultSettings()
+    tags, old = None, []
+    if run.resume is None:
+        if not name:
+            raise click.UsageError("give --name (or --resume RUN)")
+        cases_name = _cases_name(app, cases_name)
+        settings, tags, old = golden_settings(
+            app.store, name, patient=patient_name, limit=limit, patient_mode=patient_mode,
+            replace=replace,
+        )  # fmt: skip
+
+    def show(summary: dict[str, Any]) -> None:
+        if not run.quiet:
+            found = app.store.run(summary["run_id"])["settings"].get("golden")
+            click.echo(
+                f"golden set {found!r}: run {summary['run_id']} ({summary['status']}), "
+                f"{summary['n']} dialogues, {summary.get('avg_turns') or 0:.1f} questions each"
+            )
+            click.echo(f"train a doctor on it: medexam train doctor --dialogues {found} "
+                       f"--name {found}-doctor")  # fmt: skip
+        click.echo(json.dumps(summary, default=str))
+
+    summary = execute_run(app, "consult", cases_name, settings, run, title=f"golden set {name or ''}",
+                          show=show, note=_note, tags=tags)  # fmt: skip
+    forget_runs(app.store, old, summary)
 
 
 @consult.command("show")

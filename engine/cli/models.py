@@ -14,13 +14,14 @@ from engine.models.checks import checked_default, problems
 from engine.models.server import split_credentials
 
 
-def _line(m: ModelInfo, status: dict[str, Any] | None) -> str:
+def _line(m: ModelInfo, status: dict[str, Any] | None, width: int = 16) -> str:
     """One row of ``models list``: what the model's backend says of it in short, whether it
-    answers (a remote model), its origin and where it is."""
+    answers (a remote model), its origin and where it is (a fine-tuned model's adapter)."""
     what = m.summary(long=True)
     if status is not None:
         what += " · " + ("answers" if status["answers"] else "does not answer")
-    return f"{m.name:<16} {what:<54} {m.origin:<9} {m.location}"
+    where = getattr(m, "lora", None) or m.location
+    return f"{m.name:<{width}} {what:<54} {m.origin:<9} {where}"
 
 
 def _statuses(found: list[ModelInfo]) -> dict[str, dict[str, Any]]:
@@ -58,9 +59,10 @@ def models_list(as_json: bool) -> None:
         ]
         echo_json(rows)
         return
-    click.echo(f"{'name':<16} {'model':<54} {'origin':<9} where")
+    width = max([16, *(len(m.name) for m in found)])
+    click.echo(f"{'name':<{width}} {'model':<54} {'origin':<9} where")
     for m in found:
-        click.echo(_line(m, status.get(m.name)))
+        click.echo(_line(m, status.get(m.name), width))
     click.echo(f"default chat model: {default}")
     if bad:
         click.echo(f"{len(bad)} model file(s) cannot be used:")

@@ -138,6 +138,7 @@ def execute_run(
     show: Callable[[dict[str, Any]], None],
     note: Callable[[Progress], str] | None = None,
     load: dict[str, Any] | None = None,
+    tags: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
     summary, and end the way a command line should: Ctrl-C cancels the run (exit 130, saying
@@ -146,7 +147,8 @@ def execute_run(
     (:func:`engine.fields.settings_options`): a new run gets all of them, a resumed one only
     those typed on the command line (anything that differs from the run's own is refused).
     ``run`` says which run to resume, the items in flight at once and whether to be
-    quiet (:func:`run_options`); ``load`` holds the models' load settings (``n_ctx``…)."""
+    quiet (:func:`run_options`); ``load`` holds the models' load settings (``n_ctx``…);
+    ``tags`` are stored with a new run (:func:`engine.runs.run`)."""
     from engine.fields import as_dict, given_on_command_line
     from engine.models.pool import default_pool
     from engine.progress import Cancel
@@ -174,6 +176,7 @@ def execute_run(
                 cancel=cancel,
                 on_start=started.append,
                 concurrency=run.concurrency,
+                tags=tags,
             )
     except KeyboardInterrupt as exc:
         if started:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import sys
 from collections.abc import Iterator
@@ -13,9 +14,10 @@ from typing import Any
 import click
 
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
-from engine.cli.running import progress_bar
+from engine.cli.running import RunOptions, execute_run, metric_lines, progress_bar, run_options
 from engine.fields import as_dict, settings_options
 from engine.progress import Cancel, Progress
+from engine.train.evaluate import trained_model
 from engine.train.kinds import TrainingKind, kinds
 
 
@@ -40,14 +42,15 @@ def _started(app: AppContext, quiet: bool, found: list[int]) -> Any:
         if not quiet:
             row = get(app.store, training_id)
             data = row["data"] or {}
-            context = data.get("retriever") or "none"
-            where = (
-                "no context" if context == "none" else f"{context} context from {data['corpus']}"
-            )
+            about = data.get("about")
+            if not about:  # a reader
+                context = data.get("retriever") or "none"
+                where = "no context" if context == "none" else f"{context} context from {data['corpus']}"  # fmt: skip
+                about = (f"{data.get('encoder_label', '')}, {where}, {data.get('n_train')} "
+                         f"examples, {len(data.get('classes') or [])} classes")  # fmt: skip
             click.echo(
                 f"training {training_id} ({row['kind']} {row['name']!r}) on {row['device']}: "
-                f"{data.get('encoder_label', '')}, {where}, {data.get('n_train')} examples, "
-                f"{len(data.get('classes') or [])} classes, {row['n_steps']} steps",
+                f"{about}, {row['n_steps']} steps",
                 err=True,
             )
 
@@ -69,8 +72,9 @@ def _show(row: dict[str, Any]) -> None:
             f"{row['name']!r}{scores}, {result.get('examples_per_s')} examples/s"
         )
         click.echo(f"saved in {result.get('path')}")
-        if row["kind"] == "french-reader":
-            click.echo(f"evaluate it: medexam french run --reader {row['name']} --dataset DATASET")
+        if row["kind"] != "french-reader":
+            click.echo(f"it is the model {trained_model(row)} ('medexam models list')")
+        click.echo(f"evaluate it: medexam train evaluate {row['id']} --dataset DATASET")
         return
     click.echo(
         f"Error: training {row['id']} {row['status']}"
@@ -144,8 +148,8 @@ def execute_training(
 
 
 def _kind_command(kind: TrainingKind) -> click.Command:
-    @click.command(kind.id, help=f"Train a {kind.name} on a data set and keep it as NAME.")
-    @click.option("--dataset", required=True, help="Data set to train on.")
+    @click.command(kind.id, help=f"Train a {kind.name} and keep it as NAME.")
+    @click.option(kind.data_flag, "dataset", required=True, help=kind.data_help)
     @click.option("--name", required=True, help="Name of the trained model.")
     @click.option("--replace", is_flag=True, help="Replace a trained model of that name.")
     @settings_options(kind.settings_class())
@@ -171,6 +175,44 @@ def train_resume(app: AppContext, training_id: int, as_json: bool) -> None:
     """Go on with a training that stopped (cancelled, failed, or its process killed) from its
     last checkpoint, with its own data set and settings."""
     execute_training(app, "", None, None, resume=training_id, quiet=as_json)
+
+
+#: What `train evaluate` prints of a run's summary, by activity.
+SHOWN = {
+    "french": ("hamming", "emr"),
+    "consult": ("patient_recall", "patient_f1", "doctor_f1", "accuracy", "avg_turns"),
+}
+
+
+@train.command("evaluate")
+@click.argument("training_id", type=int)
+@click.option("--dataset", required=True, help="French data set, or case data set for a doctor.")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N items.")
+@run_options
+@pass_app
+def train_evaluate(
+    app: AppContext, training_id: int, dataset: str, limit: int | None, run: RunOptions
+) -> None:
+    """A run of what a training made: a French run of a reader or writer (with the passage
+    it was trained with), a consultation run of a doctor. The last line is its summary."""
+    from engine.activities import activity
+    from engine.train.evaluate import EVALUATED_ON, run_settings
+    from engine.train.records import get
+
+    row = get(app.store, training_id)
+    activity_id = EVALUATED_ON.get(row["kind"], "")
+    if row["status"] != "finished" or not activity_id:
+        raise click.UsageError(f"training {training_id} ({row['status']}) made nothing to evaluate")
+    settings = activity(activity_id).settings_class()(**run_settings(row), limit=limit)
+
+    def show(summary: dict[str, Any]) -> None:
+        if not run.quiet:
+            click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} items")
+            metric_lines(activity_id, summary, SHOWN[activity_id])
+        click.echo(json.dumps(summary, default=str))
+
+    execute_run(app, activity_id, dataset, settings, run, title=f"{row['name']} on {dataset}",
+                show=show)  # fmt: skip
 
 
 @train.command("list")

@@ -50,6 +50,11 @@ CaseMetrics: TypeAlias = "dict[str, float | int | bool | None]"
 #: Per-consultation metrics as read back (stored scores, or :data:`CaseMetrics`).
 MetricRows: TypeAlias = "Sequence[Mapping[str, JSONValue]]"
 
+#: The scores an answer holds as fractions and a summary shows in percent.
+PERCENT_SCORES = (
+    "patient_recall", "patient_precision", "patient_f1",
+    "doctor_recall", "doctor_precision", "doctor_f1",
+)  # fmt: skip
 SUMMARY_KEYS = (
     "patient_recall",
     "patient_precision",
@@ -290,7 +295,7 @@ def summarize(per_case: MetricRows) -> Summary:
     n = len(per_case)
     revealed_n = sum(m.get("revealed", 0) for m in per_case)
     leaked_n = sum(m.get("leaked", 0) for m in per_case)
-    out: Summary = {key: _pct(per_case, key) for key in SUMMARY_KEYS[:6]}
+    out: Summary = {key: _pct(per_case, key) for key in PERCENT_SCORES}
     out["accuracy"] = (
         round(100 * sum(bool(m.get("correct")) for m in per_case) / n, 2) if n else 0.0
     )

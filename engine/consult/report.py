@@ -204,17 +204,36 @@ def final_answer(case: Case, chosen: str | None, use_gold: bool = True) -> str:
     return f"The most likely diagnosis is {diagnosis}." if diagnosis else "I cannot answer."
 
 
+def closing_words(case: Case, chosen: str | None, use_gold: bool = True) -> str:
+    """A doctor's closing turn in words, for a doctor that never sees the task's options:
+    the diagnosis (a multiple-choice case's right option's text, or ``chosen``'s)."""
+    task = case.task
+    if task.kind == "mcq":
+        diagnosis = task.options.get(task.answer if use_gold else (chosen or ""), "")
+    else:
+        diagnosis = task.diagnosis if use_gold else (chosen or "")
+    if not diagnosis:
+        return "I have no more questions, but I cannot name a diagnosis."
+    return f"Thank you, I have no more questions. The most likely diagnosis is {diagnosis}."
+
+
 def dialogue_records(
-    store: Store, run_id: int, answer: str = "gold", correct_only: bool = False
+    store: Store,
+    run_id: int,
+    answer: str = "gold",
+    correct_only: bool = False,
+    for_doctor: bool = False,
 ) -> Iterator[JSONDict]:
     """One chat-format record per consultation of run ``run_id``: ``{"messages": [...],
     "case", "run_id", "doctor", "correct"}``. ``answer`` is ``gold`` (the case's answer, as
     golden dialogues have) or ``run`` (the answer the run gave); ``correct_only`` keeps the
-    consultations whose task was answered right."""
+    consultations whose task was answered right. ``for_doctor`` gives the dialogue as a
+    model doctor meets it in a run (:class:`~engine.consult.doctor.ModelDoctor`'s own
+    system prompt, no task) ending with the diagnosis in words (:func:`closing_words`): what
+    a doctor is fine-tuned on."""
     from engine.consult.cases import load_cases
-    from engine.consult.doctor import LONG_PROMPT, PROMPT_QUESTIONS
+    from engine.consult.doctor import ModelDoctor
     from engine.consult.solve import task_text
-    from engine.consult.text import LANGUAGE_NAMES
 
     if answer not in ("gold", "run"):
         raise ReportError(f"unknown answer {answer!r} (gold or run)")
@@ -228,17 +247,19 @@ def dialogue_records(
         case = cases.get(a["item_key"])
         if case is None or (correct_only and not a["correct"]):
             continue
-        language = LANGUAGE_NAMES.get(case.language, "English")
-        system = LONG_PROMPT.format(questions=PROMPT_QUESTIONS, language=language)
-        messages = [{"role": "system", "content": f"{system}\n\nTask:\n{task_text(case.task)}"}]
+        system = ModelDoctor(None).system_prompt(case)  # the long prompt, in the case's language
+        if not for_doctor:
+            system = f"{system}\n\nTask:\n{task_text(case.task)}"
+        messages = [{"role": "system", "content": system}]
         for t in store.turns(run_id, a["item_key"]):
             if (t["extra"] or {}).get("kind") == "conclusion":
                 continue
             role = "assistant" if t["role"] == "doctor" else "user"
             messages.append({"role": role, "content": t["text"]})
-        messages.append(
-            {"role": "assistant", "content": final_answer(case, a["chosen"], answer == "gold")}
-        )
+        use_gold = answer == "gold"
+        closing = closing_words(case, a["chosen"], use_gold) if for_doctor else final_answer(
+            case, a["chosen"], use_gold)  # fmt: skip
+        messages.append({"role": "assistant", "content": closing})
         yield {
             "messages": messages,
             "case": case.id,

@@ -7,6 +7,8 @@
 * Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
   folder.
+* Fine-tuned models (:mod:`engine.train.doctor`): a base GGUF with a trained LoRA,
+  named ``BASE+NAME`` (``smollm2+doctor-ft``), found among the trained artefacts.
 * Models served over the OpenAI API (vLLM, llama-server, Ollama…) added by address
   (:func:`add_served`), remembered there too: the address, the server's model id and the
   name of the environment variable holding the API key (never the key).
@@ -201,6 +203,30 @@ def _locate(name: str) -> GGUFInfo:
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 
+def _trained(only: str | None = None) -> list[GGUFInfo]:
+    """Fine-tuned models (trained doctors): each its base GGUF with its LoRA, named
+    ``BASE+NAME`` (``only``: that one, when there is one)."""
+    import dataclasses
+
+    from engine.train.artefacts import catalog_name, list_artefacts
+
+    out = []
+    for a in list_artefacts(kind="adapter"):
+        name = catalog_name(str(a["base"]), str(a["name"]))
+        if only not in (None, name):
+            continue
+        try:
+            base = resolve(str(a["base"]))
+        except ModelError:
+            continue
+        if isinstance(base, GGUFInfo):
+            described = f"{base.description} + LoRA {a['name']} (training {a['training']})"
+            lora = str(Path(a["path"]) / str(a["lora"]))
+            out.append(dataclasses.replace(
+                base, name=name, origin="trained", description=described, lora=lora))  # fmt: skip
+    return out
+
+
 def resolve(name: str | None = None) -> ModelInfo:
     """The model called ``name`` (an embedded name, an added name or served model, a file in
     the models folder, or a path to a .gguf); ``None`` is the default chat model
@@ -212,6 +238,9 @@ def resolve(name: str | None = None) -> ModelInfo:
         added = _entries().get(name)
         if added is not None:
             return _added_info(name, *added)
+        if "+" in name:
+            for found in _trained(name):
+                return found
     return _locate(name)
 
 
@@ -272,7 +301,7 @@ def list_models() -> list[ModelInfo]:
             out.append(GGUFInfo.read(p.stem, p, "folder"))
         except ModelError:
             continue
-    return out
+    return out + _trained()
 
 
 def open_model(name: str | None = None, **load: Any) -> ChatModel:

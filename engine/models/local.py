@@ -510,6 +510,7 @@ class GGUFInfo(ModelInfo):
     context_length: int  # the trained context, in tokens
     chat_template: bool
     file_size: int
+    lora: str | None = None  # a GGUF LoRA loaded over the file (a trained doctor)
 
     @classmethod
     def read(cls, name: str, path: str | Path, origin: str, description: str = "") -> GGUFInfo:
@@ -553,7 +554,7 @@ class GGUFInfo(ModelInfo):
             ("Kind", "chat (has a chat template)" if self.chat_template else "base (completion)"),
             ("File size", _size(self.file_size)),
             ("File", Path(self.path).name),
-        ]
+        ] + ([("Adapter", str(self.lora))] if self.lora else [])
 
     def placement(self) -> dict[str, Any]:
         """Where the file would load now (:func:`engine.models.gpu.placement`)."""
@@ -573,6 +574,10 @@ def _capabilities(model: LocalModel) -> Capabilities:
 
 
 def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:
+    if info.lora:
+        if not Path(info.lora).is_file():
+            raise ModelError(f"{info.name}: its adapter file is missing ({info.lora})")
+        load = {**load, "lora_path": info.lora}
     return LocalModel(info.path, **load)
 
 

@@ -4,7 +4,9 @@ checkpoints and resume, a seed, and an end (finished, cancelled or failed).
 In stage order: :mod:`~engine.train.kinds` (the registry of what can be trained) →
 :mod:`~engine.train.settings` (what every training takes) → a kind's ``prepare`` (the
 French reader's: :mod:`~engine.train.reader`, :mod:`~engine.train.reader_data`,
-:mod:`~engine.train.reader_task`) → :mod:`~engine.train.loop` (the loop) with
+:mod:`~engine.train.reader_task`; LoRA on a GGUF chat model for the doctor and the French
+writer: :mod:`~engine.train.doctor`, :mod:`~engine.train.writer`,
+:mod:`~engine.train.chat_lora`, :mod:`~engine.train.lora`) → :mod:`~engine.train.loop` (the loop) with
 :mod:`~engine.train.checkpoints` → :mod:`~engine.train.records` (the ``trainings`` table)
 → :mod:`~engine.train.artefacts` (the trained folder, found by name).
 

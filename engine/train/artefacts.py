@@ -47,6 +47,12 @@ def check_name(name: str) -> str:
     return name
 
 
+def catalog_name(base: str, name: str) -> str:
+    """The model catalog's name of adapter ``name`` over model ``base``:
+    ``smollm2+doctor-ft``."""
+    return f"{base}+{name}"
+
+
 def artefact_dir(name: str) -> Path:
     return trained_dir() / check_name(name)
 

@@ -1,6 +1,7 @@
 """A training's checkpoints: everything needed to go on exactly where it stopped.
 
-``checkpoint.pt`` in the training's work folder holds the weights, the optimizer's and the
+``checkpoint.pt`` in the training's work folder holds the trained weights (those that take
+a gradient: :func:`trained_state`), the optimizer's and the
 schedule's state, torch's random state (dropout), where the loop is (step, epoch, batch)
 and what it has recorded so far (loss curve, evaluations, best epoch); ``best.pt`` holds
 the weights of the best epoch so far. Each is written to a temporary file and renamed over
@@ -36,6 +37,20 @@ class Position:
     best: JSONDict | None = None  # {"epoch", "score"} of the best evaluation
 
 
+def trained_state(model: torch.nn.Module) -> dict[str, Any]:
+    """The weights a training changes: its parameters that take a gradient (every one of a
+    fine-tuned reader, only the adapter's of a LoRA), not the frozen base."""
+    names = {n for n, p in model.named_parameters() if p.requires_grad}
+    return {k: v for k, v in model.state_dict().items() if k in names}
+
+
+def _restore(model: torch.nn.Module, state: dict[str, Any]) -> None:
+    missing = set(trained_state(model)) - set(state)
+    unexpected = model.load_state_dict(state, strict=False).unexpected_keys
+    if missing or unexpected:
+        raise ValueError("the checkpoint does not hold this model's trained weights")
+
+
 def _atomic_save(value: Any, path: Path) -> None:
     import torch
 
@@ -55,7 +70,7 @@ def save(
     import torch
 
     state = {
-        "model": model.state_dict(),
+        "model": trained_state(model),
         "optimizer": optimizer.state_dict(),
         "schedule": schedule.state_dict(),
         "rng": torch.get_rng_state(),
@@ -66,7 +81,7 @@ def save(
 
 
 def save_best(folder: Path, model: torch.nn.Module) -> None:
-    _atomic_save(model.state_dict(), folder / BEST)
+    _atomic_save(trained_state(model), folder / BEST)
 
 
 def load(
@@ -80,7 +95,7 @@ def load(
     if not path.is_file():
         return None
     state = torch.load(path, map_location="cpu", weights_only=False)
-    model.load_state_dict(state["model"])
+    _restore(model, state["model"])
     optimizer.load_state_dict(state["optimizer"])
     schedule.load_state_dict(state["schedule"])
     torch.set_rng_state(state["rng"])
@@ -96,5 +111,5 @@ def load_best(folder: Path, model: torch.nn.Module) -> bool:
     path = folder / BEST
     if not path.is_file():
         return False
-    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    _restore(model, torch.load(path, map_location="cpu", weights_only=True))
     return True

@@ -7,6 +7,8 @@ as ``"module:attribute"`` strings imported on first use, so listing the kinds lo
 
 * ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
   kind's own fields, declared with :func:`engine.fields.setting`);
+* ``check`` (optional): ``check(store, data)`` refuses data it cannot train on (default:
+  a data set of the kind's activity), and ``data_flag`` names the CLI option;
 * ``prepare``: ``prepare(store, dataset, settings, device) →``
   :class:`engine.train.loop.Task` — the model, the examples, how a batch is made and scored;
   the loop (:func:`engine.train.loop.train`) does the rest.
@@ -20,12 +22,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine.errors import UserError
 from engine.registry import load
 
+if TYPE_CHECKING:
+    from engine.store import Store
+
 #: The training kinds medexam ships (their modules register them when imported).
-BUILTIN = ("engine.train.reader",)
+BUILTIN = ("engine.train.reader", "engine.train.doctor", "engine.train.writer")
 
 
 class UnknownKind(UserError, ValueError):
@@ -44,12 +50,26 @@ class TrainingKind:
     artefact: str
     settings: str
     prepare: str
+    #: The option that names the data (``--dataset``: a data set of the activity).
+    data_flag: str = "--dataset"
+    data_help: str = "Data set to train on."
+    #: ``check(store, data)`` refusing data the kind cannot train on, before anything is
+    #: created (default: a data set of the kind's activity).
+    check: str | None = None
 
     def settings_class(self) -> type:
         return load(self.settings)  # type: ignore[return-value]
 
     def prepare_function(self) -> object:
         return load(self.prepare)
+
+    def check_data(self, store: Store, data: str) -> None:
+        if self.check is not None:
+            load(self.check)(store, data)  # type: ignore[operator]
+            return
+        from engine.runs import check_dataset
+
+        check_dataset(store, self.activity, data)
 
 
 KINDS: dict[str, TrainingKind] = {}

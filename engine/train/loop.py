@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import UserError
 from engine.fields import SettingError
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
-from engine.runs import _describe, _expected, check_dataset
+from engine.runs import _describe, _expected
 from engine.train import artefacts, checkpoints, records
 from engine.train.checkpoints import Position
 from engine.train.kinds import TrainingKind, get_kind
@@ -86,8 +86,27 @@ def device_label(device: str) -> str:
     return f"CPU ({torch.get_num_threads()} threads)"
 
 
+def check_memory(needed: int, smaller: str) -> None:
+    """Refuse, in one line, a training that needs more than the free memory (``needed``
+    bytes, roughly); ``smaller`` says what to choose instead."""
+    import psutil
+
+    free = psutil.virtual_memory().available
+    if needed > free:
+        raise TrainError(
+            f"training needs about {needed / 2**30:.1f} GiB of memory and "
+            f"{free / 2**30:.1f} GiB is free: choose {smaller}"
+        )
+
+
 def steps_per_epoch(n_examples: int, batch_size: int) -> int:
     return math.ceil(n_examples / batch_size)
+
+
+def total_steps(n_examples: int, settings: JSONDict) -> int:
+    """The steps of a training: every epoch's, or ``max_steps`` when that is fewer."""
+    n = settings["epochs"] * steps_per_epoch(n_examples, settings["batch_size"])
+    return min(n, settings.get("max_steps") or n)
 
 
 def epoch_order(seed: int, epoch: int, n: int) -> list[int]:
@@ -161,13 +180,13 @@ def train(
         kind = get_kind(kind_id)
         if not dataset or not name:
             raise TrainError("give a data set and a name")
-        check_dataset(store, kind.activity, dataset)
+        kind.check_data(store, dataset)
         full = _typed(kind, settings or {})
         _check_new(store, name, replace)
     device = pick_device(full.get("device", "auto"))
     torch.manual_seed(full["seed"])
     task: Task = kind.prepare_function()(store, dataset, full, device)  # type: ignore[operator]
-    n_steps = full["epochs"] * steps_per_epoch(len(task.examples), full["batch_size"])
+    n_steps = total_steps(len(task.examples), full)
     if resume is not None:
         records.claim(store, resume)
         training_id = resume
@@ -253,7 +272,7 @@ def _run(
 ) -> JSONDict:
     folder = artefacts.work_dir(training_id)
     per_epoch = steps_per_epoch(len(task.examples), settings["batch_size"])
-    n_steps = settings["epochs"] * per_epoch
+    n_steps = total_steps(len(task.examples), settings)
     task.model.train()
     optimizer, schedule = _optimizer(task, settings, n_steps)
     at = checkpoints.load(folder, task.model, optimizer, schedule) or Position()
@@ -291,9 +310,9 @@ def _keep_checkpoint(state: _State) -> None:
 def _epochs(state: _State, per_epoch: int, cancel: Cancel | None) -> None:
     settings, task, at = state.settings, state.task, state.at
     n, size = len(task.examples), settings["batch_size"]
-    while at.epoch < settings["epochs"]:
+    while at.epoch < settings["epochs"] and at.step < state.n_steps:
         order = epoch_order(settings["seed"], at.epoch, n)
-        while at.batch < per_epoch:
+        while at.batch < per_epoch and at.step < state.n_steps:
             if cancel is not None:
                 cancel.check()
             chosen = [task.examples[i] for i in order[at.batch * size : (at.batch + 1) * size]]
@@ -306,7 +325,8 @@ def _epochs(state: _State, per_epoch: int, cancel: Cancel | None) -> None:
                 training_id=state.training_id, epoch=at.epoch + 1, loss=round(loss, 4),
                 **state.speed(),
             )  # fmt: skip
-            if at.step % settings["checkpoint_every"] == 0 and at.batch < per_epoch:
+            more = at.batch < per_epoch and at.step < state.n_steps
+            if at.step % settings["checkpoint_every"] == 0 and more:
                 state.checkpoint()
         _end_epoch(state)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.french.items import gold
 from engine.french.reader import ReaderAnswer, format_letters
 from engine.french.scoring import summarise
-from engine.train.loop import Task, pick_device
+from engine.train.loop import Task, check_memory, pick_device
 from engine.train.reader_data import (
     Encoded,
     ReaderError,
@@ -101,6 +101,10 @@ def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task
     classes = labels(items)
     if len(classes) < 2:
         raise ReaderError(f"data set {dataset!r} has fewer than two answer combinations to learn")
+    # the weights, their gradients and AdamW's two moments, and room for the activations
+    weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) or sum(
+        f.stat().st_size for f in folder.glob("*.bin"))  # fmt: skip
+    check_memory(4 * weights + 2**28, "a smaller encoder")
     tokenizer = load_tokenizer(folder, what)
     model = _load_model(folder, what, classes).to(device)
     length = _max_length(tokenizer, model, settings["max_length"])

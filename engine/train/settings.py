@@ -24,6 +24,9 @@ class TrainSettings(Settings):
 
     epochs: int = setting(3, help="Passes over the training examples.", min=1, max=1000)
     limit: int | None = setting(None, help="First N training examples only.", min=1)
+    max_steps: int | None = setting(
+        None, help="Stop after N steps, however many epochs that makes.", min=1
+    )
     batch_size: int = setting(16, help="Examples per step.", min=1, max=4096)
     learning_rate: float = setting(
         5e-5, help="Peak learning rate (AdamW).", min=1e-8, max=1.0, flag="--lr"

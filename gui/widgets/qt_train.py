@@ -1,9 +1,12 @@
-"""Train: a FrenchMedMCQA reader trained in the background (:mod:`engine.train`), its loss
-curve drawn as it goes, Stop (the training ends cancelled and can be resumed), the
-trainings stored in the database, and "Evaluate now" (a French run of the chosen reader on
-a data set, scored as every French run is).
+"""Train: a model of one of the engine's training kinds (:mod:`engine.train`) trained in the
+background — a FrenchMedMCQA reader, or a consultation doctor fine-tuned with LoRA on golden
+dialogues — its loss curve drawn as it goes, Stop (the training ends cancelled and can be
+resumed), the trainings stored in the database, and "Evaluate now": a French run of a
+reader, or a consultation run of a doctor (the model ``BASE+NAME``) on a set of cases,
+scored as every run of its activity is.
 
-The widgets hold layout and wiring only: training, resuming and evaluating are the engine's.
+The form of a new training is :mod:`gui.widgets.qt_train_form`. The widgets hold layout and
+wiring only: training, resuming and evaluating are the engine's.
 """
 
 from __future__ import annotations
@@ -13,16 +16,16 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCharts import QLineSeries, QValueAxis
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
 )
 
+from engine.errors import UserError
+from engine.train.evaluate import EVALUATED_ON, trained_model
 from gui.widgets import charts
 from gui.widgets.common import (
     AppContext,
@@ -30,15 +33,12 @@ from gui.widgets.common import (
     DatasetPicker,
     Header,
     ProgressRow,
-    add_rows,
     button,
-    combo,
     muted,
     page_column,
-    primary,
     show_error,
-    spin_box,
 )
+from gui.widgets.qt_train_form import TrainForm
 
 if TYPE_CHECKING:
     from engine.progress import Progress
@@ -46,25 +46,54 @@ if TYPE_CHECKING:
     from gui.workers import Job, Worker
 
 SUBTITLE = (
-    "Train the FrenchMedMCQA paper's reader: an encoder fine-tuned to pick the combination of "
-    "right options, with or without a retrieved passage. Trained readers answer French runs."
+    "Train a model in the background and watch its loss: a FrenchMedMCQA reader (an encoder "
+    "fine-tuned to pick the right options) or writer (a local chat model fine-tuned with "
+    "LoRA to write them), or a consultation doctor (a local chat model fine-tuned with LoRA "
+    "on golden dialogues). Stop and resume a training; evaluate what it made."
 )
-COLUMNS = ["Id", "Name", "Status", "Steps", "Dev Hamming", "Device"]
+COLUMNS = ["Id", "Kind", "Name", "Status", "Steps", "Dev score", "Final loss", "Device"]
+#: The activity whose data sets a finished training of a kind is evaluated on.
 
 
-def train_job(job: Job, dataset: str, settings: JSONDict, name: str) -> JSONDict:
+def train_job(job: Job, kind: str, data: str, settings: JSONDict, name: str) -> JSONDict:
     from engine.train.loop import train
 
     return train(
-        job.store, "french-reader", dataset, settings, name=name,
-        progress=job.progress, cancel=job.cancel,
-    )  # fmt: skip
+        job.store, kind, data, settings, name=name, progress=job.progress, cancel=job.cancel
+    )
 
 
-def evaluate_job(job: Job, reader: str, dataset: str) -> JSONDict:
-    from engine.french.runner import run_french
+def resume_job(job: Job, training_id: int) -> JSONDict:
+    from engine.train.loop import train
 
-    return run_french(job.store, dataset, reader=reader, progress=job.progress, cancel=job.cancel)
+    return train(job.store, "", resume=training_id, progress=job.progress, cancel=job.cancel)
+
+
+def evaluate_job(job: Job, training_id: int, dataset: str, pool: Any) -> JSONDict:
+    from engine.train.evaluate import evaluate
+
+    return evaluate(
+        job.store, training_id, dataset, pool=pool, progress=job.progress, cancel=job.cancel
+    )
+
+
+def evaluated_text(summary: JSONDict) -> str:
+    """A run's summary in a line: Hamming and EMR of a French run, accuracy of a
+    consultation run."""
+    head = f"Run {summary['run_id']} {summary.get('status', '')}".rstrip()
+    if "hamming" in summary:
+        return (f"{head}: Hamming {summary['hamming']:.1f}, EMR {summary['emr']:.1f} "
+                f"on {summary['n']} questions")  # fmt: skip
+    n = summary.get("n") or summary.get("answered") or 0
+    accuracy = summary.get("accuracy")
+    said = f"diagnosis accuracy {accuracy:.0f}%" if isinstance(accuracy, int | float) else ""
+    return f"{head}: {said} over {n} cases" if said else head
+
+
+def dev_score(row: JSONDict) -> str:
+    """The best epoch's score on the dev set (a reader's Hamming), or — without one."""
+    best = (row.get("result") or {}).get("best") or {}
+    return f"Hamming {best['hamming']:.1f}" if "hamming" in best else "—"
 
 
 class LossCurve(QWidget):
@@ -100,49 +129,38 @@ class LossCurve(QWidget):
 
 
 class TrainScreen(QWidget):
-    """The form of a new reader, its progress and loss curve, and the stored trainings."""
+    """The form of a new training, its progress and loss curve, and the stored trainings."""
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
         self.job: Worker | None = None
+        self.evaluation: Worker | None = None
         self.points: list[list[float]] = []
+        self.rows: list[JSONDict] = []
         outer = page_column(self, Header("Train", SUBTITLE))
-        outer.addWidget(self._form())
+        self.form = TrainForm(ctx, self.train)
+        outer.addWidget(self.form)
         self.progress = ProgressRow()
         self.progress.stop_clicked.connect(self.stop)
         outer.addWidget(self.progress)
         self.curve = LossCurve()
-        outer.addWidget(self.curve, 1)
-        outer.addWidget(self._list(), 1)
+        below = QHBoxLayout()  # side by side: the form may grow (More settings)
+        below.setSpacing(12)
+        below.addWidget(self.curve, 2)
+        below.addWidget(self._list(), 3)
+        outer.addLayout(below, 1)
+        self.form.kind.currentIndexChanged.connect(lambda _i: self._show_evaluate_on())
         ctx.data_changed.append(self.reload)
         self.reload()
 
-    def _form(self) -> Card:
-        card = Card("A new reader")
-        self.dataset = DatasetPicker(self.ctx, "french", compact=True)
-        self.dev = QComboBox()
-        self.retriever = combo(
-            [("none", "No context"), ("bm25", "BM25 passage"), ("dense", "MiniLM passage")]
-        )
-        self.corpus = QComboBox()
-        self.encoder = QLineEdit("minilm")
-        self.encoder.setToolTip("minilm (embedded) or the folder of a Hugging Face encoder")
-        self.epochs = spin_box(1, 100, 3, suffix=" epochs")
-        self.name = QLineEdit("reader")
-        grid = QGridLayout()
-        add_rows(grid, [("Train on", self.dataset), ("Best epoch on", self.dev),
-                        ("Context", self.retriever), ("Corpus", self.corpus)])  # fmt: skip
-        add_rows(grid, [("Encoder", self.encoder), ("Epochs", self.epochs),
-                        ("Name", self.name)], column=2)  # fmt: skip
-        card.add_layout(grid)
-        row = QHBoxLayout()
-        self.start = primary(button("Train", self.train))
-        self.state = muted(QLabel(""))
-        row.addWidget(self.start)
-        row.addWidget(self.state, 1)
-        card.add_layout(row)
-        return card
+    @property
+    def start(self) -> QPushButton:
+        return self.form.start
+
+    @property
+    def state(self) -> QLabel:
+        return self.form.state
 
     def _list(self) -> Card:
         card = Card("Trainings")
@@ -154,36 +172,43 @@ class TrainScreen(QWidget):
         self.table.itemSelectionChanged.connect(self._chosen)
         card.add(self.table, 1)
         row = QHBoxLayout()
-        self.evaluate_on = DatasetPicker(self.ctx, "french", compact=True)
-        self.evaluate = button("Evaluate now", self.evaluate_now, "A French run of the reader")
+        self.evaluate_pickers = {
+            activity: self._picker(activity) for activity in dict.fromkeys(EVALUATED_ON.values())
+        }
+        self.evaluate = button("Evaluate now", self.evaluate_now)
         self.resume = button("Resume", self.resume_chosen, "Go on from the last checkpoint")
         self.result = muted(QLabel(""))
-        for w in (QLabel("Evaluate on"), self.evaluate_on, self.evaluate, self.resume):
-            row.addWidget(w)
-        row.addWidget(self.result, 1)
+        self.result.setWordWrap(True)
+        row.addWidget(QLabel("Evaluate on"))
+        for picker in self.evaluate_pickers.values():
+            row.addWidget(picker, 1)
+        row.addWidget(self.evaluate)
+        row.addWidget(self.resume)
         card.add_layout(row)
+        card.add(self.result)
+        self._show_evaluate_on()
         return card
+
+    def _picker(self, activity: str) -> DatasetPicker:
+        picker = DatasetPicker(self.ctx, activity, compact=True)
+        window = self.ctx.window
+        if window is not None:
+            picker.import_clicked.connect(lambda: window.open_import(activity))
+        return picker
 
     # -- data ------------------------------------------------------------------------------
 
     def reload(self) -> None:
         from engine.train.records import all_trainings
 
-        store = self.ctx.store
-        names = [d["name"] for d in store.datasets("french")]
-        for box, first in ((self.dev, "(keep the last epoch)"), (self.corpus, "(none)")):
-            current = box.currentData()
-            box.clear()
-            box.addItem(first, None)
-            for name in names if box is self.dev else [c["name"] for c in store.corpora()]:
-                box.addItem(name, name)
-            box.setCurrentIndex(max(box.findData(current), 0))
-        self.rows = all_trainings(store)
+        self.rows = all_trainings(self.ctx.store)
         self.table.setRowCount(len(self.rows))
         for i, r in enumerate(self.rows):
-            best = (r.get("result") or {}).get("best") or {}
-            cells = [r["id"], r["name"], r["status"], f"{r['step']}/{r['n_steps']}",
-                     best.get("hamming", "—"), r.get("device") or ""]  # fmt: skip
+            loss = (r.get("result") or {}).get("final_loss")
+            steps = f"{r['step']}/{r['n_steps']}"
+            loss_text = "—" if loss is None else f"{loss:.3f}"
+            cells = [r["id"], r["kind"], r["name"], r["status"], steps, dev_score(r), loss_text,
+                     r.get("device") or ""]  # fmt: skip
             for j, value in enumerate(cells):
                 self.table.setItem(i, j, QTableWidgetItem(str(value)))
         self.table.resizeColumnsToContents()
@@ -196,44 +221,56 @@ class TrainScreen(QWidget):
         row = self.chosen()
         if row is not None and self.job is None:
             self.curve.show_curve(row.get("loss_curve") or [], int(row.get("n_steps") or 0))
+        self._show_evaluate_on()
+
+    def evaluate_on(self) -> DatasetPicker | None:
+        """The data sets the chosen training (else the kind in the form) is evaluated on."""
+        row = self.chosen()
+        kind = row["kind"] if row is not None else self.form.kind_id
+        activity = EVALUATED_ON.get(kind)
+        return self.evaluate_pickers[activity] if activity else None
+
+    def _show_evaluate_on(self) -> None:
+        shown = self.evaluate_on()
+        for picker in self.evaluate_pickers.values():
+            picker.setVisible(picker is shown)
+        row = self.chosen()
+        kind = row["kind"] if row is not None else self.form.kind_id
+        tip = {"french": "A French run of what it made",
+               "consult": "A consultation run of the doctor it made on these cases"}  # fmt: skip
+        self.evaluate.setToolTip(tip.get(EVALUATED_ON.get(kind, ""), "No evaluation here"))
+        self.evaluate.setEnabled(shown is not None and self.evaluation is None)
 
     # -- jobs -------------------------------------------------------------------------------
 
-    def settings(self) -> JSONDict:
-        return {
-            "dev": self.dev.currentData(),
-            "retriever": self.retriever.currentData(),
-            "corpus": self.corpus.currentData(),
-            "encoder": self.encoder.text().strip() or "minilm",
-            "epochs": self.epochs.value(),
-        }
-
     def train(self) -> None:
-        if self.dataset.name is None:
-            show_error(self, "Import a French data set to train on first.", self.ctx)
+        """Start a training of the kind, data, settings and name the form says."""
+        if self.job is not None:
             return
-        self._start(train_job, self.dataset.name, self.settings(), self.name.text().strip())
+        page = self.form.page
+        try:
+            data, settings, name = page.given()
+        except (ValueError, UserError) as exc:
+            self.state.setText(str(exc))
+            show_error(self, exc, self.ctx, "The training cannot start")
+            return
+        self._start(train_job, page.kind.id, data, settings, name)
 
     def resume_chosen(self) -> None:
-        from engine.train.loop import train
-
         row = self.chosen()
-        if row is None:
-            return
-
-        def resume(job: Job, training_id: int) -> JSONDict:
-            return train(job.store, "", resume=training_id, progress=job.progress,
-                         cancel=job.cancel)  # fmt: skip
-
-        self._start(resume, int(row["id"]))
+        if row is not None and self.job is None:
+            self._start(resume_job, int(row["id"]))
 
     def _start(self, fn: Any, *args: Any) -> None:
         self.points = []
+        self.curve.show_curve([])
         self.start.setEnabled(False)
-        self.progress.started(0, "Preparing the data and the encoder…")
+        self.resume.setEnabled(False)
+        self.state.setText("")
+        self.progress.started(0, "Preparing the data and the model…")
         self.job = self.ctx.jobs.start(
             fn, *args, on_progress=self._progress, on_done=self._done,
-            on_error=lambda e: show_error(self, e, self.ctx), on_ended=self._ended,
+            on_error=self._failed, on_ended=self._ended,
         )  # fmt: skip
 
     def _progress(self, p: Progress) -> None:
@@ -242,8 +279,8 @@ class TrainScreen(QWidget):
             self.points.append([p.done, float(info["loss"])])
             self.curve.show_curve(self.points, p.total)
             left = info.get("eta_s") or 0
-            text = (f"{p.message} · loss {info['loss']:.3f} · "
-                    f"{info.get('examples_per_s', 0):.1f} examples/s · {left / 60:.1f} min left")  # fmt: skip
+            speed = f"{info.get('examples_per_s', 0):.1f} examples/s"
+            text = f"{p.message} · loss {info['loss']:.3f} · {speed} · {left / 60:.1f} min left"
             self.progress.update(p, text)
         else:
             self.progress.update(p)
@@ -251,11 +288,22 @@ class TrainScreen(QWidget):
     def _done(self, row: JSONDict) -> None:
         best = (row.get("result") or {}).get("best")
         scores = f", dev Hamming {best['hamming']:.1f}, EMR {best['emr']:.1f}" if best else ""
-        self.state.setText(f"Training {row['id']} {row['status']} on {row['device']}{scores}.")
+        text = f"Training {row['id']} {row['status']} on {row['device']}{scores}."
+        if row["status"] == "finished" and row["kind"] in ("doctor", "french-writer"):
+            text += f" The model {trained_model(row)} is in the model list."
+            self.ctx.refresh_models()
+        self.state.setText(text)
+        if row["status"] == "failed":
+            show_error(self, f"Training {row['id']} failed: {row.get('error')}", self.ctx)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.state.setText(f"The training did not start: {exc}")
+        show_error(self, exc, self.ctx, "The training cannot start")
 
     def _ended(self) -> None:
         self.job = None
         self.start.setEnabled(True)
+        self.resume.setEnabled(True)
         self.progress.ended("")
         self.reload()
 
@@ -265,20 +313,27 @@ class TrainScreen(QWidget):
             self.progress.label.setText("Stopping at the next step…")
 
     def evaluate_now(self) -> None:
-        row, dataset = self.chosen(), self.evaluate_on.name
+        row, picker = self.chosen(), self.evaluate_on()
+        dataset = picker.name if picker is not None else None
         if row is None or row["status"] != "finished" or dataset is None:
             self.result.setText("Choose a finished training and a data set.")
             return
 
         def shown(summary: JSONDict) -> None:
-            self.result.setText(
-                f"Run {summary['run_id']}: Hamming {summary['hamming']:.1f}, "
-                f"EMR {summary['emr']:.1f} on {summary['n']} questions"
-            )
+            self.result.setText(evaluated_text(summary))
             self.ctx.notify_runs()
 
+        def ended() -> None:
+            self.evaluation = None
+            self._show_evaluate_on()
+
+        def progress(p: Progress) -> None:
+            if p.total:
+                self.result.setText(f"Evaluating… {p.done}/{p.total}")
+
         self.result.setText("Evaluating…")
-        self.ctx.jobs.start(
-            evaluate_job, row["name"], dataset, on_done=shown,
-            on_error=lambda e: show_error(self, e, self.ctx),
+        self.evaluation = self.ctx.jobs.start(
+            evaluate_job, row["id"], dataset, self.ctx.host.pool, on_done=shown, on_progress=progress,
+            on_error=lambda e: show_error(self, e, self.ctx), on_ended=ended,
         )  # fmt: skip
+        self.evaluate.setEnabled(False)

@@ -1,0 +1,221 @@
+"""LoRA on a local GGUF chat model, trained on conversations: :func:`lora_task` makes the
+loop's :class:`~engine.train.loop.Task` (the base GGUF loaded by transformers with a peft
+LoRA, the conversations rendered by the base's own chat template and tokenized as llama.cpp
+tokenizes them, the loss on the assistant's turns only, the adapter saved and converted to a
+GGUF LoRA). Two kinds use it: the doctor (:func:`prepare_doctor`, golden dialogues; see
+:mod:`engine.train.doctor`) and the French writer (:mod:`engine.train.writer`)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.train.loop import Task, TrainError, check_memory
+
+#: Architectures transformers can load from a GGUF file (and llama.cpp can convert back).
+ARCHITECTURES = ("llama", "gemma3")
+
+if TYPE_CHECKING:
+    import torch
+
+    from engine.models.local import GGUFInfo
+    from engine.store import Store
+    from engine.types import JSONDict
+
+#: The label of a token that is not learned (transformers' ignore index).
+IGNORE = -100
+#: Where LoRA goes: the attention and MLP projections (never the embeddings or the output).
+TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+Message = dict[str, str]
+
+
+def check_dialogues(store: Store, data: str) -> None:
+    """Refuse a source that is neither a golden set nor a file of chat dialogues."""
+    from engine.consult.golden import doctor_dialogues
+
+    doctor_dialogues(store, data)
+
+
+def base_model(name: str) -> GGUFInfo:
+    """The catalog model ``name`` when it is a local GGUF transformers can load."""
+    from engine.models.catalog import resolve
+    from engine.models.local import GGUFInfo
+
+    found = resolve(name)
+    if not isinstance(found, GGUFInfo) or found.lora:
+        what = "a fine-tuned model" if isinstance(found, GGUFInfo) else "not a GGUF file"
+        raise TrainError(f"base {name!r} is {what}: LoRA fine-tunes a local GGUF model")
+    if found.architecture not in ARCHITECTURES:
+        raise TrainError(
+            f"base {name!r} is a {found.architecture} model; transformers loads only "
+            f"{' and '.join(ARCHITECTURES)} GGUF files for training"
+        )
+    if not found.chat_template:
+        raise TrainError(f"base {name!r} has no chat template: LoRA here fine-tunes a chat model")
+    return found
+
+
+def pieces(render: Any, messages: list[Message]) -> list[tuple[str, bool]]:
+    """The rendered dialogue cut into pieces, each with whether it is learned: the doctor's
+    turns (what the template writes after the assistant's header, its end marker included)
+    are, the rest is not. ``render(messages, add_generation_prompt)`` is the chat template."""
+    whole = render(messages, False)
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        before, upto = render(messages[:i], True), render(messages[: i + 1], False)
+        if not (whole.startswith(before) and whole.startswith(upto) and at <= len(before)):
+            raise TrainError("the base's chat template does not render a dialogue turn by turn")
+        out += [(whole[at : len(before)], False), (whole[len(before) : len(upto)], True)]
+        at = len(upto)
+    if at < len(whole):
+        out.append((whole[at:], False))
+    return [(text, learned) for text, learned in out if text]
+
+
+def encode(render: Any, tokenize: Any, messages: list[Message], max_length: int) -> JSONDict | None:
+    """``input_ids`` and ``labels`` (the doctor's tokens, :data:`IGNORE` elsewhere) of one
+    dialogue, cut at ``max_length`` tokens; None when nothing learned is left."""
+    ids: list[int] = []
+    labels: list[int] = []
+    for n, (text, learned) in enumerate(pieces(render, messages)):
+        found = tokenize(text, n == 0)
+        ids += found
+        labels += found if learned else [IGNORE] * len(found)
+    ids, labels = ids[:max_length], labels[:max_length]
+    if all(x == IGNORE for x in labels):
+        return None
+    return {"input_ids": ids, "labels": labels}
+
+
+def _encoded(info: GGUFInfo, dialogues: list[list[Message]], max_length: int) -> list[JSONDict]:
+    """Every dialogue encoded with the base's own template and tokenizer (its llama.cpp
+    process), the ones with nothing to learn left out."""
+    from engine.models.local import LocalModel
+
+    model = LocalModel(info.path, n_ctx=512, n_threads=1)
+    try:
+        found = [
+            encode(model.chat_prompt, lambda t, first: model.tokenize(t, add_bos=first), d, max_length)
+            for d in dialogues
+        ]  # fmt: skip
+    finally:
+        model.close()
+    return [e for e in found if e is not None]
+
+
+def load_base(info: GGUFInfo, device: str) -> Any:
+    """The base GGUF as a transformers causal LM in fp32 (dequantized)."""
+    import torch
+
+    from engine.train.reader_data import offline
+
+    offline()
+    from transformers import AutoModelForCausalLM
+
+    path = Path(info.path)
+    try:  # quiet: transformers' own bar and deprecation notes would break the progress bar
+        with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = AutoModelForCausalLM.from_pretrained(
+                str(path.parent), gguf_file=path.name, dtype=torch.float32, local_files_only=True
+            )
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
+        said = str(exc).strip().splitlines()
+        raise TrainError(
+            f"transformers cannot load {path.name}: {said[0] if said else exc!r}"
+        ) from None
+    return model.to(device)
+
+
+def with_lora(model: Any, settings: JSONDict) -> Any:
+    """``model`` with peft LoRA adapters on :data:`TARGETS` (the base frozen)."""
+    from peft import LoraConfig, get_peft_model
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing", category=FutureWarning)
+    config = LoraConfig(
+        r=settings["rank"],
+        lora_alpha=settings["alpha"],
+        lora_dropout=settings["dropout"],
+        target_modules=[t for t in TARGETS if t in names],
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)
+
+
+def collate(batch: list[JSONDict], pad: int, device: str) -> dict[str, torch.Tensor]:
+    """A batch padded to its longest dialogue (padding neither attended to nor learned)."""
+    import torch
+
+    width = max(len(e["input_ids"]) for e in batch)
+    ids, mask, labels = [], [], []
+    for e in batch:
+        gap = width - len(e["input_ids"])
+        ids.append(e["input_ids"] + [pad] * gap)
+        mask.append([1] * len(e["input_ids"]) + [0] * gap)
+        labels.append(e["labels"] + [IGNORE] * gap)
+    return {
+        "input_ids": torch.tensor(ids, device=device),
+        "attention_mask": torch.tensor(mask, device=device),
+        "labels": torch.tensor(labels, device=device),
+    }
+
+
+def lora_task(
+    settings: JSONDict, conversations: list[list[Message]], device: str, about: str, **extra: Any
+) -> Task:
+    """The loop's task: LoRA on ``settings["base"]`` learning the assistant's turns of
+    ``conversations``; ``about`` says what they are (in the training's line), ``extra`` is
+    stored with the training and the artefact."""
+    from engine.train.lora import to_gguf
+
+    info = base_model(settings["base"])
+    # fp32 weights and their activations for max_length tokens, roughly
+    needed = info.parameters * 8 + settings["max_length"] * info.parameters // 1000
+    check_memory(needed, "a smaller base or --max-length")
+    examples = _encoded(info, conversations, settings["max_length"])
+    if not examples:
+        raise TrainError("the data holds no assistant turn to learn")
+    model = with_lora(load_base(info, device), settings)
+    pad = int(model.config.eos_token_id or 0)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    learned = sum(sum(1 for x in e["labels"] if x != IGNORE) for e in examples)
+    described = {
+        **extra,
+        "base": settings["base"],
+        "base_label": info.description or info.name,
+        "architecture": info.architecture,
+        "rank": settings["rank"],
+        "alpha": settings["alpha"],
+        "targets": sorted(model.peft_config["default"].target_modules),
+    }
+
+    def save(m: torch.nn.Module, target: Path) -> JSONDict:
+        return {**described, "lora": to_gguf(m, target).name}
+
+    data = {
+        **described,
+        "n_train": len(examples),
+        "n_conversations": len(conversations),
+        "tokens": sum(len(e["input_ids"]) for e in examples),
+        "learned_tokens": learned,
+        "trainable": trainable,
+        "about": f"LoRA r={settings['rank']} on {settings['base']} ({described['base_label']}), "
+        f"{len(examples)} {about}, {learned:,} tokens learned, {trainable:,} weights trained",
+    }
+    return Task(model, examples, lambda batch: collate(batch, pad, device), save, data)
+
+
+def prepare_doctor(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
+    """The doctor's task: the golden dialogues of ``dataset`` (a golden set or a file)."""
+    from engine.consult.golden import doctor_dialogues
+
+    dialogues = doctor_dialogues(store, dataset)[: settings["limit"] or None]
+    return lora_task(settings, dialogues, device, "dialogues")

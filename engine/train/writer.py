@@ -1,0 +1,73 @@
+"""The FrenchMedMCQA paper's generative reader (its BART-base row, which writes "A + D + E"),
+made of a local GGUF chat model: LoRA (:mod:`engine.train.chat_lora`) trained to answer the
+French activity's own request (:func:`engine.french.prompts.answer_messages`, with the best
+retrieved passage or none, the question's own passage never given) with the right letters
+(:func:`engine.french.reader.format_letters`). The trained model is a catalog model
+(``smollm2+NAME``) that French runs evaluate like any chat model: ``medexam french run
+--model smollm2+NAME -k 1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.fields import setting
+from engine.train.doctor import LoraSettings
+from engine.train.kinds import TrainingKind, register_kind
+from engine.train.reader import RETRIEVERS
+
+if TYPE_CHECKING:
+    from engine.store import Store
+    from engine.train.loop import Task
+    from engine.types import JSONDict
+
+
+@dataclass
+class WriterSettings(LoraSettings):
+    """A French writer's settings: LoRA's, and the context of each question."""
+
+    epochs: int = setting(1, help="Passes over the questions.", min=1, max=1000)
+    batch_size: int = setting(8, help="Questions per step.", min=1, max=4096)
+    max_length: int = setting(
+        512, help="Tokens kept of a question with its passage.", min=64, max=131072
+    )
+    retriever: str = setting(
+        "none", help="Context: none, or the best BM25 or dense passage.", choices=RETRIEVERS
+    )
+    corpus: str | None = setting(None, help="Stored corpus the context is retrieved from.")
+
+
+def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
+    """The writer's task: each question of ``dataset`` asked as a French run asks it, the
+    right letters as the answer."""
+    from engine.french.items import gold
+    from engine.french.prompts import answer_messages
+    from engine.french.reader import format_letters
+    from engine.train.chat_lora import lora_task
+    from engine.train.reader_data import contexts
+
+    items = store.items(dataset, settings["limit"])
+    found, index = contexts(store, dataset, items, settings["retriever"], settings["corpus"])
+    conversations = [
+        [*answer_messages(item, [context] if context else []),
+         {"role": "assistant", "content": format_letters(gold(item))}]
+        for item, context in zip(items, found, strict=True)
+    ]  # fmt: skip
+    retriever = settings["retriever"]
+    return lora_task(
+        settings, conversations, device, "questions", retriever=retriever,
+        corpus=settings["corpus"] if retriever != "none" else None, index=index,
+    )  # fmt: skip
+
+
+KIND = register_kind(
+    TrainingKind(
+        "french-writer",
+        "FrenchMedMCQA generative reader (LoRA)",
+        "french",
+        "adapter",
+        "engine.train.writer:WriterSettings",
+        "engine.train.writer:prepare",
+    )
+)
