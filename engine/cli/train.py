@@ -196,14 +196,10 @@ def train_evaluate(
     """A run of what a training made: a French run of a reader or writer (with the passage
     it was trained with), a consultation run of a doctor. The last line is its summary."""
     from engine.activities import activity
-    from engine.train.evaluate import EVALUATED_ON, run_settings
-    from engine.train.records import get
+    from engine.train.evaluate import evaluation
 
-    row = get(app.store, training_id)
-    activity_id = EVALUATED_ON.get(row["kind"], "")
-    if row["status"] != "finished" or not activity_id:
-        raise click.UsageError(f"training {training_id} ({row['status']}) made nothing to evaluate")
-    settings = activity(activity_id).settings_class()(**run_settings(row), limit=limit)
+    row, activity_id, given = evaluation(app.store, training_id)
+    settings = activity(activity_id).settings_class()(**given, limit=limit)
 
     def show(summary: dict[str, Any]) -> None:
         if not run.quiet:

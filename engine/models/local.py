@@ -35,14 +35,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import MedexamError
-from engine.models.backend import Backend, Capabilities, ModelInfo, register
-from engine.models.gguf import cached_info
+from engine.models.backend import Backend, Capabilities, register
+from engine.models.gguf_info import GGUFInfo
 from engine.models.hardware import ModelSettings
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
@@ -491,79 +490,6 @@ class LocalModel(ChatModel):
 
 
 # -- the backend ---------------------------------------------------------------------------
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
-
-
-@dataclass(frozen=True, kw_only=True)
-class GGUFInfo(ModelInfo):
-    """A GGUF model file, as its header describes it."""
-
-    backend: ClassVar[str] = "gguf"
-
-    path: str
-    architecture: str
-    parameters: int
-    quantization: str
-    context_length: int  # the trained context, in tokens
-    chat_template: bool
-    file_size: int
-    lora: str | None = None  # a GGUF LoRA loaded over the file (a trained doctor)
-
-    @classmethod
-    def read(cls, name: str, path: str | Path, origin: str, description: str = "") -> GGUFInfo:
-        """The file at ``path`` described from its header (read once per version of the
-        file); :class:`~engine.models.gguf.BadModelFile` when it cannot be a model."""
-        header = asdict(cached_info(path))
-        description = description or header["model_name"]
-        facts = {k: v for k, v in header.items() if k in cls.__dataclass_fields__}
-        return cls(name=name, origin=origin, description=description, path=str(path), **facts)
-
-    @property
-    def location(self) -> str:
-        return self.path
-
-    @property
-    def parameters_human(self) -> str:
-        n = self.parameters
-        return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
-
-    @property
-    def kind(self) -> str:
-        return "chat" if self.chat_template else "base"
-
-    def summary(self, long: bool = False) -> str:
-        if not long:
-            return f"{self.parameters_human} · {self.kind}"
-        size = _size(self.file_size)
-        return (
-            f"{self.architecture} · {self.parameters_human} · {self.quantization} · {self.kind}"
-            f" · {self.context_length:,} ctx · {size}"
-        )
-
-    def rows(self) -> list[tuple[str, str]]:
-        return [
-            ("Name", self.name),
-            ("Description", self.description),
-            ("Architecture", self.architecture),
-            ("Parameters", self.parameters_human),
-            ("Quantization", self.quantization),
-            ("Trained context", f"{self.context_length:,} tokens"),
-            ("Kind", "chat (has a chat template)" if self.chat_template else "base (completion)"),
-            ("File size", _size(self.file_size)),
-            ("File", Path(self.path).name),
-        ] + ([("Adapter", str(self.lora))] if self.lora else [])
-
-    def placement(self) -> dict[str, Any]:
-        """Where the file would load now (:func:`engine.models.gpu.placement`)."""
-        from engine.models.gpu import placement
-
-        return placement(self.path).as_dict()
-
-    def as_dict(self) -> dict[str, Any]:
-        return super().as_dict() | {"parameters_human": self.parameters_human}
 
 
 def _capabilities(model: LocalModel) -> Capabilities:

@@ -33,12 +33,9 @@ def run_settings(row: JSONDict) -> JSONDict:
     return {"reader": row["name"]}
 
 
-def evaluate(store: Store, training_id: int, dataset: str, **loop: Any) -> JSONDict:
-    """A run on ``dataset`` of what training ``training_id`` made; its summary. ``loop``
-    holds :func:`engine.runs.run`'s keywords (``progress``, ``cancel``, ``pool``…) and
-    other settings of the run (``limit``…)."""
-    from engine.consult.run import run_consult
-    from engine.french.runner import run_french
+def evaluation(store: Store, training_id: int) -> tuple[JSONDict, str, JSONDict]:
+    """Training ``training_id``'s row, the activity its artefact is evaluated in and the
+    run's settings that use it; one line when it finished with nothing to evaluate."""
     from engine.train.records import get
 
     row = get(store, training_id)
@@ -46,6 +43,17 @@ def evaluate(store: Store, training_id: int, dataset: str, **loop: Any) -> JSOND
         raise TrainError(f"training {training_id} is {row['status']}: nothing to evaluate yet")
     if row["kind"] not in EVALUATED_ON:
         raise TrainError(f"training {training_id} is a {row['kind']}: medexam cannot evaluate it")
-    if row["kind"] == "doctor":
-        return run_consult(store, dataset, **run_settings(row), **loop)
-    return run_french(store, dataset, **run_settings(row), **loop)
+    return row, EVALUATED_ON[row["kind"]], run_settings(row)
+
+
+def evaluate(store: Store, training_id: int, dataset: str, **loop: Any) -> JSONDict:
+    """A run on ``dataset`` of what training ``training_id`` made; its summary. ``loop``
+    holds :func:`engine.runs.run`'s keywords (``progress``, ``cancel``, ``pool``…) and
+    other settings of the run (``limit``…)."""
+    from engine.consult.run import run_consult
+    from engine.french.runner import run_french
+
+    _row, activity_id, settings = evaluation(store, training_id)
+    if activity_id == "consult":
+        return run_consult(store, dataset, **settings, **loop)
+    return run_french(store, dataset, **settings, **loop)
