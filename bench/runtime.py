@@ -24,7 +24,8 @@ Two medexam processes generating at once, each with a model pool of its own leas
 model (every core each, by default): their combined speed against one of them alone, with
 the pools sharing the cores across processes (:mod:`engine.models.cores`) and without
 (as with ``MEDEXAM_SHARE_CORES=process``), measured alternately in one run, the two
-processes kept for the whole run. They use a user data folder of their own. The last line
+processes kept for the whole run. Each has a user data folder of its own (the registry of
+working models is the machine's), and the two a registry of their own. The last line
 is JSON with ``alone_tok_s``, ``pair_unshared_tok_s``, ``pair_shared_tok_s``,
 ``ratio_unshared`` and ``ratio_shared`` (shared pair / alone; the goal is >= 0.9), the
 thread counts the models had and the load average before and after.
@@ -214,7 +215,9 @@ def pair_processes(args: argparse.Namespace) -> dict[str, Any]:
     from engine.models.hardware import physical_cores
 
     info = resolve(args.model)
-    home = tempfile.mkdtemp(prefix="medexam-bench-")
+    # Each process its own user data folder (the cores are the machine's, not a folder's),
+    # and a registry of this benchmark's own (no other medexam process on the machine counts).
+    top = tempfile.mkdtemp(prefix="medexam-bench-")
     command = [sys.executable, __file__, "--child"] + (["--model", args.model] * bool(args.model))
     say = (lambda *_: None) if args.json else (lambda m: print(m, file=sys.stderr))
     load_before = _load()
@@ -224,9 +227,14 @@ def pair_processes(args: argparse.Namespace) -> dict[str, Any]:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env={**os.environ, "MEDEXAM_HOME": home, "MEDEXAM_SHARE_CORES": "machine"},
+            env={
+                **os.environ,
+                "MEDEXAM_HOME": os.path.join(top, f"home-{i}"),
+                "MEDEXAM_CORES_DIR": os.path.join(top, "cores"),
+                "MEDEXAM_SHARE_CORES": "machine",
+            },
         )
-        for _ in range(2)
+        for i in range(2)
     ]
     runs: dict[str, list[float]] = {"alone": [], "unshared": [], "shared": []}
     threads: dict[str, list[int]] = {}

@@ -6,7 +6,8 @@
 # is no dpkg, that is the default). It runs the app's first start (the window, offscreen,
 # then two windows at once on the same database), the version, the model list, a real
 # generation in the model's child process, a dense (torch + MiniLM) index and search, one
-# scored exam question (jieba, ROUGE); checks the package's desktop entry and icons and that
+# scored exam question (jieba, ROUGE), the GPU (with a Vulkan device and without any driver,
+# where the app has the Vulkan back end); checks the package's desktop entry and icons and that
 # the app folder is never written to; prints the app's size, what its first start wrote,
 # and the cold start times of `medexam --version` and of the window.
 set -euo pipefail
@@ -98,6 +99,48 @@ seconds() {
 }
 limited() { if command -v timeout >/dev/null; then timeout 120 "$@"; else "$@"; fi; }
 
+# The GPU, where the app has llama.cpp's Vulkan back end: once on the first Vulkan device
+# there is (on a machine without a GPU, Mesa's lavapipe, a software one, which ggml uses only
+# when told to: GGML_VK_VISIBLE_DEVICES=0), where the model must be offloaded, and once with
+# no Vulkan driver at all (the loader given none), where it must run on the CPU.
+gpu_check() {
+    if ! find "$folder" -path '*llama_cpp/lib/*' -name '*ggml-vulkan*' | grep -q .; then
+        step "GPU: this app has no Vulkan back end (built with MEDEXAM_GPU=cpu?)"
+        return
+    fi
+    local out
+    step "GPU: the first Vulkan device"
+    if ! compgen -G "/usr/share/vulkan/icd.d/*.json" >/dev/null; then
+        echo "no Vulkan driver installed here (for a software one: mesa-vulkan-drivers): skipped"
+    else
+        out=$(GGML_VK_VISIBLE_DEVICES=${GGML_VK_VISIBLE_DEVICES:-0} GGML_VK_DISABLE_F16=1 \
+            GGML_VK_DISABLE_COOPMAT=1 "${medexam[@]}" generate --prompt "Hi" --max-tokens 8 \
+            --json 2>"$work/gpu.err")
+        quiet "$work/gpu.err"
+        echo "$out" | grep -E '"(text|device|gpu_layers|gpu_note)"'
+        if echo "$out" | grep -qE '"gpu_layers": 0,|"device": "CPU"'; then
+            echo "the model was not offloaded to the Vulkan device" >&2
+            exit 1
+        fi
+    fi
+    step "GPU: no Vulkan driver at all (the CPU)"
+    out=$(VK_DRIVER_FILES=$work/none.json VK_ICD_FILENAMES=$work/none.json \
+        "${medexam[@]}" generate --prompt "Hi" --max-tokens 8 --json 2>"$work/gpu.err")
+    quiet "$work/gpu.err"
+    echo "$out" | grep -E '"(text|device|gpu_layers|gpu_note)"'
+    echo "$out" | grep -q '"device": "CPU"'
+    echo "$out" | grep -q 'Vulkan found no GPU driver here'
+    VK_DRIVER_FILES=$work/none.json VK_ICD_FILENAMES=$work/none.json "${medexam[@]}" models gpu
+}
+# llama.cpp's own log of the devices it found stays out of the terminal.
+quiet() {
+    if grep -q "ggml_vulkan" "$1"; then
+        cat "$1" >&2
+        echo "llama.cpp's device log reached the terminal" >&2
+        exit 1
+    fi
+}
+
 step "cold and warm start of 'medexam --version'"
 evict
 version_cold=$(seconds "${medexam[@]}" --version)
@@ -146,6 +189,7 @@ step "models list"
 "${medexam[@]}" models list --json | grep -E '"path": "[^"]*models[\\/]+gemma-3-270m-q4_k_m.gguf"' >/dev/null
 step "generate (smollm2)"
 "${medexam[@]}" generate --prompt "Hi" --max-tokens 8 --json
+gpu_check
 step "dense retrieval (torch, sentence-transformers, MiniLM)"
 "${medexam[@]}" french sample --json >/dev/null
 "${medexam[@]}" french index --corpus french-sample --retriever hybrid --json | grep -E '"(retriever|n_passages|build_s)"'

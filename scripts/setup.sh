@@ -8,12 +8,18 @@
 #                             the Vulkan headers >= 1.3.272, loader and glslc), cuda (NVIDIA;
 #                             needs the CUDA toolkit) or metal (Apple); default: none, the CPU
 #                             build (which has Metal anyway on macOS)
-#   VULKAN_SDK                with vulkan: where newer Vulkan headers are (VULKAN_SDK/include)
+#   VULKAN_SDK                with vulkan: where the Vulkan headers are (VULKAN_SDK/include);
+#                             by default the system's, or, where they are older than ggml
+#                             needs (1.3.272; Debian 12 has 1.3.239), Debian 13's, downloaded
+#                             once with apt-get into the user's cache (nothing is installed)
 #   MEDEXAM_LLAMA_CMAKE_ARGS  CMake flags for llama-cpp-python instead of the portable CPU ones
 #                             and MEDEXAM_GPU's (the lean flags below are always added)
 #
 # With --llama-wheel it only builds llama-cpp-python's wheel (once per set of flags, into
-# the wheel cache) and prints its path; .venv is left as it is (scripts/check_gpu.sh).
+# the wheel cache) and prints its path; .venv is left as it is. With --gpu-path it sets up
+# .venv (the CPU build), installs MEDEXAM_GPU's build of llama-cpp-python alone into a folder
+# (.venv/gpu/KEY) and prints it: PYTHONPATH=FOLDER .venv/bin/python runs medexam on that build
+# (scripts/check_gpu.sh, packaging/build.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,9 +32,39 @@ SMOLLM2_VERSION=0.1.2
 LEAN_CMAKE=$root/scripts/llama_lean.cmake
 LEAN="-DLLAVA_BUILD=OFF '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$LEAN_CMAKE'"
 PORTABLE="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+# ggml's Vulkan back end uses VK_EXT_layer_settings (vk::LayerSettingEXT…) without a version
+# guard: it needs Vulkan headers >= 1.3.272. Older system headers give way to Debian 13's.
+vulkan_headers() {
+  local have
+  have=$(sed -n 's/^#define VK_HEADER_VERSION \([0-9]*\)$/\1/p' /usr/include/vulkan/vulkan_core.h 2>/dev/null)
+  if [ -n "${VULKAN_SDK:-}" ] || [ "${have:-0}" -ge 272 ]; then
+    return
+  fi
+  local dir=${XDG_CACHE_HOME:-$HOME/.cache}/medexam/vulkan-headers
+  local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  if [ ! -f "$dir/usr/include/vulkan/vulkan.hpp" ]; then
+    if ! command -v apt-get >/dev/null || [ ! -f $keyring ]; then
+      echo "medexam: the Vulkan build needs Vulkan headers >= 1.3.272 (here: ${have:+1.3.}${have:-none}); install the Vulkan SDK and set VULKAN_SDK" >&2
+      exit 2
+    fi
+    echo "medexam: the Vulkan headers here are ${have:+1.3.}${have:-missing}, ggml needs 1.3.272: taking Debian 13's" >&2
+    local apt=$dir.apt
+    mkdir -p "$apt/parts" "$apt/lists/partial" "$apt/cache/archives/partial"
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: %s\n' \
+      $keyring > "$apt/parts/trixie.sources"
+    local opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$apt/parts"
+      -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
+    apt-get "${opts[@]}" -qq update >&2
+    (cd "$apt" && apt-get "${opts[@]}" -qq download libvulkan-dev/trixie >&2)
+    dpkg-deb -x "$apt"/libvulkan-dev_*.deb "$dir"
+    rm -rf "$apt"
+  fi
+  export VULKAN_SDK=$dir/usr
+}
+
 case ${MEDEXAM_GPU:-} in
   "" | cpu) GPU_FLAGS="" ;;
-  vulkan) GPU_FLAGS="-DGGML_VULKAN=on${VULKAN_SDK:+ \"-DVulkan_INCLUDE_DIR=$VULKAN_SDK/include\"}" ;;
+  vulkan) vulkan_headers; GPU_FLAGS="-DGGML_VULKAN=on${VULKAN_SDK:+ \"-DVulkan_INCLUDE_DIR=$VULKAN_SDK/include\"}" ;;
   cuda) GPU_FLAGS="-DGGML_CUDA=on" ;;
   metal) GPU_FLAGS="-DGGML_METAL=on" ;;
   *) echo "medexam: MEDEXAM_GPU must be vulkan, cuda or metal, not '$MEDEXAM_GPU'" >&2; exit 2 ;;
@@ -68,6 +104,22 @@ if [ "${1:-}" = --llama-wheel ]; then
   py=.venv/bin/python
   [ -x "$py" ] || py=${PYTHON:-python3}
   llama_wheel "$py"
+  exit 0
+fi
+
+# This build's llama-cpp-python in a folder of its own, to put first on PYTHONPATH: .venv's
+# interpreter then imports it instead of .venv's own, and everything else from .venv.
+if [ "${1:-}" = --gpu-path ]; then
+  MEDEXAM_GPU= MEDEXAM_LLAMA_CMAKE_ARGS= "$0" >&2
+  dir=$root/.venv/gpu/$llama_key
+  if [ ! -f "$dir/.medexam-gpu-path" ]; then
+    wheel=$(llama_wheel .venv/bin/python)
+    echo "medexam: installing ${MEDEXAM_GPU:-cpu}'s $(basename "$wheel") into $dir" >&2
+    rm -rf "$dir"
+    .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps --target "$dir" "$wheel" >&2
+    touch "$dir/.medexam-gpu-path"
+  fi
+  echo "$dir"
   exit 0
 fi
 

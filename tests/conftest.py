@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
-# Before any engine import: a private user data folder, offline hubs, headless Qt.
+# Before any engine import: a private user data folder and registry of working models (the
+# suite's processes share the cores among themselves, not with others), offline hubs,
+# headless Qt.
 os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-test-home-"))
+os.environ.setdefault("MEDEXAM_CORES_DIR", tempfile.mkdtemp(prefix="medexam-test-cores-"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -1,9 +1,10 @@
 """CPU cores shared across medexam processes: each pool's working models are registered in
-the user data folder, and every pool shares the cores with the live entries of the others;
+one folder for the machine, and every pool shares the cores with the live entries of the others;
 an entry whose process died without cleaning up is ignored."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -33,8 +34,10 @@ time.sleep(600)
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user data folder of this module's own, shared with the processes it starts."""
+    """A user data folder and a registry of this test's own, shared with the processes it
+    starts."""
     monkeypatch.setenv("MEDEXAM_HOME", str(tmp_path))
+    monkeypatch.setenv("MEDEXAM_CORES_DIR", str(tmp_path / "cores"))
     monkeypatch.delenv("MEDEXAM_SHARE_CORES", raising=False)
     return tmp_path
 
@@ -54,13 +57,19 @@ def shared() -> Iterator[Callable[..., SharedCores]]:
 
 
 @pytest.fixture
-def elsewhere() -> Iterator[Callable[[], subprocess.Popen[str]]]:
+def elsewhere(home: Path) -> Iterator[Callable[[], subprocess.Popen[str]]]:
     """Start a process whose model works; each is killed at the end if still running."""
     started: list[subprocess.Popen[str]] = []
 
     def start() -> subprocess.Popen[str]:
+        # Another user data folder: the registry is the machine's, not the folder's.
+        env = os.environ | {"MEDEXAM_HOME": str(home / f"elsewhere-{len(started)}")}
         child = subprocess.Popen(
-            [sys.executable, "-c", WORKING_ELSEWHERE], cwd=REPO, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", WORKING_ELSEWHERE],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         started.append(child)
         assert child.stdout is not None and child.stdout.readline().strip() == "working"
@@ -87,6 +96,20 @@ def wait_for(check: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 def entries() -> list[Path]:
     return sorted(registry_dir().glob("*" + SUFFIX))
+
+
+def test_one_registry_for_every_data_folder_and_user(tmp_path, monkeypatch):
+    monkeypatch.delenv("MEDEXAM_CORES_DIR")
+    found = set()
+    for name in ("one", "two"):
+        monkeypatch.setenv("MEDEXAM_HOME", str(tmp_path / name))
+        found.add(registry_dir())
+    (folder,) = found
+    assert folder.name == "medexam-cores" and not folder.is_relative_to(tmp_path)
+    if sys.platform != "win32":
+        assert folder.stat().st_mode & 0o1777 == 0o1777  # writable by all, sticky as /tmp
+    monkeypatch.setattr("engine.models.cores.SHARED_FOLDER", "medexam-test/not-there")
+    assert registry_dir() == tmp_path / "two" / "cores"  # cannot be made: the data folder's
 
 
 def test_a_working_model_elsewhere_is_counted_and_a_dead_one_is_ignored(elsewhere, shared):

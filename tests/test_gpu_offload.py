@@ -84,6 +84,27 @@ def test_without_a_device_models_run_on_the_cpu_saying_why(path):
     assert plan.as_dict()["device"] == "CPU"
 
 
+def test_why_the_cpu_says_whether_the_build_has_a_gpu_back_end(monkeypatch, tmp_path):
+    assert gpu.built_backends() == []  # this suite's build: the CPU only
+    assert "has no GPU backend" in gpu.no_device_note()
+    # A Vulkan build on a machine without any Vulkan driver: its back end never started.
+    lib = tmp_path / "llama_cpp" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "llama_cpp" / "__init__.py").write_text("")
+    for name in ("libggml.so.0", "libggml-base.so.0", "libggml-vulkan.so.0", "libllama.so"):
+        (lib / name).write_bytes(b"")
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: _spec(tmp_path, name))
+    assert gpu.built_backends() == ["Vulkan"]
+    assert gpu.no_device_note() == "Vulkan found no GPU driver here: models run on the CPU"
+
+
+def _spec(root, name):
+    import importlib.machinery
+
+    origin = str(root / name / "__init__.py")
+    return importlib.machinery.ModuleSpec(name, None, origin=origin)
+
+
 def test_load_settings_decide_the_gpu_layers(home):
     assert ModelSettings(n_gpu_layers=7).resolved().n_gpu_layers == 7
     force_gpu_layers(3)
@@ -161,3 +182,9 @@ def test_gpu_layers_on_the_commands_that_run_models(home):
     assert bad.exit_code == 2 and "--gpu-layers" in bad.output and "Traceback" not in bad.output
     ok = run("generate", "--prompt", "hi", "--max-tokens", "2", "--gpu-layers", "0", "--json")
     assert ok.exit_code == 0 and json.loads(ok.output)["completion_tokens"] >= 1
+    # where it ran, as llama.cpp reported it: 0 layers asked for, all of them on the CPU
+    placed = json.loads(ok.output)
+    assert (placed["device"], placed["gpu_layers"], placed["layers"]) == ("CPU", 0, 31)
+    assert placed["gpu_note"]
+    streamed = run("generate", "--prompt", "hi", "--max-tokens", "2", "--gpu-layers", "0")
+    assert f"tokens/s; {placed['gpu_note']}]" in streamed.output

@@ -13,6 +13,8 @@ from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
 from engine.models.server import split_credentials
 
+PLACEMENT = ("device", "gpu_layers", "layers", "gpu_memory", "gpu_note")
+
 
 def _line(m: ModelInfo, status: dict[str, Any] | None, width: int = 16) -> str:
     """One row of ``models list``: what the model's backend says of it in short, whether it
@@ -225,13 +227,17 @@ def generate(
                 click.echo(piece, nl=False)
         result = stream.result
         assert result is not None
+        # Where a local model ran: its device and the layers llama.cpp put there.
+        info = getattr(model, "info", None) or {}
+        placed = {key: info[key] for key in PLACEMENT if key in info}
     if as_json:
-        echo_json(result.as_dict())
+        echo_json(result.as_dict() | placed)
     else:
         click.echo()
+        where = f"; {placed['gpu_note']}" if placed.get("gpu_note") else ""
         click.echo(
             f"[{result.prompt_tokens} prompt + {result.completion_tokens} tokens, "
-            f"{result.tokens_per_second:.1f} tokens/s]",
+            f"{result.tokens_per_second:.1f} tokens/s{where}]",
             err=True,
         )
         sys.stdout.flush()

@@ -2,10 +2,11 @@
 
 llama.cpp's threads spin while they wait, so two processes each giving a model every core
 slow each other down badly (the app beside a command-line run, or two runs). Each model pool
-therefore registers every local model of its own while it works, as one small file in the
-``cores`` folder of the user data folder (its name holds the owner's process id; written
-atomically), and counts the live entries of the others: its working models share the cores
-with theirs (:meth:`ModelPool._share_cores <engine.models.pool.ModelPool>`).
+therefore registers every local model of its own while it works, as one small file in a
+folder all of them share, whatever their user or data folder (:func:`registry_dir`; its
+name holds the owner's process id; written atomically), and counts the live entries of the
+others: its working models share the cores with theirs
+(:meth:`ModelPool._share_cores <engine.models.pool.ModelPool>`).
 
 * An entry stays a moment (``linger``, 1 s) after its model's request ends, so that a run of
   short requests reads as one working model to the others rather than a flicker.
@@ -32,6 +33,7 @@ import json
 import math
 import os
 import secrets
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -40,7 +42,9 @@ from pathlib import Path
 from engine.paths import data_dir
 
 ENV = "MEDEXAM_SHARE_CORES"
-FOLDER = "cores"
+DIR_ENV = "MEDEXAM_CORES_DIR"
+SHARED_FOLDER = "medexam-cores"
+FOLDER = "cores"  # in the user data folder, where the shared one cannot be made
 SUFFIX = ".core"
 
 
@@ -51,8 +55,28 @@ def machine_wide() -> bool:
 
 
 def registry_dir() -> Path:
-    """The folder of the entries: ``cores`` in the user data folder."""
-    return data_dir() / FOLDER
+    """The folder of the entries, one for every medexam process of every user and data
+    folder on this machine: ``MEDEXAM_CORES_DIR`` when set; else ``medexam-cores`` in the
+    machine's temporary folder (``/tmp``; ProgramData on Windows), made writable by all
+    and sticky, as ``/tmp`` is (each user removes only their own entries; the others' dead
+    ones are only ignored); where that cannot be made, ``cores`` in the user data folder."""
+    given = os.environ.get(DIR_ENV)
+    if given:
+        return Path(given)
+    if os.name == "nt":
+        base = Path(os.environ.get("PROGRAMDATA") or tempfile.gettempdir())
+    else:
+        base = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
+    folder = base / SHARED_FOLDER
+    try:
+        folder.mkdir(mode=0o777, exist_ok=False)
+        if os.name != "nt":
+            folder.chmod(0o1777)  # mkdir's mode is cut by the umask
+    except FileExistsError:
+        pass
+    except OSError:
+        return data_dir() / FOLDER
+    return folder if folder.is_dir() and os.access(folder, os.W_OK) else data_dir() / FOLDER
 
 
 def _alive(pid: int) -> bool:

@@ -76,8 +76,8 @@ class GGUFInfo(ModelInfo):
         ] + ([("Adapter", str(self.lora))] if self.lora else [])
 
     def placement(self) -> dict[str, Any]:
-        """Where the file would load now (:func:`engine.models.gpu.placement`)."""
-        from engine.models.gpu import placement
+        """Where the file would load now (:func:`engine.models.hardware.placement`)."""
+        from engine.models.hardware import placement
 
         return placement(self.path).as_dict()
 

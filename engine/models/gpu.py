@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import importlib.util
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from engine.models.hardware import ModelSettings
+from typing import Any
 
 MARGIN = 1 << 30  # device memory left free for compute buffers (llama.cpp's own fit leaves 1 GiB)
 
@@ -49,8 +48,11 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
 
 
+@functools.cache
 def _ggml() -> Any:
-    """llama-cpp-python's libggml with the device functions typed (None: not installed)."""
+    """llama-cpp-python's libggml with the device functions typed (None: not installed).
+    Its back ends are started here, once, their log kept out of the terminal (each says
+    what it found: the devices, or none)."""
     try:
         from llama_cpp import _ggml
     except ImportError:
@@ -64,7 +66,29 @@ def _ggml() -> Any:
     lib.ggml_backend_dev_type.argtypes, lib.ggml_backend_dev_type.restype = [ptr], ctypes.c_int
     lib.ggml_backend_dev_memory.argtypes = [ptr, ctypes.POINTER(size), ctypes.POINTER(size)]
     lib.ggml_backend_dev_memory.restype = None
+    with LoadLog().capture():
+        lib.ggml_backend_dev_count()  # the first call starts the back ends
     return lib
+
+
+def started() -> Any:
+    """Start llama.cpp's back ends quietly, once (None: llama-cpp-python is not installed);
+    call before anything of llama.cpp that looks at the devices."""
+    return _ggml()
+
+
+# The GPU back ends a llama-cpp-python build may have, by the name of their library.
+BUILT = {"vulkan": "Vulkan", "cuda": "CUDA", "metal": "Metal", "hip": "HIP", "sycl": "SYCL"}
+
+
+def built_backends() -> list[str]:
+    """The GPU back ends this build was built with, whether or not they started (a Vulkan
+    back end without any Vulkan driver on the machine does not)."""
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or spec.origin is None:
+        return []
+    names = {p.name.lower() for p in (Path(spec.origin).parent / "lib").glob("*ggml-*")}
+    return [label for key, label in BUILT.items() if any(f"ggml-{key}" in n for n in names)]
 
 
 def devices() -> list[Device]:
@@ -169,19 +193,6 @@ def plan(
     return Plan(n, offloadable, used, tuple(found), f"{n}/{offloadable} layers on {where}")
 
 
-def placement(path: str | Path, settings: ModelSettings | None = None) -> Plan:
-    """Where a local model loaded now with ``settings`` would go (the ``gpu`` setting and
-    ``--gpu-layers`` heeded; memory estimated from its header)."""
-    from engine.models.hardware import ModelSettings, cpu_forced
-
-    s = (settings or ModelSettings()).resolved()
-    if s.n_gpu_layers == 0 and cpu_forced() and devices():
-        sizes, _ = layer_bytes(path, s.n_ctx)
-        note = "the gpu setting is 'cpu': the model runs on the CPU"
-        return Plan(0, len(sizes) + 1, 0, (), note)
-    return plan(path, s.n_ctx, layers=s.n_gpu_layers)
-
-
 def backends() -> list[str]:
     """The GPU backends this build of llama-cpp-python has (Vulkan, CUDA, Metal…)."""
     lib = _ggml()
@@ -202,9 +213,12 @@ def backends() -> list[str]:
 def no_device_note() -> str:
     """Why models run on the CPU when :func:`devices` finds none, in one line."""
     found = backends()
-    if not found:
-        return "this build of llama.cpp has no GPU backend: models run on the CPU"
-    return f"no GPU found by {', '.join(found)}: models run on the CPU"
+    if found:
+        return f"no GPU found by {', '.join(found)}: models run on the CPU"
+    built = built_backends()
+    if built:
+        return f"{', '.join(built)} found no GPU driver here: models run on the CPU"
+    return "this build of llama.cpp has no GPU backend: models run on the CPU"
 
 
 # -- what llama.cpp did ------------------------------------------------------------------

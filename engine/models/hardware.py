@@ -13,7 +13,10 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.models.gpu import Plan
 
 
 @dataclass
@@ -127,8 +130,23 @@ def _cpuinfo_cores(cpus: set[int]) -> int | None:
 def gpu_offload_supported() -> bool:
     """Whether the installed llama-cpp-python can offload to a GPU: built with Vulkan, CUDA,
     Metal… and such a device present."""
-    try:
-        import llama_cpp
-    except ImportError:
+    from engine.models.gpu import started
+
+    if started() is None:  # not installed
         return False
+    import llama_cpp
+
     return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def placement(path: str | Path, settings: ModelSettings | None = None) -> Plan:
+    """Where a local model loaded now with ``settings`` would go (the ``gpu`` setting and
+    ``--gpu-layers`` heeded; memory estimated from its header: :func:`engine.models.gpu.plan`)."""
+    from engine.models.gpu import Plan, devices, layer_bytes, plan
+
+    s = (settings or ModelSettings()).resolved()
+    if s.n_gpu_layers == 0 and cpu_forced() and devices():
+        sizes, _ = layer_bytes(path, s.n_ctx)
+        note = "the gpu setting is 'cpu': the model runs on the CPU"
+        return Plan(0, len(sizes) + 1, 0, (), note)
+    return plan(path, s.n_ctx, layers=s.n_gpu_layers)
