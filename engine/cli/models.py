@@ -13,8 +13,6 @@ from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
 from engine.models.server import split_credentials
 
-PLACEMENT = ("device", "gpu_layers", "layers", "gpu_memory", "gpu_note")
-
 
 def _line(m: ModelInfo, status: dict[str, Any] | None, width: int = 16) -> str:
     """One row of ``models list``: what the model's backend says of it in short, whether it
@@ -228,6 +226,8 @@ def generate(
         result = stream.result
         assert result is not None
         # Where a local model ran: its device and the layers llama.cpp put there.
+        from engine.models.gpu import PLACEMENT
+
         info = getattr(model, "info", None) or {}
         placed = {key: info[key] for key in PLACEMENT if key in info}
     if as_json:

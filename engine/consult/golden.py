@@ -38,15 +38,8 @@ class GoldenError(UserError, ValueError):
     """No golden set (or dialogue file) of that name, or one that holds no dialogue."""
 
 
-def golden_runs(store: Store, name: str) -> list[JSONDict]:
-    """The runs of golden set ``name``, oldest first."""
-    runs = store.runs("consult")
-    found = [r for r in runs if (r.get("settings") or {}).get(TAG) == name]
-    return sorted(found, key=lambda r: r["id"])
-
-
 def golden_sets(store: Store) -> dict[str, list[int]]:
-    """Every golden set by name, with its runs."""
+    """Every golden set by name, with its runs, oldest first."""
     out: dict[str, list[int]] = {}
     for r in sorted(store.runs("consult"), key=lambda r: r["id"]):
         tag = (r.get("settings") or {}).get(TAG)
@@ -72,7 +65,7 @@ def golden_settings(
     from engine.train.artefacts import check_name
 
     check_name(name)
-    old = [int(r["id"]) for r in golden_runs(store, name)]
+    old = golden_sets(store).get(name, [])
     if old and not replace:
         raise GoldenError(
             f"golden set {name!r} exists (run {old[-1]}); give --replace or another name"
@@ -144,11 +137,11 @@ def doctor_dialogues(store: Store, source: str) -> list[list[dict[str, str]]]:
     ``for_doctor``), or a JSON Lines file of chat dialogues."""
     from engine.consult.report import dialogue_records
 
-    runs = golden_runs(store, source)
-    if runs:
+    sets = golden_sets(store)
+    if source in sets:
         out = []
-        for r in runs:
-            out += [d["messages"] for d in dialogue_records(store, int(r["id"]), for_doctor=True)]
+        for run_id in sets[source]:
+            out += [d["messages"] for d in dialogue_records(store, run_id, for_doctor=True)]
         if not out:
             raise GoldenError(f"golden set {source!r} holds no finished consultation yet")
         return out
@@ -158,7 +151,7 @@ def doctor_dialogues(store: Store, source: str) -> list[list[dict[str, str]]]:
         if not found:
             raise GoldenError(f"{path.name} holds no dialogue")
         return found
-    known = ", ".join(golden_sets(store)) or "none yet"
+    known = ", ".join(sets) or "none yet"
     raise GoldenError(
         f"no golden set or dialogue file {source!r} (golden sets: {known}; build one with "
         "'medexam consult golden')"

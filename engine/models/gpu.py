@@ -112,6 +112,10 @@ def devices() -> list[Device]:
     return found[_GPU] or found[_IGPU]
 
 
+# Where a model goes, as :meth:`Plan.as_dict` (planned) and :func:`outcome` (done) say it.
+PLACEMENT = ("device", "gpu_layers", "layers", "gpu_memory", "gpu_note")
+
+
 @dataclass(frozen=True)
 class Plan:
     """How a model loads: ``layers`` is its ``n_gpu_layers`` (0: all on the CPU)."""

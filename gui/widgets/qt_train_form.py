@@ -165,7 +165,7 @@ class BaseCombo(QComboBox):
         self.reload()
 
     def reload(self) -> None:
-        from engine.models.local import GGUFInfo
+        from engine.models.gguf_info import GGUFInfo
 
         current = self.currentData() or self.default
         found = [
