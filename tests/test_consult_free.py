@@ -13,9 +13,17 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.consult.cases import ensure_sample, load_cases
-from engine.consult.judging import NAME, _kappa, judged_summary, judged_tables, parse_verdict
+from engine.consult.judging import (
+    NAME,
+    _kappa,
+    diagnosis_judge,
+    judged_summary,
+    judged_tables,
+    parse_verdict,
+)
 from engine.consult.solve import Solver
-from engine.scoring import Scored
+from engine.models.scripted import ScriptedModel
+from engine.scoring import Context, Scored, Value
 from engine.store import Store
 
 
@@ -24,10 +32,35 @@ def test_verdicts_read_from_a_reply():
         "correct",
         "Same disease.",
     )
-    assert parse_verdict("The answer is partially right.")[0] == "partly"
     assert parse_verdict("INCORRECT: that is renal colic.")[0] == "wrong"
+    assert parse_verdict("Verdict: partially.\nIt names the cause only.")[0] == "partly"
+    assert parse_verdict('```json\n{"verdict": " Wrong", "reason": 3}\n```') == ("wrong", "")
     assert parse_verdict('{"verdict": "maybe"}') is None
     assert parse_verdict("") is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"verdict": "not correct", "reason": "Another disease."}',
+        '{"verdict": "maybe", "reason": "It could be correct."}',
+        '{"verdict": null, "reason": "The diagnosis is correct."}',
+        '{"verdict": ["correct"], "reason": "Same disease."}',
+        '{"verdict": {"value": "correct"}}',
+        '{"verdict": true, "reason": "correct"}',
+        '{"reason": "correct"}',
+        '{"verdict": "correct", "verdict": "wrong"}',  # given twice
+        '{"result": {"verdict": "correct"}}',  # nested: not the schema's field
+        "The answer is not correct.",
+        "Not correct: that is renal colic.",
+        "The answer is partially right.",  # prose, not a verdict
+        "Correct? No, it is renal colic.",
+        "Verdict: correct\nVerdict: wrong",
+        "Verdict: correctly named organ, wrong disease",
+    ],
+)
+def test_a_verdict_off_the_schema_is_not_parsed(reply):
+    assert parse_verdict(reply) is None, reply
 
 
 def _judged_run(store: Store, verdicts: list[float | None], letters: list[bool]) -> int:
@@ -94,3 +127,13 @@ def test_free_answers_judged_end_to_end(db_path, chat_model):
                                      "--judge", "smollm2", "--json"])  # fmt: skip
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["skipped"][f"{NAME}@smollm2"] == 2  # nothing judged twice
+
+
+def test_a_judge_off_the_schema_stores_its_reply_and_no_verdict(store):
+    case = load_cases(store, ensure_sample(store))[0]
+    reply = '{"verdict": "not correct", "reason": "Another disease."}'
+    judge = ScriptedModel("j", replies=reply)
+    context = Context(store, {"settings": {}}, options={"judge": "j"}, models={"j": judge})
+    answer = {"chosen": "asthma", "extra": {"answer_form": "free"}}
+    found = diagnosis_judge(answer, case, context)
+    assert found == {"judged": None, "parsed": Value(False, reply)}

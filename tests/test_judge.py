@@ -4,6 +4,7 @@ with the reply; a judging killed mid-way and run again loses and duplicates noth
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -71,6 +72,71 @@ def test_reading_a_judges_reply():
     assert parse_ratings("Support: 4, Validity: 2") is None
     assert parse_ratings("") is None
     assert SCHEMA["required"] == list(KEYS)
+
+
+def _reply(**values: object) -> str:
+    return json.dumps({**dict(zip(KEYS, [4, 4, 3, 3, 2], strict=True)), **values})
+
+
+FIVE = "Well-formed: {}\nSupport: 4\nCorrectness: 3\nValidity: 3\nNovelty: 2"
+FOUR = {k: 3 for k in KEYS[:4]}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _reply(well_formed=-1),
+        _reply(support=3.5),
+        _reply(novelty=-2.5),
+        FIVE.format("-3"),
+        FIVE.format("3.5"),
+        FIVE.format("6"),
+        FIVE.format("4/10"),
+        FIVE.format("four"),
+        FIVE.format("4") + "\nWell-formed: 2",  # one perspective rated twice
+        json.dumps({**FOUR, "reason": "novelty: 2"}),  # a number in the reason is no rating
+        _reply(well_formed=6, reason="well-formed 2"),
+        _reply(support="4"),
+        _reply(support="4/5"),
+        _reply(support="four"),
+        _reply(support=True),
+        _reply(support=None),
+        _reply(support={"value": 4}),
+        _reply(support=[4]),
+        json.dumps({"ratings": json.loads(_reply())}),  # nested: not the schema's fields
+        _reply().replace('"support": 4', '"support": 1e0'),
+        _reply().replace('"support": 4', '"support": 4.0'),
+        _reply().replace('"support": 4', '"support": NaN'),
+        _reply()[:-1] + ', "support": 2}',  # a key given twice
+        "Support: -4\nWell-formed: 4\nCorrectness: 3\nValidity: 3\nNovelty: 2",
+        "I would say novelty: 2, support: 4 … but cannot rate the rest.",
+    ],
+)
+def test_a_reply_off_the_schema_is_not_parsed(reply):
+    assert parse_ratings(reply) is None, reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```json\n" + _reply() + "\n```",
+        "Here are my ratings:\n" + _reply(reason="Clear; novelty 1.") + "\nThanks.",
+        "**Well-formed**: 4\n**Support**: 4\nCorrectness: 3.\n- Validity = 3/5\n5. Novelty: 2",
+    ],
+)
+def test_a_reply_on_the_schema_still_parses(reply):
+    assert parse_ratings(reply) == dict(zip(KEYS, [4, 4, 3, 3, 2], strict=True))
+
+
+def test_a_reply_not_parsed_is_stored_as_such_with_no_score(store, scripted_pool):
+    run_id = explained_run(store, scripted_pool, limit=2)
+    pool = scripted_pool(ScriptedModel("judge-model", replies=lambda r: _reply(support=-1)))
+    rescore(store, run_id, ["explanation-judge"], pool=pool, options={"judge": "judge-model"})
+    rows = [r for r in store.rated_rows([run_id]) if r["scorer"] == "explanation-judge@judge-model"]
+    assert {r["key"]: r["value"] for r in rows if r["key"] in KEYS} == dict.fromkeys(KEYS)
+    parsed = [r for r in rows if r["key"] == "parsed"]
+    assert len(parsed) == 2 and all(not r["value"] and '"support": -1' in r["explanation"]
+                                    for r in parsed)  # fmt: skip
 
 
 def test_the_prompt_follows_the_questions_language():

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 NAME = "consult.diagnosis-judge"
 #: Raised whenever the prompt or how the reply is read change (the scorer's version).
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 VERDICTS = {"correct": 1.0, "partly": 0.5, "wrong": 0.0}
 MAX_TOKENS = 96
 REPLY_CHARS = 1000
@@ -72,21 +72,34 @@ def judge_messages(case: Case, said: str, reference: str) -> list[dict[str, str]
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-_WORD = re.compile(r"\b(correct|partly|partially|wrong|incorrect)\b", re.IGNORECASE)
+# A verdict without JSON: a line that is the verdict ("Verdict: wrong.", "INCORRECT: …",
+# "Partly"), its word first and then nothing but punctuation or the reason after a mark.
+_VERDICT_LINE = re.compile(
+    r"^[ \t]*\**[ \t]*(?:verdict[ \t]*\**[ \t]*[:：=][ \t]*\**[ \t]*)?"
+    r"(?P<word>correct|partly|partially|wrong|incorrect)\**"
+    r"(?=[ \t]*$|[ \t]*[.,;:!。，；：！]|[ \t]+[-–—][ \t])",
+    re.IGNORECASE | re.MULTILINE,
+)
+_SYNONYMS = {"partially": "partly", "incorrect": "wrong"}
 
 
 def parse_verdict(text: str) -> tuple[str, str] | None:
-    """``(verdict, reason)`` from a judge's reply: a JSON object (the first in the text),
-    else the first verdict word in it; None when the reply gives none."""
+    """``(verdict, reason)`` from a judge's reply, read from the schema's fields only: the
+    ``verdict`` of the JSON object the reply holds (then nothing else counts), one of
+    :data:`VERDICTS`; else a line that states the verdict. None, not parsed, for anything
+    else ("not correct", "maybe", null, a list, two different verdicts)."""
     found = json_object(text)
-    if found is not None and found.get("verdict") in VERDICTS:
-        return str(found["verdict"]), str(found.get("reason") or "").strip()
-    m = _WORD.search(text)
-    if m is None:
+    if found is not None:
+        verdict, reason = found.get("verdict"), found.get("reason")
+        if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
+            return None
+        return verdict.strip().lower(), reason.strip() if isinstance(reason, str) else ""
+    words = {
+        _SYNONYMS.get(m["word"].lower(), m["word"].lower()) for m in _VERDICT_LINE.finditer(text)
+    }
+    if len(words) != 1:
         return None
-    word = m[1].lower()
-    verdict = {"partially": "partly", "incorrect": "wrong"}.get(word, word)
-    return verdict, text.strip()
+    return words.pop(), text.strip()
 
 
 def reference(case: Case) -> str:

@@ -20,14 +20,21 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.models.protocol import ModelCrashed, ModelError
-from engine.ratings.perspectives import KEYS, NAMES, PERSPECTIVES, Explained
+from engine.ratings.perspectives import (
+    HIGHEST,
+    KEYS,
+    LOWEST,
+    NAMES,
+    PERSPECTIVES,
+    Explained,
+)
 
 if TYPE_CHECKING:
     from engine.models.protocol import ChatModel, Message
     from engine.types import JSONDict
 
 #: Raised whenever the prompts or how the reply is read change (the scorer's version).
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 MAX_TOKENS = 96
 
 SCHEMA: JSONDict = {
@@ -84,40 +91,60 @@ def judge_messages(explained: Explained) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-_NAMED = re.compile(
-    r"(?P<name>well[ _-]?formed|support|correctness|validity|novelty)\W{0,6}(?P<value>[1-5])\b",
-    re.IGNORECASE,
+# One perspective a line, as a judge writes them without JSON: "Well-formed: 4",
+# "**Support** - 4", "3. Validity = 2/5". The value is a whole number standing alone (no
+# sign, no decimals, no other scale than "/5"); a dash separates only when a space follows.
+_LINE = re.compile(
+    r"^[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*\**[ \t]*"
+    r"(?P<name>well[ _-]?formed|support|correctness|validity|novelty)[ \t]*\**[ \t]*"
+    r"(?:[:：=]|-(?=[ \t]))[ \t]*\**[ \t]*(?P<value>\d+)(?:[ \t]*/[ \t]*5)?\**"
+    r"(?=[ \t]*$|[ \t]|[.,;。，；)）](?!\d))",
+    re.IGNORECASE | re.MULTILINE,
 )
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An object's keys, or none at all when a key repeats (which value would count?)."""
+    found = dict(pairs)
+    return found if len(found) == len(pairs) else {}
 
 
 def json_object(text: str) -> JSONDict | None:
     """The JSON object a judge's reply holds (from its first ``{`` to its last ``}``), or
-    None when there is none."""
+    None when there is none. An object in which a key repeats reads as an empty one."""
     start, end = text.find("{"), text.rfind("}")
     if not 0 <= start < end:
         return None
     try:
-        found = json.loads(text[start : end + 1])
-    except json.JSONDecodeError:
+        found = json.loads(text[start : end + 1], object_pairs_hook=_unique_keys)
+    except (json.JSONDecodeError, RecursionError):
         return None
     return found if isinstance(found, dict) else None
 
 
+def _rating(value: object) -> int | None:
+    """``value`` when it is a whole number from 1 to 5 (not a bool, a float or text)."""
+    return value if type(value) is int and LOWEST <= value <= HIGHEST else None
+
+
 def parse_ratings(text: str) -> dict[str, int] | None:
-    """The five ratings in a judge's reply: a JSON object (the first one in the text), else
-    ``name: n`` lines; None when the reply does not give all five from 1 to 5."""
+    """The five ratings in a judge's reply, read from the schema's fields only: a JSON
+    object's five keys when the reply holds one (then nothing else counts), else one
+    ``name: n`` line per perspective. None, not parsed, unless all five are whole numbers
+    from 1 to 5, given once each."""
     found = json_object(text)
     if found is not None:
-        out = {k: found.get(k) for k in KEYS}
-        if all(
-            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in out.values()
-        ):
-            return out  # type: ignore[return-value]
-    named: dict[str, int] = {}
-    for m in _NAMED.finditer(text):
+        values = {k: _rating(found.get(k)) for k in KEYS}
+        return values if all(v is not None for v in values.values()) else None  # type: ignore[return-value]
+    named: dict[str, int | None] = {}
+    for m in _LINE.finditer(text):
         key = re.sub(r"[ _-]", "", m["name"].lower()).replace("wellformed", "well_formed")
-        named.setdefault(key, int(m["value"]))
-    return {k: named[k] for k in KEYS} if all(k in named for k in KEYS) else None
+        value = _rating(int(m["value"]))
+        if named.get(key, value) != value:
+            return None  # one perspective given two ratings
+        named[key] = value
+    values = {k: named.get(k) for k in KEYS}
+    return values if all(v is not None for v in values.values()) else None  # type: ignore[return-value]
 
 
 def judge(
