@@ -41,6 +41,7 @@ __all__ = [
     "headline",
     "headline_value",
     "run_detail",
+    "save_text",
     "turn_table",
     "write_export",
 ]
@@ -328,9 +329,17 @@ def write_export(store: Store, run_id: int, path: str | Path, fmt: str | None = 
     if fmt == "xlsx":
         _xlsx(store, run_id, path)
         return [path]
-    path.write_text(export_run(store, run_id, fmt), encoding="utf-8", newline="")
+    save_text(path, export_run(store, run_id, fmt), fmt)
     written = [path]
     if fmt == "csv" and store.turns(run_id):
-        turns_path(path).write_text(export_turns(store, run_id), encoding="utf-8", newline="")
+        save_text(turns_path(path), export_turns(store, run_id), fmt)
         written.append(turns_path(path))
     return written
+
+
+def save_text(path: str | Path, text: str, fmt: str | None = None) -> None:
+    """Write an export's ``text`` to ``path`` as it is (no newline translation). A CSV file
+    (``fmt`` "csv", or by default a ``.csv`` suffix) starts with UTF-8's byte-order mark,
+    without which Excel reads Chinese and accented text as another encoding."""
+    fmt = fmt or Path(path).suffix.lower().lstrip(".")
+    Path(path).write_text(text, encoding="utf-8-sig" if fmt == "csv" else "utf-8", newline="")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -58,6 +59,10 @@ KEY = "medexam.setting"
 KINDS = ("choice", "int", "float", "bool", "text", "model")
 #: Upper bound of a form's number box for a setting without one.
 FORM_MAX = 9999
+#: The most a whole-number setting without a bound of its own takes (on the command line
+#: and when checked): anything past it is a slip of the keyboard, and 10^20 does not even
+#: fit the database.
+INT_MAX = 2**31 - 1
 
 
 class SettingError(UserError, ValueError):
@@ -158,11 +163,19 @@ class SettingInfo:
             return None
         if not _is_a(value, self.type):
             return f"{self.name} must be {_TYPE_WORDS.get(self.type, 'a text')} (got {value!r})"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{self.name} must be a finite number (got {value!r})"
         if self.min is not None and value < self.min:
             return f"{self.name} must be at least {_number(self.min)} (got {value!r})"
-        if self.max is not None and value > self.max:
-            return f"{self.name} must be at most {_number(self.max)} (got {value!r})"
+        top = self.upper
+        if top is not None and value > top:
+            return f"{self.name} must be at most {_number(top)} (got {value!r})"
         return None
+
+    @property
+    def upper(self) -> float | None:
+        """The most the setting takes: its ``max``, or :data:`INT_MAX` for a whole number."""
+        return self.max if self.max is not None or self.type is not int else INT_MAX
 
 
 _TYPE_WORDS = {bool: "true or false", int: "a whole number", float: "a number"}
@@ -339,7 +352,7 @@ def _click_type(info: SettingInfo) -> click.ParamType:
 
     bounded = info.min is not None or info.max is not None
     if info.type is int:
-        return click.IntRange(info.min, info.max) if bounded else click.INT
+        return click.IntRange(info.min, info.upper)
     if info.type is float:
         return click.FloatRange(info.min, info.max) if bounded else click.FLOAT
     return click.STRING

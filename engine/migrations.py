@@ -347,6 +347,14 @@ def _m7_trainings(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_trainings_name ON trainings (name)")
 
 
+def _m8_deleted_runs(db: sqlite_utils.Database) -> None:
+    """The runs of the last delete, kept to be restored (:mod:`engine.deleted`): each run's
+    row with its answers, scores and turns as stored, in JSON, until the next delete."""
+    db.execute(
+        "CREATE TABLE deleted_runs (run_id INTEGER PRIMARY KEY, deleted TEXT, data TEXT NOT NULL)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -355,6 +363,7 @@ MIGRATIONS: list[Migration] = [
     _m5_scores,
     _m6_notebook,
     _m7_trainings,
+    _m8_deleted_runs,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

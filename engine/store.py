@@ -350,12 +350,11 @@ class Store(ScoreRows):
         self.update_run(run_id, summary=summary, status=status, finished=now(), error=error)
 
     def delete_run(self, run_id: int) -> None:
-        self.run(run_id)
-        with self._transaction():
-            self.db.execute("DELETE FROM scores WHERE run_id = ?", [run_id])
-            self.db.execute("DELETE FROM answers WHERE run_id = ?", [run_id])
-            self.db.execute("DELETE FROM turns WHERE run_id = ?", [run_id])
-            self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        """Delete a run with its answers, scores and turns, kept until the next delete to be
+        restored (:mod:`engine.deleted`); refused while another process runs it."""
+        from engine.deleted import delete_runs
+
+        delete_runs(self, [run_id])
 
     # -- answers -------------------------------------------------------------------------
 

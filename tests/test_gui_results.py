@@ -83,7 +83,8 @@ def test_table_filter_details_compare_charts_export(qtbot, window, tmp_path):
 
     # Export.
     out_csv = r.export_selected(str(tmp_path / "run.csv"))
-    with open(out_csv, encoding="utf-8") as fh:
+    assert Path(out_csv).read_bytes().startswith(b"\xef\xbb\xbf")  # Excel reads it as UTF-8
+    with open(out_csv, encoding="utf-8-sig") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 3 and rows[0]["run_id"] == str(first)
     out_json = r.export_selected(str(tmp_path / "run.json"))

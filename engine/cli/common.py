@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from engine.errors import ONE_LINE
+from engine.fields import INT_MAX
 
 if TYPE_CHECKING:
     from engine.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: A count typed on the command line (``--limit N``…): 1 to :data:`engine.fields.INT_MAX`.
+COUNT = click.IntRange(1, INT_MAX)
 
 
 class AppContext:

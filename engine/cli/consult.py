@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options
 from engine.cli.running import (
     RunOptions,
@@ -25,7 +25,7 @@ from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
 from engine.consult.metrics import SUMMARY_KEYS, fact_view, turn_analysis
 from engine.consult.report import FORMATS
-from engine.consult.settings import ConsultSettings
+from engine.consult.settings import MAX_TURNS, ConsultSettings
 from engine.fields import settings_options
 from engine.progress import Progress
 
@@ -121,7 +121,7 @@ def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> boo
 @click.option("--case", "case_id", required=True, help="Case id.")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
-@click.option("--max-turns", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--max-turns", type=click.IntRange(1, MAX_TURNS), default=10, show_default=True)
 @pass_app
 def consult_chat(
     app: AppContext,
@@ -244,7 +244,8 @@ def _judge_runs(app: AppContext, run_ids: list[int], judge: str, quiet: bool) ->
     "--turns",
     default="1,2,4,8",
     show_default=True,
-    help="The budgets: how many questions the doctor may ask, comma-separated.",
+    help=f"The budgets: how many questions the doctor may ask (1 to {MAX_TURNS} each), "
+    "comma-separated.",
 )
 @settings_options(ConsultSettings, exclude=("max_turns",))
 @click.option("--concurrency", type=click.IntRange(1, 256), help="Cases in flight at once.")
@@ -412,7 +413,7 @@ def consult_export_dialogues(
     show_default=True,
     help="How the patient plays (see 'consult run --help').",
 )
-@click.option("--limit", type=click.IntRange(1), help="Only the first N cases.")
+@click.option("--limit", type=COUNT, help="Only the first N cases.")
 @click.option("--replace", is_flag=True, help="Replace a golden set of that name.")
 @run_options
 @pass_app

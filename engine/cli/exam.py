@@ -10,7 +10,7 @@ import click
 
 from engine.bank.blocks import choose
 from engine.cli.bank import ask_reason, block_options, chosen_block, take_command
-from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
     RunOptions,
@@ -233,7 +233,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="A timed exam of this many minutes (feedback at the end).",
 )
-@click.option("--limit", type=click.IntRange(1), help="Only the first N questions.")
+@click.option("--limit", type=COUNT, help="Only the first N questions.")
 @click.option("--review", is_flag=True, help="Only the questions missed in past sessions.")
 @click.option(
     "--pass-mark",

@@ -9,7 +9,7 @@ import click
 
 from engine.bank.blocks import choose
 from engine.cli.bank import block_options, chosen_block, take_command
-from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
     RunOptions,
@@ -379,7 +379,7 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 
 @french.command("take")
 @click.option("--dataset", required=True, help="Data set to practise.")
-@click.option("--limit", type=click.IntRange(1), default=None, help="First N questions only.")
+@click.option("--limit", type=COUNT, default=None, help="First N questions only.")
 @click.option("--index", "index_name", help="Show passages from this index.")
 @click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--profile", help="Who is practising (default: the default profile).")

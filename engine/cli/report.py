@@ -45,7 +45,9 @@ def report(app, run_ids: tuple[int, ...], fmt: str | None, out: str | None, titl
         fmt = SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text") if out else "text"
     text = render(build_report(app.store, list(run_ids), title=title), fmt)
     if out:
-        Path(out).write_text(text, encoding="utf-8", newline="")
+        from engine.export import save_text
+
+        save_text(out, text, fmt)
         click.echo(f"wrote {out}", err=True)
     else:
         click.echo(text, nl=False)

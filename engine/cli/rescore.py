@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from engine.cli.common import AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.running import progress_bar
 
 
@@ -29,7 +29,7 @@ from engine.cli.running import progress_bar
 )
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=COUNT,
     help="Score only N answers: those people rated first, then the run's first.",
 )
 @click.option("--force", is_flag=True, help="Score again the answers a scorer already scored.")

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from engine.cli.common import ActivityChoice, AppContext, echo_json, json_option, pass_app
+from engine.cli.common import (
+    COUNT,
+    ActivityChoice,
+    AppContext,
+    echo_json,
+    json_option,
+    pass_app,
+)
 from engine.review.anki import ExportError
 from engine.review.queue import ReviewError, Shown
 from engine.text.columns import visible
@@ -41,7 +48,7 @@ def _profile(app: AppContext, name: str | None) -> str:
 @click.group(invoke_without_command=True)
 @click.option("--profile", help="Whose cards (default: the default profile).")
 @click.option("--activity", type=ActivityChoice(), help="Only this activity.")
-@click.option("--limit", type=click.IntRange(1), help="Stop after N cards.")
+@click.option("--limit", type=COUNT, help="Stop after N cards.")
 @click.option(
     "--why",
     type=click.Choice(["knowledge", "misread", "reasoning", "time"]),

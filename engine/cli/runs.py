@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
 from engine import export
 from engine.answers import run_answers
-from engine.cli.common import ActivityChoice, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, ActivityChoice, echo_json, json_option, pass_app
 from engine.errors import UserError
 from engine.text.columns import align_rows, display_width, pad, short_text, visible
 
@@ -26,7 +27,7 @@ def runs() -> None:
     metavar="TEXT",
     help="Only runs whose setting, model, data set or status contains TEXT.",
 )
-@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--limit", type=COUNT, default=None)
 @json_option
 @pass_app
 def runs_list(
@@ -180,17 +181,52 @@ def runs_export(app, run_id: int, fmt: str | None, output: str | None, turns: bo
     else:
         text = export.export_run(app.store, run_id, fmt or "csv")
     if output:
-        with open(output, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        export.save_text(output, text, "csv" if turns else fmt)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
 
 
 @runs.command("delete")
-@click.argument("run_id", type=int)
+@click.argument("run_ids", metavar="RUN_ID...", type=int, nargs=-1, required=True)
+@click.option("-y", "--yes", is_flag=True, help="Delete without asking.")
 @pass_app
-def runs_delete(app, run_id: int) -> None:
-    """Delete a run with its answers and turns."""
-    app.store.delete_run(run_id)
-    click.echo(f"deleted run {run_id}")
+def runs_delete(app, run_ids: tuple[int, ...], yes: bool) -> None:
+    """Delete runs with their answers and turns, after asking (y/N). The last delete can be
+    undone with `medexam runs undelete`. A run still running in another medexam process is
+    refused (stop it first)."""
+    from engine.deleted import check_deletable, delete_runs
+
+    for run_id in run_ids:
+        check_deletable(app.store, run_id)
+    if not yes:
+        said = ", ".join(_delete_line(app.store.run(i)) for i in run_ids)
+        try:
+            sure = click.confirm(f"Delete {said}?", default=False, err=True)
+        except click.Abort:  # no answer (end of input)
+            sure = False
+        if not sure:
+            click.echo("nothing deleted (--yes deletes without asking)", err=True)
+            sys.exit(1)
+    delete_runs(app.store, run_ids)
+    which = ", ".join(str(i) for i in run_ids)
+    click.echo(f"deleted run{'s' if len(run_ids) > 1 else ''} {which} "
+               "(undo: medexam runs undelete)")  # fmt: skip
+
+
+def _delete_line(run: dict[str, Any]) -> str:
+    """``run 3 (exam, smollm2 on explaincpe-test, 190 answers)``."""
+    return visible(
+        f"run {run['id']} ({run['activity']}, {run['model']} on {run['dataset']}, "
+        f"{run['n_done']} answers)"
+    )
+
+
+@runs.command("undelete")
+@pass_app
+def runs_undelete(app) -> None:
+    """Bring back the runs of the last `medexam runs delete` with their answers and turns."""
+    from engine.deleted import restore_deleted
+
+    ids = restore_deleted(app.store)
+    click.echo(f"restored run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.consult.settings import consult_settings
+from engine.consult.settings import MAX_TURNS, consult_settings
 from engine.errors import UserError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class BudgetError(UserError):
 
 
 def parse_turns(text: str) -> list[int]:
-    """``"1,2,4,8"`` → ``[1, 2, 4, 8]`` (sorted, each once)."""
+    """``"1,2,4,8"`` → ``[1, 2, 4, 8]`` (sorted, each once; each 1 to :data:`MAX_TURNS`)."""
     try:
         found = sorted({int(t) for t in text.replace(" ", "").split(",") if t})
     except ValueError:
@@ -41,6 +41,8 @@ def parse_turns(text: str) -> list[int]:
         ) from None
     if not found or found[0] < 1:
         raise BudgetError("--turns takes at least one budget, each of at least 1 question")
+    if found[-1] > MAX_TURNS:
+        raise BudgetError(f"--turns: a budget is at most {MAX_TURNS} questions (got {found[-1]})")
     return found
 
 

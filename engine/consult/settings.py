@@ -24,6 +24,8 @@ BASELINES = ("upper", "lower")
 ORACLES = ("oracle-direct", "oracle-random", "oracle-reverse")
 #: The doctor, patient or solver that is the default chat model.
 DEFAULT_MODEL = "model"
+#: The most questions a doctor may be allowed (AgentClinic's budgets go up to 20).
+MAX_TURNS = 100
 
 PATIENT_MODE_HELP = (
     "paper: the patient model gets all the facts, the opening request and the dialogue, "
@@ -67,6 +69,7 @@ class ConsultSettings(Settings):
         10,
         help="Safety cap on a model doctor's questions (oracles always ask every key).",
         min=1,
+        max=MAX_TURNS,
         label="Questions per case",
     )
     solver: str | None = setting(

@@ -493,12 +493,17 @@ class ResultsScreen(QWidget):
         answer = QMessageBox.question(
             self,
             "Delete runs",
-            f"Delete {len(ids)} run(s) with their answers? This cannot be undone.",
+            f"Delete {len(ids)} run(s) with their answers? Until the next delete, "
+            "`medexam runs undelete` brings them back.",
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        for run_id in ids:
-            self.ctx.store.delete_run(run_id)
+        from engine.deleted import delete_runs
+
+        try:  # one delete: all of them or, when one is still running elsewhere, none
+            delete_runs(self.ctx.store, ids)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self, exc, self.ctx, "Delete refused")
         self.reload()
 
     # -- report ----------------------------------------------------------------------------
@@ -545,11 +550,14 @@ class ResultsScreen(QWidget):
         return QFileDialog.getSaveFileName(self, title, str(Path(last) / name), filters)
 
     def _save(self, path: str, text: Callable[[], str], failure: str, saved: str) -> str | None:
-        """Write ``text()`` to ``path`` as it is (no newline translation) and remember its
-        folder for the next save; ``saved`` goes to the status bar, a failure to a dialog
-        titled ``failure``. Returns the path, or None when it failed."""
+        """Write ``text()`` to ``path`` (:func:`engine.export.save_text`: a CSV file with
+        UTF-8's byte-order mark) and remember its folder for the next save; ``saved`` goes to
+        the status bar, a failure to a dialog titled ``failure``. Returns the path, or None
+        when it failed."""
+        from engine.export import save_text
+
         try:
-            Path(path).write_text(text(), encoding="utf-8", newline="")
+            save_text(path, text())
         except Exception as exc:  # noqa: BLE001
             show_error(self, exc, self.ctx, failure)
             return None
