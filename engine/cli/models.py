@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -67,7 +68,9 @@ def models_list(as_json: bool) -> None:
     if bad:
         click.echo(f"{len(bad)} model file(s) cannot be used:")
     for p in bad:
-        where = "models folder" if p.origin == "folder" else f"added as {p.name}"
+        where = {"folder": "models folder", "trained": f"trained model {p.name}"}.get(
+            p.origin, f"added as {p.name}"
+        )
         click.echo(f"  {p.path} ({where}): {p.reason}")
 
 
@@ -190,6 +193,13 @@ def models_remove(name: str) -> None:
     click.echo(f"removed {name}")
 
 
+def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A number option's value once it is a number: nan and infinity are refused."""
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", param=param)
+    return value
+
+
 @click.command()
 @click.option(
     "--model",
@@ -199,7 +209,9 @@ def models_remove(name: str) -> None:
 )
 @click.option("--prompt", required=True, help="The user message (or text to continue).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1))
-@click.option("--temperature", default=0.0, show_default=True, type=click.FloatRange(0))
+@click.option(
+    "--temperature", default=0.0, show_default=True, type=click.FloatRange(0), callback=_finite
+)
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--raw", is_flag=True, help="Plain completion, no chat template.")
 @gpu_layers_option

@@ -203,27 +203,40 @@ def _locate(name: str) -> GGUFInfo:
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 
-def _trained(only: str | None = None) -> list[GGUFInfo]:
-    """Fine-tuned models (trained doctors): each its base GGUF with its LoRA, named
-    ``BASE+NAME`` (``only``: that one, when there is one)."""
+def trained(only: str | None = None) -> list[tuple[str, str, GGUFInfo | BadModelFile]]:
+    """Fine-tuned models (trained doctors), each its base GGUF with its LoRA, named
+    ``BASE+NAME`` after the artefact's folder (so that a copied folder is a model of its
+    own): ``(name, adapter file, model)``, the model a :class:`BadModelFile` saying why when
+    its base cannot be found or its adapter does not fit it
+    (:func:`engine.models.checks.check_adapter`); ``only``: that name alone."""
     import dataclasses
 
+    from engine.models.checks import check_adapter
     from engine.train.artefacts import catalog_name, list_artefacts
 
-    out = []
+    out: list[tuple[str, str, GGUFInfo | BadModelFile]] = []
     for a in list_artefacts(kind="adapter"):
-        name = catalog_name(str(a["base"]), str(a["name"]))
+        folder = Path(a["path"])
+        name, lora = catalog_name(str(a["base"]), folder.name), str(folder / str(a["lora"]))
         if only not in (None, name):
             continue
         try:
             base = resolve(str(a["base"]))
-        except ModelError:
+        except ModelError as exc:
+            out.append((name, lora, BadModelFile(f"{name}: its base model cannot be used ({exc})")))
             continue
-        if isinstance(base, GGUFInfo):
-            described = f"{base.description} + LoRA {a['name']} (training {a['training']})"
-            lora = str(Path(a["path"]) / str(a["lora"]))
-            out.append(dataclasses.replace(
-                base, name=name, origin="trained", description=described, lora=lora))  # fmt: skip
+        if not isinstance(base, GGUFInfo):
+            continue
+        try:
+            check_adapter(name, lora, base.path)
+        except BadModelFile as exc:
+            out.append((name, lora, exc))
+            continue
+        described = f"{base.description} + LoRA {folder.name} (training {a['training']})"
+        found = dataclasses.replace(
+            base, name=name, origin="trained", description=described, lora=lora
+        )
+        out.append((name, lora, found))
     return out
 
 
@@ -239,7 +252,9 @@ def resolve(name: str | None = None) -> ModelInfo:
         if added is not None:
             return _added_info(name, *added)
         if "+" in name:
-            for found in _trained(name):
+            for _, _, found in trained(name):
+                if isinstance(found, BadModelFile):
+                    raise found
                 return found
     return _locate(name)
 
@@ -301,7 +316,7 @@ def list_models() -> list[ModelInfo]:
             out.append(GGUFInfo.read(p.stem, p, "folder"))
         except ModelError:
             continue
-    return out + _trained()
+    return out + [m for _, _, m in trained() if isinstance(m, GGUFInfo)]
 
 
 def open_model(name: str | None = None, **load: Any) -> ChatModel:

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ModelProblem",
     "acquire_default",
+    "adapter_problem",
+    "check_adapter",
     "checked_default",
     "default_model",
     "problems",
@@ -45,14 +47,16 @@ class ModelProblem(NamedTuple):
 
     path: str
     reason: str
-    origin: str  # "folder" or "added"
+    origin: str  # "folder", "added" or "trained"
     name: str
 
 
 def problems() -> list[ModelProblem]:
-    """The model files in the models folder and the added files that cannot be used, with
-    their reasons, in the order ``models list`` shows them (added first)."""
+    """The model files in the models folder, the added files and the trained adapters that
+    cannot be used, with their reasons, in the order ``models list`` shows them (added
+    first, trained last)."""
     from engine.models import catalog
+    from engine.models.gguf import BadModelFile
 
     out: list[ModelProblem] = []
     seen: set[str] = set()
@@ -67,6 +71,9 @@ def problems() -> list[ModelProblem]:
         reason = _reason(p)
         if reason:
             out.append(ModelProblem(str(p), reason, "folder", p.stem))
+    for name, lora, found in catalog.trained():
+        if isinstance(found, BadModelFile):
+            out.append(ModelProblem(lora, found.reason, "trained", name))
     return out
 
 
@@ -81,6 +88,95 @@ def _reason(path: Path) -> str:
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     return ""
+
+
+def adapter_problem(lora: str | Path, base: str | Path) -> str:
+    """Why the GGUF LoRA adapter ``lora`` cannot be loaded over the model file ``base`` ("" when
+    it can), read from both headers as llama.cpp checks them when it loads the adapter (where
+    a mismatch ends the model process): a GGUF file with all its data, of ``general.type``
+    ``adapter`` and ``adapter.type`` ``lora``, made for the base's architecture, whose tensors
+    come in ``lora_a``/``lora_b`` pairs over tensors of the base, of shapes that fit them.
+    Read once per version of the two files."""
+    key = tuple((str(p), *_stamp(Path(p))) for p in (lora, base))
+    if key not in _ADAPTERS:
+        _ADAPTERS[key] = _adapter_problem(Path(lora), Path(base))
+    return _ADAPTERS[key]
+
+
+_ADAPTERS: dict[tuple[tuple[str, int, float], ...], str] = {}
+
+
+def _stamp(path: Path) -> tuple[int, float]:
+    try:
+        st = path.stat()
+    except OSError:
+        return -1, -1.0
+    return st.st_size, st.st_mtime
+
+
+def _adapter_problem(lora: Path, base: Path) -> str:
+    from engine.models.gguf import BadModelFile, read_header
+
+    try:
+        meta, tensors, _ = read_header(lora, "adapter")
+    except BadModelFile as exc:
+        return exc.reason
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    try:
+        base_meta, base_tensors, _ = read_header(base)
+    except (BadModelFile, OSError) as exc:
+        return f"its base cannot be read ({exc})"
+    if meta.get("general.type") != "adapter" or meta.get("adapter.type") != "lora":
+        kind = f"{meta.get('general.type') or '?'}/{meta.get('adapter.type') or '?'}"
+        return f"not a LoRA adapter (its header says {kind}, not adapter/lora)"
+    arch, base_arch = meta.get("general.architecture"), base_meta.get("general.architecture")
+    if arch != base_arch:
+        return f"made for a {arch!r} model, not for its base's {base_arch!r}"
+    shapes = {t.name: t.shape for t in base_tensors}
+    pairs: dict[str, dict[str, tuple[int, ...]]] = {}
+    for t in tensors:
+        target, _, part = t.name.rpartition(".")
+        if part not in ("lora_a", "lora_b"):
+            return f"tensor {t.name} is not a LoRA tensor"
+        pairs.setdefault(target, {})[part] = t.shape
+    if not pairs:
+        return "damaged: it holds no LoRA tensors"
+    for target, pair in pairs.items():
+        problem = _pair_problem(target, pair, shapes.get(target))
+        if problem:
+            return problem
+    return ""
+
+
+def _pair_problem(
+    target: str, pair: dict[str, tuple[int, ...]], weight: tuple[int, ...] | None
+) -> str:
+    """Why the LoRA pair over ``target`` does not fit its base weight (of shape ``weight``)."""
+    if weight is None:
+        return f"its base has no tensor {target} (the adapter was made for another model)"
+    if set(pair) != {"lora_a", "lora_b"}:
+        return f"damaged: {target} has only its {', '.join(pair)}"
+    a, b = pair["lora_a"], pair["lora_b"]
+    fits = len(a) == len(b) == len(weight) == 2 and a[1] == b[0]
+    if not fits or a[0] != weight[0] or b[1] != weight[1]:
+        return (
+            f"its {target} of shape {a} x {b} does not fit its base's {weight} "
+            "(the adapter was made for another model)"
+        )
+    return ""
+
+
+def check_adapter(name: str, lora: str | Path, base: str | Path) -> None:
+    """:class:`~engine.models.gguf.BadModelFile` naming model ``name`` when its adapter
+    cannot be loaded over its base (:func:`adapter_problem`)."""
+    from engine.models.gguf import BadModelFile
+
+    reason = adapter_problem(lora, base)
+    if reason:
+        raise BadModelFile(
+            f"{name}: its adapter {Path(lora).name} cannot be used: {reason}", reason
+        )
 
 
 def acquire_default(

@@ -15,11 +15,11 @@ import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.models.protocol import ModelError
 
-__all__ = ["BadModelFile", "GGUFHeader", "cached_info", "read_gguf_info"]
+__all__ = ["BadModelFile", "GGUFHeader", "Tensor", "cached_info", "read_gguf_info", "read_header"]
 
 GGUF_MAGIC = b"GGUF"
 
@@ -60,12 +60,20 @@ def _known_architectures() -> set[str]:
     return set(gguf.MODEL_ARCH_NAMES.values())
 
 
-Tensor = tuple[str, int, int, int]  # name, elements, bytes, offset
+class Tensor(NamedTuple):
+    """A tensor of a GGUF file's table: its shape as GGUF stores it (the fastest-varying
+    dimension first), its elements, its bytes and its offset in the data."""
+
+    name: str
+    elements: int
+    nbytes: int
+    offset: int
+    shape: tuple[int, ...]
 
 
 def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[Tensor], int]:
     """Read a GGUF header: its metadata (arrays skipped, except their length), its tensors
-    as ``(name, n_elements, n_bytes, offset)`` and where tensor data starts.
+    (:class:`Tensor`) and where tensor data starts.
 
     Written for speed: gguf's ``GGUFReader`` maps every token of the vocabulary into numpy
     views, which takes seconds; listing models should not.
@@ -137,7 +145,7 @@ def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[Tensor], int]:
         for d in dims:
             n *= d
         block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(ttype)]
-        tensors.append((name, n, n // block * type_size, offset))
+        tensors.append(Tensor(name, n, n // block * type_size, offset, tuple(dims)))
     align = int(meta.get("general.alignment", 32))
     data.close()
     return meta, tensors, (pos + align - 1) // align * align
@@ -152,9 +160,10 @@ def _quantization(file_type: Any) -> str:
         return "unknown" if file_type is None else f"type {file_type}"
 
 
-def read_gguf_info(path: str | Path) -> GGUFHeader:
-    """Architecture, parameter count, quantization, context length and chat template of a
-    GGUF file; :class:`BadModelFile` when it cannot be a working model."""
+def read_header(path: str | Path, what: str = "model") -> tuple[dict[str, Any], list[Tensor], int]:
+    """The metadata and tensor table of the GGUF file at ``path`` and its size, once it is a
+    GGUF file whose data is all there (:class:`BadModelFile` says why not, calling it a
+    ``what`` file); nothing is checked of what it holds."""
     p = Path(path)
     if not p.exists():
         raise BadModelFile(f"{p}: no such file", "no such file")
@@ -164,7 +173,7 @@ def read_gguf_info(path: str | Path) -> GGUFHeader:
     with p.open("rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
-        raise _bad(p, "not a GGUF model file (it does not start with 'GGUF')")
+        raise _bad(p, f"not a GGUF {what} file (it does not start with 'GGUF')")
     import gguf  # noqa: F401 - loaded first: a failure to load it is not the file's fault
 
     try:
@@ -173,17 +182,25 @@ def read_gguf_info(path: str | Path) -> GGUFHeader:
         raise _bad(p, f"truncated: the file ends inside its header ({_mb(size)})") from exc
     except Exception as exc:  # noqa: BLE001 - unicode and enum errors alike
         raise _bad(p, f"damaged GGUF header ({exc})") from None
-    end = max((data_start + off + nbytes for _, _, nbytes, off in tensors), default=0)
-    if not tensors:
-        raise _bad(p, "damaged GGUF file (it holds no tensors)")
+    end = max((data_start + t.offset + t.nbytes for t in tensors), default=0)
     if end > size:
         raise _bad(p, f"truncated: {_mb(size)} of {_mb(end)} expected")
+    return meta, tensors, size
+
+
+def read_gguf_info(path: str | Path) -> GGUFHeader:
+    """Architecture, parameter count, quantization, context length and chat template of a
+    GGUF file; :class:`BadModelFile` when it cannot be a working model."""
+    p = Path(path)
+    meta, tensors, size = read_header(p)
+    if not tensors:
+        raise _bad(p, "damaged GGUF file (it holds no tensors)")
     arch = meta.get("general.architecture") or "unknown"
     if arch not in _known_architectures():
         raise _bad(p, f"architecture {arch!r} is not supported by llama.cpp")
     return GGUFHeader(
         architecture=arch,
-        parameters=sum(n for _, n, _, _ in tensors),
+        parameters=sum(t.elements for t in tensors),
         quantization=_quantization(meta.get("general.file_type")),
         context_length=int(meta.get(f"{arch}.context_length") or 0),
         chat_template=bool(meta.get("tokenizer.chat_template")),

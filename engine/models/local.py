@@ -500,9 +500,10 @@ def _capabilities(model: LocalModel) -> Capabilities:
 
 
 def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:
-    if info.lora:
-        if not Path(info.lora).is_file():
-            raise ModelError(f"{info.name}: its adapter file is missing ({info.lora})")
+    if info.lora:  # checked before it can end the model process (engine.models.checks)
+        from engine.models.checks import check_adapter
+
+        check_adapter(info.name, info.lora, info.path)
         load = {**load, "lora_path": info.lora}
     return LocalModel(info.path, **load)
 
