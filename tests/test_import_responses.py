@@ -180,7 +180,7 @@ def test_a_persons_answer_is_still_scored_by_the_letter_scorer(store, quiz):
 @pytest.mark.parametrize(
     ("content", "args", "message"),
     [
-        ("{not json", {}, "is not valid JSON"),
+        ("{not json", {}, ": line 1: not valid JSON"),
         ({"id": 0}, {}, "must be a JSON list of objects"),
         ([1, 2], {}, "must be a JSON list of objects"),
         ([], {}, "holds no responses"),

@@ -17,11 +17,11 @@ opening request, the questions and answers, and a closing turn naming the diagno
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
+from engine.text import jsonio
 
 if TYPE_CHECKING:
     from engine.consult.settings import ConsultSettings
@@ -110,24 +110,22 @@ def build_golden(
 
 def _from_file(path: Path) -> list[list[dict[str, str]]]:
     """Chat dialogues from a JSON Lines file (``{"messages": [{"role", "content"}…]}`` per
-    line, as ``consult export-dialogues`` writes them)."""
+    line, as ``consult export-dialogues`` writes them), read by the one JSON reader (a file
+    that is not UTF-8, not JSON or nested too deeply is refused in one line)."""
     out = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                messages = json.loads(line)["messages"]
-                ok = all(m["role"] in ("system", "user", "assistant") and isinstance(
-                    m["content"], str) for m in messages)  # fmt: skip
-            except (ValueError, KeyError, TypeError):
-                ok = False
-            if not ok or not any(m["role"] == "assistant" for m in messages):
-                raise GoldenError(
-                    f"{path.name} line {number}: not a chat dialogue "
-                    '({"messages": [{"role": …, "content": …}, …]} with a doctor turn)'
-                )
-            out.append([{"role": m["role"], "content": m["content"]} for m in messages])
+    for number, _, record in jsonio.numbered_records(path, jsonl=True, objects=False):
+        try:
+            messages = record["messages"]  # type: ignore[index,call-overload]
+            ok = all(m["role"] in ("system", "user", "assistant") and isinstance(
+                m["content"], str) for m in messages)  # fmt: skip
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok or not any(m["role"] == "assistant" for m in messages):
+            raise GoldenError(
+                f"{path.name} line {number}: not a chat dialogue "
+                '({"messages": [{"role": …, "content": …}, …]} with a doctor turn)'
+            )
+        out.append([{"role": m["role"], "content": m["content"]} for m in messages])
     return out
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -170,9 +169,9 @@ def _csv_record(row: dict[str, str]) -> JSONDict:
         raw = raw.strip()
         if raw.startswith("["):
             try:
-                options = json.loads(raw)
-            except json.JSONDecodeError:
-                raise DatasetError("'options' column is not a JSON list") from None
+                options = jsonio.parse("options", raw)  # type: ignore[assignment]
+            except jsonio.RecordsError as exc:
+                raise DatasetError(f"'options' column is not a JSON list ({exc.reason})") from None
         else:
             options = [o.strip() for o in raw.split("|")]
     else:
@@ -205,11 +204,14 @@ def read_records(path: str | Path) -> list[JSONValue]:
     if not reader.fieldnames:
         raise DatasetError("no header row")
     records: list[JSONValue] = []
-    for number, row in enumerate(reader, start=1):
-        try:
-            records.append(_csv_record(row))
-        except DatasetError as exc:
-            raise DatasetError(f"record {number}: {exc}") from None
+    try:
+        for number, row in enumerate(reader, start=1):
+            try:
+                records.append(_csv_record(row))
+            except DatasetError as exc:
+                raise DatasetError(f"record {number}: {exc}") from None
+    except csv.Error as exc:  # a cell over csv's limit (128 kB), a NUL byte…
+        raise DatasetError(f"line {reader.line_num + 1}: not a CSV row ({exc})") from None
     return records
 
 

@@ -18,7 +18,6 @@ type. ``medexam rescore`` on the run changes none of them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,11 +53,9 @@ def read_responses(path: str | Path) -> list[Response]:
     anything else is refused with one line (:class:`~engine.errors.DatasetError`)."""
     path = Path(path)
     try:
-        data = json.loads(jsonio.read_text(path))
+        data = jsonio.read_json(path)
     except jsonio.RecordsError as exc:
-        raise DatasetError(f"responses file {path.name}: {exc.reason}") from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"responses file {path.name} is not valid JSON ({exc.msg})") from None
+        raise DatasetError(f"responses file {path.name}: {exc.detail}") from None
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise DatasetError(f"responses file {path.name} must be a JSON list of objects")
     if not data:

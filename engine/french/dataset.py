@@ -12,7 +12,6 @@ record number (1-based) and the reason, and nothing is imported.
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
@@ -25,6 +24,7 @@ from engine.french.items import question_source as question_source
 from engine.french.items import retrieval_query as retrieval_query
 from engine.paths import samples_dir
 from engine.store import AlreadyExists, Store
+from engine.text import jsonio
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, JSONValue
@@ -103,11 +103,9 @@ def load_questions(
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+        data = jsonio.read_json(path)
+    except jsonio.RecordsError as exc:
+        raise DatasetError(str(exc)) from None
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of questions")
     if not data:

@@ -15,6 +15,10 @@ byte-order mark.
 Every problem raises :class:`RecordsError`, a :class:`ValueError` whose message is one line
 naming the file and, where there is one, the line: ``quiz.jsonl: line 3: not valid JSON
 (Expecting ',' delimiter)``. Its ``reason`` and ``line`` let callers word their own error.
+JSON nested deeper than :data:`MAX_DEPTH` levels is refused the same way ("nested too
+deeply"), whether or not Python's parser could follow it, so that nothing downstream has to.
+:func:`parse` and :func:`read_json` are the same reader for one JSON document (a cell of a
+table, a file that is not a list of records).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "two.jsonl"
@@ -26,6 +30,7 @@ naming the file and, where there is one, the line: ``quiz.jsonl: line 3: not val
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, overload
@@ -39,6 +44,9 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 # The keys under which a JSON object may hold its list of records, when a caller accepts any.
 LIST_KEYS = ("records", "data", "items", "questions", "cases")
+
+#: The deepest nesting of lists and objects a file may hold (records nest a few levels).
+MAX_DEPTH = 100
 
 
 class RecordsError(UserError, ValueError):
@@ -75,6 +83,61 @@ def read_text(path: str | Path) -> str:
         raise RecordsError(path, f"not UTF-8 text (byte {exc.start})") from None
 
 
+def _depth(value: JSONValue) -> int:
+    """How deeply lists and objects nest in ``value`` (0: a scalar), counted without
+    recursion; stops counting past :data:`MAX_DEPTH`."""
+    deepest, stack = 0, [(value, 1)] if isinstance(value, dict | list) else []
+    while stack and deepest <= MAX_DEPTH:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return deepest
+
+
+_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
+
+
+def _deep_line(text: str) -> int | None:
+    """The line of ``text`` where lists and objects first nest deeper than
+    :data:`MAX_DEPTH` (strings skipped), None when they never do."""
+    depth, line = 0, 1
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if token == "\n":
+            line += 1
+        elif token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def parse(path: str | Path, text: str, line: int | None = None) -> JSONValue:
+    """``text`` (read from ``path``, at ``line`` when it is one line of it) as JSON;
+    :class:`RecordsError` when it is not valid JSON or nests deeper than :data:`MAX_DEPTH`."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = line if line is not None else exc.lineno
+        raise RecordsError(path, f"not valid JSON ({exc.msg})", at) from None
+    except RecursionError:
+        value = None
+    else:
+        if _depth(value) <= MAX_DEPTH:
+            return value
+    at = line if line is not None else _deep_line(text)
+    raise RecordsError(path, f"nested too deeply (more than {MAX_DEPTH} levels)", at)
+
+
+def read_json(path: str | Path) -> JSONValue:
+    """The one JSON document in ``path`` (UTF-8, a byte-order mark allowed), checked as
+    :func:`parse` checks it."""
+    return parse(path, read_text(path))
+
+
 class Numbered(NamedTuple):
     """A record and where it is: its line (JSON Lines) or its position (a JSON list)."""
 
@@ -88,10 +151,7 @@ def _json_lines(path: Path, text: str) -> list[Numbered]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            out.append(Numbered(number, f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise RecordsError(path, f"not valid JSON ({exc.msg})", number) from None
+        out.append(Numbered(number, f"line {number}", parse(path, line, number)))
     return out
 
 
@@ -119,10 +179,10 @@ def numbered_records(
         records = _json_lines(path, text)
     else:
         try:
-            records = _from_document(path, json.loads(text), keys)
-        except json.JSONDecodeError as exc:
-            if start != "{" or jsonl is False:
-                raise RecordsError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+            records = _from_document(path, parse(path, text), keys)
+        except RecordsError as exc:
+            if start != "{" or jsonl is False or not exc.reason.startswith("not valid JSON"):
+                raise
             records = _json_lines(path, text)
     if objects:
         for r in records:
