@@ -109,7 +109,9 @@ def test_a_command_error_from_the_engine_is_one_line(tmp_path):
     argv = ["exam", "score", "--gold", str(gold), "--responses", str(responses)]
     result = CliRunner().invoke(cli, [*argv, "--field", "answer"], catch_exceptions=False)
     assert result.exit_code == 1
-    assert result.output.splitlines() == ["Error: response 'sample-01' has no field 'answer'"]
+    assert result.output.splitlines() == [
+        "Error: no response has a field 'answer' (fields: other_field)"
+    ]
     export = CliRunner().invoke(
         cli, ["--db", str(tmp_path / "x.db"), "runs", "export", "1", "-o", str(tmp_path / "r.csv")]
     )

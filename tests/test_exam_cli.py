@@ -77,7 +77,8 @@ def test_score_reproduces_the_paper(db_path, shared_data):
         "--field",
         "nine_with_response",
     )
-    assert missing.exit_code == 1 and "no field" in missing.output
+    assert missing.exit_code == 1 and "has a field 'nine_with_response'" in missing.output
+    assert "(fields: eight_with_response, " in missing.output
 
 
 def test_take_an_exam_in_the_terminal(db_path):

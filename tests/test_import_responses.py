@@ -196,6 +196,13 @@ def test_a_persons_answer_is_still_scored_by_the_letter_scorer(store, quiz):
         ([{"id": 0, "r": "A"}], {"dataset": "nowhere"}, "no data set named 'nowhere'"),
         ([{"id": 0, "r": "A"}], {"dataset": "fr"}, "holds French QA items, not Exam items"),
         ([{"id": 0, "r": "A"}], {"model": " "}, "give the name of the model"),
+        ([{"id": 0, "r": {"text": "A"}}], {}, "response 0: field 'r' holds an object, not"),
+        ([{"id": 0, "r": ["A"]}], {}, "response 0: field 'r' holds a list, not"),
+        ([{"id": 0, "r": "A", "r_judge": "maybe"}], {}, "response 0: r_judge is 'maybe', not a"),
+        ([{"id": 1, "r": "B", "r_judge": 2}], {}, "response 1: r_judge is 2, not a judgement"),
+        ([{"id": 2, "r": "A", "r_judge": 1.0}], {}, "response 2: r_judge is 1.0, not a"),
+        ([{"id": 3, "r": "A", "r_judge": ["正确"]}], {}, "response 3: r_judge is ['正确']"),
+        ([{"id": 0, "r": "A", "r_judge": "正确的"}], {}, "response 0: r_judge is '正确的', not"),
     ],
 )
 def test_bad_input_is_one_line_and_leaves_no_run(store, quiz, tmp_path, content, args, message):
@@ -210,3 +217,69 @@ def test_bad_input_is_one_line_and_leaves_no_run(store, quiz, tmp_path, content,
     assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
     assert message in result.output and "Traceback" not in result.output
     assert store.runs() == []
+
+
+@pytest.mark.parametrize(
+    ("right", "wrong"),
+    [(True, False), (1, 0), ("1", "0"), ("correct", "Incorrect"), ("正确 ", " 错误"),
+     ("对", "错"), ("RIGHT", "wrong"), (" True", "检测失败")],
+)  # fmt: skip
+def test_judgements_that_clearly_say_right_or_wrong_count_so(store, quiz, tmp_path, right, wrong):
+    # Every letter is right; the published judgements say right, wrong, right, right.
+    responses = [
+        {"id": i, "r": "答案：" + q["answer"], "r_judge": wrong if i == 1 else right}
+        for i, q in enumerate(QUESTIONS)
+    ]
+    run_id = import_responses(store, write(tmp_path, responses), quiz, "m", "r")
+    run = store.run(run_id)
+    assert run["settings"]["judged"] is True
+    assert (run["summary"]["accuracy"], run["summary"]["accuracy_extracted"]) == (75.0, 100.0)
+    assert score_responses(QUESTIONS, responses, "r")["accuracy"] == 75.0
+    extra = {a["item_key"]: a["extra"] for a in store.answers(run_id)}
+    assert extra["0"]["judgement"] == "正确" and extra["1"]["judgement"] in ("错误", "检测失败")
+    assert extra["0"].get("judgement_given", "正确") == right  # as published, when it differs
+    assert rescore(store, run_id, force=True).summary["accuracy"] == 75.0
+
+
+def test_exam_score_takes_the_field_names_import_takes(store, quiz, tmp_path):
+    gold = write(tmp_path, QUESTIONS, "gold.json")
+    responses = [{"id": i, "zero_with_response": "答案：A"} for i in range(4)]
+    path = write(tmp_path, responses)
+    for field in ("zero_with", "zero_with_response", " zero_with "):
+        out = CliRunner().invoke(cli, ["exam", "score", "--gold", str(gold), "--responses",
+                                       str(path), "--field", field, "--json"])  # fmt: skip
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["field"] == "zero_with_response"
+        assert json.loads(out.output)["accuracy"] == 25.0
+    bad = CliRunner().invoke(cli, ["exam", "score", "--gold", str(gold), "--responses",
+                                   str(path), "--field", "zero_without"])  # fmt: skip
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
+    known = "(fields: zero_with_response)"
+    assert bad.output == f"Error: no response has a field 'zero_without' {known}\n"
+
+
+def test_the_same_responses_are_not_stored_twice_unless_asked(store, quiz, tmp_path):
+    responses = [{"id": i, "r": f"答案：{'ABCD'[i]}", "r_judge": "正确"} for i in range(4)]
+    first = medexam(store, "import", "responses", str(write(tmp_path, responses)),
+                    "--dataset", quiz, "--model", "gpt", "--field", "r")  # fmt: skip
+    assert first.exit_code == 0, first.output
+    [run] = store.runs()
+    # The same responses in another order and file, under another model name: refused.
+    again = write(tmp_path, json.dumps(responses[::-1], indent=1), "copy.json")
+    args = ["import", "responses", str(again), "--dataset", quiz, "--field", " r"]
+    second = medexam(store, *args, "--model", "chatgpt")
+    assert second.exit_code == 1 and second.output.count("\n") == 1, second.output
+    assert second.output == (
+        f"Error: these responses are already stored as run {run['id']} (gpt, r, from "
+        "responses.json): give --again to store them once more\n"
+    )
+    assert len(store.runs()) == 1
+    third = medexam(store, *args, "--model", "chatgpt", "--again")
+    assert third.exit_code == 0, third.output
+    assert len(store.runs()) == 2
+    # Other texts or other judgements are other responses.
+    responses[0]["r_judge"] = "错误"
+    assert import_responses(store, write(tmp_path, responses), quiz, "gpt", "r")
+    responses[1]["r"] += "。"
+    assert import_responses(store, write(tmp_path, responses), quiz, "gpt", "r")
+    assert len(store.runs()) == 4

@@ -80,17 +80,20 @@ def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_j
 @click.option("--dataset", required=True, help="The data set the responses answer.")
 @click.option("--model", required=True, help="The model that wrote them, e.g. gpt-3.5-turbo.")
 @click.option("--field", required=True, help="The response field or its setting, e.g. one_without.")
+@click.option("--again", is_flag=True, help="Store responses already stored as a run once more.")
 @json_option
 @pass_app
 def import_responses(
-    app: AppContext, path: str, dataset: str, model: str, field: str, as_json: bool
+    app: AppContext, path: str, dataset: str, model: str, field: str, again: bool, as_json: bool
 ) -> None:
     """Store published responses (a JSON list of objects with the question's id and the
     field) as a finished run of MODEL over the data set, scored as `exam score` scores
-    them: its explanations can then be rated and compared beside other runs."""
+    them: its explanations can then be rated and compared beside other runs. Responses
+    already stored (the same texts and judgements to the same questions) are refused
+    unless --again is given."""
     from engine.exam.responses import import_responses as store_responses
 
-    run_id = store_responses(app.store, path, dataset, model, field)
+    run_id = store_responses(app.store, path, dataset, model, field, again)
     run = app.store.run(run_id)
     if as_json:
         echo_json(run)
@@ -135,7 +138,7 @@ sample_command(
     type=click.Path(exists=True, dir_okay=False),
     help="JSON list of objects with 'id' and the response field.",
 )
-@click.option("--field", required=True, help="The response field, e.g. one_with_response.")
+@click.option("--field", required=True, help="The response field or its setting, e.g. one_with.")
 @json_option
 def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -> None:
     """Score published responses: accuracy, ROUGE-1/2/L against the gold explanations, by

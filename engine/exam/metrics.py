@@ -37,7 +37,20 @@ if TYPE_CHECKING:
     from engine.types import JSONDict, JSONValue
 
 ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
-JUDGE_RIGHT = "正确"
+JUDGE_RIGHT, JUDGE_WRONG = "正确", "错误"
+#: ExplainCPE's own judgement of a response its check could not read: counted wrong, as the
+#: paper counts it.
+JUDGE_FAILED = "检测失败"
+#: What clearly is a published judgement (its case and surrounding spaces aside), and what
+#: it is stored as.
+JUDGEMENTS = {
+    **dict.fromkeys(("正确", "对", "true", "1", "correct", "right"), JUDGE_RIGHT),
+    **dict.fromkeys(("错误", "错", "false", "0", "incorrect", "wrong"), JUDGE_WRONG),
+    JUDGE_FAILED: JUDGE_FAILED,
+}
+#: A response field's name may leave out this ending (``one_without`` for
+#: ``one_without_response``).
+SUFFIX = "_response"
 
 
 class TypeAccuracy(TypedDict):
@@ -180,6 +193,26 @@ def judge_field(field: str) -> str:
     )
 
 
+def response_field(responses: Sequence[Mapping[str, JSONValue]], field: str) -> str:
+    """The response field ``field`` names: itself when a response has it, else the bare
+    setting's (``one_without`` → ``one_without_response``); refused, with the fields the
+    responses have, when no response has either."""
+    field = field.strip()
+    for name in (field, field + SUFFIX):
+        if name and any(name in r for r in responses):
+            return name
+    raise DatasetError(f"no response has a field {field!r}{_fields_known(responses)}")
+
+
+def _fields_known(responses: Sequence[Mapping[str, JSONValue]]) -> str:
+    """`` (fields: a, b)``: the response fields ``responses`` have, for an error."""
+    keys = {k for r in responses for k in r}
+    found = sorted(k for k in keys if k.endswith(SUFFIX)) or sorted(
+        k for k in keys - {"id"} if not k.endswith("_judge")
+    )
+    return f" (fields: {', '.join(found)})" if found else ""
+
+
 def match_responses(
     gold: Sequence[Mapping[str, JSONValue]],
     responses: Sequence[Mapping[str, JSONValue]],
@@ -198,14 +231,26 @@ def match_responses(
             missing += 1
             continue
         if field not in r:
-            raise DatasetError(f"response {r.get('id')!r} has no field {field!r}")
+            raise DatasetError(
+                f"response {r.get('id')!r} has no field {field!r}{_fields_known([r])}"
+            )
         pairs.append((g, r))
     return pairs, missing
 
 
 def response_text(response: Mapping[str, JSONValue], field: str) -> str:
-    """The text of ``response[field]`` (an empty or null response is ``""``)."""
-    return str(response[field] or "")
+    """The text of ``response[field]``: text as it is, a number written as text, null as
+    ``""``; anything else (an object, a list, true/false) is refused, not stored as Python
+    would print it (:class:`~engine.errors.DatasetError`)."""
+    value = response[field]
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    kind = {dict: "an object", list: "a list", bool: "true/false"}.get(type(value), "no text")
+    raise DatasetError(
+        f"response {response.get('id')!r}: field {field!r} holds {kind}, not the response's text"
+    )
 
 
 def response_answer(text: str, question: Mapping[str, JSONValue]) -> Extraction:
@@ -215,15 +260,31 @@ def response_answer(text: str, question: Mapping[str, JSONValue]) -> Extraction:
     return find_answer(text, options if isinstance(options, list) else None)
 
 
+def read_judgement(value: JSONValue) -> str | None:
+    """A published judgement as stored (:data:`JUDGEMENTS`: ``True``, ``1``, ``" RIGHT"``
+    and ``"对"`` are :data:`JUDGE_RIGHT`), or None when ``value`` is no judgement."""
+    if isinstance(value, bool | int):
+        value = str(value)
+    return JUDGEMENTS.get(value.strip().lower()) if isinstance(value, str) else None
+
+
 def judged_right(responses: Sequence[Mapping[str, JSONValue]], field: str) -> list[bool] | None:
     """The published judgements of ``responses`` (``<setting>_judge``, see
     :func:`judge_field`) as right (:data:`JUDGE_RIGHT`) or wrong; None unless every response
-    carries one (none at all counts as none)."""
+    carries one (none at all counts as none). A value that is no judgement
+    (:func:`read_judgement`) is refused, naming it and its response."""
     jfield = judge_field(field)
     found = [r.get(jfield) for r in responses]
+    read = [read_judgement(j) for j in found]
+    for r, j, judgement in zip(responses, found, read, strict=True):
+        if j is not None and judgement is None:
+            raise DatasetError(
+                f"response {r.get('id')!r}: {jfield} is {j!r}, not a judgement (正确/错误, "
+                "对/错, true/false, 1/0, correct/incorrect, right/wrong)"
+            )
     if not found or any(j is None for j in found):
         return None
-    return [j == JUDGE_RIGHT for j in found]
+    return [j == JUDGE_RIGHT for j in read]
 
 
 def judge_agreement(judged: Sequence[bool], extracted: Sequence[bool]) -> float:
@@ -238,7 +299,8 @@ def score_responses(
     responses: Sequence[Mapping[str, JSONValue]],
     field: str,
 ) -> JSONDict:
-    """Score ``responses[i][field]`` against the gold question with the same ``id``.
+    """Score ``responses[i][field]`` against the gold question with the same ``id``
+    (``field`` a response field or its bare setting, as :func:`response_field` reads it).
 
     Returns ``n``, ``accuracy`` (percent, 1 decimal), ``rouge1``/``rouge2``/``rougeL``
     (3 decimals), ``by_type``, ``consistency`` and ``items`` (``{id, extracted, correct}``).
@@ -249,6 +311,7 @@ def score_responses(
     paper reports, and ``accuracy_extracted`` and ``judge_agreement`` show how the letters
     extracted here compare; otherwise ``accuracy`` comes from the extracted letters.
     """
+    field = response_field(responses, field)
     pairs, missing = match_responses(gold, responses, field)
     jfield = judge_field(field)
     texts = [response_text(r, field) for _, r in pairs]

@@ -18,20 +18,25 @@ type. ``medexam rescore`` on the run changes none of them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from engine.errors import DatasetError
 from engine.exam.activity import EXAM
 from engine.exam.extract import argued_letter, split_answer_explanation
 from engine.exam.metrics import (
+    SUFFIX,
     accuracy,
     judge_agreement,
     judge_field,
     judged_right,
     match_responses,
+    read_judgement,
     response_answer,
+    response_field,
     response_text,
 )
 from engine.runs import RunError, check_dataset
@@ -40,7 +45,6 @@ from engine.store import Store
 from engine.text import jsonio
 from engine.types import JSONDict, JSONValue
 
-SUFFIX = "_response"
 # ExplainCPE's setting names: examples before the question, with or without the instruction.
 _SETTING = re.compile(r"(zero|one|four|eight)_(with|without)")
 _SHOTS = {"zero": 0, "one": 1, "four": 4, "eight": 8}
@@ -61,20 +65,6 @@ def read_responses(path: str | Path) -> list[Response]:
     if not data:
         raise DatasetError(f"responses file {path.name} holds no responses")
     return data
-
-
-def response_field(responses: Sequence[Response], field: str) -> str:
-    """The response field ``field`` names: itself when a response has it, else the bare
-    setting's (``one_without`` → ``one_without_response``); refused when no response has
-    either."""
-    field = field.strip()
-    for name in (field, field + SUFFIX):
-        if name and any(name in r for r in responses):
-            return name
-    keys = {k for r in responses for k in r}
-    found = sorted(k for k in keys if k.endswith(SUFFIX)) or sorted(keys - {"id"})
-    known = f" (fields: {', '.join(found)})" if found else ""
-    raise DatasetError(f"no response has a field {field!r}{known}")
 
 
 def setting_name(field: str) -> str:
@@ -113,8 +103,10 @@ def _answer(question: JSONDict, response: Response, field: str) -> JSONDict:
         "argued": argued_letter(explanation),
     }
     judgement = response.get(judge_field(field))
-    if judgement is not None:
-        extra["judgement"] = judgement
+    if judgement is not None:  # as stored (正确/错误), and as published when that differs
+        extra["judgement"] = read_judgement(judgement)
+        if extra["judgement"] != judgement:
+            extra["judgement_given"] = judgement
     return {"response": text, "chosen": found.letter, "gold": question["answer"], "extra": extra}
 
 
@@ -174,7 +166,9 @@ def _prefix(questions: Sequence[JSONDict], answered: set[str]) -> int | None:
     return n
 
 
-def import_responses(store: Store, path: str | Path, dataset: str, model: str, field: str) -> int:
+def import_responses(
+    store: Store, path: str | Path, dataset: str, model: str, field: str, again: bool = False
+) -> int:
     """Store the published responses of ``path`` (a JSON list of objects with the question's
     ``id`` and ``field``) as a finished exam run of ``model`` over data set ``dataset``, and
     return the run's id.
@@ -191,8 +185,10 @@ def import_responses(store: Store, path: str | Path, dataset: str, model: str, f
     When the responses answer only the data set's first questions the run covers those
     (``limit``); other questions without a response count as unanswered, as in any run.
     Bad input is refused before anything is stored (:class:`~engine.errors.DatasetError`:
-    the file, the field, the ids; :class:`~engine.runs.RunError`: the data set, the model
-    name); the run is written in one transaction, so none is left half stored.
+    the file, the field, the ids, a response that is no text, a judgement that is none;
+    :class:`~engine.runs.RunError`: the data set, the model name, responses already stored
+    as a run unless ``again``); the run is written in one transaction, so none is left half
+    stored.
     """
     model = model.strip()
     if not model:
@@ -208,6 +204,8 @@ def import_responses(store: Store, path: str | Path, dataset: str, model: str, f
     context = Context(store, run)
     scorers = run_scorers(EXAM.id, context)
     answers = [_answer(q, r, field) for q, r in pairs]
+    if not again:
+        _refuse_stored(store, dataset, field, [str(q["id"]) for q, _ in pairs], answers)
     scored = [
         score_answer(scorers, a, q, context) for a, (q, _) in zip(answers, pairs, strict=True)
     ]
@@ -223,6 +221,45 @@ def import_responses(store: Store, path: str | Path, dataset: str, model: str, f
         summary.update(_published_facts(answers, judged, unmatched))
         store.finish_run(run_id, summary)
     return run_id
+
+
+def _digest(rows: Iterable[tuple[str, str, JSONValue]]) -> str:
+    """A digest of responses as stored: each question's key, the response's text and its
+    judgement as published, whatever their order."""
+    h = hashlib.sha256()
+    for row in sorted(rows, key=lambda r: r[0]):
+        h.update(json.dumps(row, ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest()
+
+
+def _as_published(key: str, answer: Mapping[str, JSONValue]) -> tuple[str, str, JSONValue]:
+    """``(question key, text, judgement as published)`` of a stored or new answer."""
+    extra = answer.get("extra")
+    extra = extra if isinstance(extra, dict) else {}
+    given = extra.get("judgement_given", extra.get("judgement"))
+    return key, str(answer.get("response") or ""), given
+
+
+def _refuse_stored(
+    store: Store, dataset: str, field: str, keys: Sequence[str], answers: Sequence[JSONDict]
+) -> None:
+    """Refuse the ``answers`` to questions ``keys`` when a run of published responses to
+    ``dataset``, read from the same ``field``, already holds them: the same texts and
+    judgements to the same questions."""
+    digest = _digest(_as_published(k, a) for k, a in zip(keys, answers, strict=True))
+    for run in store.runs(EXAM.id):
+        settings = run.get("settings") or {}
+        if (run["dataset"], settings.get("source"), settings.get("field")) != (
+            dataset, "published", field,
+        ):  # fmt: skip
+            continue
+        stored = store.answers(int(run["id"]))
+        if _digest(_as_published(str(a["item_key"]), a) for a in stored) == digest:
+            raise RunError(
+                f"these responses are already stored as run {run['id']} ({run['model']}, "
+                f"{settings.get('setting')}, from {settings.get('file')}): give --again to "
+                "store them once more"
+            )
 
 
 def _published_facts(

@@ -10,7 +10,7 @@ right or wrong by those judgements instead of the letter, as the paper reports i
 
 from __future__ import annotations
 
-from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS
+from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS, read_judgement
 from engine.rouge import rouge_scores
 from engine.scoring import Context, ScoreValue, scorer
 from engine.types import Item, Row
@@ -31,7 +31,7 @@ def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue
     """Whether the published judgement of the response says it is right (正确)."""
     extra = answer.get("extra") or {}
     judgement = extra.get("judgement") if isinstance(extra, dict) else None
-    return {} if judgement is None else {"correct": judgement == JUDGE_RIGHT}
+    return {} if judgement is None else {"correct": read_judgement(judgement) == JUDGE_RIGHT}
 
 
 @scorer("exam.letter", activities=("exam",), keys=("correct",), applies=_not_judged)
