@@ -44,6 +44,11 @@ OPTIONS = ["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"]
         ("D. 喷雾剂", "D"),
         ("喷雾剂", "D"),  # the text of an option without its letter
         ("我认为是粉雾剂，因为它用于肺部给药", "E"),
+        # an opinion settling on a letter (ChatGPT on ExplainCPE test item 114)
+        ("\n\n我认为宜选用的治疗药物是选项C：阿奇霉素。\n\n尿频、尿急…", "C"),
+        ("我觉得最合适的剂型应该是B项，因为……", "B"),
+        ("我认为本题应选择选项E。", "E"),
+        ("我的答案是：D", "D"),
     ],
 )
 def test_letters_in_many_forms(text, letter):
@@ -59,6 +64,8 @@ def test_letters_in_many_forms(text, letter):
         "综上，选项A、D、E错误，因此该题答案为B和C。",  # several letters: no single answer
         "综上，本题的答案是没有错误的选项。",  # declares that no option is the answer
         "口服液和贴剂都不对。",  # two option texts: ambiguous
+        "我认为不是选项A，也不是选项B，需要更多信息。",  # an opinion that rules letters out
+        "我认为选项A和选项C都是合理的。",  # two letters
     ],
 )
 def test_no_letter(text):

@@ -3,7 +3,7 @@
 Rules are tried from the most explicit to the least, and the first rule that finds a single
 letter wins:
 
-1. a declared answer: ``答案：B``, ``正确答案是选项D``, ``本题选C``, ``选D``,
+1. a declared answer: ``答案：B``, ``正确答案是选项D``, ``本题选C``, ``选D``, ``我认为…是选项C``,
    ``the correct answer is C``, ``Answer: (b)``, ``la bonne réponse est B``, ``Réponse : E``;
 2. a concluding statement: ``选项D是正确答案``, ``综上所述，选项D错误，为本题答案``,
    ``Option A is correct``, ``C is the correct answer``, ``la proposition B est correcte``;
@@ -74,6 +74,10 @@ _ZH_DECLARED = [
     + _L,
     # 选D (opening the reply or a clause)
     r"(?:^|(?<=[\s，,。：:；;！!]))选(?:择|用)?\s*" + _L,
+    # 我认为宜选用的治疗药物是选项C / 我觉得应该选B: an opinion, and in the same clause,
+    # with no negation in between, the letter it settles on
+    r"(?:我认为|我觉得|个人认为|我的(?:答案|选择))[^。！？!?；;\n不非]{0,40}?"
+    r"(?:是|为|选择?)\s*(?:选项|答案)?\s*" + _L,
 ]
 _EN_DECLARED = [
     r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*(?:option\s*|choice\s*|answer\s*)?"
