@@ -17,6 +17,9 @@ import pytest
 # headless Qt.
 os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-test-home-"))
 os.environ.setdefault("MEDEXAM_CORES_DIR", tempfile.mkdtemp(prefix="medexam-test-cores-"))
+# Threads shared with other medexam processes, not cut by other programs' load (whatever else
+# runs here, a test sees the threads it expects); the tests of that load turn it on.
+os.environ.setdefault("MEDEXAM_SHARE_CORES", "medexam")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

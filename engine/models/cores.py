@@ -1,27 +1,45 @@
-"""CPU cores shared by the working models of every medexam process on this machine.
+"""CPU cores shared by the working models of every medexam process on this machine, and left
+to the other programs that keep some of them busy.
 
 llama.cpp's threads spin while they wait, so two processes each giving a model every core
-slow each other down badly (the app beside a command-line run, or two runs). Each model pool
-therefore registers every local model of its own while it works, as one small file in a
-folder all of them share, whatever their user or data folder (:func:`registry_dir`; its
-name holds the owner's process id; written atomically), and counts the live entries of the
-others: its working models share the cores with theirs
+slow each other down badly (the app beside a command-line run, or two runs), and so does a
+model given a core that another program keeps busy (two cores, a busy loop on one: 29 tokens/s
+at two threads against 80 at one). So each model pool
+
+* registers every local model of its own while it works, as one small file in a folder all
+  medexam processes share, whatever their user or data folder (:func:`registry_dir`), and
+  counts the valid entries of the others: its working models share the cores with theirs;
+* leaves out the cores other programs hold: each CPU's busy time (psutil; niced programs,
+  which yield to the models, left out), less that of medexam's model processes (this
+  pool's and the registered ones), over the last second or so (:func:`busy_elsewhere`); a
+  core counts as held when they keep it busy ``HELD`` of the time (:func:`cores_held`).
+
+:meth:`SharedCores.share` gives the threads of each working model
 (:meth:`ModelPool._share_cores <engine.models.pool.ModelPool>`).
 
 * An entry stays a moment (``linger``, 1 s) after its model's request ends, so that a run of
   short requests reads as one working model to the others rather than a flicker.
-* While a pool has entries, a watcher thread of its own refreshes them every ``poll``
-  (0.5 s) and tells the pool when the others' count changed: a process notices within
-  about a second that another started or stopped working. An idle pool has no thread and
-  reads nothing; a pool working alone reads one small folder twice a second.
-* An entry whose process is gone, or not refreshed for ``stale`` seconds (a process
-  killed, stopped, or a process id used again), is ignored and removed by whoever sees it.
-* A folder that cannot be read or written leaves the pool sharing the cores among its own
-  models only, as does ``MEDEXAM_SHARE_CORES=process`` (the default is ``machine``).
+* While a pool's models work, a watcher thread of its own refreshes their entries every ``poll``
+  (0.5 s), reads the others and the cores' load again, and tells the pool when the share
+  changed: a process notices within about a second that another started or stopped working,
+  or that a program took or freed a core. An idle pool has no thread and reads nothing.
+* Others cannot tamper: the folder is never followed through a link (a link there is
+  refused), must be owned by this user or root unless it is sticky as ``/tmp`` is, and must
+  not be writable by all unless sticky; a folder refused, unreadable or unwritable leaves
+  the pool with ``cores`` in the user data folder (its own user's processes only), or, that
+  failing too, sharing the cores among its own models.
+* An entry (``PID-TOKEN-N.core``) records its process's start time and its model process's
+  id and start time. It counts only while fresh (refreshed within ``stale`` seconds), while
+  its process runs, started when recorded and belongs to the entry's owner, and while its
+  model process is a spawned child of it; each model process counts once. Planted or left
+  over entries count nothing. Only entries of this form that this user wrote are ever
+  removed (when stale or their process is gone); nothing else in the folder is touched.
+* ``MEDEXAM_SHARE_CORES``: ``machine`` (the default: all of the above), ``medexam`` (other
+  medexam processes only, not other programs' load), ``process`` (this pool's models only).
 
 >>> machine = SharedCores(on_change=lambda: None)                   # doctest: +SKIP
->>> machine.start("smollm2")    # this pool's smollm2 works: entry written   # doctest: +SKIP
->>> machine.others()            # the other pools' working models            # doctest: +SKIP
+>>> machine.start("smollm2", model.pid)  # this pool's smollm2 works: entry written  # doctest: +SKIP
+>>> machine.share(cores=2, working=1)    # its threads: a busy loop holds one core   # doctest: +SKIP
 1
 >>> machine.stop("smollm2")     # entry removed a second later               # doctest: +SKIP
 """
@@ -32,112 +50,189 @@ import contextlib
 import json
 import math
 import os
+import re
 import secrets
-import tempfile
+import stat
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
-from engine.paths import data_dir
+from engine.models.cores_folder import DIR_ENV, SHARED_FOLDER, Folder, registry_dir
+from engine.models.cores_load import (
+    HELD,
+    Reading,
+    busy_elsewhere,
+    cores_held,
+    reading,
+    thread_share,
+)
+
+__all__ = [
+    "DIR_ENV",
+    "ENV",
+    "HELD",
+    "SHARED_FOLDER",
+    "SUFFIX",
+    "Reading",
+    "SharedCores",
+    "busy_elsewhere",
+    "cores_held",
+    "counts_load",
+    "machine_wide",
+    "reading",
+    "registry_dir",
+    "thread_share",
+]
 
 ENV = "MEDEXAM_SHARE_CORES"
-DIR_ENV = "MEDEXAM_CORES_DIR"
-SHARED_FOLDER = "medexam-cores"
-FOLDER = "cores"  # in the user data folder, where the shared one cannot be made
 SUFFIX = ".core"
+_ENTRY = re.compile(r"(\d+)-[0-9a-f]{8}-\d+" + re.escape(SUFFIX))
+_WRITING = re.compile(r"\.(\d+)-[0-9a-f]{8}-\d+" + re.escape(SUFFIX) + r"\.tmp")
+_SAME_START_S = 0.5  # start times this close are the same process (not a pid used again)
+
+
+def _mode() -> str:
+    return os.environ.get(ENV, "machine").strip().lower()
 
 
 def machine_wide() -> bool:
     """Whether pools share the cores with other processes (``MEDEXAM_SHARE_CORES``:
-    ``machine``, the default, or ``process``)."""
-    return os.environ.get(ENV, "machine").strip().lower() != "process"
+    ``machine``, the default, or ``medexam``; not ``process``)."""
+    return _mode() != "process"
 
 
-def registry_dir() -> Path:
-    """The folder of the entries, one for every medexam process of every user and data
-    folder on this machine: ``MEDEXAM_CORES_DIR`` when set; else ``medexam-cores`` in the
-    machine's temporary folder (``/tmp``; ProgramData on Windows), made writable by all
-    and sticky, as ``/tmp`` is (each user removes only their own entries; the others' dead
-    ones are only ignored); where that cannot be made, ``cores`` in the user data folder."""
-    given = os.environ.get(DIR_ENV)
-    if given:
-        return Path(given)
-    if os.name == "nt":
-        base = Path(os.environ.get("PROGRAMDATA") or tempfile.gettempdir())
-    else:
-        base = Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempdir())
-    folder = base / SHARED_FOLDER
-    try:
-        folder.mkdir(mode=0o777, exist_ok=False)
-        if os.name != "nt":
-            folder.chmod(0o1777)  # mkdir's mode is cut by the umask
-    except FileExistsError:
-        pass
-    except OSError:
-        return data_dir() / FOLDER
-    return folder if folder.is_dir() and os.access(folder, os.W_OK) else data_dir() / FOLDER
+def counts_load() -> bool:
+    """Whether pools leave out the cores other programs keep busy (``MEDEXAM_SHARE_CORES``
+    ``machine``, the default)."""
+    return _mode() not in ("process", "medexam")
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    if pid == os.getpid():
-        return True
+# -- the entries ------------------------------------------------------------------------------
+
+
+def _start_time(pid: int | None) -> float | None:
+    if pid is None:
+        return None
     import psutil
 
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
+def _same_start(process: Any, recorded: Any) -> bool:
+    return isinstance(recorded, (int, float)) and abs(process.create_time() - recorded) < (
+        _SAME_START_S
+    )
+
+
+def _judge(body: Any, pid: int, owner: int) -> tuple[int | None, bool]:
+    """What an entry of process ``pid`` owned by user ``owner`` is worth: the model process
+    it counts (None: none), and whether its process is gone (the entry may go)."""
+    import psutil
+
+    if not isinstance(body, dict) or body.get("pid") != pid:
+        return None, False
+    try:
+        process = psutil.Process(pid)
+        if not _same_start(process, body.get("started")):
+            return None, True  # the process is gone, its id used again
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None, True
+        if hasattr(os, "geteuid") and process.uids().effective != owner:
+            return None, False  # an entry speaks only for its owner's processes
     except psutil.NoSuchProcess:
-        return False
-    except psutil.Error:  # there, but not ours to inspect
+        return None, True
+    except psutil.Error:
+        return None, False
+    worker = body.get("worker")
+    if not isinstance(worker, int) or isinstance(worker, bool):
+        return None, False
+    try:
+        model = psutil.Process(worker)
+        if model.ppid() != pid or not _same_start(model, body.get("worker_started")):
+            return None, False
+        return (worker if _spawned(model) else None), False
+    except psutil.Error:
+        return None, False
+
+
+def _spawned(process: Any) -> bool:
+    """Whether ``process`` is a spawned Python process, as a model process is."""
+    import psutil
+
+    try:
+        return "--multiprocessing-fork" in process.cmdline()
+    except psutil.AccessDenied:  # the system hides it; its parent and start time were checked
         return True
+    except psutil.Error:
+        return False
 
 
-def _pid(name: str) -> int | None:
-    head = name.partition("-")[0]
-    return int(head) if head.isdigit() else None
+# -- one pool's side -----------------------------------------------------------------------------
 
 
 class SharedCores:
-    """One pool's side of the machine-wide registry of working models (see the module
-    docstring). ``on_change()`` is called from the watcher thread, with no lock held, when
-    the count of the others' working models changed. ``enabled`` defaults to
-    :func:`machine_wide`; ``folder`` to :func:`registry_dir`."""
+    """One pool's side of the machine-wide registry of working models and of the cores' load
+    (see the module docstring). ``on_change()`` is called from the watcher thread, with no
+    lock held, when the count of the others' working models or the cores held by other
+    programs changed. ``enabled`` defaults to :func:`machine_wide`, ``load`` to
+    :func:`counts_load`; ``folder`` to :func:`registry_dir`; ``read`` reads the load
+    (:func:`reading`)."""
 
     def __init__(
         self,
         on_change: Callable[[], None],
         *,
         enabled: bool | None = None,
+        load: bool | None = None,
         folder: Callable[[], Path] = registry_dir,
+        read: Callable[[Collection[int]], Reading] = reading,
         poll: float = 0.5,
         linger: float = 1.0,
         stale: float = 10.0,
     ) -> None:
         self.on_change = on_change
         self.enabled = machine_wide() if enabled is None else enabled
+        self.load = counts_load() if load is None else load
         self.poll, self.linger, self.stale = poll, linger, stale
-        self._folder = folder
+        self._folder, self._read = folder, read
         self._owner = f"{os.getpid()}-{secrets.token_hex(4)}"
-        self._files: dict[str, Path] = {}  # key -> its entry
+        self._started: float | None = None  # this process's start time
+        self._workers: dict[str, int | None] = {}  # key of a working model -> its process
+        self._files: dict[str, Path] = {}  # key -> its entry (where it could be written)
         self._idle_since: dict[str, float] = {}  # key -> when its model stopped working
         self._count = 0
+        self._theirs: set[int] = set()  # the others' model processes
         self._read_at = -math.inf
+        self._readings: deque[Reading] = deque(maxlen=3)  # the last second or so
+        self.busy = 0.0  # CPUs other programs keep busy (last reading)
+        self._held = 0
         self._serial = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     # -- this pool's entries ---------------------------------------------------------------
 
-    def start(self, key: str) -> None:
-        """This pool's model ``key`` works: its entry is written (kept if still there)."""
+    def start(self, key: str, worker: int | None = None) -> None:
+        """This pool's model ``key`` works in model process ``worker``: its entry is written
+        (kept if still there)."""
         if not self.enabled:
             return
         with self._lock:
             self._idle_since.pop(key, None)
-            if key not in self._files:
+            if key in self._workers and self._workers[key] != worker:
+                self._remove(key)  # its model process changed (restarted)
+            if key not in self._workers:
+                self._workers[key] = worker
                 self._write(key)
             if self._thread is None:
+                self._readings.clear()
+                self._sample()
                 self._thread = threading.Thread(
                     target=self._watch, name="medexam-shared-cores", daemon=True
                 )
@@ -146,42 +241,57 @@ class SharedCores:
     def stop(self, key: str) -> None:
         """The model ``key`` stopped working: its entry goes after ``linger`` seconds."""
         with self._lock:
-            if key in self._files:
+            if key in self._workers:
                 self._idle_since[key] = time.monotonic()
 
     def close(self) -> None:
         """Remove every entry of this pool now (its watcher ends within ``poll``)."""
         with self._lock:
-            for key in list(self._files):
+            for key in list(self._workers):
                 self._remove(key)
 
     @property
     def watching(self) -> bool:
-        """Whether the watcher thread runs (only while this pool has entries)."""
+        """Whether the watcher thread runs (only while a model of this pool works or lingers)."""
         thread = self._thread
         return thread is not None and thread.is_alive()
 
     def _write(self, key: str, folder: Path | None = None) -> None:
+        worker = self._workers.get(key)
         self._serial += 1
         name = f"{self._owner}-{self._serial}{SUFFIX}"
+        if self._started is None:
+            self._started = _start_time(os.getpid())
+        body = {
+            "pid": os.getpid(),
+            "started": self._started,
+            "model": key,
+            "worker": worker,
+            "worker_started": _start_time(worker),
+            "since": time.time(),
+        }
         with contextlib.suppress(OSError):
             folder = folder or self._folder()
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / name
-            temporary = folder / f".{name}.tmp"
-            body = {"pid": os.getpid(), "model": key, "since": time.time()}
-            temporary.write_text(json.dumps(body), encoding="utf-8")
-            os.replace(temporary, path)
-            self._files[key] = path
+            with Folder(folder) as opened:
+                opened.write(name, json.dumps(body).encode())
+            self._files[key] = folder / name
 
     def _remove(self, key: str) -> None:
         self._idle_since.pop(key, None)
+        self._workers.pop(key, None)
         path = self._files.pop(key, None)
         if path is not None:
-            with contextlib.suppress(OSError):
-                path.unlink()
+            with contextlib.suppress(OSError), Folder(path.parent) as folder:
+                folder.unlink(path.name)
 
-    # -- the others ------------------------------------------------------------------------
+    # -- the others and the load -------------------------------------------------------------
+
+    def share(self, cores: int, working: int) -> int:
+        """Threads for each of this pool's ``working`` models: an equal share, with the
+        others' working models, of the ``cores`` other programs leave (:func:`thread_share`)."""
+        if not self.enabled:
+            return thread_share(cores, working, 0, 0)
+        return thread_share(cores, working, self.others(), self._held if self.load else 0)
 
     def others(self, within: float | None = None) -> int:
         """How many models of other pools (other processes, mostly) work now, read afresh
@@ -194,53 +304,92 @@ class SharedCores:
         return self._count
 
     def _scan(self) -> int:
-        """Count the live entries of the others; remove the dead ones."""
+        """Count the others' model processes working now; remove this user's entries whose
+        process is gone or that are stale."""
         try:
-            found = list(os.scandir(self._folder()))
+            with Folder(self._folder()) as folder:
+                theirs = self._sweep(folder)
         except OSError:
-            return 0
-        now, count = time.time(), 0
-        for item in found:
-            if item.name.startswith(self._owner + "-"):
-                continue
+            theirs = set()
+        self._theirs = theirs
+        return len(theirs)
+
+    def _sweep(self, folder: Folder) -> set[int]:
+        now, theirs = time.time(), set()
+        me = os.geteuid() if hasattr(os, "geteuid") else None
+        for name in folder.names():
+            entry, writing = _ENTRY.fullmatch(name), _WRITING.fullmatch(name)
+            if not (entry or writing):
+                continue  # not medexam's: never touched
+            if name.lstrip(".").startswith(self._owner + "-"):
+                continue  # this pool's own
             try:
-                fresh = now - item.stat().st_mtime < self.stale
+                st = folder.lstat(name)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                fresh = now - st.st_mtime < self.stale
+                worker, gone = None, False
+                if entry and fresh:
+                    worker, gone = _judge(_parse(folder.read(name)), int(entry[1]), st.st_uid)
+                if worker is not None:
+                    theirs.add(worker)
+                elif (not fresh or gone) and st.st_uid == me:  # this user's, dead or stale
+                    folder.unlink(name)
             except OSError:
-                continue  # removed meanwhile
-            entry = item.name.endswith(SUFFIX)
-            pid = _pid(item.name) if entry else None
-            if entry and fresh and pid is not None and _alive(pid):
-                count += 1
-            elif entry or not fresh:  # dead, stale or misnamed; or a write left half-done
-                with contextlib.suppress(OSError):
-                    os.unlink(item.path)
-        return count
+                continue  # removed meanwhile, or not to be read
+        return theirs
+
+    def _sample(self) -> None:
+        """Read the cores' load again (``busy``, and the cores held by other programs)."""
+        if not self.load:
+            return
+        with contextlib.suppress(OSError):
+            mine = {w for w in self._workers.values() if w is not None}
+            self._readings.append(self._read(mine | self._theirs))
+        if len(self._readings) >= 2:
+            self.busy = busy_elsewhere(self._readings[0], self._readings[-1])
+            self._held = cores_held(self.busy)
 
     def _watch(self) -> None:
-        """Refresh this pool's entries, drop those past ``linger``, and tell the pool when
-        the others changed; ends when this pool has no entry left."""
+        """Refresh this pool's entries, drop those past ``linger``, read the others and the
+        load again, and tell the pool when they changed; ends when no model of this pool
+        works or lingers."""
         while True:
             time.sleep(self.poll)
             with self._lock:
                 if not self._tend():
                     self._thread = None
                     return
-            before = self._count
-            if self.others(within=0) != before:
+            before = (self._count, self._held)
+            self.others(within=0)
+            self._sample()
+            if (self._count, self._held) != before:
                 with contextlib.suppress(Exception):  # the pool's fault is not the watcher's
                     self.on_change()
 
     def _tend(self) -> bool:
-        """Drop lingering entries, refresh the rest (written again if removed); whether
-        any is left. Called with the lock held."""
+        """Drop lingering models' entries, refresh the rest (written again if removed or
+        not written yet); whether any model is left. Called with the lock held."""
         now = time.monotonic()
         for key, since in list(self._idle_since.items()):
             if now - since >= self.linger:
                 self._remove(key)
-        for key, path in list(self._files.items()):
+        for key in list(self._workers):
+            path = self._files.get(key)
+            if path is None:  # not written yet (no usable folder then): again
+                self._write(key)
+                continue
             try:
-                os.utime(path)
+                with Folder(path.parent) as folder:
+                    folder.touch(path.name)
             except OSError:  # removed by another process (seen stale, say): again
                 del self._files[key]
                 self._write(key, path.parent)
-        return bool(self._files)
+        return bool(self._workers)
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None

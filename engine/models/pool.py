@@ -9,9 +9,9 @@
 * CPU threads: llama.cpp's threads spin while they wait, so two models each using every
   core slow each other down badly. The pool gives each local model that is working right now
   its share of the physical cores (re-shared whenever one starts or finishes a request),
-  counting the models working in the other medexam processes of this machine too
-  (:mod:`engine.models.cores`; ``machine_wide=False`` or ``MEDEXAM_SHARE_CORES=process``:
-  this pool's models only).
+  counting the models working in the other medexam processes of this machine too, and
+  leaving out the cores other programs keep busy (:mod:`engine.models.cores`;
+  ``machine_wide=False`` or ``MEDEXAM_SHARE_CORES=process``: this pool's models only).
 * A model whose process crashed is restarted by the next lease (or :meth:`restart`).
 
 Names are looked up in the catalog (:func:`engine.models.catalog.lookup`: a model given by
@@ -258,7 +258,7 @@ class ModelPool:
             entry.busy += 1
             entry.last_used = time.monotonic()
             if entry.busy == 1 and entry.capabilities.shares_cores:
-                self.machine.start(entry.name)
+                self.machine.start(entry.name, getattr(entry.model, "pid", None))
             self._share_cores()
         if entry.busy == 1:
             self._emit("busy", entry.name)
@@ -285,9 +285,9 @@ class ModelPool:
             raise
 
     def _share_cores(self) -> None:
-        """Give each working local model an equal share of the cores (at most its own
-        setting) with the models working in other processes; a model working alone on the
-        machine gets its whole setting back."""
+        """Give each working local model an equal share of the cores other programs leave
+        (at most its own setting) with the models working in other processes; a model
+        working alone on a quiet machine gets its whole setting back."""
         working = [
             e
             for e in self._entries.values()
@@ -295,7 +295,7 @@ class ModelPool:
         ]
         if not working:
             return
-        share = max(1, self.cores // (len(working) + self.machine.others()))
+        share = self.machine.share(self.cores, len(working))
         for e in working:
             want = max(1, min(e.threads_cap, share))
             if want != e.threads:
