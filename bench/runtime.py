@@ -29,6 +29,16 @@ working models is the machine's), and the two a registry of their own. The last 
 is JSON with ``alone_tok_s``, ``pair_unshared_tok_s``, ``pair_shared_tok_s``,
 ``ratio_unshared`` and ``ratio_shared`` (shared pair / alone; the goal is >= 0.9), the
 thread counts the models had and the load average before and after.
+
+    python bench/runtime.py --hog [--model NAME] [--seconds 4] [--rounds 3] [--json]
+
+Another program busy: a busy loop pinned to one core for the whole run, and one model
+generating beside it, measured alternately: leased from a model pool as every run leases it
+(every core by default, less the cores other programs hold: :mod:`engine.models.cores`),
+with one thread, and with every core regardless. The last line is JSON with ``pool_tok_s``,
+``one_thread_tok_s``, ``all_threads_tok_s``, ``ratio_hog`` (pool / one thread; the goal is
+>= 0.9), ``ratio_all_threads`` (every core / one thread), the pool's threads at the end of
+each stream, the load it read (``busy_seen``) and the load average before and after.
 """
 
 from __future__ import annotations
@@ -282,23 +292,99 @@ def pair_processes(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+BUSY_LOOP = "while True: pass"
+
+
+def _busy_loop() -> subprocess.Popen[bytes]:
+    """Another program keeping one core busy: pinned to the last CPU this process may use."""
+    child = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(child.pid, {max(os.sched_getaffinity(0))})
+    return child
+
+
+def hog(args: argparse.Namespace) -> dict[str, Any]:
+    """One model beside a busy loop: leased from a pool, with one thread, with every core."""
+    from engine.models.catalog import open_model, resolve
+    from engine.models.hardware import physical_cores
+    from engine.models.pool import ModelPool
+
+    info, physical = resolve(args.model), physical_cores()
+    # A registry of this benchmark's own (no other medexam process counts); other programs'
+    # load counts, as by default.
+    os.environ["MEDEXAM_CORES_DIR"] = tempfile.mkdtemp(prefix="medexam-bench-cores-")
+    os.environ["MEDEXAM_SHARE_CORES"] = "machine"
+    say = (lambda *_: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    pool = ModelPool(settings_for=lambda name: {"n_ctx": 2048})
+    alone = open_model(args.model, n_ctx=2048, n_threads=physical)
+    load_before, loop = _load(), _busy_loop()
+    runs: dict[str, list[float]] = {"pool": [], "one_thread": [], "all_threads": []}
+    threads: list[int | None] = []
+
+    def rate(model: Any) -> float:
+        return combined_rate([piece_times(model, args.tokens, time.perf_counter() + args.seconds)])
+
+    try:
+        with pool.lease(args.model) as pooled:
+            piece_times(pooled, 64, time.perf_counter() + 3)  # warm; the load read meanwhile
+            piece_times(alone, 16, time.perf_counter() + 3)
+            for r in range(args.rounds):
+                runs["pool"].append(rate(pooled))
+                threads.append(pooled.threads)
+                alone.set_threads(1)
+                runs["one_thread"].append(rate(alone))
+                alone.set_threads(physical)
+                runs["all_threads"].append(rate(alone))
+                say(
+                    f"round {r + 1}: "
+                    + ", ".join(f"{k} {v[-1]:.1f} tok/s" for k, v in runs.items())
+                )
+            busy_seen = pool.machine.busy
+    finally:
+        loop.kill()
+        loop.wait(timeout=10)
+        alone.close()
+        pool.close()
+    pooled_tps, one, every = (statistics.median(runs[k]) for k in runs)
+    say(f"beside a busy loop: pool {pooled_tps:.1f} tok/s ({pooled_tps / one:.2f} x one thread)")
+    return {
+        "model": info.name,
+        "physical_cores": physical,
+        "tokens": args.tokens,
+        "seconds": args.seconds,
+        "rounds": args.rounds,
+        "threads_pool": threads,
+        "busy_seen": round(busy_seen, 2),
+        "pool_tok_s": round(pooled_tps, 2),
+        "one_thread_tok_s": round(one, 2),
+        "all_threads_tok_s": round(every, 2),
+        "ratio_all_threads": round(every / one, 3),
+        "load_before": load_before,
+        "load_after": _load(),
+        "ratio_hog": round(pooled_tps / one, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default=None, help="catalog name (default: smollm2)")
-    parser.add_argument("--tokens", type=int, default=None, help="128; 512 with --pair(-processes)")
-    parser.add_argument("--rounds", type=int, default=None, help="5; 3 with --pair(-processes)")
+    parser.add_argument("--tokens", type=int, default=None, help="128; 512 with --pair… --hog")
+    parser.add_argument("--rounds", type=int, default=None, help="5; 3 with --pair… --hog")
     parser.add_argument("--pair", action="store_true", help="two models at once (see above)")
     parser.add_argument(
         "--pair-processes", action="store_true", help="two processes at once (see above)"
     )
+    parser.add_argument("--hog", action="store_true", help="beside a busy loop (see above)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=4.0, help="--pair(-processes): per stream")
     parser.add_argument("--json", action="store_true", help="only the JSON line")
     args = parser.parse_args()
-    if args.pair or args.pair_processes or args.child:
+    if args.pair or args.pair_processes or args.child or args.hog:
         args.tokens, args.rounds = args.tokens or 512, args.rounds or 3
         if args.child:
             child(args)
+        elif args.hog:
+            print(json.dumps(hog(args)))
         else:
             print(json.dumps(pair_processes(args) if args.pair_processes else pair(args)))
         return
