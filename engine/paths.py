@@ -14,20 +14,48 @@ import os
 import sys
 from pathlib import Path
 
+from engine.errors import UserError
+
 APP_NAME = "medexam"
 
 
-def data_dir() -> Path:
-    """The user data folder (created on first use)."""
+class FolderError(UserError):
+    """A folder medexam must write in that it cannot use; the message names the folder, and
+    the environment variable that chose it: ``MEDEXAM_HOME=/x is not usable: it is a file``."""
+
+
+def usable_folder(path: Path, named: str) -> Path:
+    """``path``, created if missing, once it is a folder medexam can write in; else
+    :class:`FolderError` saying so of ``named`` (``MEDEXAM_HOME=…``, "the user data folder
+    …") and why."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        why = "it is a file, not a folder"
+    except OSError as exc:
+        why = f"it cannot be made ({exc.strerror or exc})"
+    else:
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+        why = "it cannot be written to"
+    raise FolderError(f"{named} is not usable: {why}")
+
+
+def _home() -> tuple[Path, str]:
+    """The user data folder and how to name it in an error."""
     home = os.environ.get("MEDEXAM_HOME")
     if home:
-        path = Path(home)
-    else:
-        import platformdirs  # only where the folder is not given
+        return Path(home), f"MEDEXAM_HOME={home}"
+    import platformdirs  # only where the folder is not given
 
-        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return path, f"the user data folder {path}"
+
+
+def data_dir() -> Path:
+    """The user data folder (created on first use); :class:`FolderError` when it cannot be
+    used."""
+    return usable_folder(*_home())
 
 
 def source_root() -> Path | None:
@@ -58,9 +86,10 @@ def bundled_models_dir() -> Path | None:
 
 def _folder(name: str) -> Path:
     root = None if os.environ.get("MEDEXAM_HOME") else source_root()
-    path = root / name if root is not None else data_dir() / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    if root is not None:
+        return usable_folder(root / name, f"the checkout's {name} folder {root / name}")
+    path = data_dir() / name
+    return usable_folder(path, f"the {name} folder {path} (in {_home()[1]})")
 
 
 def models_dir() -> Path:

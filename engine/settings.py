@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import UserError
 from engine.paths import data_dir
+from engine.text import jsonio
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, JSONValue
@@ -49,9 +50,9 @@ def load() -> JSONDict:
     stored: JSONValue = {}
     if path.is_file():
         try:
-            stored = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except json.JSONDecodeError as exc:
-            raise SettingsError(f"{path.name}: not valid JSON ({exc.msg})") from None
+            stored = jsonio.parse(path, jsonio.read_text(path) or "{}")
+        except jsonio.RecordsError as exc:
+            raise SettingsError(str(exc)) from None
     if not isinstance(stored, dict):
         raise SettingsError(f"{path.name}: expected a JSON object")
     return {**DEFAULTS, **stored}

@@ -88,10 +88,16 @@ def check_path(path: str | Path | None = None) -> None:
     database), without opening it: a folder, a missing folder, a file that is not SQLite or
     one cut short is refused with :class:`StoreError`. Cheap enough to run before anything
     else."""
-    chosen = path is not None or bool(os.environ.get("MEDEXAM_DB"))
+    env = os.environ.get("MEDEXAM_DB") if path is None else None
+    chosen = path is not None or bool(env)
     target = str(path) if path is not None else str(default_db_path())
     if target != ":memory:":
-        check_file(Path(target), create_folder=not chosen)
+        try:
+            check_file(Path(target), create_folder=not chosen)
+        except StoreError as exc:
+            if not env:
+                raise
+            raise StoreError(f"MEDEXAM_DB={env} is not usable: {exc}") from None
 
 
 class Store(ScoreRows):

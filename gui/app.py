@@ -94,12 +94,16 @@ def collect_in_main_thread(app: QCoreApplication) -> QTimer:
 
 def launch(db_path: str | None = None) -> int:
     """Start the app over ``db_path`` (``None``: the default database); a path that cannot
-    hold a medexam database is refused first, in one line on stderr (exit code 1)."""
-    from engine.store import StoreError, check_path
+    hold a medexam database, or a user data folder that cannot be written in, is refused
+    first, in one line on stderr (exit code 1)."""
+    from engine.errors import UserError
+    from engine.paths import data_dir
+    from engine.store import check_path
 
     try:
+        data_dir()  # MEDEXAM_HOME's or the default one: said before any window opens
         check_path(db_path)
-    except StoreError as exc:
+    except UserError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     return run(db_path=db_path)

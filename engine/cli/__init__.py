@@ -118,14 +118,17 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option(
     "--db",
     "db_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),  # a folder is refused by the store, naming MEDEXAM_DB if it chose it
     envvar="MEDEXAM_DB",
     help="SQLite database (default: medexam.db in the user data folder).",
 )
 @click.pass_context
 def cli(ctx: click.Context, db_path: str | None) -> None:
     """medexam: offline medical exam practice and local model evaluation."""
-    ctx.obj = AppContext(db_path)
+    from click.core import ParameterSource
+
+    from_env = ctx.get_parameter_source("db_path") is ParameterSource.ENVIRONMENT
+    ctx.obj = AppContext(None if from_env else db_path)  # the store reads MEDEXAM_DB itself
 
 
 @cli.group(name="import", cls=LazyGroup, more=import_commands)

@@ -34,6 +34,7 @@ from engine.models.gguf import BadModelFile
 from engine.models.local import GGUFInfo
 from engine.models.protocol import ChatModel, ModelError
 from engine.paths import bundled_models_dir, data_dir, models_dir
+from engine.text import jsonio
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -109,7 +110,15 @@ def _registry_path() -> Path:
 
 def _raw_registry() -> dict[str, Any]:
     p = _registry_path()
-    return json.loads(p.read_text()) if p.exists() else {}
+    if not p.exists():
+        return {}
+    try:
+        found = jsonio.read_json(p)
+    except jsonio.RecordsError as exc:
+        raise ModelError(f"the added models cannot be read: {exc}") from None
+    if not isinstance(found, dict):
+        raise ModelError(f"the added models cannot be read: {p} is not a JSON object")
+    return found
 
 
 def _write_registry(reg: dict[str, Any]) -> None:
