@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
+from engine.models.scripted import ScriptedModel
+from engine.ratings.people import MAX_COMMENT
 from engine.ratings.perspectives import KEYS
 from engine.runs import run
 from gui.testing import message_boxes, open_window
@@ -154,3 +156,19 @@ def test_gui_rate_refuses_runs_without_explanations_and_bad_raters(qtbot, window
     assert dialog.focusWidget() is dialog.rows[1]
     qtbot.keyClick(dialog.rows[1], Qt.Key.Key_Backtab)  # with Shift, QTest leaves it held
     assert dialog.focusWidget() is dialog.rows[0]
+
+
+def test_gui_rate_shows_the_answer_with_its_option_and_caps_the_comment(
+    qtbot, window, scripted_pool
+):
+    store = window.ctx.store
+    pool = scripted_pool(ScriptedModel("model-a", replies="答案：B\n解析：B项正确。"))
+    done = run(store, "exam", ensure_sample(store), {"model": "model-a", "limit": 1}, pool=pool)
+    dialog = open_rate(qtbot, window, int(done["run_id"]))
+    item = store.items(ensure_sample(store))[0]
+    gold = item["answer"]
+    assert f"Answer given: B. {item['options'][1]}" in dialog.answer_view.toPlainText()
+    right = f"Right answer: {gold}. {item['options']['ABCDE'.index(gold)]}"
+    assert right in dialog.question_view.toPlainText()
+    assert dialog.comment.maxLength() == MAX_COMMENT
+    assert str(MAX_COMMENT) in dialog.comment.placeholderText()

@@ -5,13 +5,17 @@ the report's Table 4 with people's and a judge's rows, and the judge's agreement
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.exam.dataset import ensure_sample
+from engine.cli.rate import show
+from engine.exam.dataset import ensure_sample, import_file
+from engine.exam.responses import import_responses
 from engine.models.scripted import ScriptedModel
-from engine.ratings.people import RatingSession
+from engine.ratings.people import MAX_COMMENT, RatingSession
 from engine.ratings.perspectives import KEYS, RatingError
 from engine.ratings.table import rating_tables
 from engine.reports import build_report, render
@@ -84,6 +88,68 @@ def test_rating_in_the_terminal_stores_each_answer_and_goes_on(store, scripted_p
     assert {r["scorer"] for r in rows} == {"explanation-rating@dr-li"}
     out = runner.invoke(cli, args, input="q\n")
     assert "3 already rated by dr-li" in out.output and "Explanation 4 of 5" in out.output
+
+
+ESCAPES = "\x1b[31mred \x1b]8;;http://x.invalid\x07link\x1b]8;;\x07 \x1b]0;title\x07 \u202eevil"
+
+
+def test_the_rater_reads_the_answer_with_its_option_and_escapes_escaped(store, scripted_pool):
+    def reply(request) -> str:
+        return "C" if request.number == 0 else f"答案：B\n解析：{ESCAPES}\n第二行{ESCAPES}"
+
+    pool = scripted_pool(ScriptedModel("model-a", replies=reply))
+    done = run(store, "exam", ensure_sample(store), {"model": "model-a", "limit": 3}, pool=pool)
+    run_id = int(done["run_id"])
+    items = {str(i["id"]): i for i in store.items(ensure_sample(store))}
+    out = CliRunner().invoke(cli, ["--db", store.path, "rate", str(run_id)], input="s\n\n" * 3)
+    assert out.exit_code == 0, out.output
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in out.output
+    assert "\\x1b]8;;http://x.invalid\\x07link" in out.output and "\\u202eevil" in out.output
+    shown = [a for a in store.answers(run_id) if a["chosen"] == "B"]
+    option_b = items[shown[0]["item_key"]]["options"][1]
+    assert f"Answer given: B. {option_b}" in out.output
+    gold = items[shown[0]["item_key"]]["answer"]
+    assert (
+        f"Right answer: {gold}. {items[shown[0]['item_key']]['options']['ABCDE'.index(gold)]}"
+        in (out.output)
+    )
+
+
+def test_a_published_response_without_a_letter_says_so(store, shared_data, capsys):
+    folder = shared_data / "explaincpe"
+    import_file(store, folder / "test.json", "explaincpe", "cpe")
+    run_id = import_responses(
+        store, folder / "chatgpt_test_responses.json", "cpe", "gpt", "zero_with"
+    )
+    [entry] = [e for e in RatingSession(store, [run_id], "dr-li").entries if e.item_key == "114"]
+    show(entry.explained, 1, 1)
+    shown = capsys.readouterr().out
+    assert "Answer given: C. 阿奇霉素\n" in shown  # 我认为…是选项C：阿奇霉素
+    assert "Right answer: A. 呋喃妥因\n" in shown
+    blank = dataclasses.replace(entry.explained, answer="—")
+    assert blank.answer_shown == "— (no answer could be read from the reply)"
+
+
+def test_a_comment_keeps_its_case_drops_controls_and_is_capped(store, scripted_pool):
+    run_id = model_run(store, scripted_pool, "model-a")
+    long = "x" * (MAX_COMMENT + 1)
+    typed = f"45342\n{long}\nCites The WRONG\x00 enzyme\x1b[2J\n45342\n{'y' * MAX_COMMENT}\nq\n"
+    out = CliRunner().invoke(cli, ["--db", store.path, "rate", str(run_id)], input=typed)
+    assert out.exit_code == 0, out.output
+    assert f"a comment holds at most {MAX_COMMENT} characters (this one {MAX_COMMENT + 1})" in (
+        out.output
+    )
+    comments = sorted(
+        r["explanation"]
+        for r in store.rated_rows([run_id], "explanation-rating")
+        if r["explanation"]
+    )
+    assert comments == ["Cites The WRONG enzyme[2J", "y" * MAX_COMMENT]
+    session = RatingSession(store, [run_id], "dr-wang")
+    with pytest.raises(RatingError, match="a comment holds at most"):
+        session.rate(session.entries[0], five(5, 4, 3, 2, 1), comment=long)
+    assert session.done == 0  # nothing stored
 
 
 def rate_all(store: Store, run_id: int, rater: str, values: list[tuple[int, ...]]) -> None:

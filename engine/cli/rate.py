@@ -8,28 +8,42 @@ from __future__ import annotations
 import click
 
 from engine.cli.common import AppContext, pass_app
-from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained
+from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained, RatingError
+from engine.text.columns import visible
 
 STOP, SKIP = "q", "s"
 
 
 def show(explained: Explained, number: int, total: int) -> None:
-    """One answer as the rater reads it."""
+    """One answer as the rater reads it (control characters in its texts shown escaped,
+    never sent to the terminal)."""
     click.echo(click.style(f"\n── Explanation {number} of {total} ──", bold=True))
-    click.echo(explained.question)
+    click.echo(visible(explained.question, newlines=True))
     for letter, text in explained.options:
-        click.echo(f"  {letter}. {text}")
-    click.echo(f"Right answer: {explained.gold}")
+        click.echo(f"  {visible(letter)}. {visible(text)}")
+    click.echo(f"Right answer: {visible(explained.gold_shown)}")
     if explained.gold_explanation:
-        click.echo(f"Reference explanation: {explained.gold_explanation}")
-    click.echo(click.style(f"Answer given: {explained.answer}", bold=True))
+        click.echo(f"Reference explanation: {visible(explained.gold_explanation, newlines=True)}")
+    click.echo(click.style(f"Answer given: {visible(explained.answer_shown)}", bold=True))
     click.echo("Explanation given:")
     for line in explained.explanation.strip().splitlines():
-        click.echo(f"  {line}")
+        click.echo(f"  {visible(line)}")
 
 
 def ask(prompt: str) -> str:
     return str(click.prompt(prompt, default="", show_default=False)).strip().lower()
+
+
+def read_comment() -> str:
+    """The optional comment, as typed (its case kept), asked again while too long."""
+    from engine.ratings.people import clean_comment
+
+    while True:
+        typed = click.prompt(" Comment (Enter for none)", default="", show_default=False)
+        try:
+            return clean_comment(str(typed))
+        except RatingError as exc:
+            click.echo(f"   {exc}: type a shorter one (Enter for none)")
 
 
 def read_ratings() -> dict[str, int] | str:
@@ -94,7 +108,7 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
             found = read_ratings()
             if found == STOP:
                 break
-            comment = ask(" Comment (Enter for none)")
+            comment = read_comment()
             if found == SKIP:
                 session.skip(entry, comment)
             else:

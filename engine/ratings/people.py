@@ -24,6 +24,9 @@ from engine.scoring import Scored, items_by_key
 if TYPE_CHECKING:
     from engine.store import Store
 
+#: The longest comment a rater may give with a rating, in characters.
+MAX_COMMENT = 2000
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -36,6 +39,20 @@ class Entry:
     @property
     def key(self) -> tuple[int, str]:
         return (self.run_id, self.item_key)
+
+
+def clean_comment(comment: str) -> str:
+    """A rater's comment as stored: as typed (its case kept), without control characters
+    (NUL, a terminal's escapes), trimmed; :class:`RatingError` when it is longer than
+    :data:`MAX_COMMENT` characters."""
+    from engine.text.columns import without_controls
+
+    text = without_controls(comment).strip()
+    if len(text) > MAX_COMMENT:
+        raise RatingError(
+            f"a comment holds at most {MAX_COMMENT} characters (this one {len(text)})"
+        )
+    return text
 
 
 def check_rater(name: str) -> str:
@@ -136,7 +153,8 @@ class RatingSession:
         self._store(entry, {"rated": 0}, comment)
 
     def _store(self, entry: Entry, values: dict[str, int], comment: str) -> None:
-        notes = {"rated": comment.strip()} if comment.strip() else {}
+        comment = clean_comment(comment)
+        notes = {"rated": comment} if comment else {}
         scored = Scored(self.stored_as, self.scorer.version, dict(values), notes)
         self.store.add_scores(entry.run_id, entry.item_key, [scored])
         self._done[entry.key] = bool(values.get("rated"))

@@ -10,7 +10,8 @@ answer and explanation, and the letter and explanation the model gave — never 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,33 @@ class Explained:
     gold_explanation: str = ""
     language: str = "en"
     topic: JSONDict = field(default_factory=dict)
+
+    @property
+    def answer_shown(self) -> str:
+        """The answer given as a rater reads it: its letters with their options' texts
+        ("C. 阿奇霉素"), or that the reply gave none a letter could be read from."""
+        if self.answer.strip() in ("", "—"):
+            return "— (no answer could be read from the reply)"
+        return with_texts(self.answer, self.options)
+
+    @property
+    def gold_shown(self) -> str:
+        """The right answer with its options' texts ("A. 呋喃妥因")."""
+        return with_texts(self.gold, self.options) if self.gold.strip() else "—"
+
+
+def with_texts(letters: str, options: Sequence[tuple[str, str]]) -> str:
+    """``letters`` ("C", "A + D") each with its option's text ("A. x + D. y"); as they are
+    when one is no option's letter (a diagnosis in words).
+
+    >>> with_texts("A + C", (("A", "甲"), ("B", "乙"), ("C", "丙")))
+    'A. 甲 + C. 丙'
+    """
+    texts = dict(options)
+    found = [x for x in re.split(r"\s*[+,、]\s*", letters.strip()) if x]
+    if not found or any(x not in texts for x in found):
+        return letters
+    return " + ".join(f"{x}. {texts[x]}" for x in found)
 
 
 def explained(run: Row, item: Row, answer: Row) -> Explained | None:

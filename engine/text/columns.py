@@ -46,6 +46,16 @@ def visible(text: str, newlines: bool = False) -> str:
     return _CONTROL.sub(_escaped, str(text))
 
 
+def without_controls(text: str) -> str:
+    """``text`` with its control characters (:func:`visible`'s) left out, tabs and line
+    breaks as spaces: for one line of text a person typed, to be stored.
+
+    >>> without_controls("ok\\x00\\x1b[31m red\\tcell\\u202e")
+    'ok[31m red cell'
+    """
+    return _CONTROL.sub(lambda m: " " if m.group() in _NAMED else "", str(text))
+
+
 def display_width(text: str) -> int:
     """Terminal columns ``text`` takes: wide (CJK) characters count two."""
     return cell_len(text)

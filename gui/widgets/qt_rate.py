@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.ratings.people import RatingSession
+from engine.ratings.people import MAX_COMMENT, RatingSession
 from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Explained, Perspective
 from engine.review.profiles import profiles
 from gui.widgets.common import (
@@ -162,7 +162,7 @@ def question_html(e: Explained) -> str:
     )
     parts = [
         f"<p style='margin-bottom:4px'><b>{esc(e.question)}</b></p>{options}",
-        f"<p style='margin-top:10px'>Right answer: <b>{esc(e.gold or '—')}</b></p>",
+        f"<p style='margin-top:10px'>Right answer: <b>{esc(e.gold_shown)}</b></p>",
     ]
     if e.gold_explanation.strip():
         parts.append(
@@ -175,7 +175,7 @@ def question_html(e: Explained) -> str:
 def answer_html(e: Explained) -> str:
     """The answer given and its explanation (the text rated)."""
     return (
-        f"<p>Answer given: <b>{esc(e.answer)}</b></p>"
+        f"<p>Answer given: <b>{esc(e.answer_shown)}</b></p>"
         "<p style='color:#4b5563;margin-bottom:2px'>Explanation given</p>"
         f"<p style='white-space:pre-wrap;margin-top:0'>{esc(e.explanation.strip())}</p>"
     )
@@ -265,7 +265,8 @@ class RateDialog(QDialog):
             row.focused.connect(lambda i=i: self._highlight(i))
             lay.addWidget(row)
         self.comment = QLineEdit()
-        self.comment.setPlaceholderText("Comment (optional)")
+        self.comment.setPlaceholderText(f"Comment (optional, at most {MAX_COMMENT} characters)")
+        self.comment.setMaxLength(MAX_COMMENT)
         self.comment.setClearButtonEnabled(True)
         lay.addWidget(self.comment)
         buttons = QHBoxLayout()
