@@ -12,6 +12,7 @@ from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_ap
 from engine.cli.importing import import_options
 from engine.cli.running import (
     RunOptions,
+    cancelled_on_interrupt,
     execute,
     execute_run,
     metric_lines,
@@ -28,6 +29,7 @@ from engine.consult.report import FORMATS
 from engine.consult.settings import MAX_TURNS, ConsultSettings
 from engine.fields import settings_options
 from engine.progress import Progress
+from engine.text.columns import visible
 
 #: Shown after the summary keys by `consult run`.
 EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
@@ -97,7 +99,8 @@ def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> Non
         echo_json([c.to_dict() for c in found])
         return
     for c in found:
-        click.echo(f"{c.id:<18} {c.task.kind:<9} {len(c.facts):>3} facts  {c.initial_request[:60]}")
+        line = f"{c.id:<18} {c.task.kind:<9} {len(c.facts):>3} facts  {c.initial_request[:60]}"
+        click.echo(visible(line))
 
 
 def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> bool:
@@ -143,7 +146,7 @@ def consult_chat(
         c = session.start_person_consultation(store, name, case, model, max_turns)
         run_id = c.run_id
         try:
-            click.echo(f"Patient: {c.case.initial_request}")
+            click.echo(visible(f"Patient: {c.case.initial_request}", newlines=True))
             while c.questions_left:
                 try:
                     question = click.prompt("Doctor", default="", show_default=False).strip()
@@ -153,9 +156,9 @@ def consult_chat(
                     break
                 if _notebook_command(store, name, case_id, question):
                     continue
-                click.echo(f"Patient: {c.ask(question)['text']}")
+                click.echo(visible(f"Patient: {c.ask(question)['text']}", newlines=True))
             click.echo("")
-            click.echo(c.task_text)
+            click.echo(visible(c.task_text, newlines=True))
             try:
                 answer = click.prompt("Your answer", default="", show_default=False)
             except click.Abort:
@@ -274,12 +277,20 @@ def consult_budget(
     name = _cases_name(app, cases_name)
     given = {k: v for k, v in as_dict(settings).items() if k != "max_turns"}
     at: list[str] = [""]
-    with progress_bar(
-        f"{settings.doctor} on {name}", as_json, lambda p: at[0] + p.message
-    ) as update:
+    started: list[int] = []
+
+    def said() -> str:  # the run of the budget played when Ctrl-C came
+        if not started:
+            return "cancelled"
+        return (f"run {started[-1]} cancelled ({at[0].rstrip(' ·')}); run the same command "
+                "again to go on (finished budgets are reused)")  # fmt: skip
+
+    bar = progress_bar(f"{settings.doctor} on {name}", as_json, lambda p: at[0] + p.message)
+    with cancelled_on_interrupt(said), bar as update:
         rows = turn_budget(
             app.store, name, given, budgets, progress=update, cancel=Cancel(),
-            concurrency=concurrency, on_budget=lambda t: at.__setitem__(0, f"{t} questions · "),
+            concurrency=concurrency, on_start=started.append,
+            on_budget=lambda t: at.__setitem__(0, f"{t} questions · "),
         )  # fmt: skip
     if as_json:
         echo_json(rows)
@@ -491,18 +502,18 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
     if as_json:
         echo_json({"run": run, "consultations": detail, "turn_analysis": analysis})
         return
-    for d in detail:
-        click.echo(
+    for d in detail:  # the texts' control characters shown escaped, never sent to the terminal
+        click.echo(visible(
             f"== {d['case']}  answer {d['answer']['chosen']!r}  gold "
             f"{d['answer']['gold']!r}  {'✓' if d['answer']['correct'] else '✗'}"
-        )
+        ))  # fmt: skip
         for t in d["turns"]:
             who = "Doctor " if t["role"] == "doctor" else "Patient"
             given = [f["key"] for f in t["extra"].get("facts", [])]
             note = f"   [facts: {', '.join(given)}]" if given else ""
-            click.echo(f"{t['turn']:>2} {who}: {t['text']}{note}")
+            click.echo(visible(f"{t['turn']:>2} {who}: {t['text']}{note}", newlines=True))
         never = [f["key"] for f in d["facts"] if f["status"] == "never_asked"]
-        click.echo(f"   never asked: {', '.join(never) or '—'}")
+        click.echo(visible(f"   never asked: {', '.join(never) or '—'}"))
     click.echo("fraction  patient_f1  doctor_f1  accuracy")
     for row in analysis:
         acc = "—" if row["accuracy"] is None else f"{row['accuracy']:.1f}"

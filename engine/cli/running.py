@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import AppContext, F, gpu_layers_option, json_option
+from engine.cli.common import AppContext, F, gpu_layers_option, json_option, slots_option
 from engine.progress import Progress, ProgressCallback
 from engine.text.columns import display_width, pad
 
@@ -29,20 +29,22 @@ class RunOptions:
 
 def run_options(func: F) -> F:
     """Add ``--resume RUN_ID``, ``--concurrency N`` and ``--json`` to a model-run command,
-    which gets them as one ``run`` argument (:class:`RunOptions`), and ``--gpu-layers N``
-    (:func:`~engine.cli.common.gpu_layers_option`)."""
+    which gets them as one ``run`` argument (:class:`RunOptions`), ``--gpu-layers N``
+    (:func:`~engine.cli.common.gpu_layers_option`) and ``--slots N``
+    (:func:`~engine.cli.common.slots_option`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, resume: int | None, concurrency: int | None, as_json: bool, **kw: Any):
         return func(*args, run=RunOptions(resume, concurrency, as_json), **kw)
 
     wrapper = json_option(wrapper)  # listed last in --help
-    wrapper = gpu_layers_option(wrapper)
+    wrapper = slots_option(gpu_layers_option(wrapper))
     wrapper = click.option(
         "--concurrency",
         type=click.IntRange(1, 256),
         default=None,
-        help="Items answered at once (default: 8 when every model is served, else 1).",
+        help="Items answered at once (default: as many as the models take: a local model's "
+        "slots, 8 for a served one).",
     )(wrapper)
     wrapper = click.option(
         "--resume", type=int, help="Continue a stopped run with its own settings."
@@ -127,6 +129,19 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def cancelled_on_interrupt(said: Callable[[], str]) -> Iterator[None]:
+    """Around a model-run command's work: Ctrl-C (or SIGTERM) ends it the way every run
+    command ends on a cancel — the run closed as cancelled by the engine, ``said()`` on
+    stderr, exit 130 (143 for SIGTERM) — never click's "Aborted!"."""
+    try:
+        with _terminate_as_interrupt():
+            yield
+    except KeyboardInterrupt as exc:
+        click.echo(said(), err=True)
+        sys.exit(143 if isinstance(exc, _Terminated) else 130)
+
+
 def execute_run(
     app: AppContext,
     activity_id: str,
@@ -164,28 +179,25 @@ def execute_run(
 
     cancel = Cancel()
     started: list[int] = []
-    try:
-        with progress_bar(title, run.quiet, note) as update, _terminate_as_interrupt():
-            summary = run_activity(
-                app.store,
-                activity_id,
-                dataset,
-                given,
-                resume=resume,
-                progress=update,
-                cancel=cancel,
-                on_start=started.append,
-                concurrency=run.concurrency,
-                tags=tags,
-            )
-    except KeyboardInterrupt as exc:
-        if started:
-            click.echo(
-                f"run {started[0]} cancelled; resume it with --resume {started[0]}", err=True
-            )
-        else:
-            click.echo("cancelled", err=True)
-        sys.exit(143 if isinstance(exc, _Terminated) else 130)
+
+    def said() -> str:
+        if not started:
+            return "cancelled"
+        return f"run {started[0]} cancelled; resume it with --resume {started[0]}"
+
+    with cancelled_on_interrupt(said), progress_bar(title, run.quiet, note) as update:
+        summary = run_activity(
+            app.store,
+            activity_id,
+            dataset,
+            given,
+            resume=resume,
+            progress=update,
+            cancel=cancel,
+            on_start=started.append,
+            concurrency=run.concurrency,
+            tags=tags,
+        )
     show(summary)
     if summary.get("status") == "failed":
         click.echo(
@@ -267,15 +279,12 @@ def execute_trials(
         at = f"trial {p.info['trial']}/{p.info['trials']} · " if "trial" in p.info else ""
         return at + (note(p) if note is not None else p.message)
 
-    try:
-        with progress_bar(title, run.quiet, labelled) as update, _terminate_as_interrupt():
-            found = run_trials(
-                app.store, activity_id, dataset, given, trials, resume=resume_set, name=name,
-                progress=update, cancel=Cancel(), concurrency=run.concurrency,
-            )  # fmt: skip
-    except KeyboardInterrupt as exc:
-        click.echo(f"trial set {name} stopped; go on with --resume-trials {name}", err=True)
-        sys.exit(143 if isinstance(exc, _Terminated) else 130)
+    said = f"trial set {name} stopped; go on with --resume-trials {name}"
+    with cancelled_on_interrupt(lambda: said), progress_bar(title, run.quiet, labelled) as update:
+        found = run_trials(
+            app.store, activity_id, dataset, given, trials, resume=resume_set, name=name,
+            progress=update, cancel=Cancel(), concurrency=run.concurrency,
+        )  # fmt: skip
     if not run.quiet:
         for summary in found.summaries:
             _trial_line(app, summary)
