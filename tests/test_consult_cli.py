@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.consult.metrics import SUMMARY_KEYS
+from engine.consult.run import run_consult
+from engine.models.scripted import ScriptedModel
 from engine.store import Store
 
 CASE = {
@@ -153,3 +155,31 @@ def test_convert_an_exam_question(db_path: str) -> None:
     assert saved["facts"] == draft["facts"]
     missing = invoke(db_path, "consult", "convert", "--dataset", "usmle", "--item", "99")
     assert missing.exit_code == 1 and "no item '99'" in missing.output
+
+
+ESC = "\x1b[31m\x1b]8;;http://x.invalid\x07link\x1b]8;;\x07\x1b]0;title\x07\u202e"
+
+
+def test_show_and_cases_never_send_a_cases_escapes_to_the_terminal(
+    store: Store, tmp_path: Path, scripted_pool
+) -> None:
+    case = {**CASE, "id": f"c1{ESC}", "initial_request": f"Doctor, my chest hurts.{ESC}",
+            "facts": [{"key": f"Age{ESC}", "value": f"40 years{ESC}"}]}  # fmt: skip
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps([case]), encoding="utf-8")
+    assert invoke(store.path, "import", "cases", str(path)).exit_code == 0
+    pool = scripted_pool(
+        ScriptedModel("doctor", replies="How old are you?"),
+        ScriptedModel("patient", replies=f"I am 40 years old.{ESC}\nSecond line{ESC}"),
+        ScriptedModel("solver", replies="B"),
+    )
+    summary = run_consult(store, "evil", "doctor", max_turns=1, pool=pool, patient="patient",
+                          solver="solver")  # fmt: skip
+    assert summary["status"] == "finished", summary
+    shown = ["consult", "show", str(summary["run_id"])]
+    for args in (shown, ["consult", "cases", "--cases", "evil"]):
+        out = invoke(store.path, *args)
+        assert out.exit_code == 0, out.output
+        for raw in ("\x1b", "\x07", "\u202e"):
+            assert raw not in out.output, args
+        assert "\\x1b]8;;http://x.invalid\\x07link" in out.output
