@@ -69,6 +69,7 @@ from engine.models.cores_load import (
     reading,
     thread_share,
 )
+from engine.owner import START_TOLERANCE_S, own_start, process_alive, process_started
 
 __all__ = [
     "DIR_ENV",
@@ -91,7 +92,6 @@ ENV = "MEDEXAM_SHARE_CORES"
 SUFFIX = ".core"
 _ENTRY = re.compile(r"(\d+)-[0-9a-f]{8}-\d+" + re.escape(SUFFIX))
 _WRITING = re.compile(r"\.(\d+)-[0-9a-f]{8}-\d+" + re.escape(SUFFIX) + r"\.tmp")
-_SAME_START_S = 0.5  # start times this close are the same process (not a pid used again)
 
 
 def _mode() -> str:
@@ -113,20 +113,12 @@ def counts_load() -> bool:
 # -- the entries ------------------------------------------------------------------------------
 
 
-def _start_time(pid: int | None) -> float | None:
-    if pid is None:
-        return None
-    import psutil
-
-    try:
-        return float(psutil.Process(pid).create_time())
-    except psutil.Error:
-        return None
-
-
 def _same_start(process: Any, recorded: Any) -> bool:
-    return isinstance(recorded, (int, float)) and abs(process.create_time() - recorded) < (
-        _SAME_START_S
+    """Whether ``process`` started at ``recorded`` (not a process given its id since)."""
+    return (
+        isinstance(recorded, (int, float))
+        and not isinstance(recorded, bool)
+        and (abs(process.create_time() - recorded) <= START_TOLERANCE_S)
     )
 
 
@@ -137,22 +129,14 @@ def _judge(body: Any, pid: int, owner: int) -> tuple[int | None, bool]:
 
     if not isinstance(body, dict) or body.get("pid") != pid:
         return None, False
+    started, worker = body.get("started"), body.get("worker")
+    if not isinstance(started, (int, float)) or not isinstance(worker, int):
+        return None, False
+    if not process_alive(pid, started):
+        return None, True  # gone, or its id used again since
     try:
-        process = psutil.Process(pid)
-        if not _same_start(process, body.get("started")):
-            return None, True  # the process is gone, its id used again
-        if process.status() == psutil.STATUS_ZOMBIE:
-            return None, True
-        if hasattr(os, "geteuid") and process.uids().effective != owner:
+        if hasattr(os, "geteuid") and psutil.Process(pid).uids().effective != owner:
             return None, False  # an entry speaks only for its owner's processes
-    except psutil.NoSuchProcess:
-        return None, True
-    except psutil.Error:
-        return None, False
-    worker = body.get("worker")
-    if not isinstance(worker, int) or isinstance(worker, bool):
-        return None, False
-    try:
         model = psutil.Process(worker)
         if model.ppid() != pid or not _same_start(model, body.get("worker_started")):
             return None, False
@@ -202,7 +186,6 @@ class SharedCores:
         self.poll, self.linger, self.stale = poll, linger, stale
         self._folder, self._read = folder, read
         self._owner = f"{os.getpid()}-{secrets.token_hex(4)}"
-        self._started: float | None = None  # this process's start time
         self._workers: dict[str, int | None] = {}  # key of a working model -> its process
         self._files: dict[str, Path] = {}  # key -> its entry (where it could be written)
         self._idle_since: dict[str, float] = {}  # key -> when its model stopped working
@@ -260,14 +243,12 @@ class SharedCores:
         worker = self._workers.get(key)
         self._serial += 1
         name = f"{self._owner}-{self._serial}{SUFFIX}"
-        if self._started is None:
-            self._started = _start_time(os.getpid())
         body = {
             "pid": os.getpid(),
-            "started": self._started,
+            "started": own_start(),
             "model": key,
             "worker": worker,
-            "worker_started": _start_time(worker),
+            "worker_started": None if worker is None else process_started(worker),
             "since": time.time(),
         }
         with contextlib.suppress(OSError):
@@ -316,7 +297,7 @@ class SharedCores:
 
     def _sweep(self, folder: Folder) -> set[int]:
         now, theirs = time.time(), set()
-        me = os.geteuid() if hasattr(os, "geteuid") else None
+        me = os.geteuid() if hasattr(os, "geteuid") else 0  # st_uid is 0 on Windows
         for name in folder.names():
             entry, writing = _ENTRY.fullmatch(name), _WRITING.fullmatch(name)
             if not (entry or writing):
