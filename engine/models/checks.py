@@ -71,7 +71,7 @@ def problems() -> list[ModelProblem]:
         reason = _reason(p)
         if reason:
             out.append(ModelProblem(str(p), reason, "folder", p.stem))
-    for name, lora, found in catalog.trained():
+    for name, lora, found in catalog.trained(assemble=False):
         if isinstance(found, BadModelFile):
             out.append(ModelProblem(lora, found.reason, "trained", name))
     return out

@@ -160,16 +160,19 @@ def _quantization(file_type: Any) -> str:
         return "unknown" if file_type is None else f"type {file_type}"
 
 
-def read_header(path: str | Path, what: str = "model") -> tuple[dict[str, Any], list[Tensor], int]:
+def read_header(
+    path: str | Path, what: str = "model", size: int | None = None
+) -> tuple[dict[str, Any], list[Tensor], int]:
     """The metadata and tensor table of the GGUF file at ``path`` and its size, once it is a
     GGUF file whose data is all there (:class:`BadModelFile` says why not, calling it a
-    ``what`` file); nothing is checked of what it holds."""
+    ``what`` file); nothing is checked of what it holds. ``size``: the whole file's, when
+    ``path`` is only its first part (a file assembled from parts, not yet assembled)."""
     p = Path(path)
     if not p.exists():
         raise BadModelFile(f"{p}: no such file", "no such file")
     if not p.is_file():
         raise BadModelFile(f"{p}: not a file", "not a file")
-    size = p.stat().st_size
+    size = size or p.stat().st_size
     with p.open("rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
@@ -188,11 +191,12 @@ def read_header(path: str | Path, what: str = "model") -> tuple[dict[str, Any], 
     return meta, tensors, size
 
 
-def read_gguf_info(path: str | Path) -> GGUFHeader:
+def read_gguf_info(path: str | Path, size: int | None = None) -> GGUFHeader:
     """Architecture, parameter count, quantization, context length and chat template of a
-    GGUF file; :class:`BadModelFile` when it cannot be a working model."""
+    GGUF file (``size``: see :func:`read_header`); :class:`BadModelFile` when it cannot be a
+    working model."""
     p = Path(path)
-    meta, tensors, size = read_header(p)
+    meta, tensors, size = read_header(p, size=size)
     if not tensors:
         raise _bad(p, "damaged GGUF file (it holds no tensors)")
     arch = meta.get("general.architecture") or "unknown"
@@ -209,14 +213,15 @@ def read_gguf_info(path: str | Path) -> GGUFHeader:
     )
 
 
-_CACHE: dict[tuple[str, int, float], GGUFHeader] = {}
+_CACHE: dict[tuple[str, int, float, int | None], GGUFHeader] = {}
 
 
-def cached_info(path: str | Path) -> GGUFHeader:
-    """:func:`read_gguf_info`, read once per version of the file."""
+def cached_info(path: str | Path, size: int | None = None) -> GGUFHeader:
+    """:func:`read_gguf_info` (``size``: see :func:`read_header`), read once per version of
+    the file."""
     p = Path(path)
     st = p.stat() if p.exists() else None
-    key = (str(p), st.st_size if st else -1, st.st_mtime if st else -1)
+    key = (str(p), st.st_size if st else -1, st.st_mtime if st else -1, size)
     if key not in _CACHE:
-        _CACHE[key] = read_gguf_info(p)
+        _CACHE[key] = read_gguf_info(p, size)
     return _CACHE[key]

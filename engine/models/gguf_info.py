@@ -4,6 +4,7 @@ model, the LoRA loaded over it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,10 +33,21 @@ class GGUFInfo(ModelInfo):
     lora: str | None = None  # a GGUF LoRA loaded over the file (a trained doctor)
 
     @classmethod
-    def read(cls, name: str, path: str | Path, origin: str, description: str = "") -> GGUFInfo:
+    def read(
+        cls,
+        name: str,
+        path: str | Path,
+        origin: str,
+        description: str = "",
+        parts: Sequence[Path] = (),
+    ) -> GGUFInfo:
         """The file at ``path`` described from its header (read once per version of the
-        file); :class:`~engine.models.gguf.BadModelFile` when it cannot be a model."""
-        header = asdict(cached_info(path))
+        file); :class:`~engine.models.gguf.BadModelFile` when it cannot be a model. ``parts``:
+        the pieces a file not yet there is assembled from (its header is in the first)."""
+        if parts:
+            header = asdict(cached_info(parts[0], sum(p.stat().st_size for p in parts)))
+        else:
+            header = asdict(cached_info(path))
         description = description or header["model_name"]
         facts = {k: v for k, v in header.items() if k in cls.__dataclass_fields__}
         return cls(name=name, origin=origin, description=description, path=str(path), **facts)
