@@ -82,6 +82,15 @@ def trial_runs(store: Store, name: str) -> dict[int, Row]:
     return dict(sorted(found.items()))
 
 
+def set_size(store: Store, name: str) -> int:
+    """How many trials set ``name`` plays (:class:`TrialError` when there is no such set)."""
+    done = trial_runs(store, name)
+    if not done:
+        raise TrialError(f"no trial set {name!r}")
+    first = done[min(done)]
+    return int((first.get("settings") or {}).get("trials") or len(done))
+
+
 def run_trials(
     store: Store,
     activity_id: str,
@@ -100,22 +109,24 @@ def run_trials(
     unfinished trials resumed, its missing ones started. ``on_trial(k, K)`` is called as
     trial ``k`` starts; ``options`` are :func:`engine.runs.run`'s (``pool``, ``progress``,
     ``cancel``, ``concurrency``…); ``progress`` counts cases × trials over the whole set,
-    with the trial in its info. With ``concurrency`` above 1 (a served model's requests at
-    once) up to that many trials play at once, sharing it out, on a database file; else
-    one after the other. A trial that ends cancelled or failed stops the set (no further
-    trial starts; resume it to go on)."""
+    with the trial in its info. With ``concurrency`` above 1 (default: what the models take,
+    a local model's slots or a served model's requests at once) up to that many trials play
+    at once, sharing it out, on a database file; else one after the other. A trial that
+    ends cancelled or failed stops the set (no further trial starts; resume it to go on)."""
     done: dict[int, Row] = {}
     if resume is not None:
+        trials = set_size(store, resume)
         done = trial_runs(store, resume)
-        if not done:
-            raise TrialError(f"no trial set {resume!r}")
         first = done[min(done)]
         settings = {"model": first["model"], **(first["settings"] or {})}
-        trials, dataset = int(settings.get("trials") or len(done)), first["dataset"]
+        dataset = first["dataset"]
     check_trials(settings, trials)
     progress = options.pop("progress", None)
     plan = _Plan(activity_id, dataset, settings, trials, resume or name or new_name(), done)
-    concurrency = int(options.pop("concurrency", None) or 1)
+    given = options.pop("concurrency", None)
+    concurrency = int(given or 1)
+    if given is None and trials > 1 and store.path != ":memory:":
+        concurrency = _models_concurrency(store, plan, options)
     at_once = min(trials, concurrency) if store.path != ":memory:" else 1
     if at_once > 1:
         return _at_once(store, plan, at_once, concurrency // at_once, on_trial, progress, options)
@@ -123,7 +134,7 @@ def run_trials(
     for k in range(1, trials + 1):
         if on_trial is not None:
             on_trial(k, trials)
-        summary = plan.play(store, k, _over_set(progress, k, trials), concurrency, options)
+        summary = plan.play(store, k, _over_set(progress, k, trials), given, options)
         out.run_ids.append(int(summary["run_id"]))
         out.summaries.append(summary)
         if summary.get("status") != "finished":
@@ -164,6 +175,15 @@ class _Plan:
         chosen = {key: v for key, v in self.settings.items() if key not in tags}
         chosen["seed"] = base + k - 1
         return run(store, self.activity_id, self.dataset, chosen, tags=tags, **given)
+
+
+def _models_concurrency(store: Store, plan: _Plan, options: JSONDict) -> int:
+    """What the set's models take at once (:func:`engine.runs.models_concurrency`)."""
+    from engine.models.pool import default_pool
+    from engine.runs import models_concurrency
+
+    pool = options.get("pool") or default_pool()
+    return models_concurrency(store, plan.activity_id, plan.dataset, plan.settings, pool)
 
 
 def _at_once(
