@@ -218,8 +218,9 @@ def run(
     run's own is refused. ``on_start(run_id)`` is called once the run exists;
     ``on_answer(item, answer)`` after each stored answer. Ctrl-C (KeyboardInterrupt) ends
     the run as cancelled and is raised again. ``concurrency`` items are answered at once
-    (default: the job's, one for local models); it is recorded on the run, and a resume may
-    change it.
+    (default: the job's, a local model's slots); it is recorded on the run with the slots
+    of its local models (``slots``, by model, so that a re-run can match them), and a
+    resume may change it.
     """
     spec = spec_for(activity_id)
     pool = pool or default_pool()
@@ -243,7 +244,7 @@ def run(
     n = concurrency or job.default_concurrency()
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
-    job.settings = {**job.settings, "concurrency": n, **kept, **(tags or {})}
+    job.settings = {**job.settings, "concurrency": n, **_slots(job), **kept, **(tags or {})}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -256,6 +257,30 @@ def run(
         if on_start is not None:
             on_start(run_id)
         return _loop(store, spec, job, run_id, progress, cancel, on_answer, n)
+    finally:
+        job.close()
+
+
+def _slots(job: Job) -> JSONDict:
+    """``{"slots": {model: n}}`` for the job's models that decode several sequences at once
+    as their load decided (:mod:`engine.models.slots`); empty when none says."""
+    found = {m.name: int(m.info["slots"]) for m in job.leases if m.info.get("slots")}
+    return {"slots": found} if found else {}
+
+
+def models_concurrency(
+    store: Store, activity_id: str, dataset: str | None, settings: JSONDict, pool: ModelPool
+) -> int:
+    """Items in flight a run of ``settings`` takes by default (:meth:`Job.default_concurrency`:
+    its models' slots), its job opened and closed again (its models stay in ``pool``)."""
+    spec = spec_for(activity_id)
+    try:
+        full = spec.settings(settings)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    job = spec.open(store, dataset or "", full, pool)
+    try:
+        return job.default_concurrency()
     finally:
         job.close()
 

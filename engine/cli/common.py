@@ -75,6 +75,33 @@ def gpu_layers_option(func: F) -> F:
     )(func)
 
 
+def slots_option(func: F) -> F:
+    """Add ``--slots N`` to a command that runs local models: the sequences each of them
+    decodes at once (default: as many as fit its memory, :mod:`engine.models.slots`)."""
+
+    def force(_ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
+        if value is not None:
+            from engine.models.slots import force_slots, tell_reduced
+
+            force_slots(value)
+            tell_reduced(_warn)
+
+    from engine.models.slots import MAX_SLOTS
+
+    return click.option(
+        "--slots",
+        type=click.IntRange(1, MAX_SLOTS),
+        expose_value=False,
+        callback=force,
+        help="Sequences a local model decodes at once (default: as many as its memory holds, "
+        "at most 8 on a CPU and 16 on a GPU); fewer when they do not fit.",
+    )(func)
+
+
+def _warn(line: str) -> None:
+    click.echo(f"Warning: {line}", err=True)
+
+
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import echo_json, gpu_layers_option, json_option
+from engine.cli.common import echo_json, gpu_layers_option, json_option, slots_option
 from engine.models import catalog
 from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
@@ -81,6 +81,7 @@ def _details(m: ModelInfo) -> dict[str, Any]:
     gpu = m.placement()
     if gpu:
         details["gpu"] = gpu
+    details |= m.slots()  # a local model's slots, and why
     if m.remote:
         details["server"] = m.check()
         if details["server"]["answers"]:
@@ -100,16 +101,23 @@ def _show(details: dict[str, Any], as_json: bool) -> None:
         echo_json(details)
         return
     for key, value in details.items():
+        if key in ("slots_note", "slot_memory"):
+            continue  # said with the slots
         shown = _gpu_line(value) if key == "gpu" else value
+        if key == "slots":
+            shown = details.get("slots_note") or value
         click.echo(f"{key:>17}: {shown}")
 
 
 @models.command("info")
 @click.argument("name")
+@slots_option
 @json_option
 def models_info(name: str, as_json: bool) -> None:
-    """Metadata of one model (a name from 'models list' or a path to a .gguf); for a
-    served model, what its server lists and what a probe finds it supports."""
+    """Metadata of one model (a name from 'models list' or a path to a .gguf): where a
+    local one would run and how many sequences it would decode at once (its slots, and
+    why; --slots N: whether N fit); for a served model, what its server lists and what a
+    probe finds it supports."""
     _show(_details(catalog.resolve(name)), as_json)
 
 
@@ -215,6 +223,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--raw", is_flag=True, help="Plain completion, no chat template.")
 @gpu_layers_option
+@slots_option
 @json_option
 def generate(
     model_name: str | None,

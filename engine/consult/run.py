@@ -203,6 +203,12 @@ class ConsultJob(Job):
     def _lease(self, pool: ModelPool, name: str) -> PooledModel:
         return self.lease(pool, None if name == DEFAULT_MODEL else name)
 
+    def default_concurrency(self) -> int:
+        """Cases in flight, each case's doctor, patient and solver turns interleaving with
+        the others' on the same models: as many as the models take (a local model's slots),
+        one on an in-memory database (its connection serves one thread)."""
+        return 1 if self.store.path == ":memory:" else super().default_concurrency()
+
     def _thread_store(self) -> Store:
         """The store turns are written through from this thread: the run's own in the thread
         that opened the job, else this worker thread's own store on the same database (a

@@ -91,6 +91,13 @@ class ModelInfo:
         model)."""
         return {}
 
+    def slots(self, load: dict[str, Any] | None = None) -> dict[str, Any]:
+        """How many sequences it would decode at once if loaded now with the pool's load
+        settings ``load`` (``n_ctx``, ``slots``…), and why: ``{"slots", "slot_memory",
+        "slots_note"}`` (:mod:`engine.models.slots`); empty when that is not this machine's
+        to say (a served model)."""
+        return {}
+
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "backend": self.backend, **asdict(self)}
 
@@ -146,6 +153,6 @@ def backend(name: str) -> Backend:
 
 def default_concurrency(models: Iterable[HasCapabilities]) -> int:
     """Items in flight when the caller does not say: the fewest requests any of ``models``
-    takes well (one for a local model, which answers one request at a time anyway; eight
-    when every model is served); one without models."""
+    takes well (a local model's slots, :mod:`engine.models.slots`; eight for a served
+    one); one without models."""
     return min((m.capabilities.concurrency for m in models), default=1)

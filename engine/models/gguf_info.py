@@ -93,5 +93,15 @@ class GGUFInfo(ModelInfo):
 
         return placement(self.path).as_dict()
 
+    def slots(self, load: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The sequences it would decode at once if loaded now with ``load``
+        (:func:`engine.models.slots.decide`)."""
+        from engine.models.hardware import ModelSettings
+        from engine.models.slots import decide
+
+        known = ModelSettings.__dataclass_fields__
+        settings = ModelSettings(**{k: v for k, v in (load or {}).items() if k in known})
+        return decide(self.path, settings.resolved()).as_dict()
+
     def as_dict(self) -> dict[str, Any]:
         return super().as_dict() | {"parameters_human": self.parameters_human}

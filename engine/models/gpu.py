@@ -145,26 +145,23 @@ def layer_bytes(path: str | Path, n_ctx: int) -> tuple[list[int], int]:
     """Each repeating layer's weights and KV cache (f16, ``n_ctx`` tokens), in bytes, and
     the output layer's weights, read from the GGUF header."""
     from engine.models.gguf import _parse_gguf
+    from engine.models.slots import KVShape
 
     meta, tensors, _ = _parse_gguf(Path(path))
     arch = meta.get("general.architecture", "")
     n_layer = int(meta.get(f"{arch}.block_count") or 0)
     sizes = [0] * n_layer
     output = 0
-    for name, _, nbytes, _ in tensors:
+    for name, _, nbytes, *_ in tensors:
         found = re.match(r"blk\.(\d+)\.", name)
         if found and int(found.group(1)) < n_layer:
             sizes[int(found.group(1))] += nbytes
         elif name.startswith("output"):
             output += nbytes
     if not any(n.startswith("output.") for n, *_ in tensors):  # tied to the token embedding
-        output += next((b for n, _, b, _ in tensors if n == "token_embd.weight"), 0)
-    embd = int(meta.get(f"{arch}.embedding_length") or 0)
-    heads = int(meta.get(f"{arch}.attention.head_count") or 1)
-    kv_heads = int(meta.get(f"{arch}.attention.head_count_kv") or heads)
-    k_dim = int(meta.get(f"{arch}.attention.key_length") or embd // max(heads, 1))
-    v_dim = int(meta.get(f"{arch}.attention.value_length") or k_dim)
-    kv = n_ctx * kv_heads * (k_dim + v_dim) * 2
+        output += next((b for n, _, b, *_ in tensors if n == "token_embd.weight"), 0)
+    shape = KVShape.from_meta(meta)
+    kv = shape.slot_bytes(n_ctx) // max(1, shape.layers)
     return [s + kv for s in sizes], output
 
 

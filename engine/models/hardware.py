@@ -5,11 +5,18 @@ loaded, with ``None`` meaning "decide from this machine".
 GPU layers, the first given of: the model's own settings; :func:`force_gpu_layers` (the
 command line's ``--gpu-layers``); 0 when the ``gpu`` setting is ``cpu`` or the build cannot
 offload; else ``None``, and the model process offloads the layers that fit the GPU's free
-memory when it loads the model (:func:`engine.models.gpu.plan`)."""
+memory when it loads the model (:func:`engine.models.gpu.plan`).
+
+Slots (sequences the model process decodes at once), the first given of: the model's own
+settings; :func:`engine.models.slots.force_slots` (the command line's ``--slots``); else as
+many as the memory left for their KV caches holds, up to a cap (:mod:`engine.models.slots`).
+:meth:`ModelSettings.for_model` decides them, in the parent, before the model process starts.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +36,9 @@ class ModelSettings:
     n_batch: int = 512
     seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Sequences decoded at once, each with a context of ``n_ctx`` tokens (None: decide).
+    slots: int | None = None
+    slots_note: str = ""  # why that many, in one line (:meth:`for_model`)
 
     def resolved(self) -> ModelSettings:
         """Threads decided; GPU layers decided unless the model process is to fit them to
@@ -39,7 +49,17 @@ class ModelSettings:
             layers = _forced_layers
         if layers is None and (cpu_forced() or not gpu_offload_supported()):
             layers = 0
-        return ModelSettings(self.n_ctx, threads, layers, self.n_batch, self.seed, self.extra)
+        return dataclasses.replace(self, n_threads=threads, n_gpu_layers=layers)
+
+    def for_model(self, path: str | Path) -> ModelSettings:
+        """:meth:`resolved`, with the slots decided for the GGUF file at ``path``: an int
+        of at least 1, and ``slots_note`` saying why (:func:`engine.models.slots.for_load`).
+        :class:`~engine.models.protocol.ModelError` when not even one slot fits."""
+        from engine.models.slots import for_load
+
+        s = self.resolved()
+        found = for_load(path, s)
+        return dataclasses.replace(s, slots=found.checked(), slots_note=found.note)
 
 
 _forced_layers: int | None = None

@@ -153,6 +153,7 @@ class ScriptedModel(ChatModel):
             "n_ctx": n_ctx,
             "n_threads": 1,
             "has_chat_template": chat_template,
+            "slots": concurrency,  # sequences at once, as a local model's load says
         }
         self.requests: list[Request] = []
         self.opened = 0  # times the pool opened or restarted it
