@@ -102,6 +102,22 @@ def test_greedy_trials_are_refused_in_one_line(store):
         run_trials(store, "consult", None, {}, 1, resume="nothing")
 
 
+def test_resume_trials_with_another_count_is_refused_naming_the_sets(store, pool):
+    cases = ensure_sample(store)
+    settings = {**SCRIPTED, "doctor": "model", "temperature": 0.7, "limit": 1}
+    played = run_trials(store, "consult", cases, settings, 2, pool=pool)
+    resume = ["--db", store.path, "consult", "run", "--resume-trials", played.name]
+    out = CliRunner().invoke(cli, [*resume, "--trials", "3"])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert out.output.strip() == (
+        f"Error: trial set {played.name} plays 2 trials, not 3: --resume-trials goes on with "
+        "the set as it is (leave out --trials)"
+    )
+    assert len(store.runs()) == 2
+    same = CliRunner().invoke(cli, [*resume, "--trials", "2"])  # the set's own count goes on
+    assert "plays 2 trials" not in same.output  # (to its scripted models, not in the catalog)
+
+
 def test_the_spread_and_its_interval_clustered_by_case(store, pool):
     cases = ensure_sample(store)
     settings = {
