@@ -38,3 +38,10 @@ class UnknownFormat(UserError, ValueError):
 #: What is shown as its message alone: medexam's errors for the user, and the system's
 #: errors about files (missing, not allowed, a full disk), which are never medexam's fault.
 ONE_LINE: tuple[type[Exception], ...] = (UserError, OSError)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its class's name when it has none): what a
+    library's long error says, in a line of medexam's own."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].strip() if lines else type(exc).__name__

@@ -1,19 +1,25 @@
 """Trainings that cannot start say why in one line and leave no training "running": a bad
-encoder folder, a data set of another activity's kind, a name already taken, a context
-without a corpus, too little memory; and the kinds' registry."""
+encoder folder (no tokenizer files, weights cut short, weights in a pickle — never run), a
+data set of another activity's kind, a name already taken, a context without a corpus, too
+little memory; and the kinds' registry."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+import train_fixtures
 from click.testing import CliRunner
+from train_fixtures import TOKENIZER_FILES, plant
 
 from engine.cli import cli
 from engine.paths import samples_dir
 from engine.store import Store
 from engine.train.kinds import get_kind, kinds
+
+tiny_encoder = train_fixtures.tiny_encoder
 
 
 def invoke(db_path: str, *args: str):
@@ -61,6 +67,31 @@ def test_bad_encoder_folder(ready: str, tmp_path: Path) -> None:
     (broken / "config.json").write_text(json.dumps({"model_type": "bert"}), encoding="utf-8")
     line = one_error_line(train(ready, "--encoder", str(broken), "--name", "x"))
     assert f"encoder {str(broken)!r}:" in line
+    none_running(ready)
+
+
+def test_encoder_folders_that_cannot_be_trained(
+    ready: str, tmp_path: Path, tiny_encoder: Path
+) -> None:
+    def copy(name: str) -> Path:
+        return Path(shutil.copytree(tiny_encoder, tmp_path / name))
+
+    no_tokenizer = copy("no-tokenizer")
+    for name in TOKENIZER_FILES:
+        (no_tokenizer / name).unlink()
+    line = one_error_line(train(ready, "--encoder", str(no_tokenizer), "--name", "x"))
+    assert "its tokenizer knows only 5 tokens (the folder lacks the tokenizer's files" in line
+    cut = copy("cut")
+    weights = (cut / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(weights[: len(weights) // 3])
+    line = one_error_line(train(ready, "--encoder", str(cut), "--name", "x"))
+    assert "its model.safetensors is damaged or cut short" in line
+    pickled, marker = copy("pickled"), tmp_path / "ran"
+    (pickled / "model.safetensors").unlink()
+    plant(pickled / "pytorch_model.bin", marker)
+    line = one_error_line(train(ready, "--encoder", str(pickled), "--name", "x"))
+    assert "its weights are a pickle that holds more than tensors" in line
+    assert "weights_only" not in line and not marker.exists()
     none_running(ready)
 
 

@@ -16,7 +16,7 @@ import click
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.running import RunOptions, execute_run, metric_lines, progress_bar, run_options
 from engine.fields import as_dict, settings_options
-from engine.progress import Cancel, Progress
+from engine.progress import Cancel, Cancelled, Progress
 from engine.train.evaluate import trained_model
 from engine.train.kinds import TrainingKind, kinds
 
@@ -76,10 +76,12 @@ def _show(row: dict[str, Any]) -> None:
             click.echo(f"it is the model {trained_model(row)} ('medexam models list')")
         click.echo(f"evaluate it: medexam train evaluate {row['id']} --dataset DATASET")
         return
+    # a training with nothing to resume from (its checkpoint missing or unusable) says no more
+    again = f" (resume it with 'medexam train resume {row['id']}')" if "resume" in result else ""
     click.echo(
         f"Error: training {row['id']} {row['status']}"
         + (f": {row['error']}" if row.get("error") else "")
-        + f" at step {row.get('step')} (resume it with 'medexam train resume {row['id']}')",
+        + f" at step {row.get('step')}{again}",
         err=True,
     )
     sys.exit(1)
@@ -127,7 +129,7 @@ def execute_training(
                 app.store, kind, dataset, as_dict(settings) if settings else None,
                 progress=update, cancel=cancel, on_start=_started(app, quiet, found), **given,
             )  # fmt: skip
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Cancelled):  # Cancelled: stopped while it was prepared
         row = None
     if heard:
         if found:

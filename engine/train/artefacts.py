@@ -3,9 +3,11 @@
 Each artefact is a folder ``trained/NAME/`` in the user data folder (never in a source
 checkout): the kind's files (a transformers model folder for a reader) and ``manifest.json``
 (its kind, what it makes — ``reader``… —, the training that made it, its settings). A
-training works in ``trained/.work/ID/`` (its checkpoints) and publishes the artefact there
-with one rename when it finishes, so an artefact is either whole or absent: a folder with a
-manifest *is* the registration, and :func:`find` looks it up by name.
+training works in a folder of its own, ``trained/.work/ID-TOKEN/`` (its checkpoints; the
+token, drawn when the training starts and stored with it, keeps the trainings of two
+databases that share the data folder apart), and publishes the artefact there with one
+rename when it finishes, so an artefact is either whole or absent: a folder with a manifest
+*is* the registration, and :func:`find` looks it up by name.
 
 >>> [a["name"] for a in list_artefacts(kind="reader")]  # doctest: +SKIP
 ['minilm-bm25']
@@ -57,9 +59,23 @@ def artefact_dir(name: str) -> Path:
     return trained_dir() / check_name(name)
 
 
-def work_dir(training_id: int) -> Path:
-    """Where training ``training_id`` keeps its checkpoints until it is published."""
-    path = trained_dir() / ".work" / str(training_id)
+def new_work_token() -> str:
+    """The token of a new training's work folder (stored with the training as ``work``)."""
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def _work_path(training: JSONDict) -> Path:
+    token = (training.get("data") or {}).get("work")
+    # trainings recorded before tokens were drawn worked in trained/.work/ID
+    name = f"{training['id']}-{check_name(token)}" if token else str(training["id"])
+    return trained_dir() / ".work" / name
+
+
+def work_dir(training: JSONDict) -> Path:
+    """Where ``training`` (its row) keeps its checkpoints until it is published."""
+    path = _work_path(training)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -125,5 +141,5 @@ def publish(built: Path, name: str, manifest: JSONDict, replace: bool = False) -
     return target
 
 
-def remove_work(training_id: int) -> None:
-    shutil.rmtree(trained_dir() / ".work" / str(training_id), ignore_errors=True)
+def remove_work(training: JSONDict) -> None:
+    shutil.rmtree(_work_path(training), ignore_errors=True)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import torch
 
     from engine.models.local import GGUFInfo
+    from engine.progress import Cancel
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -33,11 +34,23 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 Message = dict[str, str]
 
 
-def check_dialogues(store: Store, data: str) -> None:
-    """Refuse a source that is neither a golden set nor a file of chat dialogues."""
-    from engine.consult.golden import doctor_dialogues
+def check_dialogues(store: Store, data: str) -> JSONDict:
+    """Refuse a source that is neither a golden set nor a file of chat dialogues; a file's
+    absolute ``path`` and ``sha256`` (what a training records of it), ``{}`` for a golden
+    set."""
+    import hashlib
+
+    from engine.consult.golden import doctor_dialogues, golden_sets
 
     doctor_dialogues(store, data)
+    if data in golden_sets(store):
+        return {}
+    path = Path(data).expanduser().resolve()
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return {"path": str(path), "sha256": digest.hexdigest()}
 
 
 def base_model(name: str) -> GGUFInfo:
@@ -59,32 +72,73 @@ def base_model(name: str) -> GGUFInfo:
     return found
 
 
-def pieces(render: Any, messages: list[Message]) -> list[tuple[str, bool]]:
+#: Stands for a doctor's turn while the template's marks around one are found.
+_PROBE = "\ue000medexam-turn\ue001"
+_NOT_TURN_BY_TURN = "the base's chat template does not render a dialogue turn by turn"
+
+
+def _turn_marks(render: Any, messages: list[Message]) -> tuple[str, str]:
+    """What the chat template writes before a doctor's turn (the assistant's header, what
+    ``add_generation_prompt`` adds) and after it (its end marker), found by rendering the
+    dialogue up to its first doctor turn."""
+    first = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    plain, asked = render(messages[:first], False), render(messages[:first], True)
+    answered = render([*messages[:first], {"role": "assistant", "content": _PROBE}], False)
+    if not (asked.startswith(plain) and answered.startswith(asked + _PROBE)):
+        raise TrainError(_NOT_TURN_BY_TURN)
+    return asked[len(plain) :], answered[len(asked) + len(_PROBE) :]
+
+
+def pieces(
+    render: Any, messages: list[Message], cancel: Cancel | None = None
+) -> list[tuple[str, bool]]:
     """The rendered dialogue cut into pieces, each with whether it is learned: the doctor's
     turns (what the template writes after the assistant's header, its end marker included)
-    are, the rest is not. ``render(messages, add_generation_prompt)`` is the chat template."""
+    are, the rest is not. ``render(messages, add_generation_prompt)`` is the chat template.
+    The dialogue is rendered once, whatever its length, and each doctor's turn found in it
+    between the template's marks (:func:`_turn_marks`)."""
+    if not any(m["role"] == "assistant" for m in messages):
+        return [(text, False) for text in [render(messages, False)] if text]
     whole = render(messages, False)
+    head, end = _turn_marks(render, messages)
     out: list[tuple[str, bool]] = []
     at = 0
-    for i, m in enumerate(messages):
+    for m in messages:
         if m["role"] != "assistant":
             continue
-        before, upto = render(messages[:i], True), render(messages[: i + 1], False)
-        if not (whole.startswith(before) and whole.startswith(upto) and at <= len(before)):
-            raise TrainError("the base's chat template does not render a dialogue turn by turn")
-        out += [(whole[at : len(before)], False), (whole[len(before) : len(upto)], True)]
-        at = len(upto)
+        if cancel is not None:
+            cancel.check()
+        for text in dict.fromkeys((m["content"], m["content"].strip())):
+            found = whole.find(head + text + end, at)
+            if found >= 0:
+                break
+        if found < 0:
+            raise TrainError(_NOT_TURN_BY_TURN)
+        start = found + len(head)
+        out += [(whole[at:start], False), (whole[start : start + len(text) + len(end)], True)]
+        at = start + len(text) + len(end)
     if at < len(whole):
         out.append((whole[at:], False))
     return [(text, learned) for text, learned in out if text]
 
 
-def encode(render: Any, tokenize: Any, messages: list[Message], max_length: int) -> JSONDict | None:
+def encode(
+    render: Any,
+    tokenize: Any,
+    messages: list[Message],
+    max_length: int,
+    cancel: Cancel | None = None,
+) -> JSONDict | None:
     """``input_ids`` and ``labels`` (the doctor's tokens, :data:`IGNORE` elsewhere) of one
-    dialogue, cut at ``max_length`` tokens; None when nothing learned is left."""
+    dialogue, cut at ``max_length`` tokens; None when nothing learned is left. ``cancel``
+    is checked at every piece."""
     ids: list[int] = []
     labels: list[int] = []
-    for n, (text, learned) in enumerate(pieces(render, messages)):
+    for n, (text, learned) in enumerate(pieces(render, messages, cancel)):
+        if len(ids) >= max_length:  # the rest is cut: no need to tokenize it
+            break
+        if cancel is not None:
+            cancel.check()
         found = tokenize(text, n == 0)
         ids += found
         labels += found if learned else [IGNORE] * len(found)
@@ -94,17 +148,20 @@ def encode(render: Any, tokenize: Any, messages: list[Message], max_length: int)
     return {"input_ids": ids, "labels": labels}
 
 
-def _encoded(info: GGUFInfo, dialogues: list[list[Message]], max_length: int) -> list[JSONDict]:
+def _encoded(
+    info: GGUFInfo, dialogues: list[list[Message]], max_length: int, cancel: Cancel | None
+) -> list[JSONDict]:
     """Every dialogue encoded with the base's own template and tokenizer (its llama.cpp
     process), the ones with nothing to learn left out."""
     from engine.models.local import LocalModel
 
     model = LocalModel(info.path, n_ctx=512, n_threads=1)
+
+    def tokenize(text: str, first: bool) -> list[int]:
+        return model.tokenize(text, add_bos=first)
+
     try:
-        found = [
-            encode(model.chat_prompt, lambda t, first: model.tokenize(t, add_bos=first), d, max_length)
-            for d in dialogues
-        ]  # fmt: skip
+        found = [encode(model.chat_prompt, tokenize, d, max_length, cancel) for d in dialogues]
     finally:
         model.close()
     return [e for e in found if e is not None]
@@ -169,18 +226,24 @@ def collate(batch: list[JSONDict], pad: int, device: str) -> dict[str, torch.Ten
 
 
 def lora_task(
-    settings: JSONDict, conversations: list[list[Message]], device: str, about: str, **extra: Any
+    settings: JSONDict,
+    conversations: list[list[Message]],
+    device: str,
+    about: str,
+    cancel: Cancel | None = None,
+    **extra: Any,
 ) -> Task:
     """The loop's task: LoRA on ``settings["base"]`` learning the assistant's turns of
     ``conversations``; ``about`` says what they are (in the training's line), ``extra`` is
-    stored with the training and the artefact."""
+    stored with the training and the artefact; ``cancel`` is checked while they are
+    encoded."""
     from engine.train.lora import to_gguf
 
     info = base_model(settings["base"])
     # fp32 weights and their activations for max_length tokens, roughly
     needed = info.parameters * 8 + settings["max_length"] * info.parameters // 1000
     check_memory(needed, "a smaller base or --max-length")
-    examples = _encoded(info, conversations, settings["max_length"])
+    examples = _encoded(info, conversations, settings["max_length"], cancel)
     if not examples:
         raise TrainError("the data holds no assistant turn to learn")
     model = with_lora(load_base(info, device), settings)
@@ -213,9 +276,11 @@ def lora_task(
     return Task(model, examples, lambda batch: collate(batch, pad, device), save, data)
 
 
-def prepare_doctor(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
+def prepare_doctor(
+    store: Store, dataset: str, settings: JSONDict, device: str, cancel: Cancel | None = None
+) -> Task:
     """The doctor's task: the golden dialogues of ``dataset`` (a golden set or a file)."""
     from engine.consult.golden import doctor_dialogues
 
     dialogues = doctor_dialogues(store, dataset)[: settings["limit"] or None]
-    return lora_task(settings, dialogues, device, "dialogues")
+    return lora_task(settings, dialogues, device, "dialogues", cancel)

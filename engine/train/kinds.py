@@ -8,10 +8,14 @@ as ``"module:attribute"`` strings imported on first use, so listing the kinds lo
 * ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
   kind's own fields, declared with :func:`engine.fields.setting`);
 * ``check`` (optional): ``check(store, data)`` refuses data it cannot train on (default:
-  a data set of the kind's activity), and ``data_flag`` names the CLI option;
-* ``prepare``: ``prepare(store, dataset, settings, device) →``
-  :class:`engine.train.loop.Task` — the model, the examples, how a batch is made and scored;
-  the loop (:func:`engine.train.loop.train`) does the rest.
+  a data set of the kind's activity) and returns what the data is when it is a file
+  (``{"path": absolute path, "sha256": its hash}``, recorded with the training so that a
+  resume finds the same file and refuses it changed; else ``{}``), and ``data_flag`` names
+  the CLI option;
+* ``prepare``: ``prepare(store, dataset, settings, device, cancel=None) →``
+  :class:`engine.train.loop.Task` — the model, the examples, how a batch is made and scored
+  (``cancel`` checked often while it works); the loop (:func:`engine.train.loop.train`)
+  does the rest.
 
 >>> from engine.train.kinds import kinds
 >>> kinds()["french-reader"].activity
@@ -29,6 +33,7 @@ from engine.registry import load
 
 if TYPE_CHECKING:
     from engine.store import Store
+    from engine.types import JSONDict
 
 #: The training kinds medexam ships (their modules register them when imported).
 BUILTIN = ("engine.train.reader", "engine.train.doctor", "engine.train.writer")
@@ -54,7 +59,7 @@ class TrainingKind:
     data_flag: str = "--dataset"
     data_help: str = "Data set to train on."
     #: ``check(store, data)`` refusing data the kind cannot train on, before anything is
-    #: created (default: a data set of the kind's activity).
+    #: created (default: a data set of the kind's activity), and saying what a data file is.
     check: str | None = None
 
     def settings_class(self) -> type:
@@ -63,13 +68,15 @@ class TrainingKind:
     def prepare_function(self) -> object:
         return load(self.prepare)
 
-    def check_data(self, store: Store, data: str) -> None:
+    def check_data(self, store: Store, data: str) -> JSONDict:
+        """Refuse ``data`` when the kind cannot train on it; return what it is when it is a
+        file (its absolute ``path`` and ``sha256``), else ``{}``."""
         if self.check is not None:
-            load(self.check)(store, data)  # type: ignore[operator]
-            return
+            return load(self.check)(store, data) or {}  # type: ignore[operator,no-any-return]
         from engine.runs import check_dataset
 
         check_dataset(store, self.activity, data)
+        return {}
 
 
 KINDS: dict[str, TrainingKind] = {}

@@ -10,7 +10,10 @@ task has one (the best epoch's weights kept). It always ends the training the wa
 ends: ``finished`` (the artefact published, :mod:`engine.train.artefacts`), ``cancelled``
 (a :class:`~engine.progress.Cancel`, Ctrl-C; a checkpoint is written first) or ``failed``
 (with the error). A training whose process died reads ``interrupted``; ``resume=ID`` goes
-on from its last checkpoint to the very weights an uninterrupted training would have made.
+on from its last checkpoint to the very weights an uninterrupted training would have made,
+with the very data (a data file's SHA-256 is recorded, and a changed file refused). A
+checkpoint that is missing, damaged or not this training's ends the resumed training
+``failed`` with one line: it never silently starts again from step 0.
 
 >>> train(store, "french-reader", "train", {"epochs": 1}, name="demo")   # doctest: +SKIP
 """
@@ -30,7 +33,7 @@ from engine.fields import SettingError
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
 from engine.runs import _describe, _expected
 from engine.train import artefacts, checkpoints, records
-from engine.train.checkpoints import Position
+from engine.train.checkpoints import CheckpointError, Position
 from engine.train.kinds import TrainingKind, get_kind
 
 if TYPE_CHECKING:
@@ -138,11 +141,68 @@ def _published(store: Store, row: JSONDict) -> bool:
     if not artefacts.exists(row["name"]):
         return False
     found = artefacts.find(row["name"])
-    if found.get("training") != row["id"]:
+    # the training's id alone is not enough: another database's training may have that id
+    if found.get("training") != row["id"] or found.get("work") != _owner(row)["work"]:
         return False
     result = {"artefact": row["name"], "path": found["path"], "best_epoch": found["best_epoch"]}
     records.finish(store, row["id"], "finished", result)
     return True
+
+
+def _owner(row: JSONDict) -> JSONDict:
+    """What a training's checkpoints name as theirs: its id and its work folder's token."""
+    return {"training": row["id"], "work": (row["data"] or {}).get("work")}
+
+
+def _same_source(row: JSONDict, source: JSONDict) -> None:
+    """Refuse to resume a training on a data file that changed since it started."""
+    recorded = (row["data"] or {}).get("source") or {}
+    if recorded.get("sha256") and recorded["sha256"] != source.get("sha256"):
+        raise TrainError(
+            f"{recorded['path']} changed since training {row['id']} started (its SHA-256 "
+            "differs): a resume goes on only with the very data it began with"
+        )
+
+
+def _resumable(store: Store, kind: TrainingKind, row: JSONDict) -> bool:
+    """Whether training ``row`` has anything left to do (False: its process died just
+    after publishing its artefact, and it is closed finished now); a training that cannot
+    be resumed is a :class:`TrainError`."""
+    resume, name = row["id"], row["name"]
+    if row["status"] == "finished":
+        raise TrainError(f"training {resume} finished: there is nothing to resume")
+    if row["status"] == "running":
+        raise TrainError(f"training {resume} is still running (pid {row['owner_pid']})")
+    if _published(store, row):
+        return False
+    if artefacts.exists(name) and not (row["data"] or {}).get("replace"):
+        raise TrainError(
+            f"a trained artefact named {name!r} already exists (another training made "
+            f"it): training {resume} cannot be published under that name"
+        )
+    _same_source(row, kind.check_data(store, row["dataset"]))
+    return True
+
+
+def _saved(row: JSONDict) -> JSONDict | None:
+    """The last checkpoint of training ``row`` to resume from (None: it stopped at step 0,
+    before its first); one that is missing, damaged, another training's or older than the
+    training's record is a :class:`CheckpointError`."""
+    folder = artefacts.work_dir(row)
+    state = checkpoints.read(folder, _owner(row))
+    if state is None:
+        if row["step"]:
+            raise CheckpointError(
+                f"the checkpoint of training {row['id']} at step {row['step']} is missing "
+                f"({folder / checkpoints.CHECKPOINT}): it cannot go on from there"
+            )
+        return None
+    at, curve = state["position"], row["loss_curve"] or []
+    # the training's record is written just after each checkpoint: the checkpoint has
+    # at least its steps, and the same losses
+    if at["step"] < row["step"] or at["loss_curve"][: len(curve)] != curve:
+        raise CheckpointError(f"{state['path']} is not the last checkpoint of training {row['id']}")
+    return state
 
 
 def train(
@@ -162,42 +222,51 @@ def train(
     settings dataclass's fields), publish it as ``name`` and return the training (its row:
     ``id``, ``status``, ``result``, ``error``…). With ``resume`` the training ``resume``
     goes on with its own data set, settings and name. ``on_start(id)`` is called once the
-    training is recorded. Ctrl-C ends it as cancelled and is raised again."""
+    training is recorded. Ctrl-C ends it as cancelled and is raised again; a
+    :class:`~engine.progress.Cancel` set while the kind prepares raises
+    :class:`~engine.progress.Cancelled` before anything is recorded."""
     import torch
 
+    saved = None
     if resume is not None:
         row = records.get(store, resume)
-        if row["status"] == "finished":
-            raise TrainError(f"training {resume} finished: there is nothing to resume")
-        if row["status"] == "running":
-            raise TrainError(f"training {resume} is still running (pid {row['owner_pid']})")
         kind, dataset, name = get_kind(row["kind"]), row["dataset"], row["name"]
-        if _published(store, row):
+        replace = bool((row["data"] or {}).get("replace"))
+        if not _resumable(store, kind, row):
             return records.get(store, resume)
         full = _typed(kind, row["settings"] or {})
-        replace = bool((row["data"] or {}).get("replace"))
+        try:
+            saved = _saved(row)
+        except CheckpointError as exc:  # nothing to go on from: the training fails, said why
+            records.claim(store, resume)
+            records.finish(store, resume, "failed", {"step": row["step"]}, str(exc))
+            return records.get(store, resume)
     else:
         kind = get_kind(kind_id)
         if not dataset or not name:
             raise TrainError("give a data set and a name")
-        kind.check_data(store, dataset)
+        source = kind.check_data(store, dataset)
+        dataset = source.get("path", dataset)
         full = _typed(kind, settings or {})
         _check_new(store, name, replace)
     device = pick_device(full.get("device", "auto"))
     torch.manual_seed(full["seed"])
-    task: Task = kind.prepare_function()(store, dataset, full, device)  # type: ignore[operator]
+    prepare = kind.prepare_function()
+    task: Task = prepare(store, dataset, full, device, cancel=cancel)  # type: ignore[operator]
     n_steps = total_steps(len(task.examples), full)
     if resume is not None:
         records.claim(store, resume)
         training_id = resume
     else:
-        data = {**task.data, "replace": replace}
+        work = artefacts.new_work_token()
+        data = {**task.data, "replace": replace, "work": work, "source": source}
         training_id = records.start(
             store, name, kind.id, dataset, data, full, device_label(device), n_steps
         )
     if on_start is not None:
         on_start(training_id)
-    return _run(store, kind, training_id, task, full, progress, cancel)
+    row = records.get(store, training_id)
+    return _run(store, kind, row, task, full, progress, cancel, saved)
 
 
 def _optimizer(task: Task, settings: JSONDict, n_steps: int) -> tuple[Any, Any]:
@@ -225,6 +294,7 @@ class _State:
 
     store: Store
     training_id: int
+    owner: JSONDict
     task: Task
     settings: JSONDict
     folder: Path
@@ -240,7 +310,9 @@ class _State:
     tokens_here: int = 0
 
     def checkpoint(self) -> None:
-        checkpoints.save(self.folder, self.task.model, self.optimizer, self.schedule, self.at)
+        checkpoints.save(
+            self.folder, self.owner, self.task.model, self.optimizer, self.schedule, self.at
+        )
         self.saved_step = self.at.step
         records.update(
             self.store,
@@ -264,26 +336,35 @@ class _State:
 def _run(
     store: Store,
     kind: TrainingKind,
-    training_id: int,
+    row: JSONDict,
     task: Task,
     settings: JSONDict,
     progress: ProgressCallback | None,
     cancel: Cancel | None,
+    saved: JSONDict | None,
 ) -> JSONDict:
-    folder = artefacts.work_dir(training_id)
+    """Train from the checkpoint ``saved`` (:func:`engine.train.checkpoints.read`; None: from
+    step 0) to the end, and close the training."""
+    training_id = row["id"]
+    folder = artefacts.work_dir(row)
     per_epoch = steps_per_epoch(len(task.examples), settings["batch_size"])
     n_steps = total_steps(len(task.examples), settings)
     task.model.train()
     optimizer, schedule = _optimizer(task, settings, n_steps)
-    at = checkpoints.load(folder, task.model, optimizer, schedule) or Position()
     state = _State(
-        store, training_id, task, settings, folder, optimizer, schedule, at, n_steps, progress
-    )
-    state.saved_step = at.step
+        store, training_id, _owner(row), task, settings, folder, optimizer, schedule,
+        Position(), n_steps, progress,
+    )  # fmt: skip
     status, error, again, result = "finished", None, None, {}
     try:
+        if saved is not None:
+            state.at = checkpoints.restore(saved, task.model, optimizer, schedule)
+            state.saved_step = state.at.step
         _epochs(state, per_epoch, cancel)
         result = _publish(state, kind)
+    except CheckpointError as exc:  # nothing to resume from: said, not started again
+        status, error = "failed", str(exc)
+        result = {"step": max(state.saved_step, row["step"])}
     except Cancelled:  # between two steps: where it is can be written
         status = "cancelled"
         _keep_checkpoint(state)
@@ -293,7 +374,7 @@ def _run(
         status, error = "failed", _describe(exc)
         if not _expected(exc):
             again = exc
-    if status != "finished":
+    if status != "finished" and not result:
         result = {"resume": training_id, "step": state.saved_step}
     records.finish(store, training_id, status, result, error)
     if again is not None:
@@ -381,6 +462,7 @@ def _publish(state: _State, kind: TrainingKind) -> JSONDict:
         "kind": kind.id,
         "artefact": kind.artefact,
         "training": state.training_id,
+        "work": state.owner["work"],
         "dataset": row["dataset"],
         "settings": state.settings,
         "best_epoch": best_epoch,
@@ -388,7 +470,7 @@ def _publish(state: _State, kind: TrainingKind) -> JSONDict:
         **extra,
     }
     path = artefacts.publish(built, row["name"], manifest, bool((row["data"] or {}).get("replace")))
-    artefacts.remove_work(state.training_id)
+    artefacts.remove_work(row)
     last = [loss for _, loss in at.loss_curve[-10:]]
     return {
         "artefact": row["name"],

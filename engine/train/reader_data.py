@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import UserError
+from engine.errors import UserError, first_line
 from engine.french.items import gold, options
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 Encoded = dict[str, Any]  # input_ids, token_type_ids, label
+#: The fewest tokens a real tokenizer knows: fewer are its special tokens alone (what
+#: transformers makes of a folder without tokenizer files).
+MIN_VOCABULARY = 100
 
 
 class ReaderError(UserError, ValueError):
@@ -79,19 +82,21 @@ def offline() -> None:
 
 
 def load_tokenizer(folder: Path, what: str) -> Any:
-    """The folder's tokenizer; a folder without one is one line naming ``what``."""
+    """The folder's tokenizer; a folder without one (transformers then makes one of the
+    special tokens alone) is one line naming ``what``."""
     offline()
     from transformers import AutoTokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        found = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ReaderError(f"{what}: its tokenizer cannot be loaded ({_first_line(exc)})") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+        raise ReaderError(f"{what}: its tokenizer cannot be loaded ({first_line(exc)})") from None
+    if len(found) < MIN_VOCABULARY:
+        raise ReaderError(
+            f"{what}: its tokenizer knows only {len(found)} tokens (the folder lacks the "
+            "tokenizer's files: tokenizer.json, vocab.txt…); use the whole model folder"
+        )
+    return found
 
 
 def first_segment(item: JSONDict, sep: str) -> str:

@@ -5,10 +5,13 @@ the artefact is saved), and :class:`TrainedReader` answers French runs with a tr
 
 from __future__ import annotations
 
+import pickle
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.errors import first_line
 from engine.french.items import gold
 from engine.french.reader import ReaderAnswer, format_letters
 from engine.french.scoring import summarise
@@ -30,6 +33,7 @@ from engine.train.reader_data import (
 if TYPE_CHECKING:
     import torch
 
+    from engine.progress import Cancel
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -41,6 +45,7 @@ def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> An
     """The encoder in ``folder`` with a classification head (a new one over ``classes``,
     or the trained one when none are given)."""
     offline()
+    from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification
 
     extra: JSONDict = {}
@@ -52,13 +57,24 @@ def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> An
             "problem_type": "single_label_classification",
         }
     try:
-        return AutoModelForSequenceClassification.from_pretrained(
-            str(folder), local_files_only=True, **extra
-        )
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        text = str(exc).strip().splitlines()
+        with warnings.catch_warnings():  # torch's notes on a pickle it refuses
+            warnings.simplefilter("ignore")
+            return AutoModelForSequenceClassification.from_pretrained(
+                str(folder), local_files_only=True, **extra
+            )
+    except pickle.UnpicklingError:  # its message would advise loading it unsafely
         raise ReaderError(
-            f"{what}: not an encoder transformers can load ({text[0] if text else exc!r})"
+            f"{what}: its weights are a pickle that holds more than tensors, which medexam "
+            "does not load (it could run code): use a folder whose weights are in "
+            "model.safetensors (what transformers' save_pretrained writes)"
+        ) from None
+    except SafetensorError as exc:
+        raise ReaderError(
+            f"{what}: its model.safetensors is damaged or cut short ({first_line(exc)})"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise ReaderError(
+            f"{what}: not an encoder transformers can load ({first_line(exc)})"
         ) from None
 
 
@@ -93,8 +109,11 @@ def _split(store: Store, dataset: str, settings: JSONDict) -> tuple[list[JSONDic
     return kept, [x for i, x in enumerate(items) if i in held], dataset
 
 
-def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
-    """The reader's task for the loop (see :mod:`engine.train.reader`)."""
+def prepare(
+    store: Store, dataset: str, settings: JSONDict, device: str, cancel: Cancel | None = None
+) -> Task:
+    """The reader's task for the loop (see :mod:`engine.train.reader`); ``cancel`` is
+    checked as the questions are encoded."""
     folder = encoder_dir(settings["encoder"])
     what = f"encoder {settings['encoder']!r}"
     items, dev_items, dev_name = _split(store, dataset, settings)
@@ -110,13 +129,12 @@ def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task
     length = _max_length(tokenizer, model, settings["max_length"])
     retriever, corpus = settings["retriever"], settings["corpus"]
     found, index = contexts(store, dataset, items, retriever, corpus)
-    examples = [
-        {
-            **encode(tokenizer, item, context, length),
-            "label": classes.index(combination(gold(item))),
-        }
-        for item, context in zip(items, found, strict=True)
-    ]
+    examples = []
+    for item, context in zip(items, found, strict=True):
+        if cancel is not None:
+            cancel.check()
+        label = classes.index(combination(gold(item)))
+        examples.append({**encode(tokenizer, item, context, length), "label": label})
     pad = _pad_id(tokenizer)
     evaluate = None
     if dev_items:

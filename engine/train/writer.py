@@ -18,6 +18,7 @@ from engine.train.kinds import TrainingKind, register_kind
 from engine.train.reader import RETRIEVERS
 
 if TYPE_CHECKING:
+    from engine.progress import Cancel
     from engine.store import Store
     from engine.train.loop import Task
     from engine.types import JSONDict
@@ -38,7 +39,9 @@ class WriterSettings(LoraSettings):
     corpus: str | None = setting(None, help="Stored corpus the context is retrieved from.")
 
 
-def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task:
+def prepare(
+    store: Store, dataset: str, settings: JSONDict, device: str, cancel: Cancel | None = None
+) -> Task:
     """The writer's task: each question of ``dataset`` asked as a French run asks it, the
     right letters as the answer."""
     from engine.french.items import gold
@@ -56,7 +59,7 @@ def prepare(store: Store, dataset: str, settings: JSONDict, device: str) -> Task
     ]  # fmt: skip
     retriever = settings["retriever"]
     return lora_task(
-        settings, conversations, device, "questions", retriever=retriever,
+        settings, conversations, device, "questions", cancel, retriever=retriever,
         corpus=settings["corpus"] if retriever != "none" else None, index=index,
     )  # fmt: skip
 
