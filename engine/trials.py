@@ -82,6 +82,15 @@ def trial_runs(store: Store, name: str) -> dict[int, Row]:
     return dict(sorted(found.items()))
 
 
+def set_size(store: Store, name: str) -> int:
+    """How many trials set ``name`` plays (:class:`TrialError` when there is no such set)."""
+    done = trial_runs(store, name)
+    if not done:
+        raise TrialError(f"no trial set {name!r}")
+    first = done[min(done)]
+    return int((first.get("settings") or {}).get("trials") or len(done))
+
+
 def run_trials(
     store: Store,
     activity_id: str,
@@ -106,12 +115,11 @@ def run_trials(
     ends cancelled or failed stops the set (no further trial starts; resume it to go on)."""
     done: dict[int, Row] = {}
     if resume is not None:
+        trials = set_size(store, resume)
         done = trial_runs(store, resume)
-        if not done:
-            raise TrialError(f"no trial set {resume!r}")
         first = done[min(done)]
         settings = {"model": first["model"], **(first["settings"] or {})}
-        trials, dataset = int(settings.get("trials") or len(done)), first["dataset"]
+        dataset = first["dataset"]
     check_trials(settings, trials)
     progress = options.pop("progress", None)
     plan = _Plan(activity_id, dataset, settings, trials, resume or name or new_name(), done)
@@ -169,14 +177,6 @@ class _Plan:
         return run(store, self.activity_id, self.dataset, chosen, tags=tags, **given)
 
 
-def _at_once(
-    store: Store,
-    plan: _Plan,
-    at_once: int,
-    per_trial: int,
-    on_trial: Callable[[int, int], None] | None,
-    progress: ProgressCallback | None,
-    options: JSONDict,
 def _models_concurrency(store: Store, plan: _Plan, options: JSONDict) -> int:
     """What the set's models take at once (:func:`engine.runs.models_concurrency`)."""
     from engine.models.pool import default_pool
@@ -186,6 +186,14 @@ def _models_concurrency(store: Store, plan: _Plan, options: JSONDict) -> int:
     return models_concurrency(store, plan.activity_id, plan.dataset, plan.settings, pool)
 
 
+def _at_once(
+    store: Store,
+    plan: _Plan,
+    at_once: int,
+    per_trial: int,
+    on_trial: Callable[[int, int], None] | None,
+    progress: ProgressCallback | None,
+    options: JSONDict,
 ) -> Trials:
     """The trials of ``plan``, ``at_once`` at a time (each in its own thread with its own
     connection to the database, ``per_trial`` items in flight); Ctrl-C cancels them all."""

@@ -213,7 +213,11 @@ def trial_options(func: F) -> F:
     """Add ``--trials K`` and ``--resume-trials SET`` to a model-run command (the
     function gets ``trials`` and ``resume_set``; see :func:`execute`)."""
     func = click.option(
-        "--resume-trials", "resume_set", metavar="SET", help="Go on with trial set SET."
+        "--resume-trials",
+        "resume_set",
+        metavar="SET",
+        help="Go on with trial set SET, with its own settings and number of trials "
+        "(a --trials that differs is refused).",
     )(func)
     return click.option(
         "--trials",
@@ -242,8 +246,25 @@ def execute(
         return execute_run(app, activity_id, dataset, settings, run, **kwargs)
     if run.resume is not None:
         raise click.UsageError("--resume goes on with one run: use --resume-trials SET for a set")
+    if resume_set is not None:
+        _check_set_size(app, resume_set, trials)
     kwargs.pop("show", None)
     return execute_trials(app, activity_id, dataset, settings, run, trials, resume_set, **kwargs)
+
+
+def _check_set_size(app: AppContext, name: str, trials: int) -> None:
+    """Refuse a ``--trials`` typed with ``--resume-trials`` that differs from the set's."""
+    from click.core import ParameterSource
+
+    from engine.trials import TrialError, set_size
+
+    size = set_size(app.store, name)
+    typed = click.get_current_context().get_parameter_source("trials") != ParameterSource.DEFAULT
+    if typed and trials != size:
+        raise TrialError(
+            f"trial set {name} plays {size} trials, not {trials}: --resume-trials goes on "
+            f"with the set as it is (leave out --trials)"
+        )
 
 
 def execute_trials(
