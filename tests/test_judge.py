@@ -93,6 +93,9 @@ FOUR = {k: 3 for k in KEYS[:4]}
         FIVE.format("6"),
         FIVE.format("4/10"),
         FIVE.format("four"),
+        FIVE.format("4 out of 10"),
+        FIVE.format("4 / 10"),
+        FIVE.format("４"),  # another script's digit
         FIVE.format("4") + "\nWell-formed: 2",  # one perspective rated twice
         json.dumps({**FOUR, "reason": "novelty: 2"}),  # a number in the reason is no rating
         _reply(well_formed=6, reason="well-formed 2"),
@@ -122,6 +125,7 @@ def test_a_reply_off_the_schema_is_not_parsed(reply):
         "```json\n" + _reply() + "\n```",
         "Here are my ratings:\n" + _reply(reason="Clear; novelty 1.") + "\nThanks.",
         "**Well-formed**: 4\n**Support**: 4\nCorrectness: 3.\n- Validity = 3/5\n5. Novelty: 2",
+        FIVE.format("4 out of 5 (fluent)"),
     ],
 )
 def test_a_reply_on_the_schema_still_parses(reply):
