@@ -127,3 +127,20 @@ def test_a_copied_artefact_does_not_shadow_the_original(
     assert sorted(names) == ["smollm2+a-copy", "smollm2+doc"]
     found = catalog.resolve("smollm2+doc")
     assert found.lora == str(original / "adapter.gguf")  # type: ignore[attr-defined]
+
+
+def test_damaged_manifests_do_not_break_the_catalog(
+    tmp_path: Path, models_folder: Path, db_path: str
+) -> None:
+    home = models_folder.parent / "home"
+    publish(home, "good", write_adapter(tmp_path / "good.gguf"))
+    deep = home / "trained" / "deep"
+    deep.mkdir()
+    (deep / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    keyless = publish(home, "keyless", write_adapter(tmp_path / "k.gguf"))
+    (keyless / "manifest.json").write_text(json.dumps({"artefact": "adapter", "name": "x"}))
+    listed = CliRunner().invoke(cli, ["--db", db_path, "models", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = {r["name"]: r for r in json.loads(listed.output)}
+    assert rows["smollm2+good"]["usable"] is True
+    assert rows["unknown+keyless"]["problem"] == "its manifest names no base model or adapter file"

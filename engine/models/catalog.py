@@ -276,13 +276,20 @@ def trained(
     out: list[tuple[str, str, GGUFInfo | BadModelFile]] = []
     for a in list_artefacts(kind="adapter"):
         folder = Path(a["path"])
-        name, lora = catalog_name(str(a["base"]), folder.name), str(folder / str(a["lora"]))
+        base_name, lora_file = a.get("base"), a.get("lora")
+        name = catalog_name(str(base_name or "unknown"), folder.name)
+        lora = str(folder / str(lora_file or "adapter.gguf"))
         if only not in (None, name):
             continue
+        if not isinstance(base_name, str) or not isinstance(lora_file, str):
+            reason = "its manifest names no base model or adapter file"
+            out.append((name, lora, BadModelFile(f"{name}: {reason}", reason)))
+            continue
         try:
-            base = resolve(str(a["base"]), assemble)
+            base = resolve(base_name, assemble)
         except ModelError as exc:
-            out.append((name, lora, BadModelFile(f"{name}: its base model cannot be used ({exc})")))
+            reason = f"its base model cannot be used ({exc})"
+            out.append((name, lora, BadModelFile(f"{name}: {reason}", reason)))
             continue
         if not isinstance(base, GGUFInfo):
             continue

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import UserError
 from engine.paths import data_dir
+from engine.text import jsonio
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -85,7 +86,13 @@ def exists(name: str) -> bool:
 
 
 def read_manifest(folder: Path) -> JSONDict:
-    return json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    """The manifest in ``folder``, read by the one JSON reader (a ValueError says why it
+    cannot be one: not JSON, nested too deeply, not an object)."""
+    path = folder / MANIFEST
+    found = jsonio.parse(path, path.read_text(encoding="utf-8"))
+    if not isinstance(found, dict):
+        raise jsonio.RecordsError(path, "expected a JSON object")
+    return found
 
 
 def list_artefacts(kind: str | None = None) -> list[JSONDict]:
@@ -95,7 +102,7 @@ def list_artefacts(kind: str | None = None) -> list[JSONDict]:
     for manifest in sorted(trained_dir().glob(f"*/{MANIFEST}")):
         try:
             found = read_manifest(manifest.parent)
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):
             continue
         if kind is None or found.get("artefact") == kind:
             out.append({**found, "path": str(manifest.parent)})
@@ -110,7 +117,7 @@ def find(name: str, kind: str | None = None) -> JSONDict:
         found = {**read_manifest(folder), "path": str(folder)}
     except FileNotFoundError:
         found = None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise ArtefactError(
             f"trained {kind or 'artefact'} {name!r} cannot be read: {exc}"
         ) from None
