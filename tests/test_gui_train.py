@@ -1,6 +1,7 @@
 """The Train screen, driven: the kind picker switches the form (a reader's encoder and
 retriever, a doctor's base model and LoRA rank) and the data it trains on (French data
-sets, golden sets); a doctor's training on bad dialogues is refused with a message and
+sets, golden sets), a reader offered the training split to train on and the dev split to
+pick its best epoch; a doctor's training on bad dialogues is refused with a message and
 leaves nothing running; a real reader (the embedded MiniLM) trained for two steps on the
 shipped French sample ends finished in the list with its loss curve, and is evaluated."""
 
@@ -89,6 +90,25 @@ def test_the_kind_picker_switches_the_form_and_the_data(qtbot, window):
     cells = [t.table.item(0, j).text() for j in range(t.table.columnCount())]
     assert cells[1:4] == ["doctor", "doc", "finished"] and cells[5:7] == ["—", "1.250"]
     assert t.evaluate_on() is t.evaluate_pickers["consult"]
+
+
+def test_a_reader_trains_on_the_train_split_and_picks_on_dev(qtbot, window):
+    store = window.ctx.store
+    t = window.go("train")
+    reader = t.form.choose("french-reader")
+    items = store.items(ensure_french(store)["dataset"])
+    for split in ("dev", "test", "train"):  # the dev split first by name
+        store.add_dataset(f"fm-{split}", "french", items)
+    window.ctx.notify_data()
+    assert reader.data.name == "fm-train"
+    assert reader.fields["dev"].currentData() == "fm-dev"
+    assert reader.settings()["dev"] == "fm-dev"
+    # what the person chooses stays chosen
+    reader.data.select("fm-test")
+    reader.data.combo.activated.emit(reader.data.combo.currentIndex())
+    store.add_dataset("more-train", "french", items)
+    window.ctx.notify_data()
+    assert reader.data.name == "fm-test"
 
 
 def test_a_doctor_on_bad_dialogues_is_refused(qtbot, window, tmp_path):

@@ -8,7 +8,9 @@ in view; the other training settings (how many examples and steps, the batch, th
 rate, the seed, the device…) are under "More settings".
 
 One page per kind, kept while the screen lives: going back to a kind finds it as it was
-left. The widgets hold layout and wiring only; the settings are checked by the settings
+left. A page trains on the data set whose name says it is a training split
+(``frenchmedmcqa-train``, ``train``…) and picks the best epoch on the one whose name says
+dev, until the person chooses others (:func:`split_named`). The widgets hold layout and wiring only; the settings are checked by the settings
 dataclass (:func:`engine.fields.from_dict`) and the data by the training itself.
 """
 
@@ -70,8 +72,20 @@ NOTES = {
     "the model BASE+NAME, evaluated by French runs.",
 }
 GOLDEN_HINT = "medexam consult golden --cases CASES --name NAME"
+#: The names a data set of the training split and of the dev split ends with.
+TRAIN_SPLITS = ("train",)
+DEV_SPLITS = ("dev", "val", "validation")
 #: Settings in view and under "More settings" go this many to a row.
 COLUMNS = 3
+
+
+def split_named(names: Sequence[str], splits: Sequence[str]) -> str | None:
+    """The first of ``names`` that is one of ``splits`` or ends with one after ``-`` or
+    ``_`` (``frenchmedmcqa-dev``), None when none does."""
+    for name in names:
+        if any(name == s or name.endswith((f"-{s}", f"_{s}")) for s in splits):
+            return name
+    return None
 
 
 def kind_note(kind: TrainingKind) -> str:
@@ -234,6 +248,31 @@ class KindForm(QWidget):
         inner.addLayout(_grid([self._row(i) for i in more]))
         self.more.hide()
         lay.addWidget(self.more)
+        self.chosen = False  # whether the person chose the data or the dev set
+        if isinstance(self.data, DatasetPicker):
+            self.data.combo.activated.connect(self._choose)
+        if isinstance(self.fields.get("dev"), QComboBox):
+            self.fields["dev"].activated.connect(self._choose)  # type: ignore[attr-defined]
+        ctx.data_changed.append(self.offer_splits)
+        self.offer_splits()
+
+    def _choose(self, _index: int = 0) -> None:
+        self.chosen = True
+
+    def offer_splits(self) -> None:
+        """Train on the training split and pick the best epoch on the dev split (when data
+        sets are named so), until the person chooses: the first data set by name is often
+        the dev split."""
+        if self.chosen or not isinstance(self.data, DatasetPicker):
+            return
+        names = self._datasets()
+        train = split_named(names, TRAIN_SPLITS)
+        if train is not None:
+            self.data.select(train)
+        dev = self.fields.get("dev")
+        found = split_named(names, DEV_SPLITS)
+        if isinstance(dev, QComboBox) and found is not None and found != self.data.name:
+            dev.setCurrentIndex(dev.findData(found))
 
     def _data_picker(self) -> DialoguePicker | DatasetPicker:
         if self.kind.id in DIALOGUE_KINDS:
