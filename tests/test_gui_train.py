@@ -111,6 +111,19 @@ def test_a_reader_trains_on_the_train_split_and_picks_on_dev(qtbot, window):
     assert reader.data.name == "fm-test"
 
 
+def test_stop_while_a_training_is_prepared(qtbot, window):
+    ensure_french(window.ctx.store)
+    window.ctx.notify_data()
+    t = window.go("train")
+    t.form.choose("french-reader").name.setText("stopped")
+    click(qtbot, t.start)
+    click(qtbot, t.progress.stop)  # at once: while the encoder loads and the data is encoded
+    qtbot.waitUntil(lambda: t.job is None, timeout=LONG)
+    assert not message_boxes(), close_message_boxes()
+    assert t.state.text() == "Stopped before the training started: nothing was recorded."
+    assert all_trainings(window.ctx.store) == []
+
+
 def test_a_doctor_on_bad_dialogues_is_refused(qtbot, window, tmp_path):
     t = window.go("train")
     doctor = t.form.choose("doctor")

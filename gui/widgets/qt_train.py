@@ -297,6 +297,11 @@ class TrainScreen(QWidget):
             show_error(self, f"Training {row['id']} failed: {row.get('error')}", self.ctx)
 
     def _failed(self, exc: BaseException) -> None:
+        from engine.progress import Cancelled
+
+        if isinstance(exc, Cancelled):  # stopped while it was being prepared
+            self.state.setText("Stopped before the training started: nothing was recorded.")
+            return
         self.state.setText(f"The training did not start: {exc}")
         show_error(self, exc, self.ctx, "The training cannot start")
 
