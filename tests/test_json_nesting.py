@@ -98,3 +98,16 @@ def test_a_nested_options_cell_of_a_csv(tmp_path: Path, db_path: str) -> None:
     out = invoke(db_path, "import", "mcq", "--name", "q", str(path))  # a cell past csv's limit
     assert out.exit_code == 1 and "Traceback" not in out.output, out.output
     assert "line 2: not a CSV row (field larger than field limit" in out.output
+
+
+def test_a_damaged_index_manifest(home: Path, db_path: str) -> None:
+    from engine.paths import indexes_dir
+
+    folder = indexes_dir() / "deep"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(DEEP, encoding="utf-8")
+    listed = invoke(db_path, "french", "indexes", "--json")
+    assert listed.exit_code == 0 and json.loads(listed.output) == [], listed.output
+    out = invoke(db_path, "french", "search", "--index", "deep", "--query", "fièvre")
+    assert out.exit_code == 1 and "Traceback" not in out.output, out.output
+    assert "index 'deep' cannot be read" in out.output and "nested too deeply" in out.output

@@ -34,6 +34,7 @@ from engine.progress import (
     report,
 )
 from engine.store import Store, StoreError
+from engine.text import jsonio
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -157,10 +158,20 @@ def list_indexes(root: str | Path | None = None) -> list[JSONDict]:
     out = []
     for manifest in sorted(base.glob("*/manifest.json")):
         try:
-            out.append(json.loads(manifest.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError):
+            out.append(_manifest(manifest.parent))
+        except (OSError, ValueError):
             continue
     return out
+
+
+def _manifest(directory: Path) -> JSONDict:
+    """An index's manifest, read by the one JSON reader (a ValueError when it is not JSON,
+    nests too deeply or is not an object)."""
+    path = directory / "manifest.json"
+    found = jsonio.parse(path, path.read_text(encoding="utf-8"))
+    if not isinstance(found, dict):
+        raise jsonio.RecordsError(path, "expected a JSON object")
+    return found
 
 
 def _settings(retriever: str, model: str | None, method: str, k1: float, b: float) -> JSONDict:
@@ -255,8 +266,8 @@ def _unchanged(
 ) -> bool:
     """Whether the index in ``target`` was built from this corpus state with these settings."""
     try:
-        old = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        old = _manifest(target)
+    except (OSError, ValueError):
         return False
     return (
         old.get("format") == FORMAT
@@ -332,12 +343,12 @@ def load_index(name: str, root: str | Path | None = None) -> Index:
     """Load index ``name`` from ``indexes_dir()`` (or ``root``)."""
     directory = index_dir(name, root)
     try:
-        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        manifest = _manifest(directory)
     except FileNotFoundError:
         raise IndexError_(
             f"no index named {name!r} (build it with 'medexam french index')"
         ) from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise IndexError_(f"index {name!r} cannot be read: {exc}") from None
     retriever = manifest.get("retriever")
     bm25 = BM25.load(directory / "bm25") if retriever in ("bm25", "hybrid") else None
