@@ -141,13 +141,15 @@ class ModelHost(QObject):
             self.error = str(exc)
 
     def load_settings(self) -> dict[str, Any]:
-        """``n_ctx``, ``n_threads`` and ``n_gpu_layers`` as saved (None = automatic)."""
+        """``n_ctx``, ``n_threads``, ``n_gpu_layers`` and ``slots`` as saved (None =
+        automatic)."""
         threads = setting("model/n_threads", 0, int)
         layers = setting("model/n_gpu_layers", -2, int)
         return {
             "n_ctx": setting("model/n_ctx", 4096, int),
             "n_threads": threads or None,
             "n_gpu_layers": None if layers == -2 else layers,
+            "slots": setting("model/slots", 0, int) or None,
         }
 
     @property

@@ -48,6 +48,24 @@ def test_catalog_details_and_settings(qtbot, window, tmp_path):
     assert "broken.gguf" in text and "GGUF" in text
 
 
+def test_slots_are_a_setting_shown_with_why(qtbot, window):
+    m = window.go("models")
+    qtbot.waitUntil(lambda: m.list.count() >= 2, timeout=LONG)
+    m.list.setCurrentRow(names(m).index("smollm2"))
+    assert m.slots.specialValueText() == "Automatic"
+    qtbot.waitUntil(lambda: "of KV cache each" in m.slots_note.text(), timeout=LONG)
+    m.slots.setValue(3)
+    assert window.host.load_settings()["slots"] == 3
+    qtbot.waitUntil(lambda: m.slots_note.text().startswith("3 slots as set"), timeout=LONG)
+    m.slots.setValue(0)
+    assert window.host.load_settings()["slots"] is None
+    click(qtbot, m.load_button)
+    qtbot.waitUntil(lambda: window.host.model is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: window.host.state == "ready", timeout=LONG)
+    slots = window.host.model.info["slots"]
+    qtbot.waitUntil(lambda: f", {slots} slots," in m.state.text(), timeout=LONG)
+
+
 def test_prompt_streams_and_shows_speed(qtbot, window):
     m = window.go("models")
     qtbot.waitUntil(lambda: m.list.count() >= 2, timeout=LONG)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.models.checks import problems
+from engine.models.slots import MAX_SLOTS
 from gui.models import set_setting
 from gui.widgets.common import (
     AppContext,
@@ -136,7 +137,7 @@ class ModelsScreen(QWidget):
         return tc
 
     def _settings_card(self) -> Card:
-        """How the model runs (context, threads, GPU layers) and the load buttons."""
+        """How the model runs (context, threads, GPU layers, slots) and the load buttons."""
         sc = Card("How it runs")
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
@@ -155,15 +156,29 @@ class ModelsScreen(QWidget):
         )
         self.gpu_note = muted(QLabel("Checking for GPU support…"))
         self.gpu_note.setWordWrap(True)
+        self.slots = spin_box(
+            0,
+            MAX_SLOTS,
+            settings["slots"] or 0,
+            special="Automatic",
+            tip="Sequences the model decodes at once, each with the whole context: runs keep "
+            "that many items in flight. Automatic: as many as the free memory holds (each "
+            "takes its KV cache), at most 8 on a CPU and 16 on a GPU",
+        )
+        self.slots_note = muted(QLabel(""))
+        self.slots_note.setWordWrap(True)
         grid.addWidget(QLabel("Context"), 0, 0)
         grid.addWidget(self.n_ctx, 0, 1)
         grid.addWidget(QLabel("CPU threads"), 1, 0)
         grid.addWidget(self.threads, 1, 1)
         grid.addWidget(QLabel("GPU layers"), 2, 0)
         grid.addWidget(self.gpu, 2, 1)
-        grid.addWidget(self.gpu_note, 3, 0, 1, 2)
+        grid.addWidget(QLabel("Slots"), 3, 0)
+        grid.addWidget(self.slots, 3, 1)
+        grid.addWidget(self.slots_note, 4, 0, 1, 2)
+        grid.addWidget(self.gpu_note, 5, 0, 1, 2)
         sc.add_layout(grid)
-        for w in (self.n_ctx, self.threads, self.gpu):
+        for w in (self.n_ctx, self.threads, self.gpu, self.slots):
             w.valueChanged.connect(self._save_settings)
         buttons = QHBoxLayout()
         self.load_button = primary(button("Load", self.load))
@@ -281,6 +296,7 @@ class ModelsScreen(QWidget):
         self.remove_button.setEnabled(m.removable)
         self.check_button.setEnabled(m.remote)
         self._host_changed()
+        self._plan_slots()
 
     def add_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -364,6 +380,28 @@ class ModelsScreen(QWidget):
         set_setting("model/n_ctx", self.n_ctx.value())
         set_setting("model/n_threads", self.threads.value())
         set_setting("model/n_gpu_layers", self.gpu.value())
+        set_setting("model/slots", self.slots.value())
+        self._plan_slots()
+
+    def _plan_slots(self) -> None:
+        """Say how many slots the selected model gets with these settings, and why (in the
+        background: its header and the free memory are read)."""
+        m = self.current
+        if m is None:
+            return
+        load = self.ctx.host.load_settings()
+        self.ctx.jobs.start(
+            lambda job: m.slots(load),
+            on_done=lambda found: self._slots_known(m.name, found),
+            on_error=lambda e: self.slots_note.setText(str(e)),
+        )
+
+    def _slots_known(self, name: str, found: dict[str, Any]) -> None:
+        if self.current is None or self.current.name != name:
+            return  # another model was chosen meanwhile
+        note = found.get("slots_note", "")
+        self.slots_note.setText(note[:1].upper() + note[1:] + "." if note else "")
+        self.slots.setEnabled(bool(found))  # a served model: its server decides
 
     @staticmethod
     def _gpu_support(job: Any) -> tuple[list[str], str, int]:
@@ -401,9 +439,13 @@ class ModelsScreen(QWidget):
             host.unload()  # reload with the new settings
         self.ctx.jobs.start(
             lambda job: host.get(m.name),
-            on_done=lambda model: self.ctx.status(f"{m.name} is loaded."),
+            on_done=lambda model: self._loaded(m.name),
             on_error=lambda e: show_error(self, e, self.ctx, "The model could not be loaded"),
         )
+
+    def _loaded(self, name: str) -> None:
+        self.ctx.status(f"{name} is loaded.")
+        self._host_changed()  # a model the pool held already sends no event of its own
 
     def unload(self) -> None:
         self.ctx.host.unload()
@@ -418,9 +460,10 @@ class ModelsScreen(QWidget):
             pooled = {p["name"]: p for p in host.pool.status()}.get(m.name, {})
             threads = pooled.get("threads") or info.get("n_threads", "?")
             shared = " (its share while other models work)" if pooled.get("working") else ""
+            slots = f", {info['slots']} slots" if info.get("slots") else ""
             where = _where(info)
             self.state.setText(
-                f"Loaded: context {info.get('n_ctx', '?')}, {threads} CPU threads{shared}"
+                f"Loaded: context {info.get('n_ctx', '?')}{slots}, {threads} CPU threads{shared}"
                 + (f"; {where}." if where else ".")
             )
         elif here and host.state == "loading":
