@@ -323,7 +323,7 @@ def _loop(
     todo = [(p, item) for p, item in enumerate(job.items) if spec.key(item) not in done_keys]
     total = len(job.items)
     done = total - len(todo)
-    report(progress, done, total, "starting", run_id=run_id)
+    report(progress, done, total, "starting", run_id=run_id, **_earlier(store, run_id, done_keys))
 
     def step(message: str, **info: Any) -> None:
         report(progress, done, total, message, run_id=run_id, **info)
@@ -359,6 +359,16 @@ def _loop(
         status = "failed"
         error = f"{len(errors)} of {len(todo)} items failed; the first: {errors[0]}"
     return _close(store, spec, run_id, status, error, again)
+
+
+def _earlier(store: Store, run_id: int, keys: set[str]) -> JSONDict:
+    """What a resumed run's earlier sessions did, for its progress: the answers ``keys``
+    that were scored right or wrong (``scored``) and how many of them right (``right``)."""
+    if not keys:
+        return {}
+    marks = [a["correct"] for a in store.answers(run_id) if str(a["item_key"]) in keys]
+    scored = [m for m in marks if m is not None]
+    return {"scored": len(scored), "right": sum(scored)}
 
 
 def _with_scores(answer: JSONDict, scored: Sequence[Scored]) -> JSONDict:

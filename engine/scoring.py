@@ -369,7 +369,7 @@ def rescore(
                 store.add_scores(run_id, key, [scored])
                 result.scored[name] += 1
                 done += 1
-                report(progress, done, total, f"{name}: {key}", run_id=run_id, item=key)
+                report(progress, done, total, f"{name}: item {key}", run_id=run_id, item=key)
     summary = summarize(store, run_id)
     store.update_run(run_id, summary={**(run.get("summary") or {}), **summary})
     result.summary = store.run(run_id)["summary"]

@@ -33,15 +33,19 @@ from engine.text.columns import display_width, pad, visible
 
 
 def _note_right() -> Callable[[Progress], str]:
-    """A progress note with each answer and the running count of right ones."""
+    """A progress note with each answer's question id and the running count of right ones
+    (a resumed run's earlier sessions counted too: ``id 2 ✓  3/4 right``)."""
     right = [0, 0]
 
     def note(p: Progress) -> str:
+        if "scored" in p.info:  # the run's start: what its earlier sessions answered
+            right[:] = [int(p.info.get("right") or 0), int(p.info["scored"] or 0)]
         if p.info.get("correct") is None:
             return p.message
         right[0] += bool(p.info["correct"])
         right[1] += 1
-        return f"{p.message} {'✓' if p.info['correct'] else '✗'}  {right[0]}/{right[1]} right"
+        mark = "✓" if p.info["correct"] else "✗"
+        return f"id {p.message} {mark}  {right[0]}/{right[1]} right"
 
     return note
 
