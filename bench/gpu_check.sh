@@ -5,7 +5,10 @@
 # scripts/gpu_checks.py with each GPU variant against the CPU one (every layer offloaded,
 # the same letters and probabilities within MEDEXAM_CHECK_TOL on MEDEXAM_CHECK_N questions,
 # a generation that streams, stops and cancels) and prints one JSON line: per variant
-# whether it built and passed, its decode tok/s and logprob items/s against the CPU build's.
+# whether it built and passed, its decode tok/s and logprob items/s against the CPU build's,
+# and what batching gains there (batching_NAME: bench/batching.py at
+# MEDEXAM_CHECK_SLOTS slots, default 16, against 1, every layer on the GPU; the goal is
+# gain_decode_16 >= 4; MEDEXAM_CHECK_SLOTS=0 leaves it out).
 #
 # Needs no network: cmake (>= 3.21), ninja or make and a C/C++ compiler; nvcc for CUDA, the
 # Vulkan headers, loader and glslc (and the driver's Vulkan ICD) for Vulkan (a variant
@@ -85,6 +88,17 @@ probe() { # probe NAME [--app]: scripts/gpu_checks.py probe with the variant NAM
         "$work/$name.json" --questions "$questions" --n "$n" "$@" >"$work/$name-probe.log" 2>&1
 }
 
+batching() { # batching NAME: bench/batching.py's last line with the variant NAME on its GPU
+    local name=$1 slots=${MEDEXAM_CHECK_SLOTS:-16}
+    [[ $slots -gt 1 ]] || return 0
+    if PYTHONPATH=$work/pkg-$name:$root timeout "$(left)" "$python" bench/batching.py \
+        --slots "$slots" --gpu-layers -1 --json >"$work/$name-batching.log" 2>&1; then
+        result[batching_$name]=$(tail -1 "$work/$name-batching.log")
+    else
+        result[batching_$name]="failed or ran out of time: $(tail -1 "$work/$name-batching.log" | cut -c1-200)"
+    fi
+}
+
 check() { # check NAME FLAGS…: build, probe and compare one GPU variant
     local name=$1
     shift
@@ -95,6 +109,7 @@ check() { # check NAME FLAGS…: build, probe and compare one GPU variant
     fi
     result[$name]=$(PYTHONPATH=$root "$python" scripts/gpu_checks.py compare "$work/cpu.json" \
         "$work/$name.json" --tol "${MEDEXAM_CHECK_TOL:-0.05}" --json)
+    batching "$name"
 }
 
 report() {
