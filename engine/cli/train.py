@@ -137,6 +137,8 @@ def execute_training(
                 f"training {found[0]} cancelled; resume it with 'medexam train resume {found[0]}'",
                 err=True,
             )
+        else:
+            click.echo("stopped before the training started: nothing was recorded", err=True)
         sys.exit(143 if heard[0] == signal.SIGTERM else 130)
     if row is None:
         sys.exit(130)

@@ -253,6 +253,8 @@ def train(
     torch.manual_seed(full["seed"])
     prepare = kind.prepare_function()
     task: Task = prepare(store, dataset, full, device, cancel=cancel)  # type: ignore[operator]
+    if cancel is not None:  # stopped while the model loaded: nothing is recorded
+        cancel.check()
     n_steps = total_steps(len(task.examples), full)
     if resume is not None:
         records.claim(store, resume)
