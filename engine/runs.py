@@ -346,6 +346,7 @@ def _loop(
                 on_answer(item, shown)
             info = {k: shown.get(k) for k in ("chosen", "gold", "correct", "scores")}
             info["turns"] = (answer.get("extra") or {}).get("turns")
+            info["note"] = (answer.get("extra") or {}).get("note")  # the activity's word on it
             report(progress, done, total, key, run_id=run_id, item=key, **info)
     except Cancelled:
         status = "cancelled"

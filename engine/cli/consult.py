@@ -24,7 +24,7 @@ from engine.cli.running import (
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
-from engine.consult.metrics import SUMMARY_KEYS, fact_view, turn_analysis
+from engine.consult.metrics import SUMMARY_KEYS, asked_nothing_line, fact_view, turn_analysis
 from engine.consult.report import FORMATS
 from engine.consult.settings import MAX_TURNS, ConsultSettings
 from engine.fields import settings_options
@@ -36,9 +36,10 @@ EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
 
 
 def _note(p: Progress) -> str:
+    """``osce-002 ✓ 4 turns``, or what the run said of the case instead of its turns."""
     if p.info.get("correct") is not None:
-        turns = p.info.get("turns")
-        return f"{p.message} {'✓' if p.info['correct'] else '✗'} {turns} turns"
+        said = p.info.get("note") or f"{p.info.get('turns')} turns"
+        return f"{p.message} {'✓' if p.info['correct'] else '✗'} {said}"
     return p.message
 
 
@@ -203,6 +204,8 @@ def consult_run(
         if not run.quiet:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
             metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
+            if summary.get("asked_nothing"):
+                click.echo(asked_nothing_line(summary))
         click.echo(json.dumps(summary, default=str))
 
     title = run_title(app, settings.doctor, name, run)

@@ -97,7 +97,7 @@ def progress_bar(
             bar.start()
             shown = True
         text = note(p) if note is not None else p.message
-        bar.update(task, completed=p.done, total=p.total or None, note=text[:60])
+        bar.update(task, completed=p.done, total=p.total or None, note=text[:80])
 
     try:
         yield update

@@ -27,6 +27,7 @@ CONSULT = register_activity(
             "doctor_precision": "Doctor word overlap with fact names (ROUGE-1 precision, %)",
             "doctor_f1": "Doctor word overlap with fact names (ROUGE-1 F1, %)",
             "avg_turns": "Questions per case",
+            "asked_nothing": "Cases where the doctor asked no question (it answered at once)",
             "avg_length": "Words per question",
             "diversity": "Question diversity (%)",
             "leakage": "Leakage (%)",

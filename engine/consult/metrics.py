@@ -76,6 +76,17 @@ SUMMARY_KEYS = (
 #: Turn-analysis steps (Figure 5 of the paper: 20% of each consultation at a time).
 FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
 DIVERSITY_KINDS = ("rouge1", "rouge2", "rougeL")
+#: An answer's ``extra["note"]`` when a model doctor ended the consultation before asking
+#: anything: its dialogue scores are 0 and question diversity has nothing to measure.
+ASKED_NOTHING = "the doctor asked no question (it answered at once)"
+
+
+def asked_nothing_line(summary: Mapping[str, object]) -> str:
+    """What a run's summary says of its cases where the doctor asked nothing."""
+    return (
+        f"{summary.get('asked_nothing')} of {summary.get('n')} cases: {ASKED_NOTHING}, so "
+        "the dialogue scores are 0 and question diversity has nothing to measure"
+    )
 
 
 class ComplexityGroup(TypedDict):

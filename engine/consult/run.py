@@ -32,7 +32,7 @@ from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
 from engine.consult.judging import judged_summary
-from engine.consult.metrics import summarize
+from engine.consult.metrics import ASKED_NOTHING, summarize
 from engine.consult.session import Consultation
 from engine.consult.settings import (
     BASELINES,
@@ -151,7 +151,10 @@ def consult_one(
         tell()
         if consultation.questions_left == 0:
             break
-    return consultation.finish().answer_fields(consultation.questions_asked)
+    answer = consultation.finish().answer_fields(consultation.questions_asked)
+    if consultation.questions_asked == 0 and isinstance(agent, ModelDoctor):
+        answer["extra"]["note"] = ASKED_NOTHING
+    return answer
 
 
 class _WorkerStore(Store):
@@ -282,6 +285,9 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
         if settings.get(key) is not None:
             out[key] = settings[key]
     out.update(counts(answers, int(run.get("n_total") or 0)))
+    asked_nothing = sum((a.get("extra") or {}).get("note") == ASKED_NOTHING for a in answers)
+    if asked_nothing:
+        out["asked_nothing"] = asked_nothing
     judged = judged_summary(store, run_id)
     if judged:  # the run's own judge, else the last to judge it
         who = str(settings.get("judge") or "")

@@ -219,6 +219,8 @@ def _bound_order(r: RunData) -> int:
 
 
 def consult_section(store: Store, runs: list[RunData]) -> Section:
+    from engine.consult.metrics import asked_nothing_line
+
     ordered = sorted(runs, key=_bound_order)
     rows = []
     for r in ordered:
@@ -236,7 +238,8 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         "doctor's questions against the case facts; Len: words per question; Turns: "
         "questions per case.",
         CI_NOTE,
-    )
+        *(f"#{r.id}: {asked_nothing_line(r.summary)}." for r in ordered if r.summary.get("asked_nothing")),
+    )  # fmt: skip
     from engine.consult.judging import judged_tables
 
     budgets, budget_charts = budget_tables([r.run for r in ordered])
