@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.exam.dataset import ensure_sample
@@ -88,6 +90,40 @@ def test_quitting_keeps_the_answers(store):
     result = session.finish()
     assert result.status == "cancelled" and result.answered == 1
     assert session_result(store, session.run_id).correct == 1
+
+
+def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path):
+    from click.testing import CliRunner
+
+    from engine.cli import cli
+    from engine.exam.dataset import sample_path
+
+    dataset = ensure_sample(store)
+    session = ExamSession(store, dataset, limit=2)
+    session.answer(session.next_question()["answer"])
+    result = session.finish()  # quit after 1 of 2
+    assert result.status == "cancelled" and (result.answered, result.n) == (1, 2)
+    assert result.score == result.accuracy == result.accuracy_answered == 100.0
+    assert not result.passed  # a session quit is not an exam passed
+    kinds = [group for groups in result.by_type.values() for group in groups.values()]
+    assert kinds and all(g["accuracy"] == result.score for g in kinds)  # tables agree
+    assert session_result(store, session.run_id).score == 100.0  # read back the same
+    assert store.run(session.run_id)["summary"]["score"] == 100.0
+    timed = ExamSession(store, dataset, limit=2, time_limit_s=600)
+    timed.answer(timed.next_question()["answer"])
+    handed_in = timed.finish()  # a timed exam handed in early: the question left is wrong
+    assert handed_in.status == "cancelled" and handed_in.score == 50.0
+
+    first = json.loads(sample_path().read_text(encoding="utf-8"))[0]["answer"]
+    out = CliRunner().invoke(
+        cli, ["--db", db_path, "exam", "take", "--limit", "2"], input=f"{first}\nq\n"
+    )
+    assert out.exit_code == 0, out.output
+    said = out.output.split("\nscore ", 1)[1]
+    assert said.startswith("100.0% of the questions answered (1/1; 1 of 2 answered): quit")
+    headings = [line for line in said.splitlines() if line.startswith("type")]
+    assert headings and all(line.endswith("(1 of 2 answered):") for line in headings)
+    assert "50.0%" not in said
 
 
 def test_missed_questions_can_be_replayed(store):

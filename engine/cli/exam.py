@@ -167,11 +167,12 @@ def exam_score(gold_path: str, responses_path: str, field: str, as_json: bool) -
     _by_type_lines(result["by_type"])
 
 
-def _by_type_lines(by_type: dict[str, Any]) -> None:
+def _by_type_lines(by_type: dict[str, Any], answered: str = "") -> None:
+    """Accuracy by each type field; ``answered`` ("1 of 2 answered") heads each table."""
     for field, groups in by_type.items():
         if not groups:  # nothing answered (a run that failed at once): no empty heading
             continue
-        click.echo(f"{field}:")
+        click.echo(f"{field} ({answered}):" if answered else f"{field}:")
         width = max([10, *(display_width(visible(v)) for v in groups)])
         for value, block in groups.items():
             name = pad(visible(value), width)
@@ -339,12 +340,19 @@ def _result_lines(result: Any, mode: str) -> None:
         for fb in result.feedback:
             mark = "✓" if fb.correct else f"✗ {fb.gold}"
             click.echo(visible(f"  {fb.key}: {fb.chosen or '-'} {mark}"))
-    verdict = "passed" if result.passed else "not passed"
-    click.echo(
-        f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
-        f"{result.pass_mark:.0f}%): {verdict}"
-    )
-    _by_type_lines(result.by_type)
+    answered = f"{result.answered} of {result.n} answered" if result.answered < result.n else ""
+    if result.status == "cancelled" and answered and mode == "practice":  # what was answered
+        click.echo(
+            f"\nscore {result.score:.1f}% of the questions answered ({result.correct}/"
+            f"{result.answered}; {answered}): quit before the end, not passed"
+        )
+    else:
+        verdict = "passed" if result.passed else "not passed"
+        click.echo(
+            f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
+            f"{result.pass_mark:.0f}%): {verdict}"
+        )
+    _by_type_lines(result.by_type, answered)
     if result.missed:
         click.echo(f"missed: {visible(', '.join(result.missed))} (replay with --review)")
     click.echo(f"session stored as run {result.run_id}")

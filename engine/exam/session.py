@@ -68,11 +68,11 @@ class SessionResult:
     n: int
     answered: int
     correct: int
-    score: float  # percent of all questions (unanswered count as wrong)
-    accuracy: float  # the same: correct over all questions, as for a model's run
+    score: float  # percent of all questions (left ones wrong); of a practice quit, of the answered
+    accuracy: float  # the same, as for a model's run
     accuracy_answered: float  # percent of the answered questions
     pass_mark: float
-    passed: bool
+    passed: bool  # never for a session quit before its end
     seconds: float
     seconds_per_question: float | None
     by_type: dict[str, dict[str, TypeAccuracy]]
@@ -278,9 +278,8 @@ class ExamSession:
         self.finished = True
         if status is None:
             status = "finished" if self.remaining == 0 or self.expired else "cancelled"
-        result = session_result(self.store, self.run_id, self.questions, self.pass_mark)
+        result = session_result(self.store, self.run_id, self.questions, self.pass_mark, status)
         result.mode = self.mode
-        result.status = status
         result.seconds = round(self.elapsed(), 3)
         result.feedback = list(self.feedback)
         self.store.finish_run(self.run_id, _summary(result), status=status)
@@ -299,8 +298,12 @@ def session_result(
     run_id: int,
     questions: Sequence[Question] | None = None,
     pass_mark: float | None = None,
+    status: str | None = None,
 ) -> SessionResult:
-    """The result of a (past or current) person run from its stored answers."""
+    """The result of a (past or current) person run from its stored answers, ended with
+    ``status`` (default: the run's). A practice session quit before its end (``cancelled``)
+    is scored on the questions answered, and not passed; in a timed exam (handed in early,
+    or out of time) a question left counts as wrong."""
     run = store.run(run_id)
     if run["runner"] != PERSON:
         raise StoreError(f"run {run_id} is not a person's session")
@@ -318,7 +321,11 @@ def session_result(
     answered = [q for q in questions if str(q["id"]) in answers]
     oks = [bool(answers[str(q["id"])]["correct"]) for q in answered]
     secs = [answers[str(q["id"])]["latency_s"] or 0.0 for q in answered]
-    score = accuracy(oks + [False] * (len(questions) - len(answered))) if questions else 0.0
+    status = status or run["status"]
+    mode = settings.get("mode", "practice")
+    quit_early = status == "cancelled" and mode == "practice" and len(answered) < len(questions)
+    left = [] if quit_early else [False] * (len(questions) - len(answered))
+    score = accuracy(oks + left) if questions else 0.0
     # Missed: answered wrong, or not answered at all.
     missed = [
         str(q["id"])
@@ -327,7 +334,7 @@ def session_result(
     ]
     return SessionResult(
         run_id=run_id,
-        mode=settings.get("mode", "practice"),
+        mode=mode,
         n=len(questions),
         answered=len(answered),
         correct=sum(oks),
@@ -335,12 +342,12 @@ def session_result(
         accuracy=round(score, 1),
         accuracy_answered=round(accuracy(oks), 1),
         pass_mark=pass_mark,
-        passed=score >= pass_mark,
+        passed=score >= pass_mark and not quit_early,
         seconds=round(sum(secs), 3),
         seconds_per_question=round(sum(secs) / len(secs), 3) if secs else None,
         by_type=by_type(answered, oks),
         missed=missed,
-        status=run["status"],
+        status=status,
     )
 
 
