@@ -227,3 +227,25 @@ def test_where_i_stand_in_the_consultation_is_the_practice_log(qtbot, window):
         "Age" not in st.most_missed.text()
         and f"{case.facts[1].key}: <b>2</b>" in st.most_missed.text()
     )
+
+
+def test_imported_html_is_shown_as_plain_text(qtbot, window):
+    """A question or explanation holding HTML (an image 30000 pixels wide, bold) is shown as
+    typed, in the Notebook and in practice, and does not size the view."""
+    store = window.ctx.store
+    img = "<img width=30000 height=30000 src='x.png'>"
+    item = {"id": "h1", "question": f"{img}<b>Which?</b>", "options": ["甲", "乙"],
+            "answer": "A", "explanation": f"<h1>Because</h1>{img}", "type1": "x"}  # fmt: skip
+    store.add_dataset("html", "exam", [item])
+    mark(store, "default", "exam", "html", "h1")
+    window.go("exam")
+    nb = notebook(window)
+    select(nb, "h1")
+    for label in (nb.question, nb.explanation, nb.title, nb.gold, nb.tags):
+        assert label.textFormat() == Qt.TextFormat.PlainText
+    assert nb.question.text() == f"{img}<b>Which?</b>"  # shown as typed
+    assert nb.question.sizeHint().width() < 3000 and nb.explanation.sizeHint().height() < 3000
+
+    p = window.go("exam").practice
+    assert p.question.textFormat() == Qt.TextFormat.PlainText
+    assert p.explanation.textFormat() == Qt.TextFormat.PlainText

@@ -505,6 +505,13 @@ def hline() -> QFrame:
     return line
 
 
+def plain(label: QLabel) -> QLabel:
+    """Show ``label``'s text as it is, never read as HTML: imported text (a question, an
+    explanation) holding ``<img width=30000 …>`` or ``<b>`` is shown as typed."""
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
 def selectable(label: QLabel, name: str = "") -> QLabel:
     """Let ``label`` wrap and its text be selected with the mouse (``name``: its style)."""
     if name:

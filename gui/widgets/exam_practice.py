@@ -40,6 +40,7 @@ from gui.widgets.common import (
     current_profile,
     flush_column,
     muted,
+    plain,
     primary,
     say_verdict,
     selectable,
@@ -282,7 +283,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.feedback.add(self.verdict)
         self.difficulty = self.feedback.add(muted(QLabel("")))
         self.feedback.add(self.marks.reasons)
-        self.explanation = selectable(QLabel(""))
+        self.explanation = plain(selectable(QLabel("")))
         self.feedback.add(self.explanation)
         self.feedback.add_layout(self._explain_row())
         self.model_text = text_view(90)

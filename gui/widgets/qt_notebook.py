@@ -38,6 +38,7 @@ from gui.widgets.common import (
     esc,
     flush_column,
     muted,
+    plain,
     primary,
     selectable,
     show_error,
@@ -177,23 +178,23 @@ class NotebookPanel(QWidget):
     def _detail(self) -> QWidget:
         card = Card()
         head = QHBoxLayout()
-        self.title = selectable(QLabel(""), "cardTitle")
+        self.title = plain(selectable(QLabel(""), "cardTitle"))
         head.addWidget(self.title, 1)
         self.mark_button = QPushButton("Unmark")
         self.mark_button.clicked.connect(self.toggle_mark)
         head.addWidget(self.mark_button, 0, Qt.AlignmentFlag.AlignTop)
         card.add_layout(head)
-        self.tags = QLabel("")
+        self.tags = plain(QLabel(""))
         self.tags.setObjectName("pill")
         card.add(self.tags).setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        self.question = selectable(QLabel(""), "question")
+        self.question = plain(selectable(QLabel(""), "question"))
         card.add(self.question)
         self.options = selectable(QLabel(""))
         self.options.setTextFormat(Qt.TextFormat.RichText)
         card.add(self.options)
-        self.gold = selectable(QLabel(""), "good")
+        self.gold = plain(selectable(QLabel(""), "good"))
         card.add(self.gold)
-        self.explanation = selectable(muted(QLabel("")))
+        self.explanation = plain(selectable(muted(QLabel(""))))
         card.add(self.explanation)
         buttons = QHBoxLayout()
         why = QLabel("Why missed")

@@ -38,6 +38,7 @@ from gui.widgets.common import (
     flush_column,
     muted,
     page_column,
+    plain,
     primary,
     repolish,
     say_verdict,
@@ -220,7 +221,7 @@ class ReviewScreen(QWidget):
         lay.addWidget(card)
         self.feedback_card = Card()
         self.verdict = QLabel("")
-        self.explanation = selectable(QLabel(""))
+        self.explanation = plain(selectable(QLabel("")))
         self.feedback_card.add(self.verdict)
         self.feedback_card.add(self.explanation)
         lay.addWidget(self.feedback_card)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from gui.widgets.common import Card, esc, flush_column, muted, repolish, selectable
+from gui.widgets.common import Card, esc, flush_column, muted, plain, repolish, selectable
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QMouseEvent
@@ -134,7 +134,7 @@ class QuestionCard(Card):
         super().__init__()
         if head is not None:
             self.add_layout(head)
-        self.question = selectable(QLabel(text), "question")
+        self.question = plain(selectable(QLabel(text), "question"))
         self.add(self.question)
         if hint:
             self.add(muted(QLabel(hint)))
