@@ -139,3 +139,42 @@ def test_models_info_says_the_slots_and_why(quiet):
     assert "slots: 3 slots as set, 90 MiB of KV cache each" in text
     bad = cli_run("models", "info", "smollm2", "--slots", "0")
     assert bad.exit_code == 2 and "--slots" in bad.output
+
+
+@pytest.fixture
+def own_pool(monkeypatch) -> Iterator[None]:
+    """The command line's pool, fresh: a model another test left loaded is not reused."""
+    from engine.models import pool
+
+    fresh = pool.ModelPool()
+    monkeypatch.setattr(pool, "_default", fresh)
+    yield
+    fresh.close()
+
+
+def test_slots_set_on_the_command_line_are_the_runs_and_stored_with_it(db_path, quiet, own_pool):
+    from engine.store import Store
+
+    out = CliRunner().invoke(cli, ["--db", db_path, "exam", "run", "--model", "smollm2",
+                                   "--method", "logprob", "--limit", "3", "--slots", "3",
+                                   "--json"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    store = Store(db_path)
+    (row,) = store.runs()
+    assert row["settings"]["slots"] == {"smollm2": 3}
+    assert row["settings"]["concurrency"] == 3  # as many items in flight as slots
+    assert [a["position"] for a in store.answers(row["id"])] == [0, 1, 2]
+    store.close()
+
+
+def test_slots_that_do_not_fit_are_reduced_with_one_warning_line(monkeypatch, quiet, own_pool):
+    weights = resolve("smollm2").file_size
+    monkeypatch.setattr(slots, "available_ram", lambda: weights + slots.RAM_MARGIN + 2 * SMOL_SLOT)
+    out = CliRunner().invoke(cli, ["generate", "--model", "smollm2", "--prompt", "Hi",
+                                   "--max-tokens", "2", "--slots", "6", "--json"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    warned = [line for line in out.stderr.splitlines() if line.startswith("Warning:")]
+    assert warned == [
+        "Warning: SmolLM2-135M-Instruct.Q4_1.gguf: 6 slots set but only 2 fit (90 MiB of KV "
+        "cache each for 4,096 tokens; 180 MiB free for them in RAM): 2 slots"
+    ]

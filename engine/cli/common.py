@@ -98,6 +98,11 @@ def slots_option(func: F) -> F:
     )(func)
 
 
+def load_options(func: F) -> F:
+    """Add ``--gpu-layers N`` and ``--slots N``: how the local models a command runs load."""
+    return slots_option(gpu_layers_option(func))
+
+
 def _warn(line: str) -> None:
     click.echo(f"Warning: {line}", err=True)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, load_options, pass_app
 from engine.cli.importing import import_options
 from engine.cli.running import (
     RunOptions,
@@ -254,7 +254,12 @@ def _judge_runs(app: AppContext, run_ids: list[int], judge: str, quiet: bool) ->
     "comma-separated.",
 )
 @settings_options(ConsultSettings, exclude=("max_turns",))
-@click.option("--concurrency", type=click.IntRange(1, 256), help="Cases in flight at once.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    help="Cases in flight at once (default: as many as the models take, a local model's slots).",
+)
+@load_options
 @json_option
 @pass_app
 def consult_budget(

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, AppContext, echo_json, json_option, load_options, pass_app
 from engine.cli.running import progress_bar
 
 
@@ -34,6 +34,7 @@ from engine.cli.running import progress_bar
 )
 @click.option("--force", is_flag=True, help="Score again the answers a scorer already scored.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@load_options
 @json_option
 @pass_app
 def rescore(

@@ -170,7 +170,8 @@ class RunPanel(QWidget):
             64,
             0,
             special="Automatic",
-            tip="Items in flight at once (automatic: 8 for a served model)",
+            tip="Items in flight at once (automatic: as many as the model takes, a local "
+            "model's slots, 8 for a served one)",
         )
         noun = f"{self.activity.item_noun}s"
         self.trials = spin_box(
