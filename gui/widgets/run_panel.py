@@ -76,7 +76,8 @@ class RunPanel(QWidget):
 
     activity_id = ""
     settings_key = ""
-    default_limit = 0
+    default_limit = 20  # a first run answers a few, not a whole data set (0: all)
+    confirm_s = 10 * 60  # a run estimated to take longer asks first
     concurrent = True  # offer "At once" (items in flight)
     help_text = ""
 
@@ -297,6 +298,8 @@ class RunPanel(QWidget):
             except (ValueError, UserError) as exc:
                 show_error(self, exc, self.ctx)
                 return
+            if not self._long_run_confirmed(dataset, given):
+                return
             self.dataset.remember_choice()
             set_setting(f"{self.settings_key}/limit", self.limit.value())
         else:
@@ -321,6 +324,26 @@ class RunPanel(QWidget):
             on_error=self._failed,
             on_ended=self._ended,
         )
+
+    def _long_run_confirmed(self, dataset: str, given: dict[str, Any]) -> bool:
+        """Say how long the run will take (:func:`engine.estimate.estimate`) in the status
+        bar; a run longer than ``confirm_s`` asks first. False when the person declines."""
+        from PySide6.QtWidgets import QMessageBox
+
+        from engine.estimate import estimate
+
+        found = estimate(self.ctx.store, self.activity.id, dataset, given, self.trials.value())
+        said = found.text(self.activity.item_noun)
+        if found.seconds is not None and found.seconds > self.confirm_s:
+            answer = QMessageBox.question(
+                self,
+                "A long run",
+                f"This run will take a while: {said}.\n\nStart it? (Fewer with “How many”.)",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+        self.ctx.status(f"Running {said}")
+        return True
 
     def _clear(self) -> None:
         self.answers = []
