@@ -35,7 +35,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,7 @@ from engine.errors import MedexamError
 from engine.models.backend import Backend, Capabilities, register
 from engine.models.gguf_info import GGUFInfo
 from engine.models.hardware import ModelSettings
+from engine.models.link import Link, Request, first_message
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
 from engine.progress import Cancelled
@@ -51,7 +51,6 @@ from engine.types import JSONDict
 if TYPE_CHECKING:
     from engine.models.protocol import Generation, Message
 
-_POLL_S = 0.05
 SETTLE_S = 2.0  # how long an interrupted request may take to stop before its process is killed
 TEMPLATE_S = 10.0  # how long the chat template may take to render one conversation
 
@@ -109,20 +108,23 @@ class Stream(TextStream):
     def __init__(self, model: LocalModel, pieces: Iterator[Any]) -> None:
         self._model = model
         self._pieces = pieces
+        self._request: Request | None = None  # once sent (at the first piece asked for)
         self.result: Generation | None = None
 
     def __iter__(self) -> Iterator[str]:
         for kind, value in self._pieces:
-            if kind == "piece":
+            if kind == "sent":
+                self._request = value
+            elif kind == "piece":
                 yield value
             else:
                 self.result = value
 
     def cancel(self) -> None:
         """Stop generating; the text so far becomes the result (finish_reason "cancelled").
-        A stream that has ended cancels nothing (the model may be serving another request)."""
-        if self.result is None:
-            self._model.cancel()
+        Other requests to the model go on; a stream that has ended cancels nothing."""
+        if self.result is None and self._request is not None:
+            self._model._cancel(self._request.rid)
 
 
 class LocalModel(ChatModel):
@@ -131,9 +133,11 @@ class LocalModel(ChatModel):
     ``n_threads`` defaults to :func:`physical_cores`, ``n_gpu_layers`` to the layers that fit
     the GPU's free memory when there is one (:mod:`engine.models.gpu`; ``info`` says where
     they went: ``device``, ``gpu_layers`` of ``layers``, ``gpu_memory``, ``gpu_note``), else 0
-    (:meth:`ModelSettings.resolved`). Requests are
-    serialised: one runs at a time; :meth:`cancel` and :meth:`set_threads` may be called
-    from any thread.
+    (:meth:`ModelSettings.resolved`). Any thread may send requests: as many generations
+    and log-probability requests as the model has slots (``info["slots"]``,
+    ``capabilities.concurrency``) are decoded together (:mod:`engine.models.batch`), the
+    others wait for a slot; :meth:`cancel` and :meth:`set_threads` may be called from any
+    thread.
 
     The model process ignores SIGINT: a Ctrl-C (KeyboardInterrupt) in the caller while it
     waits for a reply cancels the request and leaves the model usable.
@@ -146,21 +150,21 @@ class LocalModel(ChatModel):
         n_threads: int | None = None,
         n_gpu_layers: int | None = None,
         seed: int = 0,
+        slots: int | None = None,
         **extra: Any,
     ) -> None:
         self.path = str(path)
         self.name = Path(self.path).stem
         if not Path(self.path).is_file():
             raise ModelError(f"model file not found: {self.path}")
-        self.settings = ModelSettings(
-            n_ctx, n_threads, n_gpu_layers, seed=seed, extra=extra
-        ).resolved()
+        self.settings = ModelSettings(  # slots decided here (engine.models.slots)
+            n_ctx, n_threads, n_gpu_layers, seed=seed, extra=extra, slots=slots
+        ).for_model(self.path)
         self._ctx = mp.get_context("spawn")
         self._lock = threading.RLock()
         self._proc: mp.process.BaseProcess | None = None
-        self._conn: Connection | None = None
-        self._pending: int | None = None  # the request whose reply is not all read yet
-        self._requests = 0
+        self._link: Link | None = None  # the pipe to the process, read by a thread
+        self._last: dict[int, Request] = {}  # each thread's latest request
         self._threads = int(self.settings.n_threads or 1)  # asked for by set_threads
         self._threads_lock = threading.Lock()  # set_threads against a (re)start
         self.info: dict[str, Any] = {}
@@ -176,41 +180,38 @@ class LocalModel(ChatModel):
         """
         with self._lock:
             parent, child = self._ctx.Pipe()
-            self._cancel = self._ctx.Event()
             with self._threads_lock:
                 self._threads_wanted = self._ctx.Value("i", self._threads, lock=False)
             self._threads_applied = self._ctx.Value("i", self.settings.n_threads, lock=False)
             proc = self._ctx.Process(
                 target=_serve,
-                args=(
-                    self.path,
-                    self.settings,
-                    child,
-                    self._cancel,
-                    (self._threads_wanted, self._threads_applied),
-                ),
+                args=(self.path, self.settings, child, (self._threads_wanted, self._threads_applied)),
                 daemon=True,
                 name=f"medexam-model-{Path(self.path).stem}",
             )
-            self._proc, self._conn, self._pending = None, parent, None
+            self._proc, self._link = None, None
             try:
                 with _sigint_blocked():  # the child starts with SIGINT blocked, then ignores it
                     with _main_hidden():
                         proc.start()
                     self._proc = proc
-                kind, value = self._receive()
+                _, kind, value = first_message(parent, proc)
             except BaseException:
                 if proc.is_alive():
                     proc.kill()
                     proc.join()
-                self._reap()
+                parent.close()
+                self._proc = None
                 raise
             finally:
                 child.close()
             if kind == "error":
+                parent.close()
                 self._reap()
                 raise ModelError(f"could not load {Path(self.path).name}: {value[1]}")
             self.info = value
+            self._link = Link(parent, proc)
+            self._link.start()
 
     def restart(self) -> None:
         """Start a fresh model process (after a crash, say)."""
@@ -226,20 +227,21 @@ class LocalModel(ChatModel):
         return self._proc.pid if self._proc is not None else None
 
     def close(self) -> None:
-        """Stop the model process and free its memory."""
+        """Stop the model process and free its memory (requests in flight are cancelled;
+        their callers get :class:`ModelCrashed`)."""
         with self._lock:
-            if self._conn is not None and self.alive:
-                if self._pending is not None:  # an interrupted request: stop it first
-                    self._cancel.set()
-                with contextlib.suppress(BrokenPipeError, OSError):
-                    self._conn.send(("close", {}))
+            if self._link is not None and self.alive:
+                self._link.cancel(None)
+                with contextlib.suppress(OSError, ValueError):
+                    self._link.send((0, "close", {}))
             self._reap(SETTLE_S)
 
     def _kill(self) -> None:
         """Stop the model process at once (it may be busy loading or generating)."""
-        if self._proc is not None and self._proc.is_alive():
-            self._proc.kill()
-        self._reap()
+        with self._lock:
+            if self._proc is not None and self._proc.is_alive():
+                self._proc.kill()
+            self._reap()
 
     def _reap(self, wait: float = 5.0) -> None:
         if self._proc is not None:
@@ -247,9 +249,9 @@ class LocalModel(ChatModel):
             if self._proc.is_alive():
                 self._proc.kill()
                 self._proc.join()
-        if self._conn is not None:
-            self._conn.close()
-        self._proc, self._conn, self._pending = None, None, None
+        if self._link is not None:
+            self._link.close()
+        self._proc, self._link = None, None
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter shutdown anything may be gone
@@ -257,109 +259,78 @@ class LocalModel(ChatModel):
 
     # -- transport ---------------------------------------------------------------------
 
-    def _crashed(self) -> ModelCrashed:
-        if self._proc is not None:
-            self._proc.join(timeout=5)  # a closed pipe may be seen before the process is reaped
-        code = self._proc.exitcode if self._proc is not None else None
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        self._reap()
-        return ModelCrashed(f"the model process stopped ({how}); restart the model to go on")
-
-    def _receive(self, until: float | None = None) -> tuple[str, Any] | None:
-        """The model process's next message; None once ``until`` (a ``time.monotonic()``)
-        has passed without one."""
-        conn, proc = self._conn, self._proc
-        if conn is None or proc is None:
+    def _submit(self, op: str, kwargs: dict[str, Any]) -> Request:
+        """Send a request. This thread's previous one, if its reader left it half read
+        (an abandoned stream, a KeyboardInterrupt), is cancelled and drained first."""
+        me = threading.get_ident()
+        earlier = self._last.get(me)
+        if earlier is not None and earlier.open:
+            self._settle(earlier)
+        link = self._link
+        if link is None:
             raise ModelCrashed("the model is not running; restart it")
-        while True:
-            try:
-                ready = conn.poll(_POLL_S)  # a KeyboardInterrupt here leaves the pipe intact
-            except (EOFError, OSError):
-                raise self._crashed() from None
-            if ready:
-                return self._recv(conn)
-            if not proc.is_alive():
-                # The process may have sent its last words just before dying.
-                try:
-                    if conn.poll(0):
-                        return conn.recv()
-                except (EOFError, OSError):
-                    pass
-                raise self._crashed()
-            if until is not None and time.monotonic() >= until:
-                return None
-
-    def _recv(self, conn: Connection) -> tuple[str, Any]:
         try:
-            return conn.recv()
-        except (EOFError, OSError):
-            raise self._crashed() from None
-        except KeyboardInterrupt:
-            # Interrupted half-way through a message (a rare instant): the pipe can't be
-            # trusted any more, so the process goes; restart() brings the model back.
-            self._kill()
-            raise
+            req = link.submit(op, kwargs)
+        except (OSError, ValueError):
+            raise ModelCrashed(link.gone or "the model is not running; restart it") from None
+        self._last[me] = req
+        return req
 
-    def _settle(self) -> None:
-        """Cancel the request in flight, if any, and read its reply to the end; a process
-        that does not answer within :data:`SETTLE_S` (busy in native code, or in a chat
-        template that never ends) is killed.
-
-        Needed when its reader stopped early: an abandoned stream, a KeyboardInterrupt (a
-        second Ctrl-C may even interrupt this drain: the next request drains again).
-        """
-        if self._pending is None or not self.alive:
-            return
-        self._cancel.set()
-        until = time.monotonic() + SETTLE_S
-        while True:
-            got = self._receive(until)
-            if got is None:
-                self._kill()
-                return
-            if got[0] in ("done", "error"):
-                break
-        self._pending = None
+    def _settle(self, req: Request) -> None:
+        """Cancel ``req`` and read its replies to the end; a process that does not answer
+        within :data:`SETTLE_S` (busy in native code, or in a chat template that never
+        ends) is killed."""
+        req.settled = True
+        link = self._link
+        if link is not None and req.open and self.alive:
+            link.cancel(req.rid)
+            until = time.monotonic() + SETTLE_S
+            while True:
+                got = req.next()
+                if got is not None and got[0] in ("done", "error", "crashed"):
+                    break
+                if got is None and time.monotonic() >= until:
+                    self._kill()
+                    break
+        req.open = False
+        if link is not None:
+            link.forget(req)
 
     def _request(
         self, op: str, kwargs: dict[str, Any], within: float | None = None
     ) -> Iterator[tuple[str, Any]]:
-        """The worker's replies to one request, to its ``done``; the process is killed and
-        :class:`_Unanswered` raised when the reply takes more than ``within`` seconds."""
-        with self._lock:
-            if self._conn is None or not self.alive:
-                raise ModelCrashed("the model is not running; restart it")
-            self._settle()
-            self._cancel.clear()
-            self._requests += 1
-            me = self._requests
-            try:
-                self._conn.send((op, kwargs))
-            except (BrokenPipeError, OSError):
-                raise self._crashed() from None
-            self._pending = me
-            until = None if within is None else time.monotonic() + within
-            try:
-                while True:
-                    got = self._receive(until)
-                    if got is None:
+        """``("sent", request)``, then the worker's replies to it, to its ``done``; the
+        process is killed and :class:`_Unanswered` raised when the reply takes more than
+        ``within`` seconds. A request left half read is settled (:meth:`_settle`)."""
+        req = self._submit(op, kwargs)
+        link = self._link
+        until = None if within is None else time.monotonic() + within
+        try:
+            yield "sent", req
+            while not req.settled:
+                got = req.next()
+                if got is None:
+                    if until is not None and time.monotonic() >= until:
                         self._kill()
                         raise _Unanswered(within)
-                    kind, value = got
-                    if kind in ("error", "done"):
-                        self._pending = None
-                    if kind == "error" and value[0] == "Cancelled":
-                        raise Cancelled()
-                    if kind == "error":
-                        raise ModelError(value[1])
-                    yield kind, value
-                    if kind == "done" or self._pending != me:
-                        return  # done, or settled by a later request of this thread
-            finally:
-                if self._pending == me:
-                    # The caller stopped reading early: stop the worker and drain its reply
-                    # so the next request starts clean.
-                    self._settle()
+                    continue
+                kind, value = got
+                if kind in ("error", "done", "crashed"):
+                    req.open = False
+                if kind == "crashed":
+                    raise ModelCrashed(value)
+                if kind == "error" and value[0] == "Cancelled":
+                    raise Cancelled()
+                if kind == "error":
+                    raise ModelError(value[1])
+                yield kind, value
+                if kind == "done":
+                    return
+        finally:
+            if req.open and not req.settled:
+                self._settle(req)  # the caller stopped reading early
+            elif link is not None:
+                link.forget(req)
 
     def _call(self, op: str, within: float | None = None, **kwargs: Any) -> Any:
         for kind, value in self._request(op, kwargs, within):
@@ -367,10 +338,29 @@ class LocalModel(ChatModel):
                 return value
         raise ModelCrashed("no answer from the model process")
 
+    def _cancel(self, rid: int | None) -> None:
+        if self._link is not None:
+            self._link.cancel(rid)
+
     def cancel(self) -> None:
-        """Ask the running request to stop: a generation after its current token, a long
-        prompt between two of its blocks."""
-        self._cancel.set()
+        """Ask every request in flight to stop: a generation after its current token (its
+        text so far is its result), a long prompt between two of its blocks. A process that
+        has not answered them all within :data:`SETTLE_S` (busy in native code, or in a chat
+        template that never ends) is killed: their callers get :class:`ModelCrashed`."""
+        link = self._link
+        if link is None:
+            return
+        link.cancel(None)
+        waiting = link.unanswered()
+        if waiting:
+            timer = threading.Timer(SETTLE_S, self._unless_answered, (link, waiting))
+            timer.daemon = True
+            timer.start()
+
+    def _unless_answered(self, link: Link, waiting: list[Request]) -> None:
+        with self._lock:
+            if link is self._link and any(not r.answered for r in waiting):
+                self._kill()
 
     def set_threads(self, n: int) -> None:
         """Use ``n`` CPU threads from the next decode step on (a pool sharing the cores
@@ -493,10 +483,11 @@ class LocalModel(ChatModel):
 
 
 def _capabilities(model: LocalModel) -> Capabilities:
-    """Everything, one request at a time, on this machine's cores; chat where the file has
-    a chat template."""
+    """Everything, as many requests at once as the model has slots, on this machine's
+    cores; chat where the file has a chat template."""
     template = model.has_chat_template
-    return Capabilities(chat_template=template, chats=template, concurrency=1, shares_cores=True)
+    slots = int(model.info.get("slots", 1))
+    return Capabilities(chat_template=template, chats=template, concurrency=slots, shares_cores=True)
 
 
 def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:

@@ -2,42 +2,35 @@
 :class:`~engine.models.local.LocalModel` over a pipe (generation with streaming and cancel,
 log-probabilities of candidates, tokenizing, the chat template).
 
+Messages are ``(request id, kind, value)`` both ways, so that several callers' requests are
+in flight at once: the generations and log-probability requests join the batch that
+:class:`~engine.models.batch.Scheduler` decodes (as many sequences at once as the model has
+slots), and a ``cancel`` of one request (or of all) is read between two decode steps.
+
 It ends as soon as its parent is gone, however the parent died (a thread waits on the
-parent's sentinel, which multiprocessing gives every process it spawns), and a cancel
-stops a long prompt between two of its blocks."""
+parent's sentinel, which multiprocessing gives every process it spawns)."""
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import multiprocessing
 import os
 import signal
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from engine.errors import MedexamError
+from engine.models.batch import Generate, Scheduler, Score
 from engine.models.hardware import ModelSettings
-from engine.models.protocol import Generation, Message, ModelError
+from engine.models.protocol import Message, ModelError
 
 _IDLE_POLL_S = 0.1  # how often an idle worker looks for a new thread count
-BLOCK = 64  # prompt tokens decoded per batch, at positions aligned to multiples of it
-
-
-class _Cancelled(MedexamError):
-    """The caller cancelled the request while its prompt was being read."""
 
 
 class _Worker:
     def __init__(
-        self,
-        path: str,
-        settings: ModelSettings,
-        conn: Connection,
-        cancel: Any,
-        threads: tuple[Any, Any],
+        self, path: str, settings: ModelSettings, conn: Connection, threads: tuple[Any, Any]
     ) -> None:
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -45,14 +38,16 @@ class _Worker:
         self.llama_cpp = llama_cpp
         self._grammars: dict[str, Any] = {}
         self.conn = conn
-        self.cancel = cancel
         # Shared with the caller: the thread count it asks for, and the one in force here.
         self.threads_wanted, self.threads_applied = threads
         self.n_threads = settings.n_threads
-        self.llm, offload = _load(llama_cpp, path, settings)
-        self.n_vocab = self.llm.n_vocab()
-        self.aligned = 0  # how many cached tokens were decoded in aligned prompt blocks
+        self.seed = settings.seed
+        slots = settings.slots or 1
+        self.llm, offload = _load(llama_cpp, path, settings, slots)
+        self.n_ctx = int(llama_cpp.llama_n_ctx_seq(self.llm.ctx))  # each sequence's context
         self.vocab = self.llm._model.vocab
+        self.batch = Scheduler(self.llm, llama_cpp, slots, self.send, self.apply_threads)
+        self.batch.warm_up()
         template = self.llm.metadata.get("tokenizer.chat_template")
         self.formatter = None
         if template:
@@ -63,10 +58,11 @@ class _Worker:
                 bos_token=model.token_get_text(model.token_bos()),
             )
         self.info = {
-            "n_ctx": self.llm.n_ctx(),
-            "n_vocab": self.n_vocab,
+            "n_ctx": self.n_ctx,
+            "n_vocab": self.llm.n_vocab(),
             "has_chat_template": self.formatter is not None,
             "n_threads": settings.n_threads,
+            "slots": slots,
             "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
             **offload,
         }
@@ -97,49 +93,9 @@ class _Worker:
         self.formatter.add_generation_prompt = add_generation_prompt
         return self.formatter(messages=list(messages)).prompt
 
-    def _fit(self, tokens: list[int], max_tokens: int) -> None:
-        if len(tokens) >= self.llm.n_ctx():
-            raise ModelError(
-                f"the prompt has {len(tokens)} tokens; the context holds {self.llm.n_ctx()}"
-            )
-
-    def _logits(self) -> Any:
-        import numpy as np
-
-        ptr = self.llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).astype(np.float64)
-
-    def _eval_prompt(self, tokens: list[int], reuse: bool) -> None:
-        """Evaluate ``tokens``, keeping the cached prefix when ``reuse`` is set.
-
-        The prompt is decoded in blocks aligned to fixed positions (multiples of ``BLOCK``),
-        and only whole blocks of an earlier prompt are kept, so every prompt token's cache
-        entry is computed from the same batch whether or not a prefix was reused: results
-        are bit-identical with and without reuse.
-        """
-        llm = self.llm
-        keep = 0
-        if reuse and self.aligned:
-            cached = llm.input_ids[: min(llm.n_tokens, self.aligned)]
-            for a, b in zip(cached, tokens, strict=False):
-                if a != b:
-                    break
-                keep += 1
-            keep = min(keep, len(tokens) - 1) // BLOCK * BLOCK
-        if keep == 0:
-            llm.reset()
-        llm.n_tokens = keep  # eval() drops the cache past n_tokens
-        for i in range(keep, len(tokens), BLOCK):
-            if self.cancel.is_set():
-                self.aligned = 0  # the cache holds part of this prompt: start afresh next time
-                raise _Cancelled("the request was cancelled")
-            self.apply_threads()
-            llm.eval(tokens[i : i + BLOCK])
-        self.aligned = len(tokens)
-
-    def _logits_after(self, tokens: list[int], reuse: bool) -> Any:
-        self._eval_prompt(tokens, reuse)
-        return self._logits()
+    def _fit(self, tokens: list[int]) -> None:
+        if len(tokens) >= self.n_ctx:
+            raise ModelError(f"the prompt has {len(tokens)} tokens; the context holds {self.n_ctx}")
 
     def _grammar(self, json_schema: str | None) -> Any:
         """The llama.cpp grammar that holds a generation to ``json_schema`` (a JSON text),
@@ -156,6 +112,7 @@ class _Worker:
 
     def generate(
         self,
+        rid: int,
         prompt: str,
         chat: bool,
         max_tokens: int,
@@ -166,67 +123,28 @@ class _Worker:
         top_k: int,
         repeat_penalty: float,
         json_schema: str | None = None,
-    ) -> None:
+    ) -> Generate:
+        """A generation: the prompt's tokens and a sampler chain of its own (llama-cpp-python's
+        own chain for these settings, seeded with ``seed``)."""
         llm = self.llm
-        t0 = time.perf_counter()
         grammar = self._grammar(json_schema)
         tokens = self.tokenize(prompt, add_bos=not chat)
-        self._fit(tokens, max_tokens)
-        max_tokens = min(max_tokens, llm.n_ctx() - len(tokens))
-        if seed is not None:
-            llm.set_seed(seed)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        stops = [s for s in stop if s]
-        hold = max((len(s) for s in stops), default=1) - 1
-        text, sent, n_out, finish = "", 0, 0, "length"
-        t_first = None
-        try:
-            self._eval_prompt(tokens, reuse=True)
-        except _Cancelled:
-            seconds = time.perf_counter() - t0
-            self.conn.send(("done", Generation("", len(tokens), 0, seconds, "cancelled", seconds)))
-            return
-        for token in llm.generate(
-            [],
-            reset=False,
+        self._fit(tokens)
+        llm.set_seed(self.seed if seed is None else seed)
+        sampler = llm._init_sampler(
             temp=temperature,
             top_p=top_p,
             top_k=top_k,
             min_p=0.0 if temperature <= 0 else 0.05,
             repeat_penalty=repeat_penalty,
             grammar=grammar,
-        ):
-            if t_first is None:
-                t_first = time.perf_counter()
-            self.apply_threads()  # before the next token is decoded
-            if self.llama_cpp.llama_vocab_is_eog(self.vocab, token):
-                finish = "stop"
-                break
-            n_out += 1
-            text += decoder.decode(llm.detokenize([token]))
-            cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
-            if cut >= 0:
-                text, finish = text[:cut], "stop"
-                break
-            ready = len(text) - hold if stops else len(text)
-            if ready > sent:
-                self.conn.send(("piece", text[sent:ready]))
-                sent = ready
-            if self.cancel.is_set():
-                finish = "cancelled"
-                break
-            if n_out >= max_tokens:
-                break
-        text += decoder.decode(b"", final=True)
-        if len(text) > sent:
-            self.conn.send(("piece", text[sent:]))
-        t_end = time.perf_counter()
-        prompt_s = (t_first or t_end) - t0
-        self.conn.send(("done", Generation(text, len(tokens), n_out, t_end - t0, finish, prompt_s)))
+        )
+        max_tokens = min(max_tokens, self.n_ctx - len(tokens))
+        return Generate(rid, tokens, self, max_tokens, stop, sampler)
 
     def logprobs(
-        self, prompt: str, candidates: Sequence[str], reuse_prefix: bool, chat: bool
-    ) -> None:
+        self, rid: int, prompt: str, candidates: Sequence[str], reuse_prefix: bool, chat: bool
+    ) -> Score:
         """log P(candidate | prompt) for each candidate, summed over its tokens.
 
         A candidate's tokens are those of ``prompt + candidate`` past the prompt's own (the
@@ -234,10 +152,8 @@ class _Worker:
         token is scored correctly. Candidates sharing a context need one forward pass for
         their first token; only multi-token candidates cost one more step per extra token.
         """
-        import numpy as np
-
         base = self.tokenize(prompt, add_bos=not chat)
-        self._fit(base, 1)
+        self._fit(base)
         groups: dict[int, list[tuple[str, list[int]]]] = {}
         full_by_cand: dict[str, list[int]] = {}
         for cand in candidates:
@@ -252,88 +168,94 @@ class _Worker:
                 raise ModelError(f"candidate {cand!r} adds no token to the prompt")
             groups.setdefault(n, []).append((cand, full[n:]))
             full_by_cand[cand] = full
-        out: dict[str, float] = {}
-        reuse = reuse_prefix
-        for n, members in sorted(groups.items(), reverse=True):
-            context = full_by_cand[members[0][0]][:n]
-            logits = self._logits_after(context, reuse)
-            first = logits - np.logaddexp.reduce(logits)
-            for cand, cont in members:
-                total = float(first[cont[0]])
-                if len(cont) > 1:
-                    self.llm.n_tokens = n
-                    for i in range(len(cont) - 1):
-                        self.apply_threads()
-                        self.llm.eval([cont[i]])
-                        lg = self._logits()
-                        total += float(lg[cont[i + 1]] - np.logaddexp.reduce(lg))
-                    self.llm.n_tokens = n
-                out[cand] = total
-                if not reuse_prefix:
-                    self.llm.reset()
-            reuse = reuse_prefix
-        self.conn.send(("done", out))
+        ordered = [
+            (full_by_cand[members[0][0]][:n], members)
+            for n, members in sorted(groups.items(), reverse=True)
+        ]
+        return Score(rid, ordered, reuse_prefix)
+
+    def send(self, rid: int, kind: str, value: Any) -> None:
+        self.conn.send((rid, kind, value))
+
+    def handle(self, rid: int, op: str, kwargs: Any) -> None:
+        """Serve one request: a decoding one joins the batch; the others answer at once."""
+        if op == "cancel":
+            self.batch.cancel(kwargs)
+        elif op == "generate":
+            self.batch.submit(self.generate(rid, **kwargs))
+        elif op == "logprobs":
+            self.batch.submit(self.logprobs(rid, **kwargs))
+        elif op == "chat_prompt":
+            self.send(rid, "done", self.chat_prompt(**kwargs))
+        elif op == "tokenize":
+            self.send(rid, "done", self.tokenize(**kwargs))
+        elif op == "detokenize":
+            text = self.llm.detokenize(kwargs["tokens"]).decode("utf-8", "replace")
+            self.send(rid, "done", text)
+        elif op == "crash":  # used by tests: die the way a native crash does
+            os.abort()
+        else:
+            raise ModelError(f"unknown request {op!r}")
 
     def serve(self) -> None:
+        """Read every request waiting on the pipe, then decode one batch; idle, wait."""
         self.apply_threads()
-        self.conn.send(("ready", self.info))
+        self.send(0, "ready", self.info)
         while True:
             try:
-                while not self.conn.poll(_IDLE_POLL_S):
-                    self.apply_threads()  # so that ``threads`` is right while idle too
-                op, kwargs = self.conn.recv()
+                if not self.conn.poll(0 if self.batch.busy else _IDLE_POLL_S):
+                    if self.batch.busy:
+                        self._step()
+                    else:
+                        self.apply_threads()  # so that ``threads`` is right while idle too
+                    continue
+                rid, op, kwargs = self.conn.recv()
             except (EOFError, OSError):
                 return
             if op == "close":
                 return
             try:
-                if op == "generate":
-                    self.generate(**kwargs)
-                elif op == "logprobs":
-                    self.logprobs(**kwargs)
-                elif op == "chat_prompt":
-                    self.conn.send(("done", self.chat_prompt(**kwargs)))
-                elif op == "tokenize":
-                    self.conn.send(("done", self.tokenize(**kwargs)))
-                elif op == "detokenize":
-                    text = self.llm.detokenize(kwargs["tokens"]).decode("utf-8", "replace")
-                    self.conn.send(("done", text))
-                elif op == "crash":  # used by tests: die the way a native crash does
-                    os.abort()
-                else:
-                    raise ModelError(f"unknown request {op!r}")
-            except _Cancelled as exc:
-                self.conn.send(("error", ("Cancelled", str(exc))))
+                self.handle(rid, op, kwargs)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
-                self.conn.send(("error", (type(exc).__name__, str(exc))))
+                self.send(rid, "error", (type(exc).__name__, str(exc)))
+
+    def _step(self) -> None:
+        try:
+            self.batch.step()
+        except Exception as exc:  # noqa: BLE001 - a failed decode fails the jobs in it
+            self.batch.fail_all(exc)
 
 
-def _load(llama_cpp: Any, path: str, settings: ModelSettings) -> tuple[Any, dict[str, Any]]:
-    """The model loaded, and where its layers went (:func:`engine.models.gpu.outcome`).
+def _load(
+    llama_cpp: Any, path: str, settings: ModelSettings, slots: int
+) -> tuple[Any, dict[str, Any]]:
+    """The model loaded with a context of ``slots`` sequences of ``n_ctx`` tokens each, and
+    where its layers went (:func:`engine.models.gpu.outcome`).
 
-    Automatic GPU layers (``None``) are those that fit the GPU's free memory
-    (:func:`engine.models.gpu.plan`); a model that then fails to load on the GPU loads on
-    the CPU."""
+    Automatic GPU layers (``None``) are those that fit the GPU's free memory with every
+    slot's KV cache (:func:`engine.models.gpu.plan`); a model that then fails to load on the
+    GPU loads on the CPU."""
     from engine.models import gpu
 
     layers, plan, note = settings.n_gpu_layers, None, ""
     if layers is None:
-        plan = gpu.plan(path, settings.n_ctx)
+        plan = gpu.plan(path, settings.n_ctx * slots)
         layers, note = plan.layers, plan.note
 
     def load(n_gpu_layers: int) -> Any:
-        return llama_cpp.Llama(
-            model_path=path,
-            n_ctx=settings.n_ctx,
-            n_threads=settings.n_threads,
-            n_threads_batch=settings.n_threads,
-            n_gpu_layers=n_gpu_layers,
-            n_batch=settings.n_batch,
-            seed=settings.seed,
-            logits_all=False,
-            verbose=False,
-            **settings.extra,
-        )
+        with _sequences(slots):
+            return llama_cpp.Llama(
+                model_path=path,
+                n_ctx=settings.n_ctx * slots,
+                n_threads=settings.n_threads,
+                n_threads_batch=settings.n_threads,
+                n_gpu_layers=n_gpu_layers,
+                n_batch=settings.n_batch,
+                seed=settings.seed,
+                logits_all=False,
+                verbose=False,
+                **settings.extra,
+            )
 
     log = gpu.LoadLog()
     with log.capture():
@@ -350,9 +272,29 @@ def _load(llama_cpp: Any, path: str, settings: ModelSettings) -> tuple[Any, dict
     return llm, {"n_gpu_layers": layers, **gpu.outcome(log, total, note)}
 
 
-def _serve(
-    path: str, settings: ModelSettings, conn: Connection, cancel: Any, threads: tuple[Any, Any]
-) -> None:
+@contextlib.contextmanager
+def _sequences(n: int) -> Iterator[None]:
+    """Contexts made meanwhile hold ``n`` sequences, each with a KV cache of its own (a
+    ``1/n`` share of the context): llama-cpp-python's ``Llama`` takes no such setting, and
+    reads its context parameters from ``llama_context_default_params``."""
+    from llama_cpp import llama_cpp as bindings
+
+    default = bindings.llama_context_default_params
+
+    def params() -> Any:
+        made = default()
+        made.n_seq_max = n
+        made.kv_unified = False
+        return made
+
+    bindings.llama_context_default_params = params
+    try:
+        yield
+    finally:
+        bindings.llama_context_default_params = default
+
+
+def _serve(path: str, settings: ModelSettings, conn: Connection, threads: tuple[Any, Any]) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the caller handles it (cancels
     # the request or closes the model); this process must not die of it mid-request.
     # SIGINT was blocked while this process started (see LocalModel.start): ignore it first,
@@ -362,9 +304,9 @@ def _serve(
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _end_with_parent()
     try:
-        worker = _Worker(path, settings, conn, cancel, threads)
+        worker = _Worker(path, settings, conn, threads)
     except Exception as exc:  # noqa: BLE001
-        conn.send(("error", (type(exc).__name__, str(exc))))
+        conn.send((0, "error", (type(exc).__name__, str(exc))))
         return
     worker.serve()
 

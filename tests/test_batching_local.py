@@ -1,0 +1,235 @@
+"""A local model decodes several sequences together (engine.models.batch): requests from
+several threads in flight at once, each with its own settings, stop strings, budget, seed and
+grammar; a cancel or a crash reaches the requests it should; with one slot the answers are
+llama-cpp-python's own."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from engine.models.batch import BLOCK
+from engine.models.catalog import resolve
+from engine.models.local import LocalModel
+from engine.models.protocol import Generation, ModelCrashed
+
+SLOTS = 4
+PROMPTS = [
+    "Tell me a long story about a pharmacist.",
+    "Count from one to twenty, one number per line.",
+    "Explain what insulin does in the body.",
+    "Write a short poem about the sea.",
+]
+SHOT = (
+    "Question: Which vitamin deficiency causes scurvy?\nA. Vitamin A\nB. Vitamin B12\n"
+    "C. Vitamin C\nD. Vitamin D\nE. Vitamin K\nAnswer: C\n\n"
+)
+ORGANS = ["produces insulin", "filters blood", "pumps blood", "stores bile", "makes bile"]
+LETTERS = [" A", " B", " C", " D", " E"]
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[LocalModel]:
+    with LocalModel(resolve().path, n_ctx=1024, slots=SLOTS) as m:
+        yield m
+
+
+def together(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Each call in a thread of its own, all at once; their results (or exceptions)."""
+    out: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        try:
+            out[i] = calls[i]()
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            out[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return out
+
+
+def chat(m: LocalModel, text: str, **options: Any) -> Generation:
+    return m.chat([{"role": "user", "content": text}], **options)
+
+
+def test_the_model_says_how_many_sequences_it_decodes_at_once(model: LocalModel) -> None:
+    assert model.info["slots"] == SLOTS
+    assert model.capabilities.concurrency == SLOTS
+    assert model.info["n_ctx"] == 1024  # each sequence's own context
+
+
+def test_concurrent_requests_are_decoded_together_with_their_stops_and_budgets(
+    model: LocalModel,
+) -> None:
+    budgets = [24, 12, 20, 16]
+    stops = [[], ["\n"], [], [","]]
+    marks: dict[int, list[float]] = {i: [] for i in range(SLOTS)}  # first piece, end
+
+    def ask(i: int) -> Generation:
+        stream = model.stream_chat(
+            [{"role": "user", "content": PROMPTS[i]}], max_tokens=budgets[i], stop=stops[i]
+        )
+        for _ in stream:
+            if not marks[i]:
+                marks[i].append(time.monotonic())
+        marks[i].append(time.monotonic())
+        assert stream.result is not None
+        return stream.result
+
+    results = together([lambda i=i: ask(i) for i in range(SLOTS)])
+    for i, g in enumerate(results):
+        assert isinstance(g, Generation), g
+        assert g.finish_reason in ("stop", "length")
+        assert g.completion_tokens <= budgets[i]
+        if g.finish_reason == "length":
+            assert g.completion_tokens == budgets[i]
+        for s in stops[i]:
+            assert s not in g.text
+    # Every sequence had begun before the first one ended: they were decoded together.
+    assert max(m[0] for m in marks.values()) < min(m[-1] for m in marks.values())
+
+
+# llama.cpp is not bitwise batch-invariant: a sequence's logits decoded beside others differ
+# in their last bits from its logits alone, which may flip a greedy choice between two
+# near-tied tokens. A seeded sample is not moved by such differences: the texts compared
+# across batches below are sampled.
+SAMPLED = {"max_tokens": 24, "temperature": 0.7, "seed": 3}
+
+
+def test_cancelling_one_sequence_leaves_the_others_running(model: LocalModel) -> None:
+    expected = [chat(model, p, **SAMPLED).text for p in PROMPTS[:3]]
+    started = threading.Event()
+
+    def cancelled() -> Generation:
+        stream = model.stream_chat([{"role": "user", "content": PROMPTS[0]}], max_tokens=200)
+        for i, _ in enumerate(stream):
+            if i == 2:
+                started.set()
+                stream.cancel()
+        assert stream.result is not None
+        return stream.result
+
+    def other(p: str) -> Generation:
+        started.wait(60)
+        return chat(model, p, **SAMPLED)
+
+    stopped, *others = together([cancelled, lambda: other(PROMPTS[1]), lambda: other(PROMPTS[2])])
+    assert stopped.finish_reason == "cancelled" and stopped.completion_tokens < 50
+    assert [g.finish_reason for g in others] == ["length", "length"]
+    assert [g.text for g in others] == expected[1:]
+
+
+def test_each_sequence_samples_with_its_own_seed(model: LocalModel) -> None:
+    def sample(seed: int) -> str:
+        return chat(model, PROMPTS[3], max_tokens=16, temperature=0.9, seed=seed).text
+
+    first = together([lambda: sample(7), lambda: sample(8), lambda: sample(7)])
+    assert first[0] == first[2] == sample(7)  # the same seed, at once or alone
+    assert first[1] == sample(8)
+    assert first[0] != first[1]
+
+
+def test_a_grammar_holds_only_its_own_sequence(model: LocalModel) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["A", "B", "C"]}},
+        "required": ["answer"],
+    }
+    free_alone = chat(model, PROMPTS[2], **SAMPLED).text
+    held, free = together(
+        [
+            lambda: chat(
+                model, "Pick A, B or C. Reply in JSON.", max_tokens=20, json_schema=schema
+            ),
+            lambda: chat(model, PROMPTS[2], **SAMPLED),
+        ]
+    )
+    assert json.loads(held.text)["answer"] in ("A", "B", "C")
+    assert free.text == free_alone and not free.text.lstrip().startswith("{")
+
+
+def test_log_probabilities_of_many_questions_at_once_equal_one_at_a_time(
+    model: LocalModel,
+) -> None:
+    prompts = [
+        SHOT * 4 + f"Question: Which organ {o}?\nA. Liver\nB. Pancreas\nC. Kidney\n"
+        "D. Heart\nE. Gallbladder\nAnswer:"
+        for o in ORGANS
+    ]
+    assert model.count_tokens(SHOT * 4) > 2 * BLOCK  # a shared prefix of whole blocks
+    at_once = together([lambda p=p: model.logprobs(p, LETTERS) for p in prompts])
+    alone = [model.logprobs(p, LETTERS, reuse_prefix=False) for p in prompts]
+    for got, want in zip(at_once, alone, strict=True):
+        assert isinstance(got, dict), got
+        assert got.keys() == want.keys()
+        for letter in LETTERS:
+            assert math.isclose(got[letter], want[letter], abs_tol=1e-3)
+    multi = together(
+        [lambda: model.logprobs("The capital of France is", [" Paris", " the city of Paris"])] * 2
+    )
+    assert (
+        multi[0]
+        == multi[1]
+        == model.logprobs("The capital of France is", [" Paris", " the city of Paris"])
+    )
+
+
+def test_one_slot_answers_as_llama_cpp_python_reading_the_prompt_in_blocks() -> None:
+    """The answers a model gave before it decoded several sequences: llama-cpp-python's own
+    generation after the prompt read in blocks of BLOCK tokens."""
+    import llama_cpp
+
+    path = resolve().path
+    prompt = "The three most common causes of chest pain are"
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_threads=2, seed=0, verbose=False)
+    tokens = llm.tokenize(prompt.encode(), add_bos=True, special=True)
+    for i in range(0, len(tokens), BLOCK):
+        llm.eval(tokens[i : i + BLOCK])
+    out = []
+    for token in llm.generate([], reset=False, temp=0.0, min_p=0.0, repeat_penalty=1.0):
+        if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or len(out) == 24:
+            break
+        out.append(token)
+    expected = llm.detokenize(out).decode("utf-8", "replace")
+    llm.close()
+    with LocalModel(path, n_ctx=1024, n_threads=2, slots=1) as m:
+        assert m.info["slots"] == 1 and m.capabilities.concurrency == 1
+        assert m.complete(prompt, max_tokens=24, temperature=0).text == expected
+
+
+def test_a_crash_reaches_every_waiting_request_and_restart_works() -> None:
+    with LocalModel(resolve().path, n_ctx=512, slots=3) as m:
+        pid = m.pid
+        assert pid is not None
+        running = threading.Barrier(4, timeout=120)
+
+        def long_story() -> Generation:
+            stream = m.stream_chat([{"role": "user", "content": PROMPTS[0]}], max_tokens=400)
+            for i, _ in enumerate(stream):
+                if i == 1:
+                    running.wait()
+            return stream.text()
+
+        def kill() -> None:
+            running.wait()
+            os.kill(pid, signal.SIGKILL)
+
+        *waiters, _ = together([long_story, long_story, long_story, kill])
+        for exc in waiters:
+            assert isinstance(exc, ModelCrashed) and "signal 9" in str(exc), exc
+        with pytest.raises(ModelCrashed):
+            chat(m, PROMPTS[1], max_tokens=4)
+        m.restart()
+        assert chat(m, "What is the capital of France?", max_tokens=8).text
