@@ -32,6 +32,10 @@ HUGE = str(10**20)
         (["exam", "run", "--max-tokens", HUGE], "--max-tokens"),
         (["exam", "run", "--shots", "1000"], "--shots"),
         (["runs", "list", "--limit", HUGE], "--limit"),
+        (["exam", "run", "--n-ctx", HUGE], "--n-ctx"),
+        (["exam", "run", "--gpu-layers", HUGE], "--gpu-layers"),
+        (["french", "search", "--index", "x", "--query", "y", "-k", HUGE], "'-k'"),
+        (["generate", "--prompt", "x", "--max-tokens", HUGE], "--max-tokens"),
     ],
 )
 def test_an_absurd_number_is_one_line_and_runs_nothing(db_path, args, said):

@@ -67,7 +67,7 @@ def gpu_layers_option(func: F) -> F:
 
     return click.option(
         "--gpu-layers",
-        type=click.IntRange(-1),
+        type=click.IntRange(-1, INT_MAX),
         expose_value=False,
         callback=force,
         help="Layers of a local model put on the GPU: 0 keeps it on the CPU, -1 puts all "

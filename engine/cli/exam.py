@@ -31,6 +31,9 @@ from engine.progress import Progress
 from engine.review.profiles import resolve
 from engine.text.columns import display_width, pad, visible
 
+#: The longest context ``--n-ctx`` loads a model with (1 M tokens).
+MAX_CONTEXT = 1 << 20
+
 
 def _note_right() -> Callable[[Progress], str]:
     """A progress note with each answer's question id and the running count of right ones
@@ -184,7 +187,7 @@ def _by_type_lines(by_type: dict[str, Any], answered: str = "") -> None:
 @settings_options(ExamSettings)
 @click.option(
     "--n-ctx",
-    type=click.IntRange(256),
+    type=click.IntRange(256, MAX_CONTEXT),
     default=4096,
     show_default=True,
     help="Context length the model is loaded with, in tokens.",

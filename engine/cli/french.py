@@ -116,7 +116,7 @@ def corpus_group() -> None:
 )
 @click.option(
     "--min-chars",
-    type=click.IntRange(1),
+    type=COUNT,
     default=corpus_mod.MIN_CHARS,
     show_default=True,
     help="Shortest passage.",
@@ -254,7 +254,7 @@ def _number_in_document(index: Index, passage_id: int, source: str) -> int:
 @french.command("search")
 @click.option("--index", "index_name", required=True, help="Index name.")
 @click.option("--query", required=True, help="Query text.")
-@click.option("-k", "k", type=click.IntRange(1), default=5, show_default=True)
+@click.option("-k", "k", type=COUNT, default=5, show_default=True)
 @json_option
 def french_search(index_name: str, query: str, k: int, as_json: bool) -> None:
     """Show the best passages for a query, with the query words highlighted."""
@@ -381,7 +381,7 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 @click.option("--dataset", required=True, help="Data set to practise.")
 @click.option("--limit", type=COUNT, default=None, help="First N questions only.")
 @click.option("--index", "index_name", help="Show passages from this index.")
-@click.option("-k", "k", type=click.IntRange(1), default=1, show_default=True)
+@click.option("-k", "k", type=COUNT, default=1, show_default=True)
 @click.option("--profile", help="Who is practising (default: the default profile).")
 @block_options
 @pass_app

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from engine.cli.common import echo_json, gpu_layers_option, json_option, slots_option
+from engine.cli.common import COUNT, echo_json, gpu_layers_option, json_option, slots_option
 from engine.models import catalog
 from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
@@ -216,7 +216,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
     help="Model name or .gguf path (default: the default chat model).",
 )
 @click.option("--prompt", required=True, help="The user message (or text to continue).")
-@click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1))
+@click.option("--max-tokens", default=256, show_default=True, type=COUNT)
 @click.option(
     "--temperature", default=0.0, show_default=True, type=click.FloatRange(0), callback=_finite
 )
