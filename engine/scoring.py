@@ -270,7 +270,7 @@ def counts(answers: Sequence[Row], n_total: int, digits: int = 2) -> JSONDict:
 
 
 class RescoreError(UserError):
-    """A stored run that cannot be scored again (a person's session, its data set gone…)."""
+    """A stored run that cannot be scored again (still running, its data set gone…)."""
 
 
 def items_by_key(store: Store, run: Row) -> dict[str, object]:
@@ -326,10 +326,6 @@ def rescore(
     activity_id = str(run["activity"])
     if store.live(run):
         raise RescoreError(f"run {run_id} is still running; score it once it has ended")
-    if run.get("runner") == "person":
-        raise RescoreError(
-            f"run {run_id} is a person's session: its answers were scored as they were given"
-        )
     context = Context(store, run, pool, cancel, dict(options or {}))
     chosen = (
         [get_scorer(name, activity_id) for name in scorers]
@@ -429,7 +425,11 @@ def _scored(
                     running.add(workers.submit(one, pending.pop(0)))
                 if not running:
                     break
-                finished, running = wait(running, return_when=FIRST_COMPLETED)
+                finished, running = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
+                if cancel is not None and cancel.is_set():
+                    assert model is not None
+                    model.cancel()  # Stop ends every request in flight; none cut short is kept
+                    break
                 for f in finished:
                     yield f.result()
             if cancel is not None:

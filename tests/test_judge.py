@@ -191,10 +191,14 @@ def test_a_judge_needs_a_model_and_a_person_scorer_is_not_computed(store, script
     assert out.exit_code == 1 and "medexam rate" in out.output
 
 
+# One slot: the answers are judged one after the other, so that some are stored before the
+# kill (with several slots they are judged together and all come at the end).
 JUDGE_SCRIPT = """
 import sys
+from engine.models.slots import force_slots
 from engine.scoring import rescore
 from engine.store import Store
+force_slots(1)
 rescore(Store(sys.argv[1]), int(sys.argv[2]), ["explanation-judge"], options={"judge": "smollm2"},
         progress=lambda p: print("scored", p.done, flush=True))
 """
@@ -241,3 +245,23 @@ def test_a_judging_killed_mid_way_goes_on_without_loss_or_duplicates(
     after = judged(store, run_id)
     assert len(after) == 5
     assert all(after[k] == v for k, v in kept.items())  # what was judged before is kept as it was
+
+
+def test_stop_ends_every_judge_request_in_flight(store, scripted_pool):
+    import threading
+
+    from engine.progress import Cancel, Cancelled
+
+    run_id = explained_run(store, scripted_pool, limit=5)
+    judge = ScriptedModel("judge-model", replies=lambda r: _reply(), delay=30.0, concurrency=4)
+    cancel = Cancel()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        rescore(store, run_id, ["explanation-judge"], pool=scripted_pool(judge),
+                options={"judge": "judge-model"}, cancel=cancel)  # fmt: skip
+    assert time.monotonic() - started < 5  # four requests were in flight, each cut short
+    assert len(judge.requests) == 4 and not judge._waiting
+    assert not [
+        r for r in store.rated_rows([run_id]) if r["scorer"] == "explanation-judge@judge-model"
+    ]
