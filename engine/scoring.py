@@ -270,7 +270,7 @@ def counts(answers: Sequence[Row], n_total: int, digits: int = 2) -> JSONDict:
 
 
 class RescoreError(UserError):
-    """A stored run that cannot be scored again (a person's session, its data set gone…)."""
+    """A stored run that cannot be scored again (still running, its data set gone…)."""
 
 
 def items_by_key(store: Store, run: Row) -> dict[str, object]:
@@ -326,10 +326,6 @@ def rescore(
     activity_id = str(run["activity"])
     if store.live(run):
         raise RescoreError(f"run {run_id} is still running; score it once it has ended")
-    if run.get("runner") == "person":
-        raise RescoreError(
-            f"run {run_id} is a person's session: its answers were scored as they were given"
-        )
     context = Context(store, run, pool, cancel, dict(options or {}))
     chosen = (
         [get_scorer(name, activity_id) for name in scorers]

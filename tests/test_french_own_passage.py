@@ -6,10 +6,11 @@ from __future__ import annotations
 import french_fixtures
 import pytest
 
+from engine.french.context import reader_passages
 from engine.french.corpus import add_corpus_from_dataset, derived_from_question
 from engine.french.dataset import ensure_sample
 from engine.french.index import build_index
-from engine.french.runner import reader_passages, run_french
+from engine.french.runner import run_french
 
 indexes = french_fixtures.indexes
 

@@ -25,7 +25,7 @@ from engine.exam.metrics import score_responses
 from engine.exam.prompts import format_question
 from engine.exam.responses import read_responses
 from engine.exam.session import ExamSession, missed_items
-from engine.exam.settings import ExamSettings
+from engine.exam.settings import ExamSettings, PracticeSettings
 from engine.fields import settings_options
 from engine.progress import Progress
 from engine.review.profiles import resolve
@@ -249,7 +249,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
 @click.option(
     "--pass-mark",
     type=click.FloatRange(0, 100),
-    default=60.0,
+    default=PracticeSettings.pass_mark,
     show_default=True,
     help="Percent needed to pass.",
 )

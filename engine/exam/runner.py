@@ -52,6 +52,7 @@ from engine.exam.settings import ExamSettings
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
 from engine.runs import Job, Spec
 from engine.scoring import counts, failed, mean
+from engine.solvers import PERSON
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -337,7 +338,17 @@ def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelP
 
 #: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
 #: (``model`` names the model).
-SPEC = Spec(EXAM, _exam_settings, _exam_job, lambda store, run_id: summarize(store, run_id))
+SPEC = Spec(EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id))
+
+
+def _summary(store: Store, run_id: int) -> dict[str, Any]:
+    """A model's run's :func:`summarize`; a person's, the session's result
+    (:func:`engine.exam.session.person_summary`)."""
+    if store.run(run_id)["runner"] == PERSON:
+        from engine.exam.session import person_summary
+
+        return person_summary(store, run_id)
+    return summarize(store, run_id)
 
 
 def run_exam(

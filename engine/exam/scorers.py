@@ -13,6 +13,7 @@ from __future__ import annotations
 from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS, read_judgement
 from engine.rouge import rouge_scores
 from engine.scoring import Context, ScoreValue, scorer
+from engine.solvers import PERSON
 from engine.types import Item, Row
 
 
@@ -42,6 +43,9 @@ def letter(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
 
 
 def _generated(context: Context) -> bool:
+    """A model's generated answers (a person's letter has no explanation to compare)."""
+    if context.run.get("runner") == PERSON:
+        return False
     return context.settings.get("method", "generate") == "generate"
 
 

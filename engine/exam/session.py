@@ -6,10 +6,11 @@
   when time is up count as wrong.
 
 Every answer is stored as soon as it is given (a ``person`` run), with the seconds spent on
-the question. The result has the score, whether it reaches the pass mark (60 % unless told
-otherwise), accuracy per question type and the questions missed. :func:`missed_items` lists
-the questions a person still gets wrong across past sessions, and a new session can replay
-exactly those (``keys=``).
+the question. The result has the score, whether it reaches the pass mark
+(:class:`~engine.exam.settings.PracticeSettings`' unless told otherwise), accuracy per
+question type and the questions missed. :func:`missed_items` lists the questions a person
+still gets wrong across past sessions, and a new session can replay exactly those
+(``keys=``).
 
 >>> # session = ExamSession(store, "explaincpe-sample", limit=5)
 >>> # q = session.next_question(); fb = session.answer("B"); fb.correct, fb.explanation
@@ -27,17 +28,17 @@ from engine.errors import UserError
 from engine.exam.dataset import ACTIVITY, Question, letters_for
 from engine.exam.metrics import TypeAccuracy, accuracy, by_type
 from engine.exam.prompts import explanation_messages
+from engine.exam.settings import PracticeSettings
 from engine.models.protocol import ChatModel
 from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
+from engine.solvers import PERSON, PersonRun
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, Row, Summary
 
 MODES = ("practice", "timed")
-PERSON = "person"
-DEFAULT_PASS_MARK = 60.0
 
 
 class SessionError(UserError):
@@ -105,7 +106,7 @@ class ExamSession:
         time_limit_s: float | None = None,
         limit: int | None = None,
         keys: Sequence[str] | None = None,
-        pass_mark: float = DEFAULT_PASS_MARK,
+        pass_mark: float = PracticeSettings.pass_mark,
         clock: Callable[[], float] = time.monotonic,
         profile: str | None = None,
     ) -> None:
@@ -132,21 +133,16 @@ class ExamSession:
         if not items:
             raise SessionError("no questions to ask")
         self.questions: list[Question] = items
-        self.run_id = store.start_run(
-            ACTIVITY,
-            dataset,
-            PERSON,
-            {
-                "mode": mode,
-                "time_limit_s": time_limit_s,
-                "pass_mark": self.pass_mark,
-                "limit": limit,
-                "keys": [str(k) for k in keys] if keys is not None else None,
-                "profile": self.profile,
-            },
-            runner=PERSON,
-            n_total=len(items),
-        )
+        settings = {
+            "mode": mode,
+            "time_limit_s": time_limit_s,
+            "pass_mark": self.pass_mark,
+            "limit": limit,
+            "keys": [str(k) for k in keys] if keys is not None else None,
+            "profile": self.profile,
+        }
+        self.person = PersonRun.start(store, ACTIVITY, dataset, items, settings)
+        self.run_id = self.person.run_id
         self.started = clock()
         self.index = 0
         self._shown_at: float | None = None
@@ -204,18 +200,14 @@ class ExamSession:
         now = self._clock()
         seconds = now - (self._shown_at if self._shown_at is not None else now)
         key = str(item["id"])
-        correct = chosen == item["answer"]
-        self.store.add_answer(
-            self.run_id,
-            key,
-            response=chosen or "",
-            chosen=chosen,
-            gold=item["answer"],
-            correct=correct,
-            latency_s=seconds,
-            position=self.index,
-            extra={"mode": self.mode, "skipped": chosen is None},
-        )
+        given = {
+            "response": chosen or "",
+            "chosen": chosen,
+            "gold": item["answer"],
+            "latency_s": seconds,
+            "extra": {"mode": self.mode, "skipped": chosen is None},
+        }
+        correct = bool(self.person.submit(self.index, key, item, given).get("correct"))
         record_answer(
             self.store,
             ACTIVITY,
@@ -278,13 +270,21 @@ class ExamSession:
         self.finished = True
         if status is None:
             status = "finished" if self.remaining == 0 or self.expired else "cancelled"
+        self.person.finish(status, {"seconds": round(self.elapsed(), 3)})
         result = session_result(self.store, self.run_id, self.questions, self.pass_mark, status)
-        result.mode = self.mode
         result.seconds = round(self.elapsed(), 3)
         result.feedback = list(self.feedback)
-        self.store.finish_run(self.run_id, _summary(result), status=status)
         self.result = result
         return result
+
+
+def person_summary(store: Store, run_id: int) -> Summary:
+    """The summary of a person's exam run (:func:`session_result`) as its stored answers and
+    scores give it, what :meth:`ExamSession.finish` stores and a rescore gives again; the
+    sitting's own length (``seconds``, its clock's) is stored beside it when it ends."""
+    out = _summary(session_result(store, run_id))
+    out.pop("seconds")
+    return out
 
 
 def _summary(result: SessionResult) -> Summary:
@@ -316,7 +316,7 @@ def session_result(
         if settings.get("limit"):
             questions = questions[: settings["limit"]]
     if pass_mark is None:
-        pass_mark = float(settings.get("pass_mark", DEFAULT_PASS_MARK))
+        pass_mark = float(settings.get("pass_mark", PracticeSettings.pass_mark))
     answers = {a["item_key"]: a for a in store.answers(run_id)}
     answered = [q for q in questions if str(q["id"]) in answers]
     oks = [bool(answers[str(q["id"])]["correct"]) for q in answered]

@@ -68,3 +68,13 @@ class ExamSettings(Settings):
 
     def prompt_settings(self) -> PromptSettings:
         return PromptSettings(self.shots, self.instruction, self.lang, self.seed)
+
+
+@dataclass
+class PracticeSettings(Settings):
+    """What a person's exam is held to (``medexam exam take``, the app's Exam Practice and
+    the session's result)."""
+
+    pass_mark: float = setting(
+        60.0, help="Percent needed to pass.", min=0, max=100, label="Pass mark"
+    )

@@ -22,9 +22,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from engine.french.activity import FRENCH
-from engine.french.context import reader_passages
-from engine.french.dataset import gold, question_source
-from engine.french.reader import Reader, format_letters
+from engine.french.context import answer_fields, reader_context
+from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
 from engine.runs import Job, Spec
 from engine.scoring import counts, percent_mean
@@ -120,37 +119,15 @@ class FrenchJob(Job):
             "corpus": index.corpus if index is not None else None,
         }
 
-    def retrieve(self, item: dict[str, Any]) -> tuple[list[Any], list[Any], bool]:
-        """See :func:`reader_passages`."""
-        if self.index is None:
-            return [], [], False
-        return reader_passages(self.index, self.dataset, item, self.k, self.oracle)
-
     def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
         started = time.perf_counter()
-        hits, top, excluded = self.retrieve(item)
-        answer = self.reader.answer(item, [h.text for h in hits])
-        pred, truth = set(answer.letters), gold(item)
-        retrieval: dict[str, Any] = {"own_excluded": excluded}
-        if self.recall_known:
-            own = question_source(self.dataset, item["id"])
-            retrieval["retrieved"] = any(h.source == own for h in top)
-        passages = [
-            {"passage_id": h.passage_id, "score": round(h.score, 4), "source": h.source}
-            for h in hits
-        ]
+        context = reader_context(self.index, self.dataset, item, self.k, self.oracle)
+        answer = self.reader.answer(item, [h.text for h in context.passages])
+        fields = answer_fields(context, self.dataset, answer.letters, self.recall_known)
+        fields["extra"]["probabilities"] = answer.probabilities
         return {
             "response": answer.response,
-            "chosen": format_letters(pred),
-            "gold": format_letters(truth),
-            "extra": {
-                "pred": sorted(pred),
-                "gold": sorted(truth),
-                "n_answers": len(truth),
-                "probabilities": answer.probabilities,
-                "passages": passages,
-                "retrieval": retrieval,
-            },
+            **fields,
             "latency_s": round(time.perf_counter() - started, 3),
             "prompt_tokens": answer.prompt_tokens,
             "completion_tokens": answer.completion_tokens,

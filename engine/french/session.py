@@ -3,8 +3,11 @@
 :class:`FrenchSession` is what the terminal (``medexam french take``) and the GUI draw: the
 current question and its options, the passages retrieved for it with the query words located
 (accent- and stem-aware character spans, ready to highlight), a multi-select answer, the
-per-question Hamming score and exact match, and the overall scores. The session is stored as
-a person run (``runner="person"``), each answer as soon as it is given.
+per-question Hamming score and exact match, and the overall scores. A person answers where a
+model would (:class:`engine.solvers.PersonRun`): the question and passages are the context a
+model's run is given (:func:`engine.french.context.reader_context`: a question's own passage
+is never shown), each answer is scored by French QA's scorers and stored at once, and the
+run's summary is a model run's, so ``medexam rescore`` scores it again.
 
 >>> session = FrenchSession(store, "frenchmedmcqa-sample", index=index, limit=3)  # doctest: +SKIP
 >>> view = session.question()                                                    # doctest: +SKIP
@@ -20,18 +23,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.french.analyser import mark, match_spans
-from engine.french.dataset import ACTIVITY, LETTERS, gold, options, retrieval_query
+from engine.french.context import ReaderContext, answer_fields, reader_context
+from engine.french.dataset import ACTIVITY, LETTERS, options, retrieval_query
 from engine.french.index import Index
-from engine.french.reader import format_letters, parse_letters
-from engine.french.scoring import exact, hamming, summarise
+from engine.french.reader import parse_letters
 from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
+from engine.solvers import PersonRun
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
     from engine.types import Summary
-
-PERSON = "person"
 
 
 @dataclass
@@ -101,10 +103,11 @@ class FrenchSession:
     """A stored practice session over ``dataset`` (the first ``limit`` questions).
 
     With ``index``, each question comes with its ``k`` best passages for the query "question +
-    options". Answer with :meth:`answer` (letters, a list or text like "A + D"); questions may be
-    answered in any order, each once. :meth:`finish` closes the run with the summary.
-    ``profile`` names the person (default: the default profile; a new name is created); every
-    answer also reviews the question's card (:mod:`engine.review`).
+    options", as a model's run is given them. Answer with :meth:`answer` (letters, a list or
+    text like "A + D"); questions may be answered in any order, each once. :meth:`finish`
+    closes the run with the summary. ``profile`` names the person (default: the default
+    profile; a new name is created); every answer also reviews the question's card
+    (:mod:`engine.review`).
     """
 
     def __init__(
@@ -131,8 +134,8 @@ class FrenchSession:
         if not self.items:
             raise StoreError(f"data set {dataset!r} holds no question")
         self._feedback: dict[str, Feedback] = {}
-        self._passages: dict[tuple[str, str, int], list[PassageView]] = {}
-        self._shown: dict[str, list[PassageView]] = {}
+        self._contexts: dict[tuple[str, str, int], ReaderContext] = {}
+        self._shown: dict[str, ReaderContext] = {}
         if run_id is None:
             settings = {
                 "index": index.name if index else None,
@@ -141,15 +144,10 @@ class FrenchSession:
                 "keys": [str(k) for k in keys] if keys is not None else None,
                 "profile": self.profile,
             }
-            self.run_id = store.start_run(
-                ACTIVITY, dataset, PERSON, settings, runner=PERSON, n_total=len(self.items)
-            )
+            self.person = PersonRun.start(store, ACTIVITY, dataset, self.items, settings)
         else:
-            run = store.run(run_id)
-            if run["runner"] != PERSON or run["dataset"] != dataset:
-                raise StoreError(f"run {run_id} is not a practice session on {dataset!r}")
-            self.run_id = run_id
-            self.profile = run_profile(run)
+            self.person = PersonRun.resume(store, ACTIVITY, run_id, dataset)
+            self.profile = run_profile(store.run(run_id))
             for a in store.answers(run_id):
                 extra = a["extra"] or {}
                 self._feedback[a["item_key"]] = Feedback(
@@ -159,8 +157,9 @@ class FrenchSession:
                     (a["scores"] or {}).get("hamming", 0.0),
                     bool(a["correct"]),
                 )
-            store.update_run(run_id, status="running")
+        self.run_id = self.person.run_id
         self.position = self._next_unanswered(0)
+        self._summary = self._summarised()
 
     @classmethod
     def resume(
@@ -196,26 +195,28 @@ class FrenchSession:
         if k < 1:
             raise ValueError(f"k must be at least 1 (got {k})")
         self.index, self.k = index, k
-        self._passages.clear()
+        self._contexts.clear()
+
+    def context(self, position: int) -> ReaderContext:
+        """What question ``position`` is shown with: a model's context for it (the passages
+        of the index, its own passage left out), remembered as what the answer saw."""
+        item = self.items[position]
+        key = (item["id"], self.index.name if self.index else "", self.k)
+        if key not in self._contexts:
+            self._contexts[key] = reader_context(self.index, self.dataset, item, self.k)
+        self._shown[item["id"]] = self._contexts[key]
+        return self._contexts[key]
 
     def passages(self, position: int) -> list[PassageView]:
-        """The retrieved passages of question ``position`` with the query words located
-        (see :meth:`set_retrieval` to change the index or ``k`` between questions)."""
-        item = self.items[position]
-        if self.index is None:
-            self._shown[item["id"]] = []
-            return []
-        key = (item["id"], self.index.name, self.k)
-        if key not in self._passages:
-            query = retrieval_query(item)
-            self._passages[key] = [
-                PassageView(
-                    h.passage_id, h.source, h.score, h.text, match_spans(h.text, query), h.label
-                )
-                for h in self.index.search(query, self.k)
-            ]
-        self._shown[item["id"]] = self._passages[key]
-        return self._passages[key]
+        """The passages of question ``position`` (:meth:`context`) with the query words
+        located (see :meth:`set_retrieval` to change the index or ``k`` between questions)."""
+        query = retrieval_query(self.items[position])
+        return [
+            PassageView(
+                h.passage_id, h.source, h.score, h.text, match_spans(h.text, query), h.label
+            )
+            for h in self.context(position).passages
+        ]
 
     def question(self, position: int | None = None) -> QuestionView:
         """Question ``position`` (default: the next unanswered one)."""
@@ -235,33 +236,27 @@ class FrenchSession:
 
     def answer(self, answer: Iterable[str] | str, position: int | None = None) -> Feedback:
         """Record the letters chosen for question ``position`` (default: the current one) and
-        return the verdict. An empty answer is allowed and scored as such."""
+        return the verdict of French QA's scorers. An empty answer is allowed and scored as
+        such."""
         position = self.position if position is None else position
         if not 0 <= position < len(self.items):
             raise IndexError(f"no question at position {position}")
         item = self.items[position]
         if item["id"] in self._feedback:
             raise StoreError(f"question {item['id']!r} is already answered")
-        chosen, truth = _letters(answer), sorted(gold(item))
-        fb = Feedback(
-            item["id"], chosen, truth, round(hamming(chosen, truth), 4), exact(chosen, truth)
+        chosen = _letters(answer)
+        shown = self._shown.get(item["id"]) or ReaderContext(item)
+        known = self.index is not None and self.index.corpus_dataset == self.dataset
+        fields = answer_fields(shown, self.dataset, chosen, known)
+        values = self.person.submit(
+            position, item["id"], item, {"response": fields["chosen"], **fields}
         )
-        passages = self._shown.get(item["id"], [])
-        self.store.add_answer(
-            self.run_id,
+        fb = Feedback(
             item["id"],
-            response=format_letters(chosen),
-            chosen=format_letters(chosen),
-            gold=format_letters(truth),
-            correct=fb.exact,
-            scores={"hamming": fb.hamming, "exact": fb.exact},
-            extra={
-                "pred": chosen,
-                "gold": truth,
-                "n_answers": len(truth),
-                "passages": [{"passage_id": p.passage_id, "source": p.source} for p in passages],
-            },
-            position=position,
+            chosen,
+            fields["extra"]["gold"],
+            round(float(values.get("hamming") or 0.0), 4),
+            bool(values.get("exact")),
         )
         record_answer(
             self.store,
@@ -274,24 +269,24 @@ class FrenchSession:
         )
         self._feedback[item["id"]] = fb
         self.position = self._next_unanswered(position + 1)
+        self._summary = self._summarised()
         return fb
 
     def feedback(self, position: int) -> Feedback | None:
         """The verdict already given on question ``position``, if answered."""
         return self._feedback.get(self.items[position]["id"])
 
+    def _summarised(self) -> Summary:
+        return {**self.person.summary(), "total": len(self.items)}
+
     def summary(self) -> Summary:
-        """``{run_id, answered, total, n, hamming, emr, by_n_answers}`` (percent)."""
-        pairs = [(fb.chosen, fb.gold) for fb in self._feedback.values()]
-        return {
-            "run_id": self.run_id,
-            "answered": len(pairs),
-            "total": len(self.items),
-            **summarise(pairs),
-        }
+        """A French run's summary of the answers so far (:func:`engine.french.runner.
+        run_summary`: ``hamming``, ``emr``, ``by_n_answers``… in percent, ``answered``) and
+        ``total``, the session's questions; as it was when the last answer was stored (so
+        any thread may read it)."""
+        return dict(self._summary)
 
     def finish(self) -> Summary:
         """Close the run (finished if all answered, else cancelled) and return the summary."""
-        summary = self.summary()
-        self.store.finish_run(self.run_id, summary, "finished" if self.done else "cancelled")
-        return summary
+        status = "finished" if self.done else "cancelled"
+        return self.person.finish(status, {"total": len(self.items)})

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.exam.dataset import LETTERS
+from engine.exam.settings import PracticeSettings
 from engine.text.language import item_language
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, table_view
@@ -144,7 +145,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
         self.count.setToolTip("How many questions (the first ones; drawn at random from a pool)")
         self.minutes = spin_box(1, 600, setting("exam/minutes", 15, int), suffix=" min")
-        self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", 60, int), suffix=" %")
+        self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", int(PracticeSettings.pass_mark), int), suffix=" %")
         self.only_missed = QCheckBox("Only the ones I got wrong")
         modes = self._modes()
         self.block = BlockControls(self.ctx, "exam", self, count=self.count, minutes=self.minutes)
