@@ -186,6 +186,23 @@ def test_log_probabilities_of_many_questions_at_once_equal_one_at_a_time(
     )
 
 
+def test_a_few_shot_prefix_is_read_once_and_copied_to_the_other_slots() -> None:
+    prompts = [
+        SHOT * 4 + f"Question: Which organ {o}?\nA. Liver\nB. Pancreas\nAnswer:"
+        for o in ORGANS[:SLOTS]
+    ]
+    with LocalModel(resolve().path, n_ctx=1024, slots=SLOTS) as m:
+        sizes = [len(m.tokenize(p, add_bos=True)) for p in prompts]
+        shared = len(m.tokenize(SHOT * 4, add_bos=True)) // BLOCK * BLOCK
+        before = m._call("counts")
+        answers = together([lambda p=p: m.logprobs(p, LETTERS) for p in prompts])
+        assert all(isinstance(a, dict) for a in answers), answers
+        counts = m._call("counts")
+    assert counts["copied"] - before["copied"] == SLOTS - 1
+    read = counts["decoded"] - before["decoded"]
+    assert read == sum(sizes) - (SLOTS - 1) * shared  # the prefix's blocks once
+
+
 def test_one_slot_answers_as_llama_cpp_python_reading_the_prompt_in_blocks() -> None:
     """The answers a model gave before it decoded several sequences: llama-cpp-python's own
     generation after the prompt read in blocks of BLOCK tokens."""

@@ -121,6 +121,7 @@ class Scheduler:
         self.n_vocab = int(llm.n_vocab())
         self._batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1)
         self.mem = llama_cpp.llama_get_memory(llm.ctx)
+        self.counts = {"decoded": 0, "copied": 0}  # tokens decoded, prefixes copied
 
     def warm_up(self) -> None:
         """Decode one token and forget it, as llama.cpp's own tools do after loading: the
@@ -203,10 +204,16 @@ class Scheduler:
             self.place(job, best)
 
     def _share(self, job: Job) -> bool:
-        """Copy into ``job``'s slot the longest part of its context another slot holds; True
-        when an earlier job is computing more of it right now (``job`` waits for it)."""
+        """True when an earlier job is reading more of ``job``'s context right now (``job``
+        waits for it); else copy into ``job``'s slot the longest part of its context another
+        slot holds, if longer than its own."""
         if not job.reuse or len(self.slots) == 1 or job.slot is None:
             return False
+        for other in self.jobs():
+            if other.order < job.order and other.reading:
+                shared = aligned_common(other.context, job.context)
+                if shared > job.n_past and other.n_past < shared:
+                    return True
         best, donor = job.n_past, None
         for slot in self.slots:
             if slot is not job.slot:
@@ -219,12 +226,7 @@ class Scheduler:
             self.llama_cpp.llama_memory_seq_cp(self.mem, donor.seq, mine.seq, -1, -1)
             self.llama_cpp.llama_memory_seq_rm(self.mem, mine.seq, best, -1)
             mine.cached, job.n_past = job.context[:best], best
-        for other in self.jobs():
-            if other.order >= job.order or not other.reading:
-                continue
-            shared = aligned_common(other.context, job.context)
-            if shared > job.n_past and other.n_past < shared:
-                return True
+            self.counts["copied"] += 1
         return False
 
     # -- one step --------------------------------------------------------------------------
@@ -248,6 +250,7 @@ class Scheduler:
         rc = self.llama_cpp.llama_decode(self.llm.ctx, self._batch.batch)
         if rc != 0:
             raise ModelError(f"llama.cpp could not decode the batch (code {rc})")
+        self.counts["decoded"] += sum(len(chunk) for _, chunk in plan)
         idx = -1
         for job, chunk in plan:
             idx += len(chunk)

@@ -331,6 +331,8 @@ class LocalModel(ChatModel):
                 self._settle(req)  # the caller stopped reading early
             elif link is not None:
                 link.forget(req)
+            if not req.open and self._last.get(threading.get_ident()) is req:
+                del self._last[threading.get_ident()]
 
     def _call(self, op: str, within: float | None = None, **kwargs: Any) -> Any:
         for kind, value in self._request(op, kwargs, within):

@@ -192,6 +192,8 @@ class _Worker:
         elif op == "detokenize":
             text = self.llm.detokenize(kwargs["tokens"]).decode("utf-8", "replace")
             self.send(rid, "done", text)
+        elif op == "counts":  # used by tests: what the batches decoded and copied
+            self.send(rid, "done", dict(self.batch.counts))
         elif op == "crash":  # used by tests: die the way a native crash does
             os.abort()
         else:
