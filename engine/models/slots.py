@@ -21,7 +21,7 @@ A number set by the user (the model settings' ``slots``, or ``--slots N`` throug
 the note); when not even one slot fits, the model is refused in one line (lower its context).
 
 >>> decide("SmolLM2-135M-Instruct.Q4_1.gguf", ModelSettings().resolved()).note  # doctest: +SKIP
-'8 slots (the most on a CPU), 90 MiB of KV cache each for 4,096 tokens; 21.7 GiB free'
+'8 slots (the most on a CPU), 90 MiB of KV cache each for 4,096 tokens; 21.7 GiB free for them in RAM'
 """
 
 from __future__ import annotations
