@@ -95,6 +95,13 @@ FOUR = {k: 3 for k in KEYS[:4]}
         FIVE.format("four"),
         FIVE.format("4 out of 10"),
         FIVE.format("4 / 10"),
+        FIVE.format("4 (out of 10)"),  # another scale, in brackets or further on
+        FIVE.format("4 points out of 10"),
+        FIVE.format("4 (8/10)"),
+        FIVE.format("4 to 5"),  # a range or a choice is not one rating
+        FIVE.format("4 or 5"),
+        FIVE.format("4 - 5"),
+        FIVE.format("4 ± 1"),
         FIVE.format("４"),  # another script's digit
         FIVE.format("4") + "\nWell-formed: 2",  # one perspective rated twice
         json.dumps({**FOUR, "reason": "novelty: 2"}),  # a number in the reason is no rating

@@ -93,12 +93,14 @@ def judge_messages(explained: Explained) -> list[Message]:
 
 # One perspective a line, as a judge writes them without JSON: "Well-formed: 4",
 # "**Support** - 4", "3. Validity = 2/5". The value is a whole number standing alone (no
-# sign, no decimals, no other scale than "/5" or "out of 5"); a dash separates only when a
-# space follows.
+# sign, no decimals, no other scale than "/5" or "out of 5" anywhere on its line, no range
+# or choice such as "4 to 5", "4 or 5", "4 - 5"); a dash separates only when a space follows.
 _LINE = re.compile(
     r"^[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*\**[ \t]*"
     r"(?P<name>well[ _-]?formed|support|correctness|validity|novelty)[ \t]*\**[ \t]*"
     r"(?:[:：=]|-(?=[ \t]))[ \t]*\**[ \t]*(?P<value>[0-9]+)"
+    r"(?![ \t]*(?:to|or|and|[-–—~±])[ \t]*[0-9])"
+    r"(?![^\n]*?(?:/|out[ \t]+of)[ \t]*(?!5(?![0-9.]))[0-9])"
     r"(?:[ \t]*(?:/|out[ \t]+of)[ \t]*5(?![0-9.]))?\**"
     r"(?=[ \t]*$|[ \t](?![ \t]*(?:/|out[ \t]+of|of)[ \t]*[0-9])|[.,;。，；)）](?![0-9]))",
     re.IGNORECASE | re.MULTILINE,
