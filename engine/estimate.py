@@ -1,6 +1,7 @@
 """How long a model run will take, said before it starts: its items times the seconds an
-item took in the newest earlier run of the same activity, model and method (its wall time
-from start to end over the answers it stored).
+item took in the newest earlier run of the same activity, model and method (the time its
+answers took to come, a pause between a stop and its resume left out, over the answers it
+stored).
 
 >>> found = estimate(store, "exam", "explaincpe-test", {"model": "smollm2", "method": "generate"})  # doctest: +SKIP
 >>> found.text("question")                                                      # doctest: +SKIP
@@ -54,16 +55,46 @@ def duration_text(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
-def _pace(run: Row) -> float | None:
-    """Seconds per stored answer of ``run`` (None without both times or any answer)."""
+def _pace(store: Store, run: Row) -> float | None:
+    """Seconds per stored answer of ``run``: the time its answers took to come (see
+    :func:`_answering`), else its wall time from start to end (None without both times or any
+    answer)."""
     if not run.get("started") or not run.get("finished") or not run.get("n_done"):
         return None
     try:
         took = datetime.fromisoformat(run["finished"]) - datetime.fromisoformat(run["started"])
     except (TypeError, ValueError):
         return None
-    seconds = took.total_seconds() / int(run["n_done"])
+    seconds = took.total_seconds()
+    answering = _answering(store.answers(int(run["id"])))
+    if answering is not None:
+        seconds = min(seconds, answering)
+    seconds /= int(run["n_done"])
     return seconds if seconds > 0 else None
+
+
+def _answering(answers: list[Row]) -> float | None:
+    """The seconds a run spent answering, pauses left out: the first answer's time, then each
+    wait for the next answer, at most the time that answer took (a run stopped and resumed
+    a day later did not spend the day on its next answer). None unless every answer has its
+    time and the moment it was stored."""
+    times: list[tuple[datetime, float]] = []
+    for a in answers:
+        latency, created = a.get("latency_s"), a.get("created")
+        if not isinstance(latency, int | float) or not isinstance(created, str):
+            return None
+        try:
+            times.append((datetime.fromisoformat(created), float(latency)))
+        except ValueError:
+            return None
+    if not times:
+        return None
+    times.sort(key=lambda t: t[0])
+    waits = (
+        min((at - before).total_seconds(), latency)
+        for (before, _), (at, latency) in zip(times, times[1:], strict=False)
+    )
+    return times[0][1] + sum(waits)
 
 
 def estimate(
@@ -84,7 +115,7 @@ def estimate(
         same = all(stored.get(k) == settings[k] for k in PACE_KEYS if k in settings)
         if run["status"] not in ("finished", "cancelled") or run["model"] != model or not same:
             continue
-        pace = _pace(run)
+        pace = _pace(store, run)
         if pace is not None:
             return Estimate(items, pace, int(run["id"]))
     return Estimate(items)

@@ -36,6 +36,26 @@ def test_the_estimate_times_the_items_by_an_earlier_run_of_the_same_model(store)
     assert unknown.seconds is None and "no earlier run" in unknown.text("question")
 
 
+def test_a_run_stopped_and_resumed_days_later_is_timed_by_its_answers_not_the_pause(store):
+    """Its start and end are a day apart; its ten answers took 10 s each, five on each day."""
+    dataset = ensure_sample(store)
+    run_id = store.start_run("exam", dataset, "smollm2", {"method": "generate"}, n_total=10)
+    for i in range(10):
+        key = f"sample-{i + 1:02d}"
+        store.add_answer(run_id, key, response="A", chosen="A", gold="B", latency_s=10.0)
+        day, second = (1, 10 * (i + 1)) if i < 5 else (2, 10 * (i - 4))
+        store.db.execute(
+            "UPDATE answers SET created = ? WHERE run_id = ? AND item_key = ?",
+            [f"2026-01-0{day}T10:{second // 60:02d}:{second % 60:02d}+00:00", run_id, key],
+        )
+    store.finish_run(run_id, {"accuracy": 0.0})
+    store.update_run(
+        run_id, started="2026-01-01T10:00:00+00:00", finished="2026-01-02T10:00:50+00:00"
+    )
+    found = estimate(store, "exam", dataset, {"model": "smollm2", "method": "generate"})
+    assert found == Estimate(14, 10.0, run_id)  # not 14 × 8,645 s (the day between them)
+
+
 @pytest.mark.gui
 def test_the_app_says_how_long_and_asks_before_a_long_run(qtbot, window, monkeypatch):
     store = window.ctx.store
