@@ -125,7 +125,12 @@ def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> boo
 @click.option("--case", "case_id", required=True, help="Case id.")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
-@click.option("--max-turns", type=click.IntRange(1, MAX_TURNS), default=10, show_default=True)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(1, MAX_TURNS),
+    default=ConsultSettings.max_turns,
+    show_default=True,
+)
 @pass_app
 def consult_chat(
     app: AppContext,

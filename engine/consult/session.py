@@ -8,7 +8,10 @@
 Turns are numbered: 0 is the opening request; question *i* and its reply are both turn *i*; a
 model doctor's closing words are stored as a doctor turn of kind ``conclusion``. With a store
 and a run id every turn is stored as it happens (``Store.add_turn``) and :meth:`finish` stores
-one answer row for the case, with the task result and the consultation's metrics as scores.
+one answer row for the case, scored by the consultation's scorers (the task, the dialogue's
+metrics) as a model run's answer is. A person's consultation is a person's run
+(:class:`engine.solvers.PersonRun`): the patient is the one a model doctor talks to, and the
+run is scored again with ``medexam rescore`` like a model's.
 The ``extra`` of a patient turn records the facts the question matched (``facts``: index, key,
 value, scores; all the grounded patient was given), those the question ``asked`` for, those
 ``revealed`` in the reply and those ``leaked``, the ``patient_mode`` and how the reply was
@@ -19,14 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from engine.consult.cases import Case, Turn
+from engine.consult.cases import ACTIVITY, Case, Turn
 from engine.consult.metrics import consultation_metrics, turn_leakage
 from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
+from engine.consult.settings import ConsultSettings
 from engine.consult.solve import Solver, TaskResult, score_answer, task_text
 from engine.errors import UserError
 from engine.models.protocol import ChatModel
+from engine.solvers import PERSON, PersonRun, store_scored
 
 if TYPE_CHECKING:
     from engine.consult.metrics import CaseMetrics
@@ -87,7 +92,7 @@ class Consultation:
     _: KW_ONLY
     store: Store | None = None
     run_id: int | None = None
-    max_turns: int = 10
+    max_turns: int = ConsultSettings.max_turns
     solver: Solver | None = None
     match: InitVar[str | None] = None
     position: int | None = None
@@ -263,14 +268,15 @@ class Consultation:
             task_kind=self.case.task.kind,
         )
         if self.store is not None and self.run_id is not None and self.store_answer:
-            self.store.add_answer(
-                self.run_id,
-                self.case.id,
-                position=self.position,
-                correct=self.result.task.correct,
-                scores=dict(self.result.metrics),
-                **self.result.answer_fields(self.questions_asked),
+            fields = self.result.answer_fields(self.questions_asked)
+            values = store_scored(
+                self.store, self.run_id, self.position, self.case.id, self.case, fields
             )
+            task.correct = bool(values.get("correct"))  # the scorers' verdict is the one
+            similarity = values.get("similarity")
+            if isinstance(similarity, int | float):
+                task.similarity = float(similarity)
+            self.result.metrics = cast("CaseMetrics", values)
         return self.result
 
 
@@ -301,32 +307,39 @@ class ReplyStream:
 
 
 def start_person_consultation(
-    store: Store, dataset: str, case: Case, patient_model: ChatModel, max_turns: int = 10
+    store: Store,
+    dataset: str,
+    case: Case,
+    patient_model: ChatModel,
+    max_turns: int = ConsultSettings.max_turns,
 ) -> Consultation:
     """A person's consultation of one case, stored as a ``person`` run of one item; the
     patient's opening request is already recorded."""
-    from engine.consult.cases import ACTIVITY
-
     patient = getattr(patient_model, "name", None) or "model"
-    settings = {"doctor": "person", "patient": patient, "case": case.id, "max_turns": max_turns}
-    run_id = store.start_run(ACTIVITY, dataset, "person", settings, runner="person", n_total=1)
+    settings = {"doctor": PERSON, "patient": patient, "case": case.id, "max_turns": max_turns}
+    person = PersonRun.start(store, ACTIVITY, dataset, [case], settings)
     consultation = Consultation(
-        case, patient_model, store=store, run_id=run_id, max_turns=max_turns, position=0
+        case, patient_model, store=store, run_id=person.run_id, max_turns=max_turns, position=0
     )
     consultation.start()
     return consultation
 
 
-def finish_person_consultation(consultation: Consultation, answer: str) -> ConsultResult:
-    """Score the person's answer and close the run with the activity's summary."""
-    from engine.consult.metrics import summarize
+def _person(consultation: Consultation) -> PersonRun:
+    if consultation.store is None or consultation.run_id is None:
+        raise ConsultationError("the consultation is not stored")
+    return PersonRun(consultation.store, ACTIVITY, consultation.run_id)
 
+
+def finish_person_consultation(consultation: Consultation, answer: str) -> ConsultResult:
+    """Score the person's answer (the consultation's scorers) and close the run with the
+    activity's summary."""
     result = consultation.finish(answer)
-    consultation.store.finish_run(consultation.run_id, summarize([result.metrics]))
+    _person(consultation).finish("finished")
     return result
 
 
 def abandon_person_consultation(consultation: Consultation) -> None:
     """Close the run of a consultation left before its task was answered (``cancelled``)."""
     if consultation.store is not None and consultation.run_id is not None:
-        consultation.store.finish_run(consultation.run_id, {"n": 1, "answered": 0}, "cancelled")
+        _person(consultation).finish("cancelled")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import metric_label
+from engine.consult.settings import ConsultSettings
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, format_value, table_view
 from gui.widgets.common import (
@@ -132,7 +133,7 @@ class PersonPanel(QWidget, SessionCalls):
         cases.add(self.case_list, 1)
         row = QHBoxLayout()
         row.addWidget(QLabel("Questions allowed"))
-        self.max_turns = spin_box(1, 50, setting("consult/max_turns", 10, int))
+        self.max_turns = spin_box(1, 50, setting("consult/max_turns", ConsultSettings.max_turns, int))
         row.addWidget(self.max_turns)
         cases.add_layout(row)
         self.start_button = primary(button("Start consultation", self.start))
