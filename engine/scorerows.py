@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.dbfile import StoreError, now
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     import sqlite_utils
 
-    from engine.scoring import Scored, ScoreValue
+    from engine.scoring import Scored
     from engine.types import Row
 
 
@@ -31,23 +31,17 @@ class ScoreRows:
             self, immediate: bool = True
         ) -> contextlib.AbstractContextManager[None]: ...
 
-    def _as_scored(
-        self,
-        run_id: int,
-        correct: bool | None,
-        scores: Mapping[str, ScoreValue] | Sequence[Scored] | None,
-    ) -> list[Scored]:
-        from engine.scoring import Scored, attribute
-
-        if isinstance(scores, Sequence):
-            found = list(scores)
-            if correct is not None:
-                raise StoreError("give correct as a score, not beside scorers' results")
-            return [s for s in found if isinstance(s, Scored)]
-        values = dict(scores or {})
-        if correct is not None:
-            values = {"correct": bool(correct), **values}
-        return attribute(str(self.run(run_id)["activity"]), values) if values else []
+    @staticmethod
+    def _scored_only(scores: Sequence[Scored]) -> list[Scored]:
+        """Scorers' results, refused when they are anything else (raw ``{key: value}``)."""
+        found = (
+            list(scores) if isinstance(scores, Sequence) and not isinstance(scores, str) else None
+        )
+        if found is None or not all(hasattr(s, "scorer") and hasattr(s, "values") for s in found):
+            raise StoreError(
+                "an answer is stored with its scorers' results (Scored), not raw values"
+            )
+        return found
 
     def _insert_scores(self, run_id: int, item_key: str, scored: Sequence[Scored]) -> None:
         stamp = now()

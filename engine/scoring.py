@@ -190,19 +190,6 @@ def score_answer(
     return out
 
 
-def attribute(activity_id: str, values: Mapping[str, ScoreValue]) -> list[Scored]:
-    """Values computed elsewhere (a person's session scores as it goes) given to the
-    activity's scorers that name their keys; a key that none names is kept under
-    ``<activity>.recorded``."""
-    owners = {key: s for s in scorers_of(activity_id) for key in s.keys}
-    grouped: dict[tuple[str, int], dict[str, ScoreValue]] = {}
-    for key, value in values.items():
-        owner = owners.get(key)
-        name, version = (owner.name, owner.version) if owner else (f"{activity_id}.recorded", 1)
-        grouped.setdefault((name, version), {})[key] = value
-    return [Scored(name, version, found) for (name, version), found in grouped.items()]
-
-
 def scorers_of(activity_id: str) -> list[Scorer]:
     """The scorers an activity's runs apply, by the activity's list."""
     return [get_scorer(name, activity_id) for name in get_activity(activity_id).scorers]

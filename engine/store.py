@@ -11,7 +11,9 @@ and key, see :mod:`engine.scoring`), read back merged into each answer's ``score
 >>> store.add_dataset("demo", "exam", [{"id": "q1", "question": "…"}])
 1
 >>> run_id = store.start_run("exam", "demo", "smollm2", {"shots": 0})
->>> store.add_answer(run_id, "q1", response="B", chosen="B", gold="B", correct=True)
+>>> from engine.scoring import Scored
+>>> right = [Scored("exam.letter", 1, {"correct": True})]  # scored before it is stored
+>>> store.add_answer(run_id, "q1", response="B", chosen="B", gold="B", scores=right)
 >>> store.finish_run(run_id, {"accuracy": 100.0})
 >>> store.run(run_id)["status"]
 'finished'
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -372,8 +374,7 @@ class Store(ScoreRows):
         response: str = "",
         chosen: str | None = None,
         gold: str | None = None,
-        correct: bool | None = None,
-        scores: Mapping[str, ScoreValue] | Sequence[Scored] | None = None,
+        scores: Sequence[Scored] = (),
         extra: JSONDict | None = None,
         latency_s: float | None = None,
         prompt_tokens: int | None = None,
@@ -382,10 +383,10 @@ class Store(ScoreRows):
     ) -> None:
         """Store (or replace) the answer to one item with its scores, and commit at once.
 
-        ``scores`` are the scorers' results (:class:`engine.scoring.Scored`); a plain
-        ``{key: value}`` (and ``correct``) is given to the activity's scorers that name
-        those keys (a key none names is kept as ``<activity>.recorded``).
+        ``scores`` are the scorers' results (:class:`engine.scoring.Scored`): an answer is
+        scored before it is stored (:func:`engine.scoring.score_answer`), never here.
         """
+        scored = self._scored_only(scores)
         with self._transaction():
             self.db["answers"].upsert(
                 {
@@ -403,7 +404,6 @@ class Store(ScoreRows):
                 },
                 pk=("run_id", "item_key"),
             )
-            scored = self._as_scored(run_id, correct, scores)
             self.db.execute(
                 "DELETE FROM scores WHERE run_id = ? AND item_key = ?", [run_id, str(item_key)]
             )

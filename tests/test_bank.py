@@ -20,6 +20,7 @@ from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
 from engine.models.scripted import ScriptedModel
 from engine.runs import run
+from engine.scoring import Scored
 
 P = "default"
 
@@ -142,7 +143,7 @@ def model_run(store, scripted_pool, ds, name: str, letters: dict[str, str]) -> i
             response=chosen,
             chosen=chosen,
             gold=a["gold"],
-            correct=chosen == a["gold"],
+            scores=[Scored("exam.letter", 1, {"correct": chosen == a["gold"]})],
             position=a["position"],
         )
     return int(found["run_id"])

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from engine import __version__
 from engine.cli import cli
+from engine.scoring import Scored
 from engine.store import Store
 
 
@@ -83,10 +84,11 @@ def test_runs_list_show_export(db_path):
     store = Store(db_path)
     store.add_dataset("demo", "exam", [{"id": "q1"}, {"id": "q2"}])
     run_id = store.start_run("exam", "demo", "smollm2", {"shots": 0}, n_total=2)
+    right, wrong = ([Scored("exam.letter", 1, {"correct": c})] for c in (True, False))
     store.add_answer(
-        run_id, "q1", response="答案：B", chosen="B", gold="B", correct=True, position=0
+        run_id, "q1", response="答案：B", chosen="B", gold="B", scores=right, position=0
     )
-    store.add_answer(run_id, "q2", response="A", chosen="A", gold="C", correct=False, position=1)
+    store.add_answer(run_id, "q2", response="A", chosen="A", gold="C", scores=wrong, position=1)
     store.finish_run(run_id, {"accuracy": 50.0})
     store.close()
 

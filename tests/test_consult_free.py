@@ -69,8 +69,8 @@ def _judged_run(store: Store, verdicts: list[float | None], letters: list[bool])
     for i, (v, right) in enumerate(zip(verdicts, letters, strict=True)):
         key = f"c{i}"
         extra = {"answer_form": "free", "letter": "A", "letter_correct": right}
-        store.add_answer(run_id, key, response="x", chosen="x", gold="y", correct=v == 1.0,
-                         scores={}, extra=extra)  # fmt: skip
+        store.add_answer(run_id, key, response="x", chosen="x", gold="y",
+                         scores=[Scored("consult.task", 1, {"correct": v == 1.0})], extra=extra)  # fmt: skip
         store.add_scores(
             run_id, key, [Scored(f"{NAME}@j", 1, {"judged": v, "parsed": v is not None})]
         )

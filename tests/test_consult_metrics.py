@@ -20,6 +20,7 @@ from engine.consult.metrics import (
     turn_analysis,
     turn_leakage,
 )
+from engine.scoring import Scored
 
 FACTS = [Fact("Fever", "high fever"), Fact("Cough type", "dry cough")]
 
@@ -177,7 +178,8 @@ def test_turn_analysis_from_stored_turns(store) -> None:
     run_id = store.start_run("consult", "tiny", "person", runner="person", n_total=1)
     for t in DIALOGUE:
         store.add_turn(run_id, "c1", t["turn"], t["role"], t["text"], extra=t["extra"])
-    store.add_answer(run_id, "c1", response="A", chosen="A", gold="A", correct=True)
+    right = [Scored("consult.task", 1, {"correct": True})]
+    store.add_answer(run_id, "c1", response="A", chosen="A", gold="A", scores=right)
     rows = turn_analysis(store, run_id, fractions=(0.5, 1.0))
     # half: replies "i have a high fever" vs values "high fever dry cough": 2 of 5 / 2 of 4
     assert rows[0]["patient_f1"] == pytest.approx(

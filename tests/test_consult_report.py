@@ -23,8 +23,10 @@ from engine.consult.report import (
 )
 from engine.consult.run import consult_settings
 from engine.results import compare_runs
+from engine.scoring import Scored
 from engine.store import Store
 
+WRONG = [Scored("consult.task", 1, {"correct": False})]
 SUMMARY = {
     "patient_recall": 40.0,
     "patient_precision": 30.0,
@@ -51,7 +53,7 @@ def _run(store: Store, runner: str, solver: str, model: str = "smollm2", **summa
             run_id, "sample-01", 2, "doctor", "It is appendicitis.", extra={"kind": "conclusion"}
         )
     store.add_answer(
-        run_id, "sample-01", response="A", chosen="A", gold="B", correct=False, scores={}, extra={}
+        run_id, "sample-01", response="A", chosen="A", gold="B", scores=WRONG, extra={}
     )
     store.finish_run(run_id, {**SUMMARY, **summary})
     return run_id

@@ -21,6 +21,7 @@ import gui
 from engine.cli import cli
 from engine.errors import ONE_LINE, MedexamError, UserError
 from engine.paths import samples_dir
+from engine.scoring import Scored
 from engine.store import Store
 
 
@@ -127,7 +128,8 @@ def test_items_by_key_says_when_a_data_set_is_gone(db_path):
         "q1": {"id": "q1", "question": "a"},
     }
     run_id = store.start_run("exam", "demo", "smollm2", {}, n_total=1)
-    store.add_answer(run_id, "q1", response="A", chosen="A", gold="B", correct=False)
+    wrong = [Scored("exam.letter", 1, {"correct": False})]
+    store.add_answer(run_id, "q1", response="A", chosen="A", gold="B", scores=wrong)
     store.finish_run(run_id, {"accuracy": 0.0})
     store.delete_dataset("demo")
     assert store.items_by_key("demo") is None

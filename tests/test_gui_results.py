@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.session import ExamSession
+from engine.scoring import Scored
 from gui.tables import RowsModel
 
 pytestmark = pytest.mark.gui
@@ -109,7 +110,8 @@ def test_answers_show_their_questions_numbered_from_one(qtbot, window):
     store.add_dataset("hashed", "exam", items)
     run_id = store.start_run("exam", "hashed", "smollm2", {}, runner="model", n_total=2)
     for item, chosen in zip(items, ["A", "B"], strict=True):
-        store.add_answer(run_id, item["id"], chosen=chosen, gold="A", correct=chosen == "A")
+        right = [Scored("exam.letter", 1, {"correct": chosen == "A"})]
+        store.add_answer(run_id, item["id"], chosen=chosen, gold="A", scores=right)
     store.finish_run(run_id, {"accuracy": 50.0, "n": 2})
 
     r = window.go("results")
@@ -176,8 +178,11 @@ def test_setting_column_filter_and_report_tab(qtbot, window, tmp_path):
 def test_an_answers_scores_are_named_in_words(qtbot, window):
     store = window.ctx.store
     run_id = store.start_run("consult", "cases-sample", "smollm2", {}, runner="model", n_total=1)
-    scores = {"patient_recall": 0.25, "doctor_f1": 0.5, "similarity": 1.0}
-    store.add_answer(run_id, "sample-01", chosen="B", gold="B", correct=True, scores=scores)
+    scores = [
+        Scored("consult.task", 1, {"correct": True, "similarity": 1.0}),
+        Scored("consult.dialogue", 1, {"patient_recall": 0.25, "doctor_f1": 0.5}),
+    ]
+    store.add_answer(run_id, "sample-01", chosen="B", gold="B", scores=scores)
     store.finish_run(run_id, {"accuracy": 100.0, "n": 1})
     r = window.go("results")
     r.reload()

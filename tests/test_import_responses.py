@@ -18,6 +18,7 @@ from engine.exam.metrics import score_responses
 from engine.exam.responses import import_responses
 from engine.runs import RunError
 from engine.scoring import rescore
+from engine.solvers import store_scored
 from engine.store import Store
 
 NUMBERS = ("n", "accuracy", "rouge1", "rouge2", "rougeL", "by_type", "consistency")
@@ -173,7 +174,9 @@ def test_responses_to_the_first_questions_make_a_run_of_those(store, quiz, tmp_p
 
 def test_a_persons_answer_is_still_scored_by_the_letter_scorer(store, quiz):
     run_id = store.start_run("exam", quiz, "me", {}, "person", 4)
-    store.add_answer(run_id, "0", response="A", chosen="A", gold="A", correct=True)
+    item = store.items(quiz)[0]
+    given = {"response": "A", "chosen": "A", "gold": "A"}
+    assert store_scored(store, run_id, 0, "0", item, given)["correct"] is True
     assert [r["scorer"] for r in store.run_scorers(run_id)] == ["exam.letter"]
 
 

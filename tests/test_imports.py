@@ -130,6 +130,15 @@ def test_naming_the_store_does_not_load_sqlite_utils():
     assert "sqlite_utils" not in modules and "numpy" not in modules
 
 
+def test_storing_an_answer_imports_no_scoring():
+    """Answers are scored before they reach the store, which only keeps scorers' results."""
+    modules = loaded_after(
+        "from engine.store import Store\nstore = Store(':memory:')\n"
+        "store.add_answer(store.start_run('exam', 'demo', 'm'), 'q1', chosen='A')"
+    )
+    assert "engine.store" in modules and "engine.scoring" not in modules
+
+
 def test_importing_a_package_imports_none_of_its_modules():
     modules = loaded_after("import engine, engine.exam, engine.french, engine.consult")
     engine_modules = {m for m in modules if m.startswith("engine")}

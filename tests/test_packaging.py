@@ -16,6 +16,7 @@ import pytest
 
 from engine import paths
 from engine.models import catalog
+from engine.scoring import Scored
 from engine.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,7 +161,8 @@ def _write_runs(path: str, tag: str, n: int, start: Any) -> None:
     store.add_dataset(f"set-{tag}", "exam", items)
     run = store.start_run("exam", f"set-{tag}", "smollm2", {"tag": tag}, n_total=n)
     for i in range(n):
-        store.add_answer(run, f"{tag}-{i}", response="A", chosen="A", gold="A", correct=True)
+        right = [Scored("exam.letter", 1, {"correct": True})]
+        store.add_answer(run, f"{tag}-{i}", response="A", chosen="A", gold="A", scores=right)
     store.finish_run(run, {"accuracy": 1.0})
     store.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.results import category_scores, compare_runs, summary_rows
+from engine.scoring import Scored
 from engine.store import Store
 
 ITEMS = [
@@ -17,7 +18,8 @@ ITEMS = [
 def run_with(store: Store, answers: dict[str, tuple[str, bool]], summary: dict) -> int:
     run_id = store.start_run("exam", "bank", "m", {}, n_total=len(answers))
     for key, (chosen, correct) in answers.items():
-        store.add_answer(run_id, key, response=chosen, chosen=chosen, correct=correct)
+        right = [Scored("exam.letter", 1, {"correct": correct})]
+        store.add_answer(run_id, key, response=chosen, chosen=chosen, scores=right)
     store.finish_run(run_id, summary)
     return run_id
 

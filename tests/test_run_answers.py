@@ -14,6 +14,7 @@ from engine.french.corpus import add_corpus_from_dataset
 from engine.french.dataset import SAMPLE_DATASET
 from engine.french.index import build_index
 from engine.french.passages import source_label
+from engine.scoring import Scored
 from engine.store import Store
 from engine.text.columns import align_rows, display_width
 
@@ -32,14 +33,21 @@ QUESTIONS = [
 ]
 
 
+def letter_and_rouge(correct: bool, rouge1: float) -> list[Scored]:
+    return [
+        Scored("exam.letter", 1, {"correct": correct}),
+        Scored("exam.rouge", 1, {"rouge1": rouge1}),
+    ]
+
+
 def _run(store: Store) -> int:
     store.add_dataset("cjk", "exam", QUESTIONS)
     run_id = store.start_run("exam", "cjk", "smollm2", {"method": "generate"}, n_total=2)
     store.add_answer(
-        run_id, HASH, chosen="A", gold="B", correct=False, position=0, scores={"rouge1": 0.25}
+        run_id, HASH, chosen="A", gold="B", position=0, scores=letter_and_rouge(False, 0.25)
     )
     store.add_answer(
-        run_id, "q2", chosen="A", gold="A", correct=True, position=1, scores={"rouge1": 0.5}
+        run_id, "q2", chosen="A", gold="A", position=1, scores=letter_and_rouge(True, 0.5)
     )
     store.finish_run(run_id, {"n": 2, "accuracy": 50.0, "rouge1": 0.375})
     return run_id

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from engine.cli import cli
 from engine.dbfile import StoreError
 from engine.owner import host, process_started
+from engine.scoring import Scored
 from engine.store import Store
 
 
@@ -22,8 +23,9 @@ def a_run(store: Store, gold: str = "B") -> int:
     if not store.has_dataset("demo"):
         store.add_dataset("demo", "exam", [{"id": "q1", "question": "胃痛？"}, {"id": "q2"}])
     run_id = store.start_run("exam", "demo", "m", {"shots": 0}, n_total=2)
-    store.add_answer(run_id, "q1", response="答案：B", chosen="B", gold=gold, correct=True)
-    store.add_answer(run_id, "q2", response="答案：A", chosen="A", gold="C", correct=False)
+    right, wrong = ([Scored("exam.letter", 1, {"correct": c})] for c in (True, False))
+    store.add_answer(run_id, "q1", response="答案：B", chosen="B", gold=gold, scores=right)
+    store.add_answer(run_id, "q2", response="答案：A", chosen="A", gold="C", scores=wrong)
     store.add_turn(run_id, "q1", 1, "patient", "肚子疼")
     store.finish_run(run_id, {"accuracy": 50.0})
     return run_id

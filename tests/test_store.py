@@ -8,6 +8,7 @@ import pytest
 import sqlite_utils
 
 from engine.migrations import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
+from engine.scoring import Scored
 from engine.store import Store, StoreError
 
 QUESTIONS = [
@@ -48,8 +49,10 @@ def test_a_run_keeps_each_answer_as_it_is_written(store, tmp_path):
         response="答案：B",
         chosen="B",
         gold="B",
-        correct=True,
-        scores={"rouge1": 0.5},
+        scores=[
+            Scored("exam.letter", 1, {"correct": True}),
+            Scored("exam.rouge", 1, {"rouge1": 0.5}),
+        ],
         latency_s=0.2,
         prompt_tokens=100,
         completion_tokens=20,
@@ -70,9 +73,18 @@ def test_a_run_keeps_each_answer_as_it_is_written(store, tmp_path):
 
 def test_answering_again_replaces_the_answer(store):
     run_id = store.start_run("exam", "demo", "m")
-    store.add_answer(run_id, "q1", chosen="A", correct=False)
-    store.add_answer(run_id, "q1", chosen="B", correct=True)
+    store.add_answer(
+        run_id, "q1", chosen="A", scores=[Scored("exam.letter", 1, {"correct": False})]
+    )
+    store.add_answer(run_id, "q1", chosen="B", scores=[Scored("exam.letter", 1, {"correct": True})])
     assert [a["chosen"] for a in store.answers(run_id)] == ["B"]
+
+
+def test_the_store_takes_scored_answers_only(store):
+    run_id = store.start_run("exam", "demo", "m")
+    with pytest.raises(StoreError, match="scorers' results"):
+        store.add_answer(run_id, "q1", chosen="A", scores={"correct": True})  # type: ignore[arg-type]
+    assert store.answers(run_id) == []
 
 
 def test_turns_are_stored_in_order(store):

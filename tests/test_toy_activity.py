@@ -14,7 +14,7 @@ from engine.cli import cli
 from engine.importers import Request, register
 from engine.registry import register_activity, unregister_activity
 from engine.runs import Job, Spec, run
-from engine.scoring import counts, scorer
+from engine.scoring import Scored, counts, scorer
 from engine.store import Store
 
 TOY = Activity(
@@ -134,7 +134,8 @@ def test_toy_activity_shows_in_the_import_dialog_and_the_results_screen(toy, win
     store = window.ctx.store
     store.add_dataset("sums", "toy", SUMS)
     run_id = store.start_run("toy", "sums", "adder", {}, "model", 3)
-    store.add_answer(run_id, "s1", response="5", chosen="5", gold="5", correct=True)
+    right = [Scored("toy.exact", 1, {"correct": True})]
+    store.add_answer(run_id, "s1", response="5", chosen="5", gold="5", scores=right)
     store.finish_run(run_id, {"accuracy": 100.0, "answered": 1, "n": 3})
     results = window.go("results")
     names = [results.activity.itemText(i) for i in range(results.activity.count())]

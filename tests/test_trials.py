@@ -16,6 +16,7 @@ from engine.cli import cli
 from engine.consult.cases import ensure_sample
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
+from engine.scoring import Scored
 from engine.trials import TrialError, clustered_interval, run_trials, spread, trial_runs
 
 SCRIPTED = {"doctor": "doctor", "patient": "patient", "solver": "solver", "max_turns": 1}
@@ -216,7 +217,7 @@ def _set(store, name: str, rights: list[list[bool]]) -> list[int]:
         run_id = store.start_run("consult", cases, "m", tags, runner="model", n_total=len(row))
         for i, right in enumerate(row):
             store.add_answer(run_id, f"case-{i}", response="A", chosen="A", gold="A",
-                             correct=right, scores={}, extra={})  # fmt: skip
+                             scores=[Scored("consult.task", 1, {"correct": right})], extra={})  # fmt: skip
         store.finish_run(run_id, {"accuracy": 100.0 * sum(row) / len(row)})
         ids.append(run_id)
     return ids
