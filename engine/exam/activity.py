@@ -42,8 +42,7 @@ EXAM = register_activity(
         ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
         spec="engine.exam.runner:SPEC",
         settings="engine.exam.settings:ExamSettings",
-        # exam.published before exam.letter: a person's recorded "correct" goes to the last
-        # scorer naming the key (engine.scoring.attribute), which must be the letter's.
+        # exam.published applies to published judged responses, exam.letter to the rest.
         scorers=("exam.published", "exam.letter", "exam.rouge"),
         scorers_from=("engine.exam.scorers", "engine.ratings.scorers"),
         explained="engine.exam.dataset:explained",
