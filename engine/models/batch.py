@@ -110,7 +110,7 @@ class Scheduler:
 
     def __init__(
         self, llm: Any, llama_cpp: Any, slots: int, send: Send, before: Callable[[], None]
-    ):
+    ) -> None:
         from llama_cpp import _internals
 
         self.llm, self.llama_cpp, self.send = llm, llama_cpp, send
@@ -245,6 +245,9 @@ class Scheduler:
                 budget -= len(chunk)
         if not plan:
             return
+        # In sequence order: llama.cpp splits a batch of several sequences with a KV cache
+        # each into micro-batches of consecutive sequence ids (one forward pass each).
+        plan.sort(key=lambda entry: entry[0].slot.seq if entry[0].slot else 0)
         self._fill(plan)
         self.before_decode()
         rc = self.llama_cpp.llama_decode(self.llm.ctx, self._batch.batch)
@@ -286,13 +289,13 @@ class Generate(Job):
         self,
         rid: int,
         tokens: list[int],
-        worker: Any,
+        vocab: Any,
         max_tokens: int,
         stop: Sequence[str],
         sampler: Any,
     ) -> None:
         super().__init__(rid, tokens, reuse=True)
-        self.worker, self.sampler, self.max_tokens = worker, sampler, max_tokens
+        self.vocab, self.sampler, self.max_tokens = vocab, sampler, max_tokens
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.stops = [s for s in stop if s]
         self.hold = max((len(s) for s in self.stops), default=1) - 1
@@ -310,7 +313,7 @@ class Generate(Job):
         token = self.sampler.sample(llm._ctx, idx)
         if self.t_first is None:
             self.t_first = time.perf_counter()
-        if sched.llama_cpp.llama_vocab_is_eog(self.worker.vocab, token):
+        if sched.llama_cpp.llama_vocab_is_eog(self.vocab, token):
             self._end(sched, "stop")
             return
         self.n_out += 1
@@ -356,7 +359,6 @@ class Score(Job):
         self.groups = deque(groups)
         self.out: dict[str, float] = {}
         self.scoring: deque[tuple[str, list[int]]] = deque()
-        self.total = 0.0
 
     def read(self, sched: Scheduler, idx: int) -> None:
         import numpy as np
@@ -365,11 +367,9 @@ class Score(Job):
         first = logits - np.logaddexp.reduce(logits)
         _, members = self.groups.popleft()
         for cand, cont in members:
-            if len(cont) == 1:
-                self.out[cand] = float(first[cont[0]])
-            else:
+            self.out[cand] = float(first[cont[0]])
+            if len(cont) > 1:  # its further tokens are scored one decode at a time
                 self.scoring.append((cand, cont))
-                self.out[cand] = float(first[cont[0]])
         self._next(sched)
 
     def decoded(self, sched: Scheduler, idx: int) -> None:

@@ -140,7 +140,7 @@ class _Worker:
             grammar=grammar,
         )
         max_tokens = min(max_tokens, self.n_ctx - len(tokens))
-        return Generate(rid, tokens, self, max_tokens, stop, sampler)
+        return Generate(rid, tokens, self.vocab, max_tokens, stop, sampler)
 
     def logprobs(
         self, rid: int, prompt: str, candidates: Sequence[str], reuse_prefix: bool, chat: bool
