@@ -72,6 +72,36 @@ def test_mismatched_or_damaged_adapters_are_refused(tmp_path: Path, base: str, m
     assert said in adapter_problem(make(tmp_path / "bad.gguf"), base)
 
 
+def write_pair(path: Path, target: str, a: np.ndarray, b: np.ndarray) -> Path:
+    """A GGUF LoRA of one pair over ``target``, ``a`` and ``b`` as given (numpy's order: the
+    slowest-varying dimension first)."""
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_type("adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", 2.0)
+    writer.add_tensor(f"{target}.lora_a", a)
+    writer.add_tensor(f"{target}.lora_b", b)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_adapters_llama_cpp_would_crash_on_are_refused(tmp_path: Path, base: str) -> None:
+    """Whole-number weights, and a LoRA over the token embedding of a base whose output
+    shares it (SmolLM2's), either way round: each ended the model process."""
+    q = "blk.0.attn_q.weight"
+    whole = write_pair(
+        tmp_path / "i.gguf", q, np.zeros((2, 576), np.int32), np.zeros((576, 2), np.int32)
+    )
+    assert "I32" in adapter_problem(whole, base)
+    embd, f32 = "token_embd.weight", np.float32
+    for n, (a, b) in enumerate((((2, 576), (49152, 2)), ((49152, 2), (576, 2)))):
+        both = write_pair(tmp_path / f"e{n}.gguf", embd, np.zeros(a, f32), np.zeros(b, f32))
+        assert "output shares" in adapter_problem(both, base)
+
+
 def test_a_truncated_adapter_is_refused(tmp_path: Path, base: str) -> None:
     whole = write_adapter(tmp_path / "whole.gguf").read_bytes()
     cut = tmp_path / "cut.gguf"

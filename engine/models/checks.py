@@ -139,27 +139,45 @@ def _adapter_problem(lora: Path, base: Path) -> str:
         target, _, part = t.name.rpartition(".")
         if part not in ("lora_a", "lora_b"):
             return f"tensor {t.name} is not a LoRA tensor"
+        if t.kind in _NOT_WEIGHTS:
+            return f"damaged: tensor {t.name} holds {t.kind} numbers, not a LoRA's weights"
         pairs.setdefault(target, {})[part] = t.shape
     if not pairs:
         return "damaged: it holds no LoRA tensors"
     for target, pair in pairs.items():
+        if target == "token_embd.weight" and "output.weight" not in shapes:
+            return (
+                "its LoRA over token_embd.weight cannot be used: its base's output shares "
+                "that tensor, which llama.cpp cannot adapt both ways"
+            )
         problem = _pair_problem(target, pair, shapes.get(target))
         if problem:
             return problem
     return ""
 
 
+# Tensor types llama.cpp cannot multiply a LoRA by (a model process given one crashed).
+_NOT_WEIGHTS = frozenset({"I8", "I16", "I32", "I64", "F64"})
+
+
 def _pair_problem(
     target: str, pair: dict[str, tuple[int, ...]], weight: tuple[int, ...] | None
 ) -> str:
-    """Why the LoRA pair over ``target`` does not fit its base weight (of shape ``weight``)."""
+    """Why the LoRA pair over ``target`` does not fit its base weight (of shape ``weight``),
+    as llama.cpp reads it: a token embedding's pair flipped (its ``lora_b`` across the
+    embedding, its ``lora_a`` across the vocabulary), every other pair straight."""
     if weight is None:
         return f"its base has no tensor {target} (the adapter was made for another model)"
     if set(pair) != {"lora_a", "lora_b"}:
         return f"damaged: {target} has only its {', '.join(pair)}"
     a, b = pair["lora_a"], pair["lora_b"]
-    fits = len(a) == len(b) == len(weight) == 2 and a[1] == b[0]
-    if not fits or a[0] != weight[0] or b[1] != weight[1]:
+    if not len(a) == len(b) == len(weight) == 2:
+        fits = False
+    elif target.endswith("token_embd.weight"):
+        fits = a[0] == b[0] and weight[0] == b[1] and weight[1] == a[1]
+    else:
+        fits = a[1] == b[0] and a[0] == weight[0] and b[1] == weight[1]
+    if not fits:
         return (
             f"its {target} of shape {a} x {b} does not fit its base's {weight} "
             "(the adapter was made for another model)"

@@ -69,6 +69,7 @@ class Tensor(NamedTuple):
     nbytes: int
     offset: int
     shape: tuple[int, ...]
+    kind: str = ""  # its numbers' type as ggml names it: F32, Q4_K, I32…
 
 
 def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[Tensor], int]:
@@ -144,8 +145,9 @@ def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[Tensor], int]:
         n = 1
         for d in dims:
             n *= d
-        block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(ttype)]
-        tensors.append(Tensor(name, n, n // block * type_size, offset, tuple(dims)))
+        kind = gguf.GGMLQuantizationType(ttype)
+        block, type_size = gguf.GGML_QUANT_SIZES[kind]
+        tensors.append(Tensor(name, n, n // block * type_size, offset, tuple(dims), kind.name))
     align = int(meta.get("general.alignment", 32))
     data.close()
     return meta, tensors, (pos + align - 1) // align * align
