@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -70,6 +71,41 @@ class Tensor(NamedTuple):
     offset: int
     shape: tuple[int, ...]
     kind: str = ""  # its numbers' type as ggml names it: F32, Q4_K, I32…
+
+
+F16 = 2  # bytes of a KV cache entry
+
+
+@dataclass(frozen=True)
+class KVShape:
+    """What a model's KV cache is made of, from its GGUF header."""
+
+    layers: int  # ``block_count``
+    kv_heads: int  # ``attention.head_count_kv`` (``head_count`` when absent)
+    key_length: int  # per head (``embedding_length / head_count`` when absent)
+    value_length: int
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> KVShape:
+        """The shape a GGUF header's metadata gives (llama.cpp's ``n_embd_k_gqa`` is
+        ``kv_heads × key_length``)."""
+        arch = meta.get("general.architecture", "")
+
+        def key(name: str) -> int:
+            return int(meta.get(f"{arch}.{name}") or 0)
+
+        heads = key("attention.head_count") or 1
+        kv_heads = key("attention.head_count_kv") or heads
+        k_dim = key("attention.key_length") or key("embedding_length") // heads
+        return cls(key("block_count"), kv_heads, k_dim, key("attention.value_length") or k_dim)
+
+    def token_bytes(self) -> int:
+        """One token's keys and values in every layer (f16)."""
+        return self.layers * self.kv_heads * (self.key_length + self.value_length) * F16
+
+    def slot_bytes(self, n_ctx: int) -> int:
+        """One slot's KV cache: ``n_ctx`` tokens."""
+        return n_ctx * self.token_bytes()
 
 
 def _parse_gguf(p: Path) -> tuple[dict[str, Any], list[Tensor], int]:

@@ -144,8 +144,7 @@ class Plan:
 def layer_bytes(path: str | Path, n_ctx: int) -> tuple[list[int], int]:
     """Each repeating layer's weights and KV cache (f16, ``n_ctx`` tokens), in bytes, and
     the output layer's weights, read from the GGUF header."""
-    from engine.models.gguf import _parse_gguf
-    from engine.models.slots import KVShape
+    from engine.models.gguf import KVShape, _parse_gguf
 
     meta, tensors, _ = _parse_gguf(Path(path))
     arch = meta.get("general.architecture", "")

@@ -27,11 +27,12 @@ the note); when not even one slot fits, the model is refused in one line (lower 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.models.gguf import KVShape
 from engine.models.protocol import ModelError
 
 if TYPE_CHECKING:
@@ -42,43 +43,10 @@ CPU_CAP = 8  # slots at most on a CPU (see the module docstring)
 GPU_CAP = 16  # slots at most with every layer on a GPU
 MAX_SLOTS = 64  # the most a user may ask for
 RAM_MARGIN = 512 << 20  # memory left to the rest of the machine
-F16 = 2  # bytes of a KV cache entry
 
 
 def _size(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
-
-
-@dataclass(frozen=True)
-class KVShape:
-    """What a model's KV cache is made of, from its GGUF header."""
-
-    layers: int  # ``block_count``
-    kv_heads: int  # ``attention.head_count_kv`` (``head_count`` when absent)
-    key_length: int  # per head (``embedding_length / head_count`` when absent)
-    value_length: int
-
-    @classmethod
-    def from_meta(cls, meta: Mapping[str, Any]) -> KVShape:
-        """The shape a GGUF header's metadata gives (llama.cpp's ``n_embd_k_gqa`` is
-        ``kv_heads × key_length``)."""
-        arch = meta.get("general.architecture", "")
-
-        def key(name: str) -> int:
-            return int(meta.get(f"{arch}.{name}") or 0)
-
-        heads = key("attention.head_count") or 1
-        kv_heads = key("attention.head_count_kv") or heads
-        k_dim = key("attention.key_length") or key("embedding_length") // heads
-        return cls(key("block_count"), kv_heads, k_dim, key("attention.value_length") or k_dim)
-
-    def token_bytes(self) -> int:
-        """One token's keys and values in every layer (f16)."""
-        return self.layers * self.kv_heads * (self.key_length + self.value_length) * F16
-
-    def slot_bytes(self, n_ctx: int) -> int:
-        """One slot's KV cache: ``n_ctx`` tokens."""
-        return n_ctx * self.token_bytes()
 
 
 @functools.cache
