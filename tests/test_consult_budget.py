@@ -52,7 +52,7 @@ def test_the_report_draws_the_budget_curve(store, pool):
     ids = [r["run_id"] for r in rows + lone]
     tables, charts = budget_tables([store.run(i) for i in ids])
     assert len(tables) == 1 and [row[1] for row in tables[0]["rows"]] == [1, 3]
-    assert [p["name"] for p in charts[0]["points"]] == ["1 questions", "3 questions"]
+    assert [p["name"] for p in charts[0]["points"]] == ["1 question", "3 questions"]
     html = render(build_report(store, ids), "html")
     assert "Turn budget" in html and "Accuracy against the questions allowed" in html
 

@@ -282,7 +282,7 @@ def consult_budget(
     \b
     medexam consult budget --cases osce --doctor model --turns 1,2,4,8,16 --limit 20
     """
-    from engine.consult.budget import parse_turns, turn_budget
+    from engine.consult.budget import parse_turns, questions_allowed, turn_budget
     from engine.fields import as_dict
     from engine.progress import Cancel
 
@@ -303,7 +303,7 @@ def consult_budget(
         rows = turn_budget(
             app.store, name, given, budgets, progress=update, cancel=Cancel(),
             concurrency=concurrency, on_start=started.append,
-            on_budget=lambda t: at.__setitem__(0, f"{t} questions · "),
+            on_budget=lambda t: at.__setitem__(0, f"{questions_allowed(t)} · "),
         )  # fmt: skip
     if as_json:
         echo_json(rows)

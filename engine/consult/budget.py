@@ -31,6 +31,11 @@ class BudgetError(UserError):
     """Budgets that cannot be played (none, or not whole numbers of at least one)."""
 
 
+def questions_allowed(turns: object) -> str:
+    """A budget in words: ``"1 question"``, ``"3 questions"``."""
+    return f"{turns} question{'' if turns == 1 else 's'}"
+
+
 def parse_turns(text: str) -> list[int]:
     """``"1,2,4,8"`` → ``[1, 2, 4, 8]`` (sorted, each once; each 1 to :data:`MAX_TURNS`)."""
     try:

@@ -293,7 +293,7 @@ def _patient_audit(runs: list[RunData]) -> Table | None:
 
 def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:
     """A table and an accuracy chart per group of runs that differ only in their budget."""
-    from engine.consult.budget import budget_groups
+    from engine.consult.budget import budget_groups, questions_allowed
 
     tables: list[Table] = []
     charts: list[Chart] = []
@@ -321,7 +321,7 @@ def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:
                     s.get("avg_turns"),
                 ]
             )
-            points.append({"name": f"{turns} questions", **cell})
+            points.append({"name": questions_allowed(turns), **cell})
         label = run_label(
             {**group[0], "settings": {**(group[0].get("settings") or {}), "max_turns": None}}
         )
