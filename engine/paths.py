@@ -31,7 +31,8 @@ def usable_folder(path: Path, named: str) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        why = "it is a file, not a folder"
+        dangling = path.is_symlink() and not path.exists()
+        why = "it is a link to nothing" if dangling else "it is a file, not a folder"
     except OSError as exc:
         why = f"it cannot be made ({exc.strerror or exc})"
     else:

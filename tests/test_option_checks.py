@@ -88,6 +88,14 @@ def test_a_file_in_the_way_of_the_models_folder(models_folder: Path, monkeypatch
     )
 
 
+def test_a_medexam_home_linked_to_nothing(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    home.symlink_to(tmp_path / "gone")
+    monkeypatch.setenv("MEDEXAM_HOME", str(home))
+    out = invoke("models", "list")
+    refused(out, f"MEDEXAM_HOME={home} is not usable: it is a link to nothing")
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_a_read_only_medexam_home(tmp_path: Path, monkeypatch) -> None:
     home = tmp_path / "ro"
