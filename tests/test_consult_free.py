@@ -57,6 +57,16 @@ def test_verdicts_read_from_a_reply():
         "Correct? No, it is renal colic.",
         "Verdict: correct\nVerdict: wrong",
         "Verdict: correctly named organ, wrong disease",
+        "correct: no",  # the rest of the line takes the verdict back
+        "Correct - not really",
+        "Correct: not really, it is renal colic.",
+        "Verdict: correct — never mind, it is asthma.",
+        "Correct, isn't it",
+        "Correct: hardly.",
+        "Correct: ?",
+        "Correct: 不",
+        "Correct: 没有",
+        "Wrong: no\nVerdict: correct",
     ],
 )
 def test_a_verdict_off_the_schema_is_not_parsed(reply):

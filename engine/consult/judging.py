@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 NAME = "consult.diagnosis-judge"
 #: Raised whenever the prompt or how the reply is read change (the scorer's version).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 VERDICTS = {"correct": 1.0, "partly": 0.5, "wrong": 0.0}
 MAX_TOKENS = 96
 REPLY_CHARS = 1000
@@ -81,22 +81,30 @@ _VERDICT_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _SYNONYMS = {"partially": "partly", "incorrect": "wrong"}
+# What takes a verdict line back: its rest negates or questions it ("correct: no",
+# "Correct - not really", "Correct?"); such a reply is not parsed.
+_TAKEN_BACK = re.compile(
+    r"\b(?:no|not|never|hardly|nope)\b|n['’]t\b|[?？]|[不没沒否]", re.IGNORECASE
+)
 
 
 def parse_verdict(text: str) -> tuple[str, str] | None:
     """``(verdict, reason)`` from a judge's reply, read from the schema's fields only: the
     ``verdict`` of the JSON object the reply holds (then nothing else counts), one of
     :data:`VERDICTS`; else a line that states the verdict. None, not parsed, for anything
-    else ("not correct", "maybe", null, a list, two different verdicts)."""
+    else ("not correct", "maybe", null, a list, two different verdicts, a verdict line
+    whose rest negates or questions it: "correct: no")."""
     found = json_object(text)
     if found is not None:
         verdict, reason = found.get("verdict"), found.get("reason")
         if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
             return None
         return verdict.strip().lower(), reason.strip() if isinstance(reason, str) else ""
-    words = {
-        _SYNONYMS.get(m["word"].lower(), m["word"].lower()) for m in _VERDICT_LINE.finditer(text)
-    }
+    lines = list(_VERDICT_LINE.finditer(text))
+    rests = (text[m.end() :].split("\n", 1)[0] for m in lines)
+    if any(_TAKEN_BACK.search(rest) for rest in rests):
+        return None
+    words = {_SYNONYMS.get(m["word"].lower(), m["word"].lower()) for m in lines}
     if len(words) != 1:
         return None
     return words.pop(), text.strip()
