@@ -98,6 +98,11 @@ FOUR = {k: 3 for k in KEYS[:4]}
         FIVE.format("4 (out of 10)"),  # another scale, in brackets or further on
         FIVE.format("4 points out of 10"),
         FIVE.format("4 (8/10)"),
+        FIVE.format("4 (3/5 would be generous)"),  # another number after the value
+        FIVE.format("4 (3 would be generous)"),
+        FIVE.format("4, maybe 3"),
+        FIVE.format("4 out of 5, or 2"),
+        FIVE.format("4. Item 12 is unclear"),
         FIVE.format("4 to 5"),  # a range or a choice is not one rating
         FIVE.format("4 or 5"),
         FIVE.format("4 - 5"),

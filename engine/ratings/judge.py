@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 #: Raised whenever the prompts or how the reply is read change (the scorer's version).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 MAX_TOKENS = 96
 
 SCHEMA: JSONDict = {
@@ -95,6 +95,8 @@ def judge_messages(explained: Explained) -> list[Message]:
 # "**Support** - 4", "3. Validity = 2/5". The value is a whole number standing alone (no
 # sign, no decimals, no other scale than "/5" or "out of 5" anywhere on its line, no range
 # or choice such as "4 to 5", "4 or 5", "4 - 5"); a dash separates only when a space follows.
+# A line with any other number after its value ("Novelty: 2 (3/5 would be generous)") makes
+# the reply not parsed.
 _LINE = re.compile(
     r"^[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*\**[ \t]*"
     r"(?P<name>well[ _-]?formed|support|correctness|validity|novelty)[ \t]*\**[ \t]*"
@@ -135,13 +137,15 @@ def parse_ratings(text: str) -> dict[str, int] | None:
     """The five ratings in a judge's reply, read from the schema's fields only: a JSON
     object's five keys when the reply holds one (then nothing else counts), else one
     ``name: n`` line per perspective. None, not parsed, unless all five are whole numbers
-    from 1 to 5, given once each."""
+    from 1 to 5, given once each, and no line holds another number after its rating."""
     found = json_object(text)
     if found is not None:
         values = {k: _rating(found.get(k)) for k in KEYS}
         return values if all(v is not None for v in values.values()) else None  # type: ignore[return-value]
     named: dict[str, int | None] = {}
     for m in _LINE.finditer(text):
+        if re.search(r"\d", text[m.end() :].split("\n", 1)[0]):
+            return None  # another number on its line: which one is the rating?
         key = re.sub(r"[ _-]", "", m["name"].lower()).replace("wellformed", "well_formed")
         value = _rating(int(m["value"]))
         if named.get(key, value) != value:
