@@ -172,3 +172,14 @@ def test_gui_rate_shows_the_answer_with_its_option_and_caps_the_comment(
     assert right in dialog.question_view.toPlainText()
     assert dialog.comment.maxLength() == MAX_COMMENT
     assert str(MAX_COMMENT) in dialog.comment.placeholderText()
+
+
+def test_gui_rate_shows_control_characters_escaped(qtbot, window, scripted_pool):
+    store = window.ctx.store
+    reply = "答案：B\n解析：B\u202e项正确\x1b[31m。"
+    pool = scripted_pool(ScriptedModel("model-a", replies=reply))
+    done = run(store, "exam", ensure_sample(store), {"model": "model-a", "limit": 1}, pool=pool)
+    dialog = open_rate(qtbot, window, int(done["run_id"]))
+    shown = dialog.answer_view.toPlainText()
+    assert "B\\u202e项正确\\x1b[31m。" in shown
+    assert "\u202e" not in shown and "\x1b" not in shown

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from engine.ratings.people import MAX_COMMENT, RatingSession
 from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Explained, Perspective
 from engine.review.profiles import profiles
+from engine.text.columns import visible
 from gui.widgets.common import (
     AppContext,
     current_profile,
@@ -153,21 +154,27 @@ class ScoreRow(QFrame):
             repolish(self)
 
 
+def shown(text: str) -> str:
+    """Imported text as HTML with its control characters written as their escapes
+    (``\\u202e``, ``\\x1b``, as the CLI shows them), so none reorders or hides what follows."""
+    return esc(visible(text, newlines=True))
+
+
 def question_html(e: Explained) -> str:
     """The question as the rater reads it: the question, its options, the right answer and
     the reference explanation (when there is one)."""
     options = "".join(
-        f"<div style='margin-left:10px'>{esc(letter)}. {esc(text)}</div>"
+        f"<div style='margin-left:10px'>{esc(letter)}. {shown(text)}</div>"
         for letter, text in e.options
     )
     parts = [
-        f"<p style='margin-bottom:4px'><b>{esc(e.question)}</b></p>{options}",
-        f"<p style='margin-top:10px'>Right answer: <b>{esc(e.gold_shown)}</b></p>",
+        f"<p style='margin-bottom:4px'><b>{shown(e.question)}</b></p>{options}",
+        f"<p style='margin-top:10px'>Right answer: <b>{shown(e.gold_shown)}</b></p>",
     ]
     if e.gold_explanation.strip():
         parts.append(
             "<p style='color:#4b5563;margin-bottom:2px'>Reference explanation</p>"
-            f"<p style='white-space:pre-wrap;margin-top:0'>{esc(e.gold_explanation.strip())}</p>"
+            f"<p style='white-space:pre-wrap;margin-top:0'>{shown(e.gold_explanation.strip())}</p>"
         )
     return "".join(parts)
 
@@ -175,9 +182,9 @@ def question_html(e: Explained) -> str:
 def answer_html(e: Explained) -> str:
     """The answer given and its explanation (the text rated)."""
     return (
-        f"<p>Answer given: <b>{esc(e.answer_shown)}</b></p>"
+        f"<p>Answer given: <b>{shown(e.answer_shown)}</b></p>"
         "<p style='color:#4b5563;margin-bottom:2px'>Explanation given</p>"
-        f"<p style='white-space:pre-wrap;margin-top:0'>{esc(e.explanation.strip())}</p>"
+        f"<p style='white-space:pre-wrap;margin-top:0'>{shown(e.explanation.strip())}</p>"
     )
 
 
