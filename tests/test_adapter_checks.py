@@ -174,3 +174,23 @@ def test_damaged_manifests_do_not_break_the_catalog(
     rows = {r["name"]: r for r in json.loads(listed.output)}
     assert rows["smollm2+good"]["usable"] is True
     assert rows["unknown+keyless"]["problem"] == "its manifest names no base model or adapter file"
+
+
+def test_an_adapter_outside_its_own_folder_is_refused(
+    tmp_path: Path, models_folder: Path, db_path: str
+) -> None:
+    home = models_folder.parent / "home"
+    outside = write_adapter(tmp_path / "outside.gguf")
+    cases = {"up": "../../../outside.gguf", "absolute": str(outside), "linked": "link.gguf"}
+    for folder, lora in cases.items():
+        target = publish(home, folder, write_adapter(tmp_path / f"{folder}.gguf"))
+        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+        (target / "manifest.json").write_text(json.dumps({**manifest, "lora": lora}))
+    (home / "trained" / "linked" / "link.gguf").symlink_to(outside)
+    listed = CliRunner().invoke(cli, ["--db", db_path, "models", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = {r["name"]: r for r in json.loads(listed.output)}
+    for folder, lora in cases.items():
+        row = rows[f"smollm2+{folder}"]
+        assert row["usable"] is False, row
+        assert row["problem"] == f"its adapter {lora!r} is not a file of its own folder {folder}"

@@ -259,6 +259,17 @@ def _locate(name: str, assemble: bool = True) -> GGUFInfo:
     raise ModelError(f"no model named {name!r} (known: {known}); add one with 'models add PATH'")
 
 
+def _inside(folder: Path, file: str) -> bool:
+    """Whether ``file``, named relative to ``folder``, lies in it once links are followed
+    (not absolute, no ``..`` or link leading out)."""
+    if Path(file).is_absolute():
+        return False
+    try:
+        return (folder / file).resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
 def trained(
     only: str | None = None, assemble: bool = True
 ) -> list[tuple[str, str, GGUFInfo | BadModelFile]]:
@@ -283,6 +294,10 @@ def trained(
             continue
         if not isinstance(base_name, str) or not isinstance(lora_file, str):
             reason = "its manifest names no base model or adapter file"
+            out.append((name, lora, BadModelFile(f"{name}: {reason}", reason)))
+            continue
+        if not _inside(folder, lora_file):
+            reason = f"its adapter {lora_file!r} is not a file of its own folder {folder.name}"
             out.append((name, lora, BadModelFile(f"{name}: {reason}", reason)))
             continue
         try:
