@@ -277,11 +277,11 @@ def trained(
     ``BASE+NAME`` after the artefact's folder (so that a copied folder is a model of its
     own): ``(name, adapter file, model)``, the model a :class:`BadModelFile` saying why when
     its base cannot be found or its adapter does not fit it
-    (:func:`engine.models.checks.check_adapter`, once the base's file is there); ``only``:
+    (:func:`engine.models.adapters.check_adapter`, once the base's file is there); ``only``:
     that name alone; ``assemble``: see :func:`resolve`."""
     import dataclasses
 
-    from engine.models.checks import check_adapter
+    from engine.models.adapters import check_adapter
     from engine.train.artefacts import catalog_name, list_artefacts
 
     out: list[tuple[str, str, GGUFInfo | BadModelFile]] = []

@@ -493,8 +493,8 @@ def _capabilities(model: LocalModel) -> Capabilities:
 
 
 def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:
-    if info.lora:  # checked before it can end the model process (engine.models.checks)
-        from engine.models.checks import check_adapter
+    if info.lora:  # checked before it can end the model process (engine.models.adapters)
+        from engine.models.adapters import check_adapter
 
         check_adapter(info.name, info.lora, info.path)
         load = {**load, "lora_path": info.lora}
