@@ -181,6 +181,7 @@ def test_a_crash_fails_the_run_and_a_resume_restarts_the_model(sample_store):
                 "smollm2",
                 limit=2,
                 pool=pool,
+                concurrency=1,  # one question at a time: the second is asked after the kill
                 progress=lambda p: p.done == 1 and os.kill(held.pid, signal.SIGKILL),
             )
             assert summary["status"] == "failed" and "stopped" in summary["error"]
