@@ -13,13 +13,13 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pytest
+from test_cores_shared import Working
 
 from engine.models.cores import SharedCores
 from engine.models.cores_load import Reading, busy_elsewhere, cores_held, reading, thread_share
 from engine.models.pool import ModelPool
 
 BUSY_LOOP = "while True: pass"
-STORY = [{"role": "user", "content": "Tell me a long story about a pharmacist."}]
 
 
 @pytest.fixture(autouse=True)
@@ -132,28 +132,6 @@ def test_a_busy_loop_is_read_as_another_programs_load(hog):
     # Its own time is left out, whatever else the machine does (a loaded machine gives the
     # loop a share of a core only).
     assert counted - left_out >= 0.1
-
-
-class Working:
-    """Keep ``model`` generating in a thread until stopped."""
-
-    def __init__(self, model) -> None:
-        self.model, self.done = model, threading.Event()
-        self.flowing = threading.Event()
-        self.thread = threading.Thread(target=self.run)
-        self.thread.start()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            stream = self.model.stream_chat(STORY, max_tokens=200, temperature=0)
-            for _ in stream:
-                self.flowing.set()
-                if self.done.is_set():
-                    stream.cancel()
-
-    def stop(self) -> None:
-        self.done.set()
-        self.thread.join(timeout=30)
 
 
 @pytest.mark.slow
