@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.errors import first_line
 from engine.train.loop import Task, TrainError, check_memory
 
 #: Architectures transformers can load from a GGUF file (and llama.cpp can convert back).
@@ -184,10 +185,7 @@ def load_base(info: GGUFInfo, device: str) -> Any:
                 str(path.parent), gguf_file=path.name, dtype=torch.float32, local_files_only=True
             )
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
-        said = str(exc).strip().splitlines()
-        raise TrainError(
-            f"transformers cannot load {path.name}: {said[0] if said else exc!r}"
-        ) from None
+        raise TrainError(f"transformers cannot load {path.name}: {first_line(exc)}") from None
     return model.to(device)
 
 
