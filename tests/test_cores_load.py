@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pytest
-from test_cores_shared import Working
+from test_cores_shared import Working, wait_for
 
 from engine.models.cores import SharedCores
 from engine.models.cores_load import Reading, busy_elsewhere, cores_held, reading, thread_share
@@ -39,13 +39,6 @@ def hog() -> Iterator[subprocess.Popen[bytes]]:
     yield child
     child.kill()
     child.wait(timeout=10)
-
-
-def wait_for(check, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return check()
 
 
 def test_cores_other_programs_keep_busy_are_left_out():
