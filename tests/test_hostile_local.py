@@ -10,6 +10,7 @@ import _thread
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -66,11 +67,26 @@ def gone(pid: int, within: float) -> bool:
     return False
 
 
-def busy_child(parent: subprocess.Popen[bytes], timeout: float = 60.0) -> psutil.Process:
-    """The model process of ``parent`` once it has been computing for a second."""
+def run_started(db: Path) -> bool:
+    """Whether ``db`` holds a run yet (its model loaded: a run is recorded only then)."""
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            return bool(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+    except sqlite3.Error:
+        return False
+
+
+def busy_child(parent: subprocess.Popen[bytes], db: Path, timeout: float = 60.0) -> psutil.Process:
+    """The model process of ``parent`` once its run has started (loading a model keeps the
+    process busy too, on a slow machine for seconds) and it has been computing for a second."""
     until = time.monotonic() + timeout
     while time.monotonic() < until:
         assert parent.poll() is None, parent.stdout.read() if parent.stdout else ""
+        if not run_started(db):
+            time.sleep(0.1)
+            continue
         for child in psutil.Process(parent.pid).children(recursive=True):
             try:
                 if child.cpu_percent(0.5) > 50 and child.cpu_percent(1.0) > 50:
@@ -135,7 +151,7 @@ def test_sigterm_and_ctrl_c_end_a_run_within_seconds_while_the_model_is_busy(
         stderr=subprocess.STDOUT,
     )
     try:
-        worker = busy_child(cli_process)
+        worker = busy_child(cli_process, tmp_path / "m.db")
         t0 = time.monotonic()
         cli_process.send_signal(sig)
         out, _ = cli_process.communicate(timeout=15)
