@@ -56,7 +56,9 @@ class Activity:
     ``compare_warnings`` maps settings two compared runs should share (``a|b``: the first
     set) to the warning shown when they differ (``{a}``, ``{b}``: their values);
     ``explained`` is what a rater reads of one answer (``(run, item, answer) →``
-    :class:`engine.ratings.perspectives.Explained` or None: nothing to rate).
+    :class:`engine.ratings.perspectives.Explained` or None: nothing to rate);
+    ``presets_from`` are the modules registering its experiment presets (its papers'
+    protocols, :mod:`engine.experiments`).
     """
 
     id: str
@@ -79,6 +81,7 @@ class Activity:
     topic_fields: tuple[str, ...] = ()
     mastery_fields: tuple[str, ...] = ()
     explained: str = ""
+    presets_from: tuple[str, ...] = ()
 
     def label(self, key: str) -> str:
         """A summary key in words ("avg_turns" → "Questions per case")."""

@@ -355,6 +355,27 @@ def _m8_deleted_runs(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m9_experiments(db: sqlite_utils.Database) -> None:
+    """Experiments (:mod:`engine.experiments`): a grid of runs played as one job. Each
+    experiment has its cells in order, each cell the settings of one run and, once started
+    or reused, that run's id (the runs stay ordinary runs; a deleted run leaves its cell to
+    be run again)."""
+    db.execute(
+        "CREATE TABLE experiments (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, "
+        "key TEXT NOT NULL, spec TEXT, created TEXT)"
+    )
+    db.execute("CREATE INDEX idx_experiments_key ON experiments (key)")
+    db.execute(
+        "CREATE TABLE experiment_cells (id INTEGER PRIMARY KEY, "
+        "experiment_id INTEGER NOT NULL REFERENCES experiments(id), position INTEGER NOT NULL, "
+        "label TEXT, activity TEXT NOT NULL, dataset TEXT NOT NULL, settings TEXT, "
+        "coords TEXT, run_id INTEGER, reused INTEGER NOT NULL DEFAULT 0)"
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX idx_experiment_cells ON experiment_cells (experiment_id, position)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -364,6 +385,7 @@ MIGRATIONS: list[Migration] = [
     _m6_notebook,
     _m7_trainings,
     _m8_deleted_runs,
+    _m9_experiments,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -4,7 +4,10 @@
   package (``engine.exam.activity``, ``engine.consult.activity``, ``engine.french.activity``)
   with :func:`register_activity`;
 * :data:`SCORERS` — name → :class:`engine.scoring.Scorer`, registered with
-  :func:`engine.scoring.scorer` by the modules an activity names in ``Activity.scorers_from``.
+  :func:`engine.scoring.scorer` by the modules an activity names in ``Activity.scorers_from``;
+* :data:`PRESETS` — name → :class:`engine.experiments.plan.Preset` (a paper's protocol as a
+  grid of runs), registered with :func:`register_preset` by the modules an activity names in
+  ``Activity.presets_from`` and by :data:`GENERAL_PRESETS`.
 
 Model backends (GGUF files, OpenAI-compatible servers, the scripted test model) have their
 registry beside the model code, in :mod:`engine.models.backend`, so that nothing outside
@@ -31,13 +34,18 @@ from engine.errors import UserError
 
 if TYPE_CHECKING:
     from engine.activities import Activity
+    from engine.experiments.plan import Preset
     from engine.scoring import Scorer
 
 #: The activity packages medexam ships, in the order they are listed.
 BUILTIN = ("engine.exam.activity", "engine.consult.activity", "engine.french.activity")
 
+#: The modules registering presets of no one activity (compare-models).
+GENERAL_PRESETS = ("engine.experiments.presets",)
+
 ACTIVITIES: dict[str, Activity] = {}
 SCORERS: dict[str, Scorer] = {}
+PRESETS: dict[str, Preset] = {}
 _loaded = False
 
 
@@ -47,6 +55,10 @@ class UnknownActivity(UserError, ValueError):
 
 class UnknownScorer(UserError, ValueError):
     """A scorer name medexam does not have, or one that does not fit the activity."""
+
+
+class UnknownPreset(UserError, ValueError):
+    """An experiment preset medexam does not have."""
 
 
 def _load_builtin() -> None:
@@ -113,4 +125,28 @@ def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
         raise UnknownScorer(
             f"no scorer {name!r}{where} (choose from {', '.join(sorted(known)) or 'none'})"
         )
+    return known[name]
+
+
+def register_preset(found: Preset) -> Preset:
+    """Add an experiment preset to :data:`PRESETS` (again under the same name replaces it)."""
+    PRESETS[found.name] = found
+    return found
+
+
+def presets() -> dict[str, Preset]:
+    """Every experiment preset by name, the activities' preset modules imported first."""
+    for act in activities().values():
+        for module in act.presets_from:
+            importlib.import_module(module)
+    for module in GENERAL_PRESETS:
+        importlib.import_module(module)
+    return dict(PRESETS)
+
+
+def get_preset(name: str) -> Preset:
+    """The preset ``name``; :class:`UnknownPreset` names the known ones."""
+    known = presets()
+    if name not in known:
+        raise UnknownPreset(f"no preset {name!r} (choose from {', '.join(known) or 'none'})")
     return known[name]

@@ -19,6 +19,7 @@ from engine.cli.common import AppContext, user_errors
 
 #: Top-level commands beside the activities' own groups: name -> ``module:attribute``.
 COMMANDS = {
+    "experiment": "engine.cli.experiment:experiment",
     "generate": "engine.cli.models:generate",
     "gui": "engine.cli.gui:gui",
     "models": "engine.cli.models:models",

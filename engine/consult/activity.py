@@ -59,6 +59,7 @@ CONSULT = register_activity(
         settings="engine.consult.settings:ConsultSettings",
         scorers=("consult.task", "consult.dialogue", "consult.patient-audit"),
         scorers_from=("engine.consult.scorers", "engine.consult.judging", "engine.ratings.scorers"),
+        presets_from=("engine.consult.presets",),
         explained="engine.consult.cases:explained",
         cli="engine.cli.consult:consult",
         import_commands={

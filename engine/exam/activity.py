@@ -45,6 +45,7 @@ EXAM = register_activity(
         # exam.published applies to published judged responses, exam.letter to the rest.
         scorers=("exam.published", "exam.letter", "exam.rouge"),
         scorers_from=("engine.exam.scorers", "engine.ratings.scorers"),
+        presets_from=("engine.exam.presets",),
         explained="engine.exam.dataset:explained",
         cli="engine.cli.exam:exam",
         import_commands={

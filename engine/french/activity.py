@@ -31,6 +31,7 @@ FRENCH = register_activity(
         settings="engine.french.settings:FrenchSettings",
         scorers=("french.options", "french.retrieval"),
         scorers_from=("engine.french.scorers", "engine.ratings.scorers"),
+        presets_from=("engine.french.presets",),
         explained="engine.french.items:explained",
         cli="engine.cli.french:french",
         import_commands={"frenchmedmcqa": "engine.cli.french:import_frenchmedmcqa"},

@@ -1,0 +1,284 @@
+"""``medexam experiment …``: a grid of runs — a paper's protocol or an experiment file — planned,
+played as one resumable job and listed (:mod:`engine.experiments`)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from engine.cli.common import COUNT, F, echo_json, json_option, pass_app
+from engine.text.columns import align_rows, visible
+
+if TYPE_CHECKING:
+    from engine.cli.common import AppContext
+    from engine.experiments.plan import Plan
+    from engine.progress import Progress
+    from engine.types import JSONDict
+
+
+def _models(value: str | None) -> list[str]:
+    return [m.strip() for m in (value or "").split(",") if m.strip()]
+
+
+def grid_options(func: F) -> F:
+    """``WHAT`` (a preset or an experiment file), ``--models``, ``--dataset``, ``--limit``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, models: str | None, **kw: Any) -> Any:
+        return func(*args, models=_models(models), **kw)
+
+    wrapper = click.option("--limit", type=COUNT, help="Only the first N items of every run.")(
+        wrapper
+    )
+    wrapper = click.option("--dataset", help="The data set every run answers.")(wrapper)
+    wrapper = click.option(
+        "--models",
+        metavar="A,B",
+        help="The models, separated by commas (a file's own if left out).",
+    )(wrapper)
+    wrapper = click.argument("what", metavar="PRESET|FILE")(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group()
+def experiment() -> None:
+    """A grid of runs as one job: a paper's protocol (a preset) or models × settings written in
+    a TOML file.
+
+    \b
+    medexam experiment presets
+    medexam experiment plan explaincpe-table8 --models smollm2,gemma3-270m --dataset cpe-test
+    medexam experiment run explaincpe-table8 --models smollm2 --dataset cpe-test --limit 10
+    medexam experiment show            # every experiment, its runs and their status
+    medexam report --experiment 1 --out table8.html
+    """
+
+
+@experiment.command("presets")
+@json_option
+def experiment_presets(as_json: bool) -> None:
+    """The presets: the papers' protocols and compare-models."""
+    from engine.registry import presets
+
+    found = {n: {"title": p.title, "data set": p.dataset_hint} for n, p in presets().items()}
+    if as_json:
+        echo_json(found)
+        return
+    rows = [[name, p["title"]] for name, p in found.items()]
+    for line in align_rows(["preset", "protocol"], rows):
+        click.echo(line)
+
+
+def _plan(
+    app: AppContext, what: str, models: list[str], dataset: str | None, limit: int | None
+) -> Plan:
+    from engine.experiments.plan import make_plan
+
+    return make_plan(app.store, what, models, dataset, limit)
+
+
+def _plan_lines(plan: Plan) -> None:
+    from engine.estimate import duration_text
+
+    click.echo(f"{plan.title}: {len(plan.cells)} runs of {plan.spec['dataset']}")
+    rows = []
+    for i, c in enumerate(plan.cells, start=1):
+        if c.reuse is not None:
+            what = f"reuses run {c.reuse}"
+        elif c.estimate.seconds is not None:
+            what = f"≈ {duration_text(c.estimate.seconds)} (as run #{c.estimate.run_id} took)"
+        else:
+            what = "to play"
+        rows.append([str(i), c.cell.label, str(c.estimate.items), what])
+    for line in align_rows(["#", "run", "items", "plan"], rows):
+        click.echo(f"  {line}")
+    click.echo(plan.time_text())
+
+
+@experiment.command("plan")
+@grid_options
+@json_option
+@pass_app
+def experiment_plan(
+    app, what: str, models: list[str], dataset: str | None, limit: int | None, as_json: bool
+) -> None:
+    """The runs PRESET or FILE needs, which finished runs it reuses, and the time it should
+    take."""
+    plan = _plan(app, what, models, dataset, limit)
+    if as_json:
+        echo_json(plan.as_json())
+        return
+    _plan_lines(plan)
+
+
+def _note(p: Progress) -> str:
+    from engine.estimate import duration_text
+
+    info = p.info
+    at = f"run {info['cell']}/{info['cells']} · {info.get('label', '')}" if "cell" in info else ""
+    left = info.get("left_s")
+    when = f" · {duration_text(left)} left" if isinstance(left, int | float) else ""
+    return f"{at}{when}" if at else p.message
+
+
+def _play(
+    app: AppContext, experiment_id: int, quiet: bool, concurrency: int | None, again: str
+) -> JSONDict:
+    from engine.cli.running import cancelled_on_interrupt, progress_bar
+    from engine.experiments.run import run_experiment
+    from engine.progress import Cancel
+
+    said = f"experiment {experiment_id} cancelled; go on with: {again}"
+
+    def line(cell: JSONDict, summary: JSONDict) -> None:
+        if not quiet:
+            click.echo(
+                f"run {summary['run_id']} ({summary.get('status')}): {visible(cell['label'])}",
+                err=True,
+            )
+
+    title = f"experiment {experiment_id}"
+    with cancelled_on_interrupt(lambda: said), progress_bar(title, quiet, _note) as update:
+        return run_experiment(
+            app.store, experiment_id, progress=update, cancel=Cancel(),
+            concurrency=concurrency, on_cell=line,
+        )  # fmt: skip
+
+
+@experiment.command("run")
+@grid_options
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Items answered at once in each run (default: as many as its models take).",
+)
+@json_option
+@pass_app
+def experiment_run(
+    app,
+    what: str,
+    models: list[str],
+    dataset: str | None,
+    limit: int | None,
+    concurrency: int | None,
+    as_json: bool,
+) -> None:
+    """Play the runs of PRESET or FILE as one job (or go on with experiment WHAT, by its id):
+    finished runs with the same settings are reused, a stopped run is resumed where it
+    stopped. Ctrl-C stops it; the same command goes on with it."""
+    from engine.experiments.run import open_experiment
+
+    if what.isdigit():
+        experiment_id, new = int(what), False
+        from engine.experiments.records import get
+
+        get(app.store, experiment_id)  # one line when there is none
+        again = f"medexam experiment run {experiment_id}"
+    else:
+        plan = _plan(app, what, models, dataset, limit)
+        experiment_id, new = open_experiment(app.store, plan)
+        again = f"medexam experiment run {experiment_id}"
+        if not as_json and new:
+            click.echo(f"experiment {experiment_id}: {plan.title}; {plan.time_text()}", err=True)
+    if not as_json and not new:
+        found = _shown(app, experiment_id)
+        done = sum(r["status"] == "finished" for r in found["runs"])
+        click.echo(
+            f"experiment {experiment_id} goes on: {found['title']}; "
+            f"{done} of {len(found['runs'])} runs finished",
+            err=True,
+        )
+    result = _play(app, experiment_id, as_json, concurrency, again)
+    shown = _shown(app, experiment_id)
+    if as_json:
+        echo_json({**shown, "played": result["played"]})
+    else:
+        _show_lines(shown)
+    if result["failed"]:
+        first = result["failed"][0]
+        click.echo(
+            f"Error: {len(result['failed'])} run(s) failed, the first run {first['run_id']} "
+            f"({visible(first['label'])}): {first['error']} (run it again with: {again})",
+            err=True,
+        )
+        sys.exit(1)
+    if result["status"] == "cancelled":
+        click.echo(f"experiment {experiment_id} stopped; go on with: {again}", err=True)
+        sys.exit(130)
+
+
+def _shown(app: AppContext, experiment_id: int) -> JSONDict:
+    """An experiment as ``show`` gives it: its runs without their whole rows."""
+    from engine.experiments.records import get
+
+    return _public(get(app.store, experiment_id))
+
+
+def _public(found: JSONDict) -> JSONDict:
+    from engine.export import headline
+
+    runs = []
+    for c in found["cells"]:
+        run = c["run"] or {}
+        runs.append(
+            {
+                "run_id": c["run_id"],
+                "label": c["label"],
+                "status": c["status"],
+                "reused": c["reused"],
+                "activity": c["activity"],
+                "dataset": c["dataset"],
+                "settings": c["settings"],
+                "coords": c["coords"],
+                "done": run.get("n_done"),
+                "total": run.get("n_total"),
+                "score": headline(run) if run else None,
+            }
+        )
+    keys = ("id", "name", "title", "status", "created", "spec")
+    return {**{k: found[k] for k in keys}, "runs": runs}
+
+
+def _show_lines(found: JSONDict) -> None:
+    done = sum(r["status"] == "finished" for r in found["runs"])
+    click.echo(
+        f"experiment {found['id']}: {found['title']} · {found['status']} · "
+        f"{done}/{len(found['runs'])} runs finished"
+    )
+    rows = [
+        [
+            "–" if r["run_id"] is None else f"#{r['run_id']}",
+            r["label"],
+            r["status"] + (" (reused)" if r["reused"] else ""),
+            "" if r["done"] is None else f"{r['done']}/{r['total']}",
+            r["score"] or "",
+        ]
+        for r in found["runs"]
+    ]
+    for line in align_rows(["run", "setting", "status", "done", "score"], rows):
+        click.echo(f"  {line}")
+
+
+@experiment.command("show")
+@click.argument("experiment_id", type=int, required=False)
+@json_option
+@pass_app
+def experiment_show(app, experiment_id: int | None, as_json: bool) -> None:
+    """Every experiment with its runs and their status (or experiment EXPERIMENT_ID's)."""
+    from engine.experiments.records import all_experiments, get
+
+    found = (
+        [get(app.store, experiment_id)] if experiment_id is not None else all_experiments(app.store)
+    )
+    shown = [_public(f) for f in found]
+    if as_json:
+        echo_json(shown[0] if experiment_id is not None else shown)
+        return
+    if not shown:
+        click.echo("no experiments yet")
+    for f in shown:
+        _show_lines(f)

@@ -1,0 +1,43 @@
+"""The consultation's experiment presets (:mod:`engine.experiments`): the automatic
+evaluation framework's Table 2 protocol as far as the consultation's settings go — every
+model as the doctor with the detailed and the short prompt, then the bounds (``upper``: the
+solver reads every fact; ``lower``: no consultation) and the oracles (every key question
+asked, in order, at random, in reverse). The patient and the solver are the run's defaults
+(the default chat model; the fixed solver of ``consult solver``), the same in every run, so
+that the doctors alone differ. The report's consultation section prints Table 2 from them.
+"""
+
+from __future__ import annotations
+
+from engine.consult.settings import ORACLES
+from engine.experiments.plan import Cell, Preset, Request
+from engine.registry import register_preset
+
+STYLES = ("long", "short")
+
+
+def table2_cells(request: Request) -> list[Cell]:
+    """Each model as the doctor × each prompt style, then the bounds and the oracles."""
+    cells = []
+    for model in request.models:
+        for style in STYLES:
+            settings = {"doctor": model, "style": style, "limit": request.limit}
+            coords = {"model": model, "doctor": model, "style": style}
+            cells.append(
+                Cell("consult", request.dataset, settings, f"{model} · {style} prompt", coords)
+            )
+    for doctor in ("upper", *ORACLES, "lower"):
+        settings = {"doctor": doctor, "limit": request.limit}
+        cells.append(Cell("consult", request.dataset, settings, doctor, {"doctor": doctor}))
+    return cells
+
+
+register_preset(
+    Preset(
+        "consult-table2",
+        "Consultation Table 2: doctors, prompts, bounds and oracles",
+        "consult",
+        table2_cells,
+        dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
+    )
+)

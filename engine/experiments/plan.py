@@ -1,0 +1,364 @@
+"""An experiment's plan: a preset (a paper's protocol) or an experiment file, with the models
+and the data set, becomes the list of runs it needs — each run's activity, data set and
+settings — which finished runs with the same settings it reuses, and how long the rest
+should take (:mod:`engine.estimate`: as the newest earlier run of the same model took).
+
+Presets are registered by their activity packages (``engine/<activity>/presets.py``, named
+in ``Activity.presets_from``; :func:`engine.registry.presets`). An experiment file is TOML::
+
+    title = "Examples and instruction, logprob"   # optional
+    activity = "exam"                  # whose runs (or: preset = "explaincpe-table8")
+    dataset = "cpe-test"               # --dataset overrides it
+    models = ["smollm2", "gemma3-270m"]  # --models overrides them
+    limit = 10                         # optional; --limit overrides it
+    model_setting = "model"            # the setting each model goes to (default: the
+                                       # activity's first setting: its model, or doctor)
+
+    [settings]                         # every run's settings
+    method = "logprob"
+
+    [grid]                             # one run per combination, for each model
+    shots = [0, 1, 4, 8]
+    instruction = [true, false]
+
+>>> found = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", limit=10)  # doctest: +SKIP
+>>> len(found.cells), found.time_text()                                         # doctest: +SKIP
+(8, '4 runs to play: 40 questions × 9 s (as run #12 took) ≈ 6 min; 4 reused')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import UserError
+
+if TYPE_CHECKING:
+    from engine.estimate import Estimate
+    from engine.store import Store
+    from engine.types import JSONDict, Row
+
+#: Stored settings that do not change a run's answers (a run reused whatever they were).
+FREE_SETTINGS = ("concurrency",)
+
+
+class PlanError(UserError):
+    """An experiment that cannot be planned: a file that is not an experiment, no models, a
+    data set of another kind, settings the activity refuses."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of an experiment: its activity, data set and settings (as given to
+    :func:`engine.runs.run`, the model among them), a label and its ``coords``, where it sits
+    in the paper's tables and figures (``{"model": …, "shots": 4, "instruction": True}``)."""
+
+    activity: str
+    dataset: str
+    settings: JSONDict
+    label: str
+    coords: JSONDict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a preset makes its cells of: the models, the data set, the item limit and the
+    store (for what the data set has, such as a French corpus's indexes)."""
+
+    models: list[str]
+    dataset: str
+    limit: int | None
+    store: Store | None = None
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A paper's protocol as a grid: ``cells(request)`` lists its runs; ``report`` is a
+    ``"module:attribute"`` of ``(store, experiment) → {"tables", "charts"}`` drawing the
+    paper's tables and figures from them; ``dataset_hint`` says what data set it wants."""
+
+    name: str
+    title: str
+    activity: str | None
+    cells: Callable[[Request], list[Cell]]
+    report: str = ""
+    dataset_hint: str = ""
+
+
+@dataclass
+class PlannedCell:
+    """A cell with its settings as the activity fills them in (``full``: what a stored run
+    of it holds), the finished run it reuses (None: to be played) and its time estimate."""
+
+    cell: Cell
+    full: JSONDict
+    reuse: int | None
+    estimate: Estimate
+
+    def as_json(self) -> JSONDict:
+        seconds = None if self.reuse is not None else self.estimate.seconds
+        return {
+            "label": self.cell.label,
+            "activity": self.cell.activity,
+            "dataset": self.cell.dataset,
+            "settings": self.cell.settings,
+            "coords": self.cell.coords,
+            "items": self.estimate.items,
+            "reuses": self.reuse,
+            "seconds": None if seconds is None else round(seconds, 1),
+            "paced_by": None if self.reuse is not None else self.estimate.run_id,
+        }
+
+
+@dataclass
+class Plan:
+    """An experiment's runs: ``name`` (the preset's or the file's), ``spec`` (what it was
+    asked: preset or file, models, data set, limit) and its cells in order."""
+
+    name: str
+    title: str
+    spec: JSONDict
+    cells: list[PlannedCell]
+
+    @property
+    def key(self) -> str:
+        """What identifies the experiment: its runs' activities, data sets and settings."""
+        cells = [[c.cell.activity, c.cell.dataset, c.full] for c in self.cells]
+        text = json.dumps(cells, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_play(self) -> list[PlannedCell]:
+        return [c for c in self.cells if c.reuse is None]
+
+    def seconds(self) -> tuple[float, int]:
+        """The estimated seconds of the runs to play and how many of them have no estimate."""
+        todo = self.to_play()
+        known = [c.estimate.seconds for c in todo if c.estimate.seconds is not None]
+        return sum(known), len(todo) - len(known)
+
+    def time_text(self) -> str:
+        """``6 runs to play ≈ 14 min (2 not timed: no earlier run of their model); 2 reused``."""
+        from engine.estimate import duration_text
+
+        todo = self.to_play()
+        seconds, untimed = self.seconds()
+        items = sum(c.estimate.items for c in todo)
+        text = f"{len(todo)} run{'' if len(todo) == 1 else 's'} to play, {items} items"
+        if todo and untimed < len(todo):
+            text += f" ≈ {duration_text(seconds)}"
+        if untimed:
+            text += f" ({untimed} not timed: no earlier run of their model and method)"
+        reused = len(self.cells) - len(todo)
+        return text + (f"; {reused} reused" if reused else "")
+
+    def as_json(self) -> JSONDict:
+        seconds, untimed = self.seconds()
+        return {
+            "name": self.name,
+            "title": self.title,
+            "key": self.key,
+            **self.spec,
+            "runs": [c.as_json() for c in self.cells],
+            "to_play": len(self.to_play()),
+            "reused": len(self.cells) - len(self.to_play()),
+            "seconds": round(seconds, 1),
+            "untimed": untimed,
+        }
+
+
+# -- what is asked -------------------------------------------------------------------
+
+
+def read_file(path: str | Path) -> JSONDict:
+    """An experiment file's contents (TOML), checked to be a table; one line when not."""
+    try:
+        with open(path, "rb") as f:
+            found = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"{path} is not an experiment file (TOML): {exc}") from None
+    known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting"}
+    unknown = sorted(set(found) - known - {"settings", "grid"})
+    if unknown:
+        raise PlanError(
+            f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))}, [settings], [grid])"
+        )
+    return found
+
+
+def _grid_cells(given: JSONDict, request: Request, where: str) -> list[Cell]:
+    """The cells of an experiment file: every model × every combination of ``[grid]``."""
+    activity = given.get("activity")
+    if not isinstance(activity, str):
+        raise PlanError(f'{where}: say whose runs it plays (activity = "exam") or a preset')
+    settings = given.get("settings") or {}
+    grid = given.get("grid") or {}
+    if not isinstance(settings, dict) or not isinstance(grid, dict):
+        raise PlanError(f"{where}: [settings] and [grid] are tables of setting = value(s)")
+    axes = {k: v if isinstance(v, list) else [v] for k, v in grid.items()}
+    if any(not v for v in axes.values()):
+        raise PlanError(f"{where}: a [grid] setting with no values")
+    key = str(given.get("model_setting") or model_setting(activity))
+    cells = []
+    for model in request.models:
+        for values in itertools.product(*axes.values()):
+            chosen = dict(zip(axes, values, strict=True))
+            runs = {**settings, **chosen, key: model, "limit": request.limit}
+            words = " · ".join(f"{k} {v}" for k, v in chosen.items())
+            label = f"{model} · {words}" if words else model
+            cells.append(Cell(activity, request.dataset, runs, label, {"model": model, **chosen}))
+    return cells
+
+
+def model_setting(activity_id: str) -> str:
+    """The setting a model of an experiment goes to: the first of the activity's settings
+    (the model a run asks, or who consults)."""
+    from engine.activities import activity
+    from engine.fields import describe
+
+    return describe(activity(activity_id).settings_class())[0].name
+
+
+def _models(models: Sequence[str]) -> list[str]:
+    """The models named, checked to be known (one line naming the first that is not)."""
+    from engine.models.catalog import resolve
+
+    out = [m.strip() for m in models if m.strip()]
+    if not out:
+        raise PlanError("no models given (--models A,B)")
+    for name in out:
+        resolve(name, assemble=False)
+    return list(dict.fromkeys(out))
+
+
+def requested_cells(
+    store: Store,
+    what: str,
+    models: Sequence[str] | None,
+    dataset: str | None,
+    limit: int | None,
+) -> tuple[str, str, Preset | None, list[Cell], JSONDict]:
+    """``what`` (a preset's name or an experiment file) with the models, data set and limit
+    (each overriding the file's): its name, title, preset, cells and spec."""
+    from engine.registry import get_preset, presets
+
+    given: JSONDict = {}
+    is_file = what not in presets() and (what.endswith(".toml") or Path(what).is_file())
+    if is_file:
+        given = read_file(what)
+    preset = (
+        get_preset(str(given.get("preset") or what)) if not is_file or given.get("preset") else None
+    )
+    models = list(models or given.get("models") or [])
+    dataset = dataset or given.get("dataset")
+    limit = limit if limit is not None else given.get("limit")
+    if not dataset:
+        hint = f" ({preset.dataset_hint})" if preset and preset.dataset_hint else ""
+        raise PlanError(f"no data set given (--dataset NAME){hint}")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise PlanError("limit must be a whole number of at least 1")
+    store.dataset(str(dataset))  # one line when there is none
+    request = Request(_models(models), str(dataset), limit, store)
+    if preset is not None:
+        cells, name, title = preset.cells(request), preset.name, preset.title
+    else:
+        name = Path(what).stem
+        cells, title = _grid_cells(given, request, what), str(given.get("title") or name)
+    spec = {
+        "preset": preset.name if preset else None,
+        "file": str(what) if is_file else None,
+        "models": request.models,
+        "dataset": request.dataset,
+        "limit": limit,
+    }
+    return name, title, preset, cells, spec
+
+
+# -- the plan ---------------------------------------------------------------------------
+
+
+def full_settings(store: Store, cell: Cell) -> JSONDict:
+    """A cell's settings as its activity fills them in and checks them (one line when it
+    refuses them), its data set checked to be of the activity's kind."""
+    from engine.runs import check_dataset, spec_for
+
+    check_dataset(store, cell.activity, cell.dataset)
+    try:
+        return spec_for(cell.activity).settings(dict(cell.settings))
+    except ValueError as exc:
+        raise PlanError(f"{cell.label}: {exc}") from None
+
+
+def same_settings(run: Row, full: JSONDict) -> bool:
+    """Whether stored run ``run`` was played with settings ``full`` (the free ones apart)."""
+    stored = run.get("settings") or {}
+    return all(stored.get(k) == v for k, v in full.items() if k not in FREE_SETTINGS)
+
+
+def reusable(store: Store, cell: Cell, full: JSONDict, runs: list[Row] | None = None) -> int | None:
+    """The newest finished model run of ``cell``'s activity and data set played with the
+    settings ``full`` (the same model and limit among them), every item answered."""
+    for run in runs if runs is not None else store.runs(cell.activity):
+        settings = run.get("settings") or {}
+        if (
+            run["activity"] != cell.activity
+            or run["dataset"] != cell.dataset
+            or run["status"] != "finished"
+            or run.get("runner") == "person"
+            or settings.get("source") == "published"
+            or int(run.get("n_done") or 0) < int(run.get("n_total") or 0)
+        ):
+            continue
+        if same_settings(run, full):
+            return int(run["id"])
+    return None
+
+
+def plan_cells(store: Store, cells: Sequence[Cell]) -> list[PlannedCell]:
+    """Each cell with its full settings, the finished run it reuses and its estimate."""
+    from engine.estimate import estimate
+
+    runs: dict[str, list[Row]] = {}
+    out = []
+    for cell in cells:
+        full = full_settings(store, cell)
+        found = runs.setdefault(cell.activity, store.runs(cell.activity))
+        out.append(
+            PlannedCell(
+                cell,
+                full,
+                reusable(store, cell, full, found),
+                estimate(store, cell.activity, cell.dataset, full),
+            )
+        )
+    return out
+
+
+def make_plan(
+    store: Store,
+    what: str,
+    models: Sequence[str] | None = None,
+    dataset: str | None = None,
+    limit: int | None = None,
+) -> Plan:
+    """The plan of preset or experiment file ``what`` (see the module's doc)."""
+    name, title, _preset, cells, spec = requested_cells(store, what, models, dataset, limit)
+    if not cells:
+        raise PlanError(f"{name} makes no runs with these models and this data set")
+    return Plan(name, title, spec, plan_cells(store, cells))
+
+
+def cell_from_json(data: Any) -> Cell:
+    """A cell as stored (:mod:`engine.experiments.records`)."""
+    return Cell(
+        str(data["activity"]),
+        str(data["dataset"]),
+        dict(data.get("settings") or {}),
+        str(data.get("label") or ""),
+        dict(data.get("coords") or {}),
+    )

@@ -1,0 +1,152 @@
+"""Experiments in the store: one ``experiments`` row per experiment (its name, the key of its
+runs' settings, what was asked) and one ``experiment_cells`` row per run it needs, in order,
+holding that run's id once it is started or reused. The runs themselves stay ordinary runs;
+a cell whose run was deleted is played again.
+
+An experiment's status is read from its runs: ``finished`` when every cell's run finished,
+``running`` while one runs, ``planned`` before any started, else the first unfinished run's
+(``cancelled``, ``interrupted``, ``failed``) — what ``experiment run`` goes on from.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from engine.dbfile import StoreError, now
+
+if TYPE_CHECKING:
+    from engine.experiments.plan import Plan
+    from engine.store import Store
+    from engine.types import JSONDict, Row
+
+#: A cell's status before its run exists (or after its run was deleted).
+NOT_STARTED = "not started"
+
+
+def _load(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) else text
+
+
+def create(store: Store, plan: Plan) -> int:
+    """Store a new experiment of ``plan`` (its reused runs in their cells); its id."""
+    with store.transaction(immediate=True):
+        experiment_id = int(
+            store.db["experiments"]
+            .insert(
+                {
+                    "name": plan.name,
+                    "key": plan.key,
+                    "spec": json.dumps({"title": plan.title, **plan.spec}),
+                    "created": now(),
+                }
+            )
+            .last_pk
+        )
+        for position, planned in enumerate(plan.cells):
+            cell = planned.cell
+            store.db["experiment_cells"].insert(
+                {
+                    "experiment_id": experiment_id,
+                    "position": position,
+                    "label": cell.label,
+                    "activity": cell.activity,
+                    "dataset": cell.dataset,
+                    "settings": json.dumps(cell.settings),
+                    "coords": json.dumps(cell.coords),
+                    "run_id": planned.reuse,
+                    "reused": int(planned.reuse is not None),
+                }
+            )
+    return experiment_id
+
+
+def find(store: Store, key: str) -> int | None:
+    """The newest experiment whose runs have the settings ``key`` (:attr:`Plan.key`)."""
+    row = store.db.execute(
+        "SELECT id FROM experiments WHERE key = ? ORDER BY id DESC LIMIT 1", [key]
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def set_run(store: Store, cell_id: int, run_id: int, reused: bool = False) -> None:
+    """Record the run that plays cell ``cell_id`` (as soon as it exists)."""
+    with store.transaction(immediate=True):
+        store.db["experiment_cells"].update(cell_id, {"run_id": run_id, "reused": int(reused)})
+
+
+def _run_or_none(store: Store, run_id: int | None) -> Row | None:
+    if run_id is None:
+        return None
+    try:
+        return store.run(int(run_id))
+    except StoreError:  # deleted since
+        return None
+
+
+def cells(store: Store, experiment_id: int) -> list[JSONDict]:
+    """The cells of an experiment in order, each with its ``run`` (None: not started) and
+    ``status`` (its run's, or :data:`NOT_STARTED`)."""
+    rows = store.db["experiment_cells"].rows_where(
+        "experiment_id = ?", [experiment_id], order_by="position"
+    )
+    out = []
+    for row in rows:
+        run = _run_or_none(store, row["run_id"])
+        out.append(
+            {
+                "id": row["id"],
+                "position": row["position"],
+                "label": row["label"],
+                "activity": row["activity"],
+                "dataset": row["dataset"],
+                "settings": _load(row["settings"]) or {},
+                "coords": _load(row["coords"]) or {},
+                "run_id": None if run is None else int(run["id"]),
+                "reused": bool(row["reused"]) and run is not None,
+                "status": NOT_STARTED if run is None else run["status"],
+                "run": run,
+            }
+        )
+    return out
+
+
+def status_of(found: list[JSONDict]) -> str:
+    """An experiment's status from its cells' (see the module's doc)."""
+    statuses = [c["status"] for c in found]
+    if statuses and all(s == "finished" for s in statuses):
+        return "finished"
+    if "running" in statuses:
+        return "running"
+    if all(s == NOT_STARTED for s in statuses):
+        return "planned"
+    unfinished = [s for s in statuses if s not in ("finished", NOT_STARTED)]
+    return unfinished[0] if unfinished else "cancelled"
+
+
+def get(store: Store, experiment_id: int) -> JSONDict:
+    """One experiment: ``id``, ``name``, ``spec``, ``created``, its ``cells`` (with their runs)
+    and ``status``; :class:`StoreError` when there is none."""
+    row = store.db.execute(
+        "SELECT id, name, key, spec, created FROM experiments WHERE id = ?", [experiment_id]
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"no experiment with id {experiment_id}")
+    found = cells(store, experiment_id)
+    spec = _load(row[3]) or {}
+    return {
+        "id": int(row[0]),
+        "name": row[1],
+        "title": spec.get("title") or row[1],
+        "key": row[2],
+        "spec": spec,
+        "created": row[4],
+        "status": status_of(found),
+        "cells": found,
+    }
+
+
+def all_experiments(store: Store) -> list[JSONDict]:
+    """Every experiment, newest first (as :func:`get`)."""
+    ids = [int(r[0]) for r in store.db.execute("SELECT id FROM experiments ORDER BY id DESC")]
+    return [get(store, i) for i in ids]

@@ -1,0 +1,161 @@
+"""An experiment played as one resumable job: each of its cells is a run of the one run loop
+(:func:`engine.runs.run`), started, resumed or reused in order.
+
+* a cell whose run finished is skipped; one with no run first looks for a finished run of the
+  same settings (another experiment's, a run made by hand) and reuses it; otherwise its run is
+  started and its id stored in the cell as soon as the run exists;
+* a cell whose run stopped (Ctrl-C, Stop, a crash, kill -9: ``interrupted``) is resumed with
+  the run's own resume, which skips what is answered: nothing is lost or asked twice;
+* progress is reported over the whole grid (items of every cell), with the cell being played
+  and the time left (the items still to answer at the pace of this session, or as the plan
+  estimated them before any answer came);
+* a cancel (Stop, Ctrl-C) ends the run being played as cancelled and starts no other cell;
+  ``experiment run`` again goes on from there. A run that fails is reported and the other
+  cells are played; the experiment then reads ``failed`` and runs again from that run.
+
+>>> plan = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", limit=10)  # doctest: +SKIP
+>>> experiment_id, _ = open_experiment(store, plan)                              # doctest: +SKIP
+>>> run_experiment(store, experiment_id)["status"]                              # doctest: +SKIP
+'finished'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from engine.experiments import records
+from engine.experiments.plan import cell_from_json, full_settings, reusable
+from engine.progress import Progress, ProgressCallback, report
+
+if TYPE_CHECKING:
+    from engine.experiments.plan import Plan
+    from engine.models.pool import ModelPool
+    from engine.progress import Cancel
+    from engine.store import Store
+    from engine.types import JSONDict
+
+
+def open_experiment(store: Store, plan: Plan) -> tuple[int, bool]:
+    """The experiment of ``plan``: the newest stored one with the same runs (to go on with),
+    else a new one. Returns its id and whether it is new."""
+    found = records.find(store, plan.key)
+    if found is not None:
+        return found, False
+    return records.create(store, plan), True
+
+
+def _expected_items(store: Store, cell: JSONDict) -> int:
+    """Items a cell's run answers: its run's count, else its data set's (to its limit)."""
+    if cell["run"] is not None:
+        return int(cell["run"].get("n_total") or 0)
+    n = int(store.dataset(cell["dataset"])["n_items"] or 0)
+    limit = (cell["settings"] or {}).get("limit")
+    return min(n, int(limit)) if limit else n
+
+
+class _Tally:
+    """The grid's progress: items done and expected per cell, the pace of this session."""
+
+    def __init__(self, store: Store, cells: list[JSONDict]) -> None:
+        self.total = [_expected_items(store, c) for c in cells]
+        self.done = [int((c["run"] or {}).get("n_done") or 0) for c in cells]
+        self.started = time.monotonic()
+        self.first = sum(self.done)
+
+    def left_s(self) -> float | None:
+        """Seconds left at the pace of this session's answers (None before any)."""
+        answered = sum(self.done) - self.first
+        if answered <= 0:
+            return None
+        pace = (time.monotonic() - self.started) / answered
+        return max(0, sum(self.total) - sum(self.done)) * pace
+
+
+def _cell_progress(
+    progress: ProgressCallback | None, tally: _Tally, index: int, cell: JSONDict
+) -> ProgressCallback | None:
+    if progress is None:
+        return None
+
+    def update(p: Progress) -> None:
+        if p.total:
+            tally.total[index] = p.total
+        tally.done[index] = p.done
+        info = {
+            **p.info,
+            "cell": index + 1,
+            "cells": len(tally.total),
+            "label": cell["label"],
+            "left_s": tally.left_s(),
+        }
+        report(progress, sum(tally.done), sum(tally.total), p.message, **info)
+
+    return update
+
+
+def _play(
+    store: Store,
+    cell: JSONDict,
+    progress: ProgressCallback | None,
+    options: JSONDict,
+) -> JSONDict:
+    """Play one cell: resume its run, reuse a finished run of its settings, or start it."""
+    from engine.runs import run
+
+    if cell["run"] is not None:
+        return run(store, cell["activity"], resume=cell["run_id"], progress=progress, **options)
+    found = cell_from_json(cell)
+    reuse = reusable(store, found, full_settings(store, found))
+    if reuse is not None:
+        records.set_run(store, cell["id"], reuse, reused=True)
+        return {**store.run(reuse)["summary"], "run_id": reuse, "status": "finished"}
+
+    def started(run_id: int) -> None:
+        records.set_run(store, cell["id"], run_id)
+
+    return run(
+        store, cell["activity"], cell["dataset"], found.settings,
+        progress=progress, on_start=started, **options,
+    )  # fmt: skip
+
+
+def run_experiment(
+    store: Store,
+    experiment_id: int,
+    *,
+    pool: ModelPool | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: Cancel | None = None,
+    concurrency: int | None = None,
+    on_cell: Callable[[JSONDict, JSONDict], None] | None = None,
+) -> JSONDict:
+    """Play every cell of experiment ``experiment_id`` that has not finished (see the module's
+    doc); ``on_cell(cell, summary)`` after each cell played. Returns ``{"experiment_id",
+    "status", "played", "failed"}``: ``status`` is the experiment's once done (``finished``,
+    ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the run being
+    played is closed as cancelled."""
+    cells = records.get(store, experiment_id)["cells"]
+    tally = _Tally(store, cells)
+    played: list[int] = []
+    failed: list[JSONDict] = []
+    options: dict[str, Any] = {"pool": pool, "cancel": cancel, "concurrency": concurrency}
+    report(progress, sum(tally.done), sum(tally.total), "starting", cells=len(cells))
+    for index, cell in enumerate(cells):
+        if cell["status"] == "finished":
+            continue
+        if cancel is not None and cancel.is_set():
+            break
+        summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+        played.append(int(summary["run_id"]))
+        tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
+        if on_cell is not None:
+            on_cell(cell, summary)
+        if summary.get("status") == "cancelled":
+            break
+        if summary.get("status") == "failed":
+            failed.append({"run_id": summary["run_id"], "label": cell["label"],
+                           "error": summary.get("error")})  # fmt: skip
+    status = records.get(store, experiment_id)["status"]
+    return {"experiment_id": experiment_id, "status": status, "played": played, "failed": failed}
