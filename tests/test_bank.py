@@ -186,6 +186,7 @@ def test_exam_take_with_a_block_marks_and_notes_in_the_terminal(bank):
         ds,
         "--pool",
         "incorrect",
+        "--in-order",
         "--save-block",
         "again",
     ]
@@ -214,7 +215,7 @@ def test_french_practice_takes_a_block_and_marks_in_the_terminal(store):
     ds = french_sample(store)["dataset"]
     runner = CliRunner()
     base = ["--db", store.path, "french", "take", "--dataset", ds]
-    first = runner.invoke(cli, [*base, "--limit", "1"], input="D\n")  # sample-01: A + B + C
+    first = runner.invoke(cli, [*base, "--limit", "1", "--in-order"], input="D\n")  # sample-01
     assert first.exit_code == 0, first.output
     assert pool_keys(store, "french", ds, P, "incorrect") == ["sample-01"]
     out = runner.invoke(cli, [*base, "--pool", "incorrect"], input="m\nn\nNAPQI\nA + B + C\n")

@@ -87,7 +87,13 @@ def test_take_an_exam_in_the_terminal(db_path):
     wrong = "A" if second != "A" else "B"
     # A lower-case right answer, an empty line and a typo, a wrong answer, then quit.
     result = medexam(
-        db_path, "exam", "take", "--limit", "4", input=f"{first.lower()}\n\nx\n{wrong}\nq\n"
+        db_path,
+        "exam",
+        "take",
+        "--limit",
+        "4",
+        "--in-order",
+        input=f"{first.lower()}\n\nx\n{wrong}\nq\n",
     )
     assert result.exit_code == 0, result.output
     assert "right" in result.output and f"wrong, the answer is {second}" in result.output
@@ -103,7 +109,9 @@ def test_take_an_exam_in_the_terminal(db_path):
 
 
 def test_timed_exam_shows_results_at_the_end(db_path):
-    result = medexam(db_path, "exam", "take", "--timed", "30", "--limit", "2", input="A\nB\n")
+    result = medexam(
+        db_path, "exam", "take", "--timed", "30", "--limit", "2", "--in-order", input="A\nB\n"
+    )
     assert result.exit_code == 0, result.output
     assert "left]" in result.output  # the clock is shown
     assert "sample-01:" in result.output and "sample-02:" in result.output

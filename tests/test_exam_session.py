@@ -116,7 +116,7 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
 
     first = json.loads(sample_path().read_text(encoding="utf-8"))[0]["answer"]
     out = CliRunner().invoke(
-        cli, ["--db", db_path, "exam", "take", "--limit", "2"], input=f"{first}\nq\n"
+        cli, ["--db", db_path, "exam", "take", "--limit", "2", "--in-order"], input=f"{first}\nq\n"
     )
     assert out.exit_code == 0, out.output
     said = out.output.split("\nscore ", 1)[1]

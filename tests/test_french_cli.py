@@ -137,6 +137,7 @@ def test_take_in_the_terminal(ready):
         "frenchmedmcqa-sample",
         "--limit",
         "3",
+        "--in-order",
         "--index",
         "s",
         input="A + B + C\nb\nq\n",

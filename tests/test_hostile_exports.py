@@ -160,7 +160,16 @@ def test_visible_escapes_every_control_and_keeps_wanted_line_breaks():
 def test_exam_take_shows_imported_controls_escaped(hostile):
     store, dataset, _generated, _scored = hostile
     out = medexam(
-        "--db", store.path, "exam", "take", "--dataset", dataset, "--limit", "2", input="A\nB\n"
+        "--db",
+        store.path,
+        "exam",
+        "take",
+        "--dataset",
+        dataset,
+        "--limit",
+        "2",
+        "--in-order",
+        input="A\nB\n",
     )
     assert not RAW_CONTROL.search(out), repr(out)
     assert (

@@ -51,7 +51,8 @@ def test_after_an_exam_the_missed_questions_are_due_reviewed_and_exported(db_pat
     assert medexam(db_path, "exam", "sample").exit_code == 0
     qs = items(db_path, SAMPLE_NAME)[:4]
     answers = [qs[0]["answer"], wrong_letter(qs[1]), qs[2]["answer"].lower(), "s"]
-    took = medexam(db_path, "exam", "take", "--limit", "4", input="\n".join(answers) + "\n")
+    typed = "\n".join(answers) + "\n"
+    took = medexam(db_path, "exam", "take", "--limit", "4", "--in-order", input=typed)
     assert took.exit_code == 0, took.output
     missed = [qs[1]["id"], qs[3]["id"]]
     assert f"missed: {', '.join(missed)}" in took.output
@@ -103,7 +104,15 @@ def test_french_questions_are_reviewed_with_several_letters(db_path):
     assert medexam(db_path, "french", "sample").exit_code == 0
     qs = items(db_path, SAMPLE_DATASET)[:2]
     took = medexam(
-        db_path, "french", "take", "--dataset", SAMPLE_DATASET, "--limit", "2", input="A\nB\n"
+        db_path,
+        "french",
+        "take",
+        "--dataset",
+        SAMPLE_DATASET,
+        "--limit",
+        "2",
+        "--in-order",
+        input="A\nB\n",
     )
     assert took.exit_code == 0, took.output
     missed = [q["id"] for q, a in zip(qs, ["a", "b"], strict=True) if q["correct_answers"] != [a]]

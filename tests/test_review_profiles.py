@@ -67,9 +67,10 @@ def test_profiles_from_the_command_line(db_path):
     def medexam(*args, input=None):
         return CliRunner().invoke(cli, ["--db", db_path, *args], input=input)
 
-    assert medexam("exam", "take", "--limit", "1", "--profile", "kim", input="s\n").exit_code == 0
-    assert medexam("exam", "take", "--limit", "1", input="s\n").exit_code == 0
-    assert medexam("exam", "take", "--limit", "1", "--profile", "kim", input="s\n").exit_code == 0
+    first = ["exam", "take", "--limit", "1", "--in-order"]
+    assert medexam(*first, "--profile", "kim", input="s\n").exit_code == 0
+    assert medexam(*first, input="s\n").exit_code == 0
+    assert medexam(*first, "--profile", "kim", input="s\n").exit_code == 0
     rows = json.loads(medexam("review", "profiles", "--json").output)
     assert rows == [
         {"profile": "default", "cards": 1, "due": 1},

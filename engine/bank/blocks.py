@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
@@ -99,9 +100,66 @@ def choose(store: Store, block: Block, profile: str) -> list[str]:
     if not keys:
         raise BlockError(f"no question of {block.dataset} is in this block ({describe(block)})")
     if block.count is not None and len(keys) > block.count:
-        drawn = set(random.Random(block.seed).sample(keys, block.count))
+        drawn = set(draw(keys, block.count, block.seed))
         keys = [k for k in keys if k in drawn]
     return keys
+
+
+#: Seeds of random blocks are drawn below this: a short number to type again (``--seed``).
+MAX_SEED = 1_000_000
+
+
+def new_seed() -> int:
+    """A fresh seed for a block drawn at random."""
+    return random.SystemRandom().randrange(1, MAX_SEED)
+
+
+def draw(keys: Sequence[str], count: int | None, seed: int | None) -> list[str]:
+    """``count`` of ``keys`` (all of them when None) drawn at random, in the order drawn:
+    the same ones in the same order for the same ``seed``."""
+    keys = list(keys)
+    return random.Random(seed).sample(keys, min(count or len(keys), len(keys)))
+
+
+def block_items(
+    items: Sequence[Item],
+    keys: Sequence[str] | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+) -> tuple[list[Item], JSONDict]:
+    """A person's block of ``items`` (those of ``keys``, when given): ``limit`` of them
+    drawn at random in a random order with ``seed`` (the same block again for the same
+    seed), or without a seed the first ``limit`` in data set order; with the settings that
+    store the block on the person's run (``limit``, ``keys``, ``seed``, ``order``), which
+    :func:`stored_block` reads back."""
+    if keys is not None:
+        wanted = {str(k) for k in keys}
+        items = [i for i in items if str(i["id"]) in wanted]
+    settings: JSONDict = {"limit": limit, "seed": seed}
+    if seed is None:
+        chosen = list(items)[:limit]
+        settings["keys"] = [str(k) for k in keys] if keys is not None else None
+        settings["order"] = "file"
+    else:
+        by_key = {str(i["id"]): i for i in items}
+        chosen = [by_key[k] for k in draw(list(by_key), limit, seed)]
+        settings["keys"] = [str(i["id"]) for i in chosen]
+        settings["order"] = "random"
+    return chosen, settings
+
+
+def stored_block(items: Sequence[Item], settings: JSONDict) -> list[Item]:
+    """The questions of a person's run, in the order they were asked, from the data set's
+    ``items`` and the run's settings (:func:`block_items`'; a question since removed from
+    the data set is left out)."""
+    keys = settings.get("keys")
+    if settings.get("order") == "random" and isinstance(keys, list):
+        by_key = {str(i["id"]): i for i in items}
+        return [by_key[str(k)] for k in keys if str(k) in by_key]
+    if isinstance(keys, list):
+        wanted = {str(k) for k in keys}
+        items = [i for i in items if str(i["id"]) in wanted]
+    return list(items)[: settings.get("limit") or None]
 
 
 def describe(block: Block) -> str:

@@ -16,8 +16,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def block_options(func: F) -> F:
-    """``--pool``, ``--subject``, ``--difficulty``, ``--seed``, ``--block`` and
-    ``--save-block``: a custom block of questions."""
+    """``--pool``, ``--subject``, ``--difficulty``, ``--seed``, ``--in-order``, ``--block``
+    and ``--save-block``: a custom block of questions."""
     from engine.bank.difficulty import LEVELS
     from engine.bank.pools import POOLS
 
@@ -42,7 +42,14 @@ def block_options(func: F) -> F:
                 help="Only questions this hard (from how people and models answered them).",
             ),
             click.option(
-                "--seed", type=int, help="Fixes which questions a block with --limit draws."
+                "--seed",
+                type=click.IntRange(0),
+                help="Draw the same questions in the same order again (the seed a session shows).",
+            ),
+            click.option(
+                "--in-order",
+                is_flag=True,
+                help="The questions in file order (with --limit, the first N), not drawn at random.",
             ),
             click.option("--block", "block_name", metavar="NAME", help="Take a saved block again."),
             click.option(
@@ -64,11 +71,19 @@ def chosen_block(
     given: dict[str, Any],
 ) -> Any:
     """The custom block the ``block_options`` ask for (a saved one, or one made of --pool,
-    --subject and --difficulty, saved when --save-block names it); None when none is asked."""
+    --subject and --difficulty, saved when --save-block names it); None when none is asked.
+    ``given["seed"]`` is the seed of the draw (:func:`block_seed`); a saved block drawn with
+    its own seed keeps it, and it becomes ``given["seed"]``."""
+    from dataclasses import replace
+
     from engine.bank.blocks import Block, describe, load_block, save_block
 
     if given.get("block_name"):
         block = load_block(store, profile, given["block_name"])
+        if block.seed is not None and not given.get("in_order"):
+            given["seed"] = block.seed
+        else:
+            block = replace(block, seed=given.get("seed"))
     elif given.get("pool") or given.get("subjects") or given.get("difficulty"):
         block = Block(
             activity,
@@ -86,6 +101,29 @@ def chosen_block(
         save_block(store, profile, given["save_block"], block)
         click.echo(f"saved block {given['save_block']!r}: {describe(block)}", err=True)
     return block
+
+
+def block_seed(given: dict[str, Any]) -> int | None:
+    """The seed a person's block is drawn with: ``--seed``, else a new one; None with
+    ``--in-order`` (the questions in file order). Stored in ``given["seed"]``."""
+    from engine.bank.blocks import new_seed
+
+    if given.get("in_order"):
+        if given.get("seed") is not None:
+            raise click.UsageError("--seed and --in-order exclude each other")
+        return None
+    if given.get("seed") is None:
+        given["seed"] = new_seed()
+    return int(given["seed"])
+
+
+def drawn_line(n: int, seed: int | None) -> str:
+    """How a block was drawn, in words ("5 questions drawn at random (seed 4821: --seed 4821
+    draws them again)")."""
+    what = f"{n} question{'s' if n != 1 else ''}"
+    if seed is None:
+        return f"{what} in file order"
+    return f"{what} drawn at random (seed {seed}: --seed {seed} draws them again)"
 
 
 REASON_KEYS = {"k": "knowledge", "r": "misread", "e": "reasoning", "t": "time"}

@@ -9,7 +9,14 @@ from typing import Any
 import click
 
 from engine.bank.blocks import choose
-from engine.cli.bank import ask_reason, block_options, chosen_block, take_command
+from engine.cli.bank import (
+    ask_reason,
+    block_options,
+    block_seed,
+    chosen_block,
+    drawn_line,
+    take_command,
+)
 from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
@@ -244,7 +251,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="A timed exam of this many minutes (feedback at the end).",
 )
-@click.option("--limit", type=COUNT, help="Only the first N questions.")
+@click.option("--limit", type=COUNT, help="N questions drawn at random (see --in-order).")
 @click.option("--review", is_flag=True, help="Only the questions missed in past sessions.")
 @click.option(
     "--pass-mark",
@@ -272,9 +279,11 @@ def exam_take(
     far are kept); m marks the question, n writes a note on it; after a miss, w and a key
     says why (wk knowledge gap, wr misread, we reasoning, wt out of time).
 
-    A custom block: --pool (unused, incorrect, omitted, marked, correct), --subject,
-    --difficulty, --limit draws that many at random; --save-block NAME keeps it, --block NAME
-    takes it again.
+    The questions are drawn at random, in a random order (--limit N: N of them); the
+    session shows its seed, and --seed takes the same block again; --in-order takes them in
+    file order instead. A custom block: --pool (unused, incorrect, omitted, marked,
+    correct), --subject, --difficulty; --save-block NAME keeps it, --block NAME takes it
+    again.
 
     \b
     medexam exam take --pool incorrect --subject 药品知识题 --limit 20 --timed 30
@@ -282,6 +291,7 @@ def exam_take(
     store = app.store
     profile = resolve(store, profile, create=True)
     dataset = dataset or dataset_mod.ensure_sample(store)
+    block_seed(block)
     chosen = chosen_block(store, profile, "exam", dataset, limit, minutes, block)
     keys = choose(store, chosen, profile) if chosen is not None else None
     if chosen is not None:
@@ -299,6 +309,7 @@ def exam_take(
         keys=keys,
         pass_mark=pass_mark,
         profile=profile,
+        seed=block["seed"],
     )
 
     # With --json the questions go to stderr and stdout carries only the result; the
@@ -307,6 +318,7 @@ def exam_take(
         click.echo(visible(text, newlines=True), err=as_json)
 
     total = len(session.questions)
+    say(drawn_line(total, session.seed))
     missed: str | None = None  # the last question missed (``wk`` etc. says why)
     while (item := session.next_question()) is not None:
         left = session.time_left()
@@ -358,7 +370,8 @@ def _result_lines(result: Any, mode: str) -> None:
     _by_type_lines(result.by_type, answered)
     if result.missed:
         click.echo(f"missed: {visible(', '.join(result.missed))} (replay with --review)")
-    click.echo(f"session stored as run {result.run_id}")
+    drawn = f" (seed {result.seed})" if result.seed is not None else ""
+    click.echo(f"session stored as run {result.run_id}{drawn}")
 
 
 def _typed_answer(

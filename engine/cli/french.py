@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from engine.bank.blocks import choose
-from engine.cli.bank import block_options, chosen_block, take_command
+from engine.cli.bank import block_options, block_seed, chosen_block, drawn_line, take_command
 from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
@@ -379,7 +379,9 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 
 @french.command("take")
 @click.option("--dataset", required=True, help="Data set to practise.")
-@click.option("--limit", type=COUNT, default=None, help="First N questions only.")
+@click.option(
+    "--limit", type=COUNT, default=None, help="N questions drawn at random (see --in-order)."
+)
 @click.option("--index", "index_name", help="Show passages from this index.")
 @click.option("-k", "k", type=COUNT, default=1, show_default=True)
 @click.option("--profile", help="Who is practising (default: the default profile).")
@@ -395,8 +397,10 @@ def french_take(
     **block: Any,
 ) -> None:
     """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop;
-    m marks the question, n writes a note on it. A custom block as for `exam take`: --pool,
-    --subject (the number of right answers: single, multiple), --difficulty, --limit."""
+    m marks the question, n writes a note on it. The questions are drawn at random, in a
+    random order (--limit N: N of them); --seed takes the same block again, --in-order
+    takes them in file order. A custom block as for `exam take`: --pool, --subject (the
+    number of right answers: single, multiple), --difficulty."""
     from rich.console import Console
     from rich.text import Text
 
@@ -407,13 +411,15 @@ def french_take(
     if index is not None:
         _warn_if_stale(app, index)
     profile = resolve(app.store, profile, create=True)
+    block_seed(block)
     chosen = chosen_block(app.store, profile, "french", dataset, limit, None, block)
     keys = choose(app.store, chosen, profile) if chosen is not None else None
     if chosen is not None:
         dataset, limit = chosen.dataset, None
     session = FrenchSession(
-        app.store, dataset, limit=limit, index=index, k=k, profile=profile, keys=keys
+        app.store, dataset, limit, index, k, profile=profile, keys=keys, seed=block["seed"]
     )
+    click.echo(drawn_line(len(session), block["seed"]))
     console = Console()
     while not session.done:
         view = session.question()

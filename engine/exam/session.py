@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.bank.blocks import block_items, stored_block
 from engine.errors import UserError
 from engine.exam.dataset import ACTIVITY, Question, letters_for
 from engine.exam.metrics import TypeAccuracy, accuracy, by_type
@@ -79,6 +80,7 @@ class SessionResult:
     by_type: dict[str, dict[str, TypeAccuracy]]
     missed: list[str]
     status: str
+    seed: int | None = None  # the seed the block was drawn with (None: in file order)
     feedback: list[Feedback] = field(default_factory=list)
 
     def as_dict(self) -> JSONDict:
@@ -90,9 +92,11 @@ class SessionResult:
 class ExamSession:
     """One sitting of ``dataset`` by a person; answers are stored as they come.
 
-    ``keys`` restricts the session to those questions (a review of missed ones), in data set
-    order; ``limit`` keeps the first N. ``time_limit_s`` makes it a timed exam (``mode`` is
-    then ``timed`` unless given). ``profile`` names the person (default: the default
+    ``keys`` restricts the session to those questions (a review of missed ones); ``limit``
+    keeps N of them: drawn at random in a random order with ``seed`` (the same block again
+    for the same seed, stored on the run), the first N in data set order without one
+    (:func:`engine.bank.blocks.block_items`). ``time_limit_s`` makes it a timed exam
+    (``mode`` is then ``timed`` unless given). ``profile`` names the person (default: the default
     profile; a new name is created). The run starts when the session is created, and every
     answer also reviews the question's card (:mod:`engine.review`).
     """
@@ -109,6 +113,7 @@ class ExamSession:
         pass_mark: float = PracticeSettings.pass_mark,
         clock: Callable[[], float] = time.monotonic,
         profile: str | None = None,
+        seed: int | None = None,
     ) -> None:
         mode = mode or ("timed" if time_limit_s else "practice")
         if mode not in MODES:
@@ -124,21 +129,16 @@ class ExamSession:
         self.time_limit_s = time_limit_s
         self.pass_mark = float(pass_mark)
         self._clock = clock
-        items = store.items(dataset)
-        if keys is not None:
-            wanted = {str(k) for k in keys}
-            items = [i for i in items if str(i["id"]) in wanted]
-        if limit is not None:
-            items = items[:limit]
+        items, block = block_items(store.items(dataset), keys, limit, seed)
         if not items:
             raise SessionError("no questions to ask")
-        self.questions: list[Question] = items
+        self.questions: list[Question] = items  # type: ignore[assignment]
+        self.seed = seed
         settings = {
             "mode": mode,
             "time_limit_s": time_limit_s,
             "pass_mark": self.pass_mark,
-            "limit": limit,
-            "keys": [str(k) for k in keys] if keys is not None else None,
+            **block,
             "profile": self.profile,
         }
         self.person = PersonRun.start(store, ACTIVITY, dataset, items, settings)
@@ -309,12 +309,7 @@ def session_result(
         raise StoreError(f"run {run_id} is not a person's session")
     settings = run["settings"] or {}
     if questions is None:
-        questions = store.items(run["dataset"])
-        if settings.get("keys") is not None:
-            wanted = set(settings["keys"])
-            questions = [q for q in questions if str(q["id"]) in wanted]
-        if settings.get("limit"):
-            questions = questions[: settings["limit"]]
+        questions = stored_block(store.items(run["dataset"]), settings)  # type: ignore[assignment]
     if pass_mark is None:
         pass_mark = float(settings.get("pass_mark", PracticeSettings.pass_mark))
     answers = {a["item_key"]: a for a in store.answers(run_id)}
@@ -348,6 +343,7 @@ def session_result(
         by_type=by_type(answered, oks),
         missed=missed,
         status=status,
+        seed=settings.get("seed"),
     )
 
 

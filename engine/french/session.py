@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.bank.blocks import block_items, stored_block
 from engine.french.analyser import mark, match_spans
 from engine.french.context import ReaderContext, answer_fields, reader_context
 from engine.french.dataset import ACTIVITY, LETTERS, options, retrieval_query
@@ -33,7 +34,7 @@ from engine.solvers import PersonRun
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
-    from engine.types import Summary
+    from engine.types import JSONDict, Summary
 
 
 @dataclass
@@ -100,7 +101,9 @@ def _letters(answer: Iterable[str] | str) -> list[str]:
 
 
 class FrenchSession:
-    """A stored practice session over ``dataset`` (the first ``limit`` questions).
+    """A stored practice session over ``dataset``: ``limit`` questions (of ``keys``, when
+    given) drawn at random in a random order with ``seed`` (the same block again for the
+    same seed, stored on the run), the first ``limit`` in data set order without one.
 
     With ``index``, each question comes with its ``k`` best passages for the query "question +
     options", as a model's run is given them. Answer with :meth:`answer` (letters, a list or
@@ -120,17 +123,20 @@ class FrenchSession:
         run_id: int | None = None,
         profile: str | None = None,
         keys: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> None:
         self.store = store
         self.profile = resolve(store, profile, create=True)
         self.dataset = dataset
         self.index = index
         self.k = k
-        if keys is not None:  # a block of the question bank, in data set order
-            wanted = {str(k) for k in keys}
-            self.items = [i for i in store.items(dataset) if str(i["id"]) in wanted][:limit]
+        if run_id is not None:  # the questions of the stored run, in the order asked
+            self.items = stored_block(store.items(dataset), store.run(run_id)["settings"] or {})
+            block: JSONDict = {}
+        elif keys is None and seed is None:  # the first ones: no need to read them all
+            self.items, block = block_items(store.items(dataset, limit), None, limit)
         else:
-            self.items = store.items(dataset, limit)
+            self.items, block = block_items(store.items(dataset), keys, limit, seed)
         if not self.items:
             raise StoreError(f"data set {dataset!r} holds no question")
         self._feedback: dict[str, Feedback] = {}
@@ -140,8 +146,7 @@ class FrenchSession:
             settings = {
                 "index": index.name if index else None,
                 "k": k if index else 0,
-                "limit": limit,
-                "keys": [str(k) for k in keys] if keys is not None else None,
+                **block,
                 "profile": self.profile,
             }
             self.person = PersonRun.start(store, ACTIVITY, dataset, self.items, settings)
@@ -167,9 +172,7 @@ class FrenchSession:
     ) -> FrenchSession:
         """Continue a stored session (its unanswered questions)."""
         run = store.run(run_id)
-        settings = run["settings"] or {}
-        keys = settings.get("keys")
-        return cls(store, run["dataset"], settings.get("limit"), index, k, run_id=run_id, keys=keys)
+        return cls(store, run["dataset"], index=index, k=k, run_id=run_id)
 
     def __len__(self) -> int:
         return len(self.items)
