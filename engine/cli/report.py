@@ -21,7 +21,18 @@ SUFFIX_FORMATS = {
 
 
 @click.command("report")
-@click.argument("run_ids", nargs=-1, type=int, required=True)
+@click.argument("run_ids", nargs=-1, type=int)
+@click.option(
+    "--experiment",
+    "experiment_id",
+    type=int,
+    help="Report an experiment's runs, led by its paper's tables and figures.",
+)
+@click.option(
+    "--figures",
+    type=click.Path(file_okay=False),
+    help="Also write the report's figures into this folder (SVG; line charts as PNG too).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -29,21 +40,45 @@ SUFFIX_FORMATS = {
     help="text (default), md, csv, html or json; by default the --out file's suffix.",
 )
 @click.option("-o", "--out", type=click.Path(dir_okay=False), help="File (default: stdout).")
-@click.option("--title", default="medexam report", show_default=True, help="The report's title.")
+@click.option("--title", help="The report's title (default: medexam report, or the experiment's).")
 @pass_app
-def report(app, run_ids: tuple[int, ...], fmt: str | None, out: str | None, title: str) -> None:
+def report(
+    app,
+    run_ids: tuple[int, ...],
+    experiment_id: int | None,
+    figures: str | None,
+    fmt: str | None,
+    out: str | None,
+    title: str | None,
+) -> None:
     """Report runs RUN_IDS side by side: each activity's paper layout with one row per run,
     95% intervals, paired tests between runs on the same items and, in HTML, charts.
 
     \b
     medexam report 3 4 7
     medexam report 3 4 7 --out report.html      # one self-contained page
+    medexam report --experiment 1 --out table8.html --figures figures
     """
     from engine.reports import build_report, render
 
     if fmt is None:
         fmt = SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text") if out else "text"
-    text = render(build_report(app.store, list(run_ids), title=title), fmt)
+    if experiment_id is not None and run_ids:
+        raise click.UsageError("give run ids or --experiment ID, not both")
+    if experiment_id is not None:
+        from engine.reports.experiment import experiment_report
+
+        built = experiment_report(app.store, experiment_id, title)
+    elif run_ids:
+        built = build_report(app.store, list(run_ids), title=title or "medexam report")
+    else:
+        raise click.UsageError("give the run ids to report, or --experiment ID")
+    if figures:
+        from engine.reports.experiment import write_figures
+
+        for path in write_figures(built, figures):
+            click.echo(f"wrote {path}", err=True)
+    text = render(built, fmt)
     if out:
         from engine.export import save_text
 

@@ -1,14 +1,16 @@
 """A report's charts drawn with matplotlib as inline SVG (no file, no network).
 
-Two kinds: ``interval`` (each run's score with its 95% interval) and ``reliability`` (mean
-confidence against the share right, per confidence bin, for ``logprob`` runs). Every text is
+Three kinds: ``interval`` (each run's score with its 95% interval), ``reliability`` (mean
+confidence against the share right, per confidence bin, for ``logprob`` runs) and ``lines``
+(a score against a number, one line per series, each point with its 95% interval, a panel
+per ``panel`` of the series: an experiment's figures, :mod:`engine.reports.experiment`). Every text is
 drawn as it is written: a ``$`` in a model's name is a dollar sign, never math markup.
 """
 
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -75,11 +77,48 @@ def reliability_svg(chart: Chart) -> str:
     return _svg(fig)
 
 
+def lines_figure(chart: Chart) -> Figure:
+    """The figure of a ``lines`` chart: ``series`` of ``{name, panel, dashed, points}``, each
+    point ``{x, value, low, high}``; x ``x_axis``, y ``axis`` (0–100)."""
+    series: list[Any] = list(chart.get("series") or [])
+    panels = list(dict.fromkeys(str(s.get("panel") or "") for s in series))
+    fig = _figure(4.2)
+    fig.set_figwidth(max(WIDTH_IN, 4.2 * len(panels)))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, panel in zip(axes, panels, strict=True):
+        shown = [s for s in series if str(s.get("panel") or "") == panel]
+        for i, s in enumerate(shown):
+            points = sorted(s["points"], key=lambda p: p["x"])
+            dodge = (i - (len(shown) - 1) / 2) * 0.06  # intervals side by side, not on top
+            xs = [p["x"] + dodge for p in points]
+            ys = [p["value"] for p in points]
+            low = [p["value"] - p["low"] if p.get("low") is not None else 0 for p in points]
+            high = [p["high"] - p["value"] if p.get("high") is not None else 0 for p in points]
+            style = "--" if s.get("dashed") else "-"
+            ax.errorbar(xs, ys, yerr=[low, high], fmt="o" + style, capsize=3, label=s["name"])
+        ticks = sorted({p["x"] for s in series for p in s["points"]})
+        ax.set_xticks(ticks)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel(chart.get("x_axis", ""))
+        ax.grid(color="#e5e7eb")
+        ax.legend(fontsize=7, loc="best")
+        if panel:
+            ax.set_title(panel, fontsize=9)
+    axes[0].set_ylabel(chart.get("axis", ""))
+    fig.suptitle(chart["title"], fontsize=10)
+    return fig
+
+
+def lines_svg(chart: Chart) -> str:
+    return _svg(lines_figure(chart))
+
+
 def chart_svg(chart: Chart) -> str:
     """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
     import matplotlib
 
-    draw = {"interval": interval_svg, "reliability": reliability_svg}.get(chart["kind"])
+    draws = {"interval": interval_svg, "reliability": reliability_svg, "lines": lines_svg}
+    draw = draws.get(chart["kind"])
     if draw is None:
         raise ValueError(f"unknown chart kind {chart['kind']!r}")
     if not chart["points" if chart["kind"] == "interval" else "series"]:

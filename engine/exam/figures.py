@@ -1,0 +1,159 @@
+"""ExplainCPE's tables and figure drawn from an experiment of ``explaincpe-table8``
+(:mod:`engine.exam.presets`): Table 8 (every setting's accuracy and ROUGE, per model),
+Table 3 (each model's best setting) and Figure 3 (accuracy against the number of examples,
+a line per model with and without the instruction, each point with its 95% Wilson interval;
+chat models and base models in panels of their own).
+
+A line joins only runs that differ in their number of examples alone: runs of the same model
+and instruction that differ in anything else (method, language, item limit, seed…) are
+lines of their own, never one trend.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from engine.exam.presets import setting_words
+from engine.reports.shapes import table
+
+if TYPE_CHECKING:
+    from engine.reports.layouts import RunData
+    from engine.reports.shapes import Chart, Table
+    from engine.store import Store
+    from engine.types import JSONDict
+
+#: Stored settings that do not separate lines (the number of examples is the x axis).
+NOT_A_LINE = ("shots", "shot_ids", "concurrency", "slots", "trial", "trials", "trial_set")
+CI_NOTE = "Brackets hold the 95% Wilson interval; unanswered questions count as wrong."
+
+
+def _runs(store: Store, experiment: JSONDict) -> list[tuple[JSONDict, RunData]]:
+    """The experiment's cells that have a run with answers, with that run's data."""
+    from engine.reports.layouts import RunData
+
+    out = []
+    for cell in experiment["cells"]:
+        run = cell.get("run")
+        if run is not None and int(run.get("n_done") or 0) > 0:
+            out.append((cell, RunData(store, run)))
+    return out
+
+
+def _order(cell: JSONDict) -> tuple[Any, ...]:
+    c = cell["coords"]
+    return (str(c.get("model")), not c.get("instruction"), int(c.get("shots") or 0))
+
+
+def _accuracy(r: RunData) -> JSONDict | None:
+    return r.share_cell(r.correct, r.n)  # type: ignore[return-value]
+
+
+def _different_items(found: list[tuple[JSONDict, RunData]]) -> str:
+    sizes = sorted({r.n for _, r in found})
+    if len(sizes) > 1:
+        return (
+            "These runs cover different items ("
+            + ", ".join(str(n) for n in sizes)
+            + " questions): compare their rows with care."
+        )
+    return ""
+
+
+def table8(found: list[tuple[JSONDict, RunData]]) -> Table:
+    rows = []
+    for cell, r in sorted(found, key=lambda f: _order(f[0])):
+        c, s = cell["coords"], r.summary
+        rows.append(
+            [
+                str(c.get("model")),
+                setting_words(int(c.get("shots") or 0), bool(c.get("instruction"))),
+                f"#{r.id}",
+                r.n,
+                _accuracy(r),  # type: ignore[list-item]
+                *(s.get(k) for k in ("rouge1", "rouge2", "rougeL")),
+                cell["status"],
+            ]
+        )
+    columns = ["Model", "Setting", "Run", "Items", "Accuracy (%)"]
+    return table(
+        "ExplainCPE Table 8: accuracy and explanation ROUGE by setting",
+        [*columns, "ROUGE-1", "ROUGE-2", "ROUGE-L", "Status"],
+        rows,
+        CI_NOTE,
+        _different_items(found),
+    )
+
+
+def table3(found: list[tuple[JSONDict, RunData]]) -> Table:
+    """Each model's best setting by accuracy (finished runs)."""
+    best: dict[str, tuple[JSONDict, RunData, int]] = {}
+    for cell, r in sorted(found, key=lambda f: _order(f[0])):
+        if cell["status"] != "finished":
+            continue
+        model = str(cell["coords"].get("model"))
+        held = best.get(model)
+        tried = (held[2] if held else 0) + 1
+        if held is None or r.correct / max(r.n, 1) > held[1].correct / max(held[1].n, 1):
+            best[model] = (cell, r, tried)
+        else:
+            best[model] = (held[0], held[1], tried)
+    rows = []
+    for model, (cell, r, tried) in best.items():
+        c = cell["coords"]
+        words = setting_words(int(c.get("shots") or 0), bool(c.get("instruction")))
+        rows.append([model, words, _accuracy(r), r.summary.get("rougeL"), f"#{r.id}", tried])  # type: ignore[list-item]
+    return table(
+        "ExplainCPE Table 3: each model's best setting",
+        ["Model", "Best setting", "Accuracy (%)", "ROUGE-L", "Run", "Settings tried"],
+        rows,
+        CI_NOTE,
+        "The best of several settings on the same questions is picked by its own score: "
+        "its interval is that run's and does not allow for the picking.",
+    )
+
+
+def _line_key(r: RunData) -> str:
+    settings = {k: v for k, v in (r.run.get("settings") or {}).items() if k not in NOT_A_LINE}
+    return json.dumps([settings, r.n], sort_keys=True, default=str)
+
+
+def figure3(found: list[tuple[JSONDict, RunData]]) -> Chart:
+    """Accuracy against the examples, a line per model × instruction (× anything else that
+    differs), chat and base models in separate panels."""
+    lines: dict[str, JSONDict] = {}
+    for cell, r in sorted(found, key=lambda f: _order(f[0])):
+        c = cell["coords"]
+        acc = _accuracy(r)
+        if acc is None:
+            continue
+        key = _line_key(r)
+        if key not in lines:
+            chat = (r.run.get("settings") or {}).get("chat_template")
+            name = f"{c.get('model')} {'w/' if c.get('instruction') else 'w/o'} instruction"
+            same = sum(line["base"] == name for line in lines.values())
+            lines[key] = {
+                "base": name,
+                "name": name + (f" ({same + 1})" if same else ""),
+                "panel": "chat models" if chat else "base models (no chat template)",
+                "dashed": not c.get("instruction"),
+                "points": [],
+            }
+        point = {"x": int(c.get("shots") or 0), **acc, "run_id": r.id}
+        lines[key]["points"].append(point)
+    series = [{k: v for k, v in line.items() if k != "base"} for line in lines.values()]
+    return {
+        "kind": "lines",
+        "title": "ExplainCPE Figure 3: accuracy against the number of examples",
+        "axis": "Accuracy (%)",
+        "x_axis": "Solved examples in the prompt",
+        "series": series,  # type: ignore[typeddict-item]
+    }
+
+
+def table8_report(store: Store, experiment: JSONDict) -> JSONDict:
+    """Table 8, Table 3 and Figure 3 of an ``explaincpe-table8`` experiment."""
+    found = _runs(store, experiment)
+    if not found:
+        return {"tables": [], "charts": []}
+    return {"tables": [table8(found), table3(found)], "charts": [figure3(found)]}
