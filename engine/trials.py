@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 from engine.progress import Progress, ProgressCallback
+from engine.reports.stats import TOO_FEW, enough
 from engine.scoring import failed
 
 if TYPE_CHECKING:
@@ -298,9 +299,12 @@ def clustered_interval(
     per_case: dict[str, list[float]], resamples: int = RESAMPLES, seed: int = SEED
 ) -> tuple[float, float] | None:
     """A 95% percentile interval of the mean over all trials' values, resampling whole
-    cases (with all their trials); None for fewer than two cases."""
+    cases (with all their trials); None for fewer than :data:`MIN_ITEMS` cases (too few to
+    resample honestly, :mod:`engine.reports.stats`)."""
     import numpy as np
 
+    if not enough(len(per_case)):
+        return None
     means = _clustered_means(per_case, resamples, seed)
     if means is None:
         return None
@@ -335,7 +339,7 @@ def paired_sets(
     if not diffs:
         return None
     values = [d for v in diffs.values() for d in v]
-    means = _clustered_means(diffs)
+    means = _clustered_means(diffs) if enough(len(diffs)) else None
     low = high = p = None
     if means is not None:
         low, high = (float(x) for x in np.percentile(means, [2.5, 97.5]))
@@ -353,6 +357,7 @@ def paired_sets(
         "low": low,
         "high": high,
         "p": p,
+        "too_few": not enough(len(diffs)),
     }
 
 
@@ -382,6 +387,7 @@ def spread(
         ci = clustered_interval(per_case) if key == "accuracy" else None
         entry["low"], entry["high"] = (round(ci[0], 2), round(ci[1], 2)) if ci else (None, None)
         entry["cases"] = len(per_case)
+        entry["too_few"] = key == "accuracy" and not enough(len(per_case))
         out[key] = entry
     return out
 
@@ -391,6 +397,8 @@ def spread_text(entry: JSONDict) -> str:
     [95% interval]), the parts a set does not have left out."""
     sd = f" ± {entry['sd']:.2f}" if entry.get("sd") is not None else ""
     ci = f" [{entry['low']:.1f}, {entry['high']:.1f}]" if entry.get("low") is not None else ""
+    if entry.get("too_few"):
+        ci = f" [{TOO_FEW}]"
     return f"{entry['mean']:.2f}{sd}{ci}"
 
 
@@ -483,9 +491,11 @@ def _compared_sets(store: Store, sets: dict[str, list[int]]) -> list[JSONDict]:
         found = paired_sets(store, a, b)
         if found is None:
             continue
-        diff = {"value": found["diff"], "low": found["low"], "high": found["high"]}
+        diff = {"value": found["diff"], "low": found["low"], "high": found["high"],
+                "too_few": found["too_few"]}  # fmt: skip
+        p = TOO_FEW if found["too_few"] else found["p"]
         rows.append([name_a, name_b, found["trials"], found["cases"], found["pairs"],
-                     found["only_a"], found["only_b"], diff, found["p"]])  # fmt: skip
+                     found["only_a"], found["only_b"], diff, p])  # fmt: skip
     if not rows:
         return []
     headers = ["A", "B", "Trials", "Cases", "Pairs", "Right in A only", "Right in B only",

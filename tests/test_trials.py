@@ -17,7 +17,14 @@ from engine.consult.cases import ensure_sample
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 from engine.scoring import Scored
-from engine.trials import TrialError, clustered_interval, run_trials, spread, trial_runs
+from engine.trials import (
+    TrialError,
+    clustered_interval,
+    run_trials,
+    spread,
+    spread_text,
+    trial_runs,
+)
 
 SCRIPTED = {"doctor": "doctor", "patient": "patient", "solver": "solver", "max_turns": 1}
 
@@ -134,7 +141,9 @@ def test_the_spread_and_its_interval_clustered_by_case(store, pool):
     got = spread(store, found.run_ids)["accuracy"]
     assert got["trials"] == accuracy and got["mean"] == pytest.approx(np.mean(accuracy))
     assert got["sd"] == pytest.approx(np.std(accuracy, ddof=1), abs=0.01)
-    assert got["cases"] == 2 and got["low"] <= got["mean"] <= got["high"]
+    # two cases are too few to resample: no interval, said so (engine.reports.stats.MIN_ITEMS)
+    assert got["cases"] == 2 and got["low"] is None and got["too_few"]
+    assert spread_text(got).endswith("[too few items]")
 
 
 def test_the_clustered_interval_against_a_plain_computation():
@@ -143,6 +152,7 @@ def test_the_clustered_interval_against_a_plain_computation():
         "b": [0.0, 0.0],
         "c": [100.0],
         "d": [100.0, 100.0, 0.0, 100.0],
+        **{f"e{i}": [100.0 * (i % 2), 0.0] for i in range(6)},
     }
     low, high = clustered_interval(per_case, resamples=500, seed=3)
     rng = np.random.default_rng(3)
@@ -154,6 +164,7 @@ def test_the_clustered_interval_against_a_plain_computation():
         means.append(sum(values) / len(values))
     assert (low, high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
     assert clustered_interval({"a": [1.0, 2.0]}) is None
+    assert clustered_interval({k: per_case[k] for k in "abcd"}) is None  # too few cases
 
 
 @pytest.mark.slow
@@ -223,15 +234,23 @@ def _set(store, name: str, rights: list[list[bool]]) -> list[int]:
     return ids
 
 
+def _four_cases(store) -> tuple[list[int], list[int]]:
+    """Two sets of four cases: too few for an interval or p."""
+    a = _set(store, "cccc0000", [[True, False, False, False]])
+    return a, _set(store, "dddd0000", [[True, True, True, True]])
+
+
 def test_two_sets_are_compared_pair_by_case_and_trial(store):
     from engine.trials import paired_sets, trial_tables
 
-    a = _set(store, "aaaa0000", [[True, False, False, False], [False, False, True, False]])
-    b = _set(store, "bbbb0000", [[True, True, True, False], [True, True, True, True]])
+    few = paired_sets(store, *_four_cases(store))
+    assert few["too_few"] and few["low"] is None and few["p"] is None
+    a = _set(store, "aaaa0000", [[True, False, False, False] * 3, [False, False, True, False] * 3])
+    b = _set(store, "bbbb0000", [[True, True, True, False] * 3, [True, True, True, True] * 3])
     found = paired_sets(store, a, b)
-    # pairs (trial, case): diffs 0,100,100,0 | 100,100,0,100 -> mean 62.5
-    assert found["pairs"] == 8 and found["cases"] == 4 and found["trials"] == 2
-    assert (found["only_a"], found["only_b"]) == (0, 5)
+    # pairs (trial, case): diffs 0,100,100,0 | 100,100,0,100 (three times) -> mean 62.5
+    assert found["pairs"] == 24 and found["cases"] == 12 and found["trials"] == 2
+    assert (found["only_a"], found["only_b"]) == (0, 15)
     assert found["diff"] == pytest.approx(62.5)
     assert 0 < found["low"] <= 62.5 <= found["high"] and found["p"] < 0.05
     same = paired_sets(store, a, a)

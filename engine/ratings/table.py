@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from engine.ratings.agreement import MIN_ITEMS, Agreement, compare
 from engine.ratings.perspectives import KEYS, NAMES
 from engine.ratings.scorers import JUDGE, PERSON
-from engine.reports.stats import bootstrap_interval
+from engine.reports.stats import mean_cell
 
 if TYPE_CHECKING:
-    from engine.reports.shapes import Cell, ScoreCell, Table
+    from engine.reports.shapes import Cell, Table
     from engine.store import Store
     from engine.types import Row
 
@@ -73,18 +73,6 @@ def read_ratings(store: Store, run_ids: Sequence[int]) -> Ratings:
     return out
 
 
-def _mean_cell(values: list[float]) -> ScoreCell | None:
-    if not values:
-        return None
-    ci = bootstrap_interval(values)
-    mean = sum(values) / len(values)
-    return {
-        "value": mean,
-        "low": ci[0] if ci else None,
-        "high": ci[1] if ci else None,
-    }
-
-
 def _pooled(
     sources: dict[str, dict[Answer, dict[str, float]]],
 ) -> dict[Answer, dict[str, list[float]]]:
@@ -101,7 +89,7 @@ def _means(pooled: dict[Answer, dict[str, list[float]]], answers: set[Answer]) -
     cells: list[Cell] = []
     for k in KEYS:
         per = [sum(v[k]) / len(v[k]) for a, v in pooled.items() if a in answers and v.get(k)]
-        cells.append(_mean_cell(per))
+        cells.append(mean_cell(per))
     return cells
 
 

@@ -65,7 +65,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     from engine.activities import activity_name
     from engine.ratings.table import rating_tables
     from engine.registry import activities, load
-    from engine.reports.layouts import RunData, comparison_table
+    from engine.reports.layouts import RunData, comparison_table, coverage_note
     from engine.trials import trial_tables
 
     runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
@@ -78,6 +78,9 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         if not data or not found.report:
             continue
         section = load(found.report)(store, data)  # type: ignore[operator]
+        note = coverage_note(data)
+        if note and section["tables"]:
+            section["tables"][0]["notes"].append(note)
         section["tables"] += rating_tables(store, [r.id for r in data])
         section["tables"] += trial_tables(store, [r.id for r in data])
         compared = comparison_table(section["comparisons"])

@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING
 from engine.reports.label import run_label
 from engine.reports.shapes import table
 from engine.reports.stats import (
+    MIN_ITEMS,
     RESAMPLES,
-    bootstrap_interval,
+    TOO_FEW,
     mcnemar,
+    mean_cell,
     paired_bootstrap,
     reliability_bins,
+    share_cell,
     wilson_interval,
 )
 from engine.store import Store
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
 #: compared with the first.
 ALL_PAIRS_UP_TO = 5
 TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
+#: A table of accuracy by type holds at most this many types; more are split into parts.
 MAX_TYPE_COLUMNS = 10
 
 
@@ -70,10 +74,7 @@ class RunData:
 
     def share_cell(self, correct: int, n: int) -> ScoreCell | None:
         """``correct`` of ``n`` in percent with its Wilson interval."""
-        ci = wilson_interval(correct, n)
-        if ci is None:
-            return None
-        return {"value": 100 * correct / n, "low": 100 * ci[0], "high": 100 * ci[1]}
+        return share_cell(correct, n)
 
     def scores(self, key: str) -> dict[str, float]:
         """Per-item values of one score (items whose answer has it)."""
@@ -113,6 +114,9 @@ def _exam_main(runs: list[RunData]) -> Table:
 
 
 def _by_type(runs: list[RunData]) -> list[Table]:
+    """Accuracy by each level of question types present; a level with more than
+    :data:`MAX_TYPE_COLUMNS` values (ExplainCPE's 14 subjects) is split into parts of equal
+    width, so every value is shown."""
     out = []
     for field, name in TYPE_NAMES.items():
         groups: dict[int, dict[str, list[bool]]] = {}
@@ -124,25 +128,33 @@ def _by_type(runs: list[RunData]) -> list[Table]:
                         bool(a["correct"])
                     )
         values = sorted({v for g in groups.values() for v in g})
-        if not values or len(values) > MAX_TYPE_COLUMNS:
-            continue
-        rows = []
-        for r in runs:
-            got = groups.get(r.id, {})
-            cells = [
-                {"value": 100 * sum(got[v]) / len(got[v]), "n": len(got[v])} if v in got else None
-                for v in values
-            ]
-            rows.append([f"#{r.id}", r.who, r.label, *cells])
-        out.append(
-            table(
-                f"Accuracy by {name} (ExplainCPE Table 5 layout)",
-                ["Run", "Model", "Setting", *values],
-                rows,
-                "Accuracy (%) of the answered items of each type; the number of items in brackets.",
-            )
-        )
+        parts = -(-len(values) // MAX_TYPE_COLUMNS)
+        width = -(-len(values) // parts) if parts else 0
+        for i in range(parts):
+            title = f"Accuracy by {name} (ExplainCPE Table 5 layout)"
+            if parts > 1:
+                title += f", part {i + 1} of {parts}"
+            out.append(_type_table(title, runs, groups, values[i * width : (i + 1) * width]))
     return out
+
+
+def _type_table(
+    title: str, runs: list[RunData], groups: dict[int, dict[str, list[bool]]], values: list[str]
+) -> Table:
+    rows = []
+    for r in runs:
+        got = groups.get(r.id, {})
+        cells = [
+            {"value": 100 * sum(got[v]) / len(got[v]), "n": len(got[v])} if v in got else None
+            for v in values
+        ]
+        rows.append([f"#{r.id}", r.who, r.label, *cells])
+    return table(
+        title,
+        ["Run", "Model", "Setting", *values],
+        rows,
+        "Accuracy (%) of the answered items of each type; the number of items in brackets.",
+    )
 
 
 def _calibration(runs: list[RunData]) -> tuple[Table | None, list[ChartSeries]]:
@@ -189,7 +201,9 @@ def _calibration(runs: list[RunData]) -> tuple[Table | None, list[ChartSeries]]:
 
 
 def exam_section(store: Store, runs: list[RunData]) -> Section:
-    tables = [_exam_main(runs), *_by_type(runs)]
+    from engine.exam.candidates import report_tables
+
+    tables = [_exam_main(runs), *report_tables(runs), *_by_type(runs)]
     cal_table, series = _calibration(runs)
     if cal_table is not None:
         tables.append(cal_table)
@@ -358,12 +372,7 @@ def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:
 
 
 def _hamming_cell(r: RunData) -> ScoreCell | None:
-    values = [100 * v for v in r.scores("hamming").values()]
-    if not values:
-        return None
-    ci = bootstrap_interval(values)
-    cell = {"value": sum(values) / len(values)}
-    return {**cell, "low": ci[0], "high": ci[1]} if ci else cell
+    return mean_cell([100 * v for v in r.scores("hamming").values()])
 
 
 def french_section(store: Store, runs: list[RunData]) -> Section:
@@ -387,8 +396,8 @@ def french_section(store: Store, runs: list[RunData]) -> Section:
         "Hamming score and exact match ratio (FrenchMedMCQA layout)",
         [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)"],
         rows,
-        "Over the answered questions; Hamming brackets: 95% bootstrap interval, EMR "
-        "brackets: 95% Wilson interval.",
+        "Over the answered questions; Hamming brackets: 95% bootstrap interval (from "
+        f"{MIN_ITEMS} questions on), EMR brackets: 95% Wilson interval.",
     )
     columns = ["Run", "Model", "Setting"]
     for c in counts:
@@ -452,6 +461,19 @@ def compare(a: RunData, b: RunData, score: str, score_label: str) -> Comparison 
     }
 
 
+def coverage_note(runs: list[RunData]) -> str:
+    """A note for a table that puts ``runs`` side by side when they do not cover the same
+    items (other data sets, or other items answered); "" when they do."""
+    covered = {(str(r.run.get("dataset")), frozenset(r.answers)) for r in runs}
+    if len(runs) < 2 or len(covered) < 2:
+        return ""
+    counts = ", ".join(f"#{r.id} {len(r.answers)} on {r.run.get('dataset')}" for r in runs)
+    return (
+        f"These runs cover different items ({counts} answered): each score is over its own "
+        "run's items; the paired comparisons use only the items both runs answered."
+    )
+
+
 def compare_all(runs: list[RunData], score: str, score_label: str) -> list[Comparison]:
     if len(runs) <= ALL_PAIRS_UP_TO:
         pairs = list(combinations(runs, 2))
@@ -468,9 +490,11 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
     rows = []
     for c in comparisons:
         m, boot = c["mcnemar"], c["paired_bootstrap"] or {}
-        diff = None
+        diff: Cell = None
         if boot.get("diff") is not None:
             diff = {"value": boot["diff"], "low": boot.get("low"), "high": boot.get("high")}
+            diff["too_few"] = bool(boot.get("too_few"))
+        boot_p: Cell = TOO_FEW if boot.get("too_few") and boot.get("n") else boot.get("p")
         rows.append(
             [
                 f"#{c['a']}",
@@ -482,7 +506,7 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
                 c["accuracy_diff"],
                 m["p_exact"],
                 diff,
-                boot.get("p"),
+                boot_p,
             ]
         )
     return table(
@@ -502,7 +526,8 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
         rows,
         "McNemar: exact two-sided test on the items one run got right and the other wrong. "
         f"{label}: mean paired difference with its 95% bootstrap interval and two-sided p "
-        f"({RESAMPLES} resamples). p ≥ 0.05: not significant at the 5% level (within the noise).",
+        f"({RESAMPLES} resamples), given from {MIN_ITEMS} items on. p ≥ 0.05: not significant "
+        "at the 5% level (within the noise).",
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engine.errors import UnknownFormat
+from engine.reports.stats import TOO_FEW
 from engine.text.columns import markdown_rule, numeric_header, visible
 from engine.text.sheets import csv_text
 
@@ -35,11 +36,14 @@ def fmt_number(value: JSONValue, missing: str = "–") -> str:
 
 def fmt_cell(cell: Cell) -> str:
     """A cell in words: ``45.2 [38.1, 52.4]`` for a score with its interval, ``54.7 (12)``
-    for a score over ``n`` items, ``–`` for none."""
+    for a score over ``n`` items, ``25.0 [too few items]`` for one from too few items for
+    an interval, ``–`` for none."""
     if isinstance(cell, dict):
         text = fmt_number(cell.get("value"))
         if cell.get("low") is not None and cell.get("high") is not None:
             text += f" [{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
+        elif cell.get("too_few"):
+            text += f" [{TOO_FEW}]"
         if cell.get("n") is not None:
             text += f" ({cell['n']})"
         return text
@@ -195,6 +199,8 @@ def _html_cell(cell: Cell) -> str:
         if cell.get("low") is not None and cell.get("high") is not None:
             ci = f"[{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
             body += f" <span class='ci'>{html.escape(ci)}</span>"
+        elif cell.get("too_few"):
+            body += f" <span class='ci'>[{TOO_FEW}]</span>"
         if cell.get("n") is not None:
             body += f" <span class='ci'>({cell['n']})</span>"
         return f"<td class='num'>{body}</td>"

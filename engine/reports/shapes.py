@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 
 
 class ScoreCell(TypedDict, total=False):
-    """A score with its 95% interval (``low``, ``high``) or over ``n`` items."""
+    """A score with its 95% interval (``low``, ``high``) or over ``n`` items; ``too_few``:
+    too few items for an interval (:data:`engine.reports.stats.MIN_ITEMS`)."""
 
     value: Required[float | None]
     low: float | None
     high: float | None
     n: int | None
+    too_few: bool
 
 
 #: One cell of a table: a number, a string, None or a score.

@@ -1,6 +1,15 @@
 """Uncertainty for reports: confidence intervals of one run's score and significance tests
 between two runs answering the same items.
 
+How few items is too few: Wilson intervals and McNemar's exact p hold for any number of
+items (they are exact or score methods, only wider or larger when items are few). A
+bootstrap, though, resamples the items themselves: from fewer than :data:`MIN_ITEMS` it
+has too few distinct resamples to give an honest interval or p (4 items that all moved by
+20 points gave "20.0 [20.0, 20.0], p 0"), so below it :func:`bootstrap_interval` and
+:func:`paired_bootstrap` give none and say :data:`TOO_FEW` (``too_few``), and every
+table prints that instead. When every paired difference is the same the bootstrap has no
+spread to show: no interval, and the exact sign test's p.
+
 >>> lo, hi = wilson_interval(2, 4)
 >>> round(lo, 3), round(hi, 3)
 (0.15, 0.85)
@@ -18,10 +27,21 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from engine.reports.shapes import ScoreCell
+
 #: Resamples of every bootstrap (seeded, so a report is the same each time it is made).
 RESAMPLES = 2000
 SEED = 0
 LEVEL = 0.95
+#: The fewest items (or cases, for trials) a bootstrap interval or p is given from.
+MIN_ITEMS = 10
+#: What a table prints where an interval or p would come from fewer than MIN_ITEMS.
+TOO_FEW = "too few items"
+
+
+def enough(n: int) -> bool:
+    """Whether ``n`` items are enough for a bootstrap interval or p (:data:`MIN_ITEMS`)."""
+    return n >= MIN_ITEMS
 
 
 class McNemar(TypedDict):
@@ -35,13 +55,15 @@ class McNemar(TypedDict):
 
 
 class PairedBootstrap(TypedDict):
-    """The paired bootstrap of two runs' scores (see :func:`paired_bootstrap`)."""
+    """The paired bootstrap of two runs' scores (see :func:`paired_bootstrap`);
+    ``too_few``: fewer than :data:`MIN_ITEMS` pairs, so no interval nor p."""
 
     n: int
     diff: float | None
     low: float | None
     high: float | None
     p: float | None
+    too_few: bool
 
 
 class ReliabilityBin(TypedDict):
@@ -68,19 +90,83 @@ def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, 
 def bootstrap_interval(
     values: Sequence[float], level: float = LEVEL, seed: int = SEED
 ) -> tuple[float, float] | None:
-    """A percentile bootstrap interval of the mean of ``values``; None for fewer than two
-    values, the value itself when they are all equal."""
-    if len(values) < 2:
+    """A percentile bootstrap interval of the mean of ``values``; None for fewer than
+    :data:`MIN_ITEMS` values (too few to resample honestly) and when they are all equal
+    (a bootstrap shows no spread then, which is not certainty)."""
+    if not enough(len(values)):
         return None
     import numpy as np
 
     data = np.asarray(values, dtype=float)
     if np.ptp(data) == 0:
-        return float(data[0]), float(data[0])
+        return None
     means = _resampled_means(data, seed)
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def mean_cell(values: Sequence[float]) -> ScoreCell | None:
+    """The mean of ``values`` as a table cell with its bootstrap interval, or marked
+    ``too_few`` (fewer than :data:`MIN_ITEMS`); None without any value."""
+    if not values:
+        return None
+    cell: ScoreCell = {"value": math.fsum(values) / len(values)}
+    if not enough(len(values)):
+        return {**cell, "too_few": True}
+    ci = bootstrap_interval(values)
+    return {**cell, "low": ci[0], "high": ci[1]} if ci else cell
+
+
+def share_cell(right: int, n: int) -> ScoreCell | None:
+    """``right`` of ``n`` in percent with its Wilson interval (any ``n``: see the module's
+    note); None for no item."""
+    ci = wilson_interval(right, n)
+    if ci is None:
+        return None
+    return {"value": 100 * right / n, "low": 100 * ci[0], "high": 100 * ci[1]}
+
+
+class PairedDifference(TypedDict):
+    """Scores B − A paired by item (see :func:`paired_difference`)."""
+
+    n: int
+    diff: float | None
+    low: float | None
+    high: float | None
+    p: float | None
+    test: str
+    too_few: bool
+    only_a: int | None
+    only_b: int | None
+
+
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], right_wrong: bool
+) -> PairedDifference:
+    """B − A over paired items: the mean difference with its bootstrap interval (none below
+    :data:`MIN_ITEMS`), and the p of McNemar's exact test when the scores are right/wrong
+    (1 or 0: ``right_wrong``, counted by ``only_a`` and ``only_b``, honest for any number of
+    items) or else of the paired bootstrap."""
+    boot = paired_bootstrap(a, b)
+    out: PairedDifference = {
+        "n": boot["n"],
+        "diff": boot["diff"],
+        "low": boot["low"],
+        "high": boot["high"],
+        "p": boot["p"],
+        "test": "paired bootstrap",
+        "too_few": boot["too_few"],
+        "only_a": None,
+        "only_b": None,
+    }
+    if right_wrong:
+        only_a = sum(1 for x, y in zip(a, b, strict=True) if x > y)
+        only_b = sum(1 for x, y in zip(a, b, strict=True) if y > x)
+        test = mcnemar(only_a, only_b)
+        out.update(test="McNemar", only_a=only_a, only_b=only_b)
+        out["p"] = test["p_exact"] if boot["n"] else None
+    return out
 
 
 def _resampled_means(data: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
@@ -127,7 +213,9 @@ def paired_bootstrap(
 ) -> PairedBootstrap:
     """The mean difference B − A of paired per-item scores with a bootstrap interval and a
     two-sided p-value (how often the resampled difference falls on the other side of zero,
-    doubled). ``low``, ``high`` and ``p`` are None for fewer than two items."""
+    doubled). ``low``, ``high`` and ``p`` are None for fewer than :data:`MIN_ITEMS` items
+    (``too_few``). When every difference is the same there is no interval, and ``p`` is the
+    exact sign test's (1 when none differs)."""
     import numpy as np
 
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
@@ -137,14 +225,15 @@ def paired_bootstrap(
         "low": None,
         "high": None,
         "p": None,
+        "too_few": not enough(int(diffs.size)),
     }
     if diffs.size == 0:
         return out
     out["diff"] = float(diffs.mean())
-    if diffs.size < 2:
+    if out["too_few"]:
         return out
     if np.ptp(diffs) == 0:
-        out.update(low=out["diff"], high=out["diff"], p=1.0 if out["diff"] == 0 else 0.0)
+        out["p"] = 1.0 if out["diff"] == 0 else min(1.0, 2 * 0.5 ** int(diffs.size))
         return out
     means = _resampled_means(diffs, seed)
     tail = (1 - level) / 2 * 100
