@@ -33,6 +33,7 @@ from engine.activities import Activity, activity
 from engine.errors import UserError
 from engine.models.backend import default_concurrency
 from engine.models.pool import ModelPool, PooledModel, default_pool
+from engine.models.usage import run_usage
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
 from engine.scoring import Context, Scored, failed, merged, run_scorers, score_answer
 from engine.store import Store
@@ -329,6 +330,7 @@ def _loop(
         report(progress, done, total, message, run_id=run_id, **info)
 
     job.on_step = step
+    started = time.perf_counter()
     context = Context(store, store.run(run_id), None, cancel)
     scorers = run_scorers(spec.activity.id, context)
     status, error, again = "finished", None, None
@@ -359,7 +361,19 @@ def _loop(
     if status == "finished" and errors and 2 * len(errors) > len(todo):
         status = "failed"
         error = f"{len(errors)} of {len(todo)} items failed; the first: {errors[0]}"
-    return _close(store, spec, run_id, status, error, again)
+    usage = _usage(store, job, run_id, time.perf_counter() - started)
+    return _close(store, spec, run_id, status, error, again, usage)
+
+
+def _usage(store: Store, job: Job, run_id: int, seconds: float) -> JSONDict:
+    """What the job's models cost this run (:mod:`engine.models.usage`: tokens per second,
+    time to first token, load time, peak memory), its earlier sessions' added; empty when
+    it cannot be read (the run still ends)."""
+    try:
+        earlier = (store.run(run_id).get("summary") or {}).get("usage")
+        return run_usage(job.leases, seconds, earlier if isinstance(earlier, dict) else None)
+    except Exception:  # noqa: BLE001 - measuring must never keep a run from ending
+        return {}
 
 
 def _earlier(store: Store, run_id: int, keys: set[str]) -> JSONDict:
@@ -386,15 +400,19 @@ def _close(
     status: str,
     error: str | None,
     again: BaseException | None,
+    usage: JSONDict | None = None,
 ) -> JSONDict:
     """End the run whatever happens: a summary that cannot be computed fails the run with
-    that error instead of leaving it running."""
+    that error instead of leaving it running. ``usage`` (what its models cost) is kept in
+    the summary."""
     try:
         summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
     except Exception as exc:  # noqa: BLE001 - the run must still be closed
         if status != "failed":
             status, error = "failed", f"its summary could not be computed: {_describe(exc)}"
         summary = {"run_id": run_id, "status": status}
+    if usage:
+        summary["usage"] = usage
     if error:
         summary["error"] = error
     try:

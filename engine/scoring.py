@@ -103,6 +103,10 @@ class Scorer:
     applies: Callable[[Context], bool] | None = None
     by: str = ""
     person: bool = False
+    #: The run summary's entries that are the mean of one of its keys over the answers
+    #: (``{"accuracy": "correct"}``), in percent when their label says so: what a
+    #: comparison of runs pairs item by item (:mod:`engine.experiments.compare`).
+    metrics: Mapping[str, str] = field(default_factory=dict)
 
     def fits(self, activity_id: str) -> bool:
         """Whether this scorer scores ``activity_id``'s answers (``*``: every activity's)."""
@@ -147,10 +151,11 @@ def scorer(
     applies: Callable[[Context], bool] | None = None,
     by: str = "",
     person: bool = False,
+    metrics: Mapping[str, str] | None = None,
 ) -> Callable[[ScoreFunction], ScoreFunction]:
     """Register the decorated function as scorer ``name`` (raise ``version`` whenever what
-    it computes changes: a rescore then replaces the older version's scores); ``by`` and
-    ``person`` as :class:`Scorer` has them."""
+    it computes changes: a rescore then replaces the older version's scores); ``by``,
+    ``person`` and ``metrics`` as :class:`Scorer` has them."""
 
     def add(function: ScoreFunction) -> ScoreFunction:
         doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
@@ -165,6 +170,7 @@ def scorer(
             applies,
             by,
             person,
+            dict(metrics or {}),
         )
         return function
 

@@ -230,3 +230,42 @@ def runs_undelete(app) -> None:
 
     ids = restore_deleted(app.store)
     click.echo(f"restored run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}")
+
+
+@runs.command("compare")
+@click.argument("run_ids", metavar="RUN_ID RUN_ID...", type=int, nargs=-1, required=True)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False),
+    help="Also write the quality-per-size chart (file size against score) as SVG.",
+)
+@click.option("--no-person", is_flag=True, help="Leave out a person's run on the same items.")
+@json_option
+@pass_app
+def runs_compare(
+    app, run_ids: tuple[int, ...], chart: str | None, no_person: bool, as_json: bool
+) -> None:
+    """Compare models: runs of one activity on one data set side by side on the items they
+    all answered, each score with its 95% interval, the paired difference from the best
+    model with its p, and each model's tokens per second, time to first token, peak memory,
+    load time and file size.
+
+    \b
+    medexam runs compare 3 4 5
+    medexam runs compare 3 4 --json
+    """
+    from engine.experiments.compare import compare_runs, format_compare, size_svg
+
+    result = compare_runs(app.store, list(run_ids), people=not no_person)
+    if chart:
+        from engine.export import save_text
+
+        svg = size_svg(result["chart"])
+        if not svg:
+            raise UserError("no run knows its model's file size: there is no chart to draw")
+        save_text(chart, svg, "svg")
+        click.echo(f"wrote {chart}", err=True)
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(format_compare(result), nl=False)

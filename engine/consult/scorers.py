@@ -34,7 +34,12 @@ BOUNDS = ("upper", "lower")
 AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "patient_off_voice")
 
 
-@scorer("consult.task", activities=("consult",), keys=("correct", "similarity"))
+@scorer(
+    "consult.task",
+    activities=("consult",),
+    keys=("correct", "similarity"),
+    metrics={"accuracy": "correct"},
+)
 def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The final task: the letter chosen against the right one, or a diagnosis in words
     matched with the case's (and its MiniLM similarity to it); a multiple-choice case
@@ -53,7 +58,12 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     }
 
 
-@scorer("consult.dialogue", activities=("consult",), keys=DIALOGUE_KEYS)
+@scorer(
+    "consult.dialogue",
+    activities=("consult",),
+    keys=DIALOGUE_KEYS,
+    metrics={k: k for k in SUMMARY_KEYS[:6]},  # patient and doctor ROUGE-1 R, P, F1
+)
 def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The consultation paper's measures of one case from its stored turns (a bound, which
     has no consultation, is scored on the facts it was given)."""

@@ -27,7 +27,13 @@ def _not_judged(context: Context) -> bool:
     return not _published_judged(context)
 
 
-@scorer("exam.published", activities=("exam",), keys=("correct",), applies=_published_judged)
+@scorer(
+    "exam.published",
+    activities=("exam",),
+    keys=("correct",),
+    applies=_published_judged,
+    metrics={"accuracy": "correct"},
+)
 def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Whether the published judgement of the response says it is right (正确)."""
     extra = answer.get("extra") or {}
@@ -35,7 +41,13 @@ def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue
     return {} if judgement is None else {"correct": read_judgement(judgement) == JUDGE_RIGHT}
 
 
-@scorer("exam.letter", activities=("exam",), keys=("correct",), applies=_not_judged)
+@scorer(
+    "exam.letter",
+    activities=("exam",),
+    keys=("correct",),
+    applies=_not_judged,
+    metrics={"accuracy": "correct"},
+)
 def letter(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Whether the letter chosen is the gold one (no letter is wrong)."""
     chosen = answer.get("chosen")
@@ -49,7 +61,13 @@ def _generated(context: Context) -> bool:
     return context.settings.get("method", "generate") == "generate"
 
 
-@scorer("exam.rouge", activities=("exam",), keys=ROUGE_KEYS, applies=_generated)
+@scorer(
+    "exam.rouge",
+    activities=("exam",),
+    keys=ROUGE_KEYS,
+    applies=_generated,
+    metrics={k: k for k in ROUGE_KEYS},
+)
 def rouge(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """ROUGE-1, ROUGE-2 and ROUGE-L F-measure of the reply against the gold explanation
     (none for a question without one, or one the model could not take)."""

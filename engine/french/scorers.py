@@ -18,7 +18,12 @@ def _letters(extra: object, key: str) -> set[str]:
     return {str(x) for x in found} if isinstance(found, list) else set()
 
 
-@scorer("french.options", activities=("french",), keys=("hamming", "exact", "correct"))
+@scorer(
+    "french.options",
+    activities=("french",),
+    keys=("hamming", "exact", "correct"),
+    metrics={"hamming": "hamming", "emr": "exact"},
+)
 def options(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Hamming score ``|pred ∩ gold| / |pred ∪ gold|`` and exact match of the options
     chosen; an answer is correct when it matches exactly."""

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from engine.models.backend import Backend, Capabilities, ModelInfo, backend
 from engine.models.cores import SharedCores
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream
+from engine.models.usage import Meter
 
 if TYPE_CHECKING:
     from engine.models.protocol import Generation, Message
@@ -75,6 +76,7 @@ class _Entry:
     error: str = ""
     last_used: float = field(default_factory=time.monotonic)
     load_lock: threading.Lock = field(default_factory=threading.Lock)
+    load_s: float | None = None  # how long its last load took
 
 
 def _cores() -> int:
@@ -176,6 +178,7 @@ class ModelPool:
             self._make_room(entry)
             settings = dict(self.settings_for(entry.name))
             self._set_state(entry, "loading")
+            started = time.perf_counter()
             try:
                 if model is not None:
                     model.restart()
@@ -191,6 +194,7 @@ class ModelPool:
                 (getattr(entry.model, "info", {}) or {}).get("n_threads") or self.cores
             )
             entry.threads = entry.threads_cap
+            entry.load_s = round(time.perf_counter() - started, 3)
             self._set_state(entry, "ready")
 
     def _release(self, entry: _Entry) -> None:
@@ -333,13 +337,20 @@ class ModelPool:
 class PooledModel(ChatModel):
     """One lease of a pooled model: the :class:`~engine.models.protocol.ChatModel` API, with
     the pool told when the model works; :meth:`close` ends the lease (the model stays
-    loaded for the next one)."""
+    loaded for the next one). Its ``meter`` adds up the generations it gave
+    (:mod:`engine.models.usage`)."""
 
     def __init__(self, pool: ModelPool, entry: _Entry) -> None:
         self._pool = pool
         self._entry = entry
         self._released = False
         self.name = entry.name
+        self.meter = Meter()
+
+    @property
+    def load_seconds(self) -> float | None:
+        """How long the model's last load took (seconds)."""
+        return self._entry.load_s
 
     @property
     def _model(self) -> Any:
@@ -388,11 +399,15 @@ class PooledModel(ChatModel):
 
     def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
         with self._pool._working(self._entry):
-            return self._model.chat(messages, **options)
+            result = self._model.chat(messages, **options)
+        self.meter.add(result)
+        return result
 
     def complete(self, prompt: str, **options: Any) -> Generation:
         with self._pool._working(self._entry):
-            return self._model.complete(prompt, **options)
+            result = self._model.complete(prompt, **options)
+        self.meter.add(result)
+        return result
 
     def stream_chat(self, messages: Sequence[Message], **options: Any) -> TextStream:
         return _WorkingStream(self, lambda: self._model.stream_chat(messages, **options))
@@ -444,6 +459,7 @@ class _WorkingStream(TextStream):
             self._stream = self._start()
             yield from self._stream
             self.result = self._stream.result
+        self._lease.meter.add(self.result)
 
     def cancel(self) -> None:
         if self._stream is not None:

@@ -1,0 +1,371 @@
+"""Compare models: runs of one activity on one data set, each through another model (or
+quantization, or a local model against a served one), side by side on the items they all
+answered.
+
+Per run: each of the activity's metrics that its scorers pair item by item
+(``Scorer.metrics``: accuracy for the exam, the Hamming score and EMR for French QA,
+accuracy and patient and doctor F1 for a consultation) with its 95% interval, the paired
+difference from the best model (the highest first metric) with its interval and p
+(McNemar's exact test for right/wrong, a paired bootstrap for other scores), and what the
+model cost the run as the run loop recorded it (:mod:`engine.models.usage`): tokens per
+second, time to first token, peak memory (RAM and GPU), load time and file size. A
+person's run on the same items (a student's or a clinician's own answers) is a row too.
+Intervals and p from fewer than :data:`~engine.reports.stats.MIN_ITEMS` items say so.
+
+>>> result = compare_runs(store, [3, 4])                              # doctest: +SKIP
+>>> print(format_compare(result))                                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.activities import activity, metric_label
+from engine.errors import UserError
+from engine.reports.stats import (
+    MIN_ITEMS,
+    TOO_FEW,
+    mean_cell,
+    paired_difference,
+    share_cell,
+)
+
+if TYPE_CHECKING:
+    from engine.store import Store
+    from engine.types import JSONDict, Row
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A summary metric paired item by item: the answers' score ``item`` it is the mean of,
+    in percent when its label says so, right/wrong when that score is (``correct``…)."""
+
+    key: str
+    item: str
+    label: str
+    percent: bool
+
+
+def metrics_of(activity_id: str) -> list[Metric]:
+    """The metrics a comparison shows for an activity: its run keys (in their order, its
+    headline first) that one of its scorers declares the mean of an answer's score."""
+    from engine.scoring import scorers_of
+
+    declared: dict[str, str] = {}
+    for s in scorers_of(activity_id):
+        declared.update({k: v for k, v in s.metrics.items() if k not in declared})
+    found = activity(activity_id)
+    keys = [found.headline, *found.run_keys, *declared]
+    out = []
+    for key in dict.fromkeys(k for k in keys if k in declared):
+        label = metric_label(key, activity_id)
+        out.append(Metric(key, declared[key], label.replace(" (%)", ""), "%" in label))
+    return out
+
+
+class CompareError(UserError):
+    """Runs that cannot be compared (too few, of different activities or data sets)."""
+
+
+def _runs(store: Store, run_ids: list[int]) -> list[Row]:
+    runs = [store.run(int(i)) for i in dict.fromkeys(run_ids)]
+    if len(runs) < 2:
+        raise CompareError("give at least two runs to compare")
+    kinds = {(r["activity"], r["dataset"]) for r in runs}
+    if len(kinds) > 1:
+        seen = ", ".join(f"#{r['id']} {r['activity']} on {r['dataset']}" for r in runs)
+        raise CompareError(f"compare runs of one activity on one data set ({seen})")
+    return runs
+
+
+def _person_run(store: Store, runs: list[Row], keys: set[str]) -> Row | None:
+    """The newest person's run of the same activity and data set that answered every one
+    of ``keys`` (None: there is none, or one is already compared)."""
+    if any(r.get("runner") == "person" for r in runs):
+        return None
+    first = runs[0]
+    for r in store.runs(first["activity"]):
+        same = r.get("runner") == "person" and r["dataset"] == first["dataset"]
+        if same and keys and keys <= store.answered_keys(int(r["id"])):
+            return r
+    return None
+
+
+def _values(answers: dict[str, Row], keys: list[str], metric: Metric) -> dict[str, float]:
+    """A run's values of ``metric`` on ``keys`` (percent where it is one): right/wrong
+    counts an answer without it (a failed one) wrong; other scores leave it out."""
+    scale = 100.0 if metric.percent else 1.0
+    out = {}
+    for k in keys:
+        a = answers[k]
+        if metric.item == "correct":
+            out[k] = scale * bool(a.get("correct"))
+            continue
+        value = (a.get("scores") or {}).get(metric.item)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[k] = scale * float(value)
+        elif isinstance(value, bool):
+            out[k] = scale * value
+    return out
+
+
+def _right_wrong(values: list[dict[str, float]], metric: Metric) -> bool:
+    top = 100.0 if metric.percent else 1.0
+    return all(v in (0.0, top) for vals in values for v in vals.values())
+
+
+def _usage(run: Row) -> JSONDict:
+    """What the run's model cost it, as the run loop stored it (empty for a person)."""
+    usage = (run.get("summary") or {}).get("usage") or {}
+    if not isinstance(usage, dict) or not usage:
+        return {}
+    found = usage.get(run.get("model")) or (next(iter(usage.values())) if len(usage) == 1 else {})
+    return found if isinstance(found, dict) else {}
+
+
+def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSONDict:
+    """Runs ``run_ids`` compared on the items they all answered (see the module): JSON-ready,
+    ``{activity, dataset, items, metrics, best, rows, chart, notes}``. With ``people`` the
+    newest person's run on the same data set that answered those items joins as a row."""
+    runs = _runs(store, run_ids)
+    answers = {int(r["id"]): {str(a["item_key"]): a for a in store.answers(int(r["id"]))}
+               for r in runs}  # fmt: skip
+    shared = set.intersection(*(set(a) for a in answers.values()))
+    person = _person_run(store, runs, shared) if people else None
+    if person is not None:
+        runs.append(person)
+        answers[int(person["id"])] = {str(a["item_key"]): a for a in store.answers(person["id"])}
+    if not shared:
+        raise CompareError("the runs share no answered item")
+    order = {k: i for i, k in enumerate(answers[int(runs[0]["id"])])}
+    keys = sorted(shared, key=lambda k: order.get(k, 0))
+    metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys)
+    models = [r for r in runs if r.get("runner") != "person"]
+    lead = metrics[0] if metrics else None
+    best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
+    rows = [_row(r, answers, values, metrics, best, len(keys)) for r in runs]
+    result: JSONDict = {
+        "activity": runs[0]["activity"],
+        "dataset": runs[0]["dataset"],
+        "items": {
+            "shared": len(keys),
+            "by_run": {str(r["id"]): len(answers[int(r["id"])]) for r in runs},
+            "different": any(len(answers[int(r["id"])]) != len(keys) for r in runs),
+        },
+        "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
+        "best": int(best["id"]),
+        "rows": rows,
+        "min_items": MIN_ITEMS,
+    }
+    result["chart"] = size_chart(result)
+    result["notes"] = _notes(result)
+    return result
+
+
+def _metric_values(
+    activity_id: str, runs: list[Row], answers: dict[int, dict[str, Row]], keys: list[str]
+) -> tuple[list[Metric], dict[str, dict[int, dict[str, float]]]]:
+    """The metrics some run has values of, and each run's values of each on ``keys``."""
+    metrics, values = [], {}
+    for m in metrics_of(activity_id):
+        found = {int(r["id"]): _values(answers[int(r["id"])], keys, m) for r in runs}
+        if any(found.values()):
+            metrics.append(m)
+            values[m.key] = found
+    return metrics, values
+
+
+def _mean(values: dict[str, float]) -> float:
+    return sum(values.values()) / len(values) if values else float("-inf")
+
+
+def _row(
+    run: Row,
+    answers: dict[int, dict[str, Row]],
+    values: dict[str, dict[int, dict[str, float]]],
+    metrics: list[Metric],
+    best: Row,
+    n: int,
+) -> JSONDict:
+    from engine.reports.label import run_label
+
+    run_id, best_id = int(run["id"]), int(best["id"])
+    scores: JSONDict = {}
+    paired: JSONDict = {}
+    for m in metrics:
+        mine, theirs = values[m.key][run_id], values[m.key][best_id]
+        binary = _right_wrong([mine, theirs], m)
+        scores[m.key] = _score_cell(mine, binary, m)
+        if run_id != best_id:
+            both = [k for k in mine if k in theirs]
+            diff = paired_difference([theirs[k] for k in both], [mine[k] for k in both], binary)
+            paired[m.key] = {**diff, "vs": best_id}
+    usage = _usage(run)
+    person = run.get("runner") == "person"
+    return {
+        "run_id": run_id,
+        "model": "person" if person else run.get("model"),
+        "runner": run.get("runner"),
+        "label": run_label(run),
+        "answered": len(answers[run_id]),
+        "items": n,
+        "best": run_id == best_id,
+        "scores": scores,
+        "paired": paired or None,
+        "tokens_per_s": usage.get("tokens_per_s"),
+        "throughput_per_s": usage.get("throughput_per_s"),
+        "first_token_s": usage.get("first_token_s"),
+        "memory": usage.get("memory") or {"ram_peak": None, "gpu": None},
+        "load_s": usage.get("load_s"),
+        "file_size": usage.get("file_size"),
+        "quantization": usage.get("quantization"),
+        "device": usage.get("device"),
+    }
+
+
+def _score_cell(values: dict[str, float], binary: bool, metric: Metric) -> JSONDict | None:
+    """A run's score with its 95% interval: Wilson for right/wrong, else a bootstrap."""
+    if not values:
+        return None
+    if binary:
+        top = 100.0 if metric.percent else 1.0
+        right = sum(1 for v in values.values() if v == top)
+        cell = share_cell(right, len(values))
+        if cell is not None and not metric.percent:
+            cell = {k: (v / 100 if v is not None else None) for k, v in cell.items()}
+    else:
+        cell = mean_cell(list(values.values()))
+    if cell is None:
+        return None
+    return {"low": None, "high": None, "too_few": False, **cell, "n": len(values)}
+
+
+def size_chart(result: JSONDict) -> JSONDict:
+    """Quality per size: each model run's file size (bytes) against its first metric with
+    its interval (``{title, axis, points}``; no point for a run whose size is unknown)."""
+    lead = result["metrics"][0] if result["metrics"] else None
+    points = []
+    for row in result["rows"]:
+        cell = (row["scores"] or {}).get(lead["key"]) if lead else None
+        if cell is None or not row.get("file_size"):
+            continue
+        quant = f" {row['quantization']}" if row.get("quantization") else ""
+        points.append({"name": f"{row['model']}{quant}", "size": row["file_size"], **cell})
+    axis = f"{lead['label']}{' (%)' if lead and lead['percent'] else ''}" if lead else ""
+    return {"title": f"{axis} against file size", "axis": axis, "points": points}
+
+
+def _notes(result: JSONDict) -> list[str]:
+    items = result["items"]
+    notes = []
+    if items["different"]:
+        counts = ", ".join(f"#{k} answered {v}" for k, v in items["by_run"].items())
+        notes.append(
+            f"The runs cover different items ({counts}): all are compared on the "
+            f"{items['shared']} items every run answered."
+        )
+    notes.append(
+        "Brackets: 95% interval (Wilson for right/wrong scores, every item 0 or 100%; else a "
+        f"bootstrap); Δ: paired "
+        f"difference from the best model (#{result['best']}) on the same items, p from "
+        "McNemar's exact test for right/wrong, else a paired bootstrap. A bootstrap needs "
+        f"{MIN_ITEMS} items: below, '{TOO_FEW}'."
+    )
+    notes.append(
+        "tok/s: tokens generated per second of each answer; first token: mean seconds to "
+        "the first token; RAM: the model process's peak; GPU: its buffers on the GPU."
+    )
+    return notes
+
+
+def _p_text(diff: JSONDict) -> str:
+    if diff.get("p") is None:
+        return TOO_FEW if diff.get("too_few") and diff.get("n") else "–"
+    test = "McNemar" if diff.get("test") == "McNemar" else "bootstrap"
+    return f"{diff['p']:.3g} ({test})"
+
+
+def _size(n: Any) -> str:
+    from engine.models.gpu import _mib
+
+    return _mib(int(n)) if isinstance(n, int | float) and n else "–"
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "–"
+
+
+def format_compare(result: JSONDict) -> str:
+    """The comparison as a text table with its notes under it."""
+    from engine.reports.render import fmt_cell
+    from engine.text.columns import align_rows
+
+    metrics = result["metrics"]
+    headers = ["Run", "Model", "Items"]
+    for m in metrics:
+        headers.append(m["label"] + (" (%)" if m["percent"] else ""))
+    for m in metrics:
+        headers += [f"Δ {m['label']}", "p"]
+    headers += ["tok/s", "First token (s)", "RAM peak", "GPU", "Load (s)", "File"]
+    rows = []
+    for r in result["rows"]:
+        cells = [f"#{r['run_id']}", str(r["model"]), str(r["items"])]
+        scores = [r["scores"].get(m["key"]) for m in metrics]
+        cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
+        for m in metrics:
+            diff = (r["paired"] or {}).get(m["key"])
+            if r["best"]:
+                cells += ["best", ""]
+            elif diff is None:
+                cells += ["–", "–"]
+            else:
+                cell = {k: diff[k] for k in ("low", "high", "too_few")}
+                cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+        memory = r.get("memory") or {}
+        cells += [
+            _number(r.get("tokens_per_s")),
+            _number(r.get("first_token_s"), 2),
+            _size(memory.get("ram_peak")),
+            "0" if memory.get("gpu") == 0 else _size(memory.get("gpu")),
+            _number(r.get("load_s"), 2),
+            _size(r.get("file_size")) + (f" {r['quantization']}" if r.get("quantization") else ""),
+        ]
+        rows.append(cells)
+    title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
+    right = [False, False, *([True] * (len(headers) - 2))]
+    return "\n".join([title, "", *align_rows(headers, rows, right), "", *result["notes"]]) + "\n"
+
+
+def size_svg(chart: JSONDict) -> str:
+    """The quality-per-size chart as SVG text (matplotlib, as the reports draw): each model
+    a point at its file size (MiB, log scale) with its score's 95% interval; points are not
+    joined, as different models make no trend. "" without a point."""
+    import matplotlib
+
+    points = chart["points"]
+    if not points:
+        return ""
+    with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
+        return _size_figure(chart)
+
+
+def _size_figure(chart: JSONDict) -> str:
+    from engine.reports.charts import _figure, _svg
+
+    points = chart["points"]
+    fig = _figure(3.8)
+    ax = fig.add_subplot()
+    for p in points:
+        x = p["size"] / 2**20
+        low = p["value"] - p["low"] if p.get("low") is not None else 0
+        high = p["high"] - p["value"] if p.get("high") is not None else 0
+        ax.errorbar([x], [p["value"]], yerr=[[low], [high]], fmt="o", capsize=4, color="#1d4ed8")
+        ax.annotate(p["name"], (x, p["value"]), textcoords="offset points", xytext=(6, 4),
+                    fontsize=8)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("File size (MiB)")
+    ax.set_ylabel(chart["axis"])
+    ax.grid(color="#e5e7eb")
+    ax.set_title(chart["title"], fontsize=10)
+    return _svg(fig)

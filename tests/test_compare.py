@@ -1,0 +1,188 @@
+"""Compare models: runs on the same items side by side with paired tests checked by hand,
+no interval or p from too few items, what each model cost the run recorded by the run loop,
+and ``medexam runs compare`` on two real models."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.exam.dataset import ensure_sample
+from engine.experiments.compare import compare_runs, format_compare, size_svg
+from engine.models.scripted import ScriptedModel
+from engine.progress import Cancel
+from engine.reports.stats import MIN_ITEMS, TOO_FEW, paired_bootstrap
+from engine.runs import run
+from engine.scoring import Scored
+from engine.store import Store
+
+
+def invoke(db_path: str, *args: str):
+    return CliRunner().invoke(cli, ["--db", db_path, *args])
+
+
+def stored_run(store: Store, dataset: str, model: str, rights: list[bool], **kw) -> int:
+    """An exam run whose answers are right as ``rights`` says, item by item."""
+    keys = [str(i["id"]) for i in store.items(dataset)]
+    run_id = store.start_run("exam", dataset, model, {"method": "generate"}, **kw)
+    for key, right in zip(keys, rights, strict=False):
+        chosen = "A" if right else "B"
+        scored = [Scored("exam.letter", 1, {"correct": right})]
+        store.add_answer(run_id, key, response=chosen, chosen=chosen, gold="A", scores=scored)
+    store.finish_run(run_id, {"accuracy": 100.0 * sum(rights) / len(rights)})
+    return run_id
+
+
+def hand_mcnemar(b: int, c: int) -> float:
+    n = b + c
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n)
+
+
+# -- statistics from few items -------------------------------------------------------------
+
+
+def test_four_items_that_all_moved_alike_give_no_interval_nor_p():
+    # What `medexam report` printed for 4 questions: "Hamming B − A 20.0 [20.0, 20.0], p 0".
+    four = paired_bootstrap([0.5, 0.2, 0.4, 0.6], [0.7, 0.4, 0.6, 0.8])
+    assert four["diff"] == pytest.approx(0.2)
+    assert (four["low"], four["high"], four["p"], four["too_few"]) == (None, None, None, True)
+    # Enough items, all moved alike: no spread to show, and the exact sign test's p.
+    many = paired_bootstrap([0.2] * 12, [0.4] * 12)
+    assert many["low"] is None and many["p"] == pytest.approx(2 * 0.5**12)
+    assert not many["too_few"]
+
+
+def test_report_of_four_french_questions_says_too_few_items(db_path):
+    from engine.french.dataset import ensure_sample as french_sample
+
+    store = Store(db_path)
+    dataset = french_sample(store)["dataset"]
+    keys = [str(i["id"]) for i in store.items(dataset)][:4]
+    ids = []
+    for hamming in ([0.5, 0.2, 0.4, 0.6], [0.7, 0.4, 0.6, 0.8]):
+        run_id = store.start_run("french", dataset, "m", {"method": "generate"}, n_total=4)
+        for key, h in zip(keys, hamming, strict=True):
+            scored = [Scored("french.options", 1, {"hamming": h, "exact": 0, "correct": False})]
+            store.add_answer(run_id, key, response="a", chosen="a", gold="b", scores=scored)
+        store.finish_run(run_id, {"hamming": 100 * sum(hamming) / 4})
+        ids.append(str(run_id))
+    out = invoke(db_path, "report", *ids)
+    assert out.exit_code == 0, out.output
+    assert "[20.0, 20.0]" not in out.output
+    line = next(x for x in out.output.splitlines() if x.strip().startswith(f"#{ids[0]}   #"))
+    assert line.rstrip().endswith(f"20.0 [{TOO_FEW}]   {TOO_FEW}")
+
+
+# -- comparing runs ------------------------------------------------------------------------
+
+
+def test_paired_difference_and_mcnemar_against_a_hand_computed_case(store):
+    dataset = ensure_sample(store)
+    a = [True] * 9 + [False] * 5  # 9 of 14 right
+    b = [True, False, False, False, True, False, True, False, False] + [True, False] * 2 + [False]
+    first, second = stored_run(store, dataset, "big", a), stored_run(store, dataset, "small", b)
+    result = compare_runs(store, [second, first])
+    assert result["best"] == first and result["items"] == {
+        "shared": 14,
+        "by_run": {str(second): 14, str(first): 14},
+        "different": False,
+    }
+    rows = {r["run_id"]: r for r in result["rows"]}
+    assert rows[first]["paired"] is None and rows[first]["best"]
+    paired = rows[second]["paired"]["accuracy"]
+    only_best = sum(1 for x, y in zip(a, b, strict=True) if x and not y)  # 6
+    only_this = sum(1 for x, y in zip(a, b, strict=True) if y and not x)  # 2
+    assert (paired["only_a"], paired["only_b"]) == (only_best, only_this) == (6, 2)
+    assert paired["test"] == "McNemar" and paired["vs"] == first
+    assert paired["p"] == pytest.approx(hand_mcnemar(6, 2)) == pytest.approx(74 / 256)
+    assert paired["diff"] == pytest.approx(100 * (sum(b) - sum(a)) / 14)
+    assert paired["low"] < paired["diff"] < paired["high"] and not paired["too_few"]
+    score = rows[first]["scores"]["accuracy"]
+    assert score["value"] == pytest.approx(100 * 9 / 14) and score["n"] == 14
+    assert score["low"] == pytest.approx(100 * 0.3880, abs=0.05)  # Wilson 9/14
+    text = format_compare(result)
+    assert "best" in text and f"{74 / 256:.3g} (McNemar)" in text
+
+
+def test_runs_on_different_items_are_compared_on_the_shared_ones(store):
+    dataset = ensure_sample(store)
+    whole = stored_run(store, dataset, "whole", [True] * 14)
+    part = stored_run(store, dataset, "part", [False] * 6)
+    result = compare_runs(store, [whole, part])
+    assert result["items"]["shared"] == 6 and result["items"]["different"]
+    assert any("cover different items" in n for n in result["notes"])
+    paired = next(r for r in result["rows"] if r["run_id"] == part)["paired"]["accuracy"]
+    assert paired["n"] == 6 and paired["diff"] == -100.0
+    assert paired["too_few"] and paired["low"] is None  # 6 < MIN_ITEMS: no interval
+    assert paired["p"] == pytest.approx(2 / 64)  # McNemar's exact p holds for any n
+    assert MIN_ITEMS > 6 and TOO_FEW in format_compare(result)
+
+
+def test_a_persons_run_on_the_same_items_is_a_row(store):
+    dataset = ensure_sample(store)
+    a = stored_run(store, dataset, "one", [True, False] * 7)
+    b = stored_run(store, dataset, "two", [False, True] * 7)
+    you = stored_run(store, dataset, "you", [True] * 14, runner="person")
+    rows = compare_runs(store, [a, b])["rows"]
+    assert [r["run_id"] for r in rows] == [a, b, you]
+    assert rows[2]["model"] == "person" and rows[2]["paired"]["accuracy"]["diff"] > 0
+    assert [r["run_id"] for r in compare_runs(store, [a, b], people=False)["rows"]] == [a, b]
+
+
+def test_runs_that_cannot_be_compared_say_why_in_one_line(db_path):
+    store = Store(db_path)
+    one = stored_run(store, ensure_sample(store), "one", [True] * 3)
+    out = invoke(db_path, "runs", "compare", str(one))
+    assert out.exit_code == 1 and out.output == "Error: give at least two runs to compare\n"
+    out = invoke(db_path, "runs", "compare", str(one), "999")
+    assert out.exit_code == 1 and out.output == "Error: no run with id 999\n"
+
+
+def test_the_run_loop_records_what_the_model_cost(store, scripted_pool):
+    dataset = ensure_sample(store)
+    pool = scripted_pool(ScriptedModel("writer", replies="答案：B\n解析：抗凝药。"))
+    settings = {"model": "writer", "method": "generate", "limit": 3, "max_tokens": 24}
+    cancel = Cancel()
+    stop = lambda item, answer: cancel.set()  # noqa: E731 - after the first answer
+    first = run(store, "exam", dataset, settings, pool=pool, cancel=cancel, on_answer=stop)
+    assert first["status"] == "cancelled"
+    usage = store.run(first["run_id"])["summary"]["usage"]["writer"]
+    assert usage["generations"] == 1 and usage["completion_tokens"] == 2
+    assert usage["load_s"] is not None and usage["run_s"] > 0
+    assert usage["memory"] == {"ram_peak": None, "gpu": None}  # no process of its own
+    # The resumed run adds its session to the first.
+    again = run(store, "exam", resume=first["run_id"], pool=pool)
+    usage = store.run(again["run_id"])["summary"]["usage"]["writer"]
+    assert again["status"] == "finished" and usage["generations"] == 3
+    assert usage["completion_tokens"] == 3 * 2
+
+
+# -- two real models -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_runs_compare_json_of_smollm2_and_gemma(db_path, tmp_path):
+    ids = []
+    for model in ("smollm2", "gemma3-270m"):
+        out = invoke(db_path, "exam", "run", "--model", model, "--method", "generate",
+                     "--max-tokens", "16", "--limit", "5")  # fmt: skip
+        assert out.exit_code == 0, out.output
+        ids.append(str(Store(db_path).runs()[0]["id"]))
+    chart = tmp_path / "size.svg"
+    out = invoke(db_path, "runs", "compare", *ids, "--json", "--chart", str(chart))
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output[out.output.index("{") :])
+    assert result["items"]["shared"] == 5
+    for row in result["rows"]:
+        assert set(row) >= {"paired", "tokens_per_s", "first_token_s", "memory", "load_s"}
+        assert row["tokens_per_s"] > 0 and row["first_token_s"] > 0 and row["load_s"] > 0
+        assert row["memory"]["ram_peak"] > row["file_size"] > 0
+        assert row["memory"]["gpu"] is not None
+    worse = next(r for r in result["rows"] if not r["best"])
+    assert worse["paired"]["accuracy"]["too_few"]  # 5 items: no interval
+    assert worse["paired"]["accuracy"]["p"] is not None  # McNemar's exact p
+    assert chart.read_text().startswith("<svg") and size_svg(result["chart"])
