@@ -1,5 +1,5 @@
-"""``medexam experiment …``: a grid of runs — a paper's protocol or an experiment file — planned,
-played as one resumable job and listed (:mod:`engine.experiments`)."""
+"""``medexam experiment …``: a grid of runs — a paper's protocol or an experiment file —
+planned, played as one resumable job and listed (:mod:`engine.experiments`)."""
 
 from __future__ import annotations
 
@@ -83,11 +83,18 @@ def _plan(
 def _plan_lines(plan: Plan) -> None:
     from engine.estimate import duration_text
 
-    click.echo(f"{plan.title}: {len(plan.cells)} runs of {plan.spec['dataset']}")
+    stored = f" (experiment {plan.experiment_id})" if plan.experiment_id is not None else ""
+    click.echo(f"{plan.title}{stored}: {len(plan.cells)} runs of {plan.spec['dataset']}")
     rows = []
     for i, c in enumerate(plan.cells, start=1):
-        if c.reuse is not None:
+        if c.own is not None:
+            what = f"run {c.own['id']} {c.own['status']}" + (
+                "" if c.own["status"] == "finished" else f", {c.estimate.items} left to answer"
+            )
+        elif c.reuse is not None:
             what = f"reuses run {c.reuse}"
+        elif c.same_as is not None:
+            what = f"the same run as #{c.same_as + 1}"
         elif c.estimate.seconds is not None:
             what = f"≈ {duration_text(c.estimate.seconds)} (as run #{c.estimate.run_id} took)"
         else:

@@ -102,7 +102,8 @@ def table3(found: list[tuple[JSONDict, RunData]]) -> Table:
     for model, (cell, r, tried) in best.items():
         c = cell["coords"]
         words = setting_words(int(c.get("shots") or 0), bool(c.get("instruction")))
-        rows.append([model, words, _accuracy(r), r.summary.get("rougeL"), f"#{r.id}", tried])  # type: ignore[list-item]
+        acc = _accuracy(r)
+        rows.append([model, words, acc, r.summary.get("rougeL"), f"#{r.id}", tried])
     return table(
         "ExplainCPE Table 3: each model's best setting",
         ["Model", "Best setting", "Accuracy (%)", "ROUGE-L", "Run", "Settings tried"],
@@ -113,9 +114,13 @@ def table3(found: list[tuple[JSONDict, RunData]]) -> Table:
     )
 
 
-def _line_key(r: RunData) -> str:
-    settings = {k: v for k, v in (r.run.get("settings") or {}).items() if k not in NOT_A_LINE}
-    return json.dumps([settings, r.n], sort_keys=True, default=str)
+def _line_key(cell: JSONDict, r: RunData) -> str:
+    """What one line shares: the cell's model and instruction (a 0-shot run may serve the
+    rows with and without it), every other stored setting but the examples, the items."""
+    skip = (*NOT_A_LINE, "instruction")
+    settings = {k: v for k, v in (r.run.get("settings") or {}).items() if k not in skip}
+    coords = [cell["coords"].get("model"), bool(cell["coords"].get("instruction"))]
+    return json.dumps([coords, settings, r.n], sort_keys=True, default=str)
 
 
 def figure3(found: list[tuple[JSONDict, RunData]]) -> Chart:
@@ -127,7 +132,7 @@ def figure3(found: list[tuple[JSONDict, RunData]]) -> Chart:
         acc = _accuracy(r)
         if acc is None:
             continue
-        key = _line_key(r)
+        key = _line_key(cell, r)
         if key not in lines:
             chat = (r.run.get("settings") or {}).get("chat_template")
             name = f"{c.get('model')} {'w/' if c.get('instruction') else 'w/o'} instruction"

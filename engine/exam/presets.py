@@ -1,6 +1,8 @@
 """The exam's experiment presets (:mod:`engine.experiments`): ExplainCPE's Table 8 protocol,
 every model answering with 0, 1, 4 and 8 solved examples, with and without the task
-instruction (the answer and its explanation generated, so that ROUGE is scored too). Its
+instruction (the answer and its explanation generated, so that ROUGE is scored too). The
+paper has one 0-shot prompt, so its two 0-shot rows are one run when the exam's settings
+say so (the plan shows the second as "the same run"). Its
 report draws Table 8, Table 3 (the best setting per model) and Figure 3
 (:mod:`engine.exam.figures`).
 """

@@ -1,1 +1,1 @@
-"""Experiments: a grid of runs (models × settings × data sets) planned, played and reported as one job."""
+"""Experiments: grids of runs (models × settings × data sets) played and reported as one job."""

@@ -21,7 +21,7 @@ in ``Activity.presets_from``; :func:`engine.registry.presets`). An experiment fi
     shots = [0, 1, 4, 8]
     instruction = [true, false]
 
->>> found = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", limit=10)  # doctest: +SKIP
+>>> found = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", 10)  # doctest: +SKIP
 >>> len(found.cells), found.time_text()                                         # doctest: +SKIP
 (8, '4 runs to play: 40 questions × 9 s (as run #12 took) ≈ 6 min; 4 reused')
 """
@@ -100,9 +100,18 @@ class PlannedCell:
     full: JSONDict
     reuse: int | None
     estimate: Estimate
+    same_as: int | None = None  # an earlier cell of the plan with these very settings
+    own: Row | None = None  # its run in the stored experiment of this plan, when there is one
+
+    @property
+    def played(self) -> bool:
+        """Whether the cell needs a run of its own (not reused, not another cell's run, not
+        finished in the stored experiment)."""
+        done = self.own is not None and self.own["status"] == "finished"
+        return self.reuse is None and self.same_as is None and not done
 
     def as_json(self) -> JSONDict:
-        seconds = None if self.reuse is not None else self.estimate.seconds
+        seconds = self.estimate.seconds if self.played else None
         return {
             "label": self.cell.label,
             "activity": self.cell.activity,
@@ -111,8 +120,11 @@ class PlannedCell:
             "coords": self.cell.coords,
             "items": self.estimate.items,
             "reuses": self.reuse,
+            "same_as": None if self.same_as is None else self.same_as + 1,
             "seconds": None if seconds is None else round(seconds, 1),
-            "paced_by": None if self.reuse is not None else self.estimate.run_id,
+            "paced_by": self.estimate.run_id if self.played else None,
+            "run_id": None if self.own is None else self.own["id"],
+            "status": None if self.own is None else self.own["status"],
         }
 
 
@@ -125,6 +137,7 @@ class Plan:
     title: str
     spec: JSONDict
     cells: list[PlannedCell]
+    experiment_id: int | None = None  # the stored experiment of these runs, when there is one
 
     @property
     def key(self) -> str:
@@ -134,7 +147,7 @@ class Plan:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_play(self) -> list[PlannedCell]:
-        return [c for c in self.cells if c.reuse is None]
+        return [c for c in self.cells if c.played]
 
     def seconds(self) -> tuple[float, int]:
         """The estimated seconds of the runs to play and how many of them have no estimate."""
@@ -154,8 +167,10 @@ class Plan:
             text += f" ≈ {duration_text(seconds)}"
         if untimed:
             text += f" ({untimed} not timed: no earlier run of their model and method)"
-        reused = len(self.cells) - len(todo)
-        return text + (f"; {reused} reused" if reused else "")
+        reused = sum(c.reuse is not None for c in self.cells)
+        shared = sum(c.same_as is not None for c in self.cells)
+        text += f"; {reused} reused" if reused else ""
+        return text + (f"; {shared} the same run as another" if shared else "")
 
     def as_json(self) -> JSONDict:
         seconds, untimed = self.seconds()
@@ -163,10 +178,11 @@ class Plan:
             "name": self.name,
             "title": self.title,
             "key": self.key,
+            "experiment_id": self.experiment_id,
             **self.spec,
             "runs": [c.as_json() for c in self.cells],
             "to_play": len(self.to_play()),
-            "reused": len(self.cells) - len(self.to_play()),
+            "reused": sum(c.reuse is not None for c in self.cells),
             "seconds": round(seconds, 1),
             "untimed": untimed,
         }
@@ -186,7 +202,8 @@ def read_file(path: str | Path) -> JSONDict:
     unknown = sorted(set(found) - known - {"settings", "grid"})
     if unknown:
         raise PlanError(
-            f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))}, [settings], [grid])"
+            f"{path}: unknown key(s) {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(known))}, [settings], [grid])"
         )
     return found
 
@@ -208,7 +225,7 @@ def _grid_cells(given: JSONDict, request: Request, where: str) -> list[Cell]:
     for model in request.models:
         for values in itertools.product(*axes.values()):
             chosen = dict(zip(axes, values, strict=True))
-            runs = {**settings, **chosen, key: model, "limit": request.limit}
+            runs = {**settings, key: model, "limit": request.limit, **chosen}
             words = " · ".join(f"{k} {v}" for k, v in chosen.items())
             label = f"{model} · {words}" if words else model
             cells.append(Cell(activity, request.dataset, runs, label, {"model": model, **chosen}))
@@ -324,18 +341,21 @@ def plan_cells(store: Store, cells: Sequence[Cell]) -> list[PlannedCell]:
     from engine.estimate import estimate
 
     runs: dict[str, list[Row]] = {}
-    out = []
+    out: list[PlannedCell] = []
     for cell in cells:
         full = full_settings(store, cell)
         found = runs.setdefault(cell.activity, store.runs(cell.activity))
-        out.append(
-            PlannedCell(
-                cell,
-                full,
-                reusable(store, cell, full, found),
-                estimate(store, cell.activity, cell.dataset, full),
-            )
+        reuse = reusable(store, cell, full, found)
+        same = next(
+            (
+                i
+                for i, c in enumerate(out)
+                if (c.cell.activity, c.cell.dataset, c.full) == (cell.activity, cell.dataset, full)
+            ),
+            None,
         )
+        paced = estimate(store, cell.activity, cell.dataset, full)
+        out.append(PlannedCell(cell, full, reuse, paced, None if reuse is not None else same))
     return out
 
 
@@ -350,7 +370,28 @@ def make_plan(
     name, title, _preset, cells, spec = requested_cells(store, what, models, dataset, limit)
     if not cells:
         raise PlanError(f"{name} makes no runs with these models and this data set")
-    return Plan(name, title, spec, plan_cells(store, cells))
+    plan = Plan(name, title, spec, plan_cells(store, cells))
+    _with_stored(store, plan)
+    return plan
+
+
+def _with_stored(store: Store, plan: Plan) -> None:
+    """Mark each cell with its run in the stored experiment of ``plan`` (when there is one):
+    a finished one is not played again, a stopped one is resumed for the items it lacks."""
+    import dataclasses
+
+    from engine.experiments import records
+
+    plan.experiment_id = records.find(store, plan.key)
+    if plan.experiment_id is None:
+        return
+    for planned, stored in zip(plan.cells, records.cells(store, plan.experiment_id), strict=False):
+        run = stored["run"]
+        if run is None or stored["reused"]:
+            continue
+        planned.own, planned.reuse, planned.same_as = run, None, None
+        left = max(0, int(run.get("n_total") or 0) - int(run.get("n_done") or 0))
+        planned.estimate = dataclasses.replace(planned.estimate, items=left)
 
 
 def cell_from_json(data: Any) -> Cell:

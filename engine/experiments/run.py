@@ -13,7 +13,7 @@
   ``experiment run`` again goes on from there. A run that fails is reported and the other
   cells are played; the experiment then reads ``failed`` and runs again from that run.
 
->>> plan = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", limit=10)  # doctest: +SKIP
+>>> plan = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", 10)  # doctest: +SKIP
 >>> experiment_id, _ = open_experiment(store, plan)                              # doctest: +SKIP
 >>> run_experiment(store, experiment_id)["status"]                              # doctest: +SKIP
 'finished'
@@ -55,12 +55,31 @@ def _expected_items(store: Store, cell: JSONDict) -> int:
     return min(n, int(limit)) if limit else n
 
 
+def _repeats(store: Store, cells: list[JSONDict]) -> list[bool]:
+    """Which cells are played by an earlier cell's run (the same settings once the activity
+    fills them in, such as ExplainCPE's two 0-shot rows): their items are not counted twice."""
+    seen: list[Any] = []
+    out = []
+    for cell in cells:
+        key = [cell["activity"], cell["dataset"], full_settings(store, cell_from_json(cell))]
+        out.append(key in seen)
+        seen.append(key)
+    return out
+
+
 class _Tally:
-    """The grid's progress: items done and expected per cell, the pace of this session."""
+    """The grid's progress: items done and expected per cell (none for a cell played by an
+    earlier cell's run), the pace of this session."""
 
     def __init__(self, store: Store, cells: list[JSONDict]) -> None:
-        self.total = [_expected_items(store, c) for c in cells]
-        self.done = [int((c["run"] or {}).get("n_done") or 0) for c in cells]
+        self.repeats = _repeats(store, cells)
+        self.total = [
+            0 if r else _expected_items(store, c) for c, r in zip(cells, self.repeats, strict=True)
+        ]
+        self.done = [
+            0 if r else int((c["run"] or {}).get("n_done") or 0)
+            for c, r in zip(cells, self.repeats, strict=True)
+        ]
         self.started = time.monotonic()
         self.first = sum(self.done)
 
@@ -149,7 +168,8 @@ def run_experiment(
             break
         summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
         played.append(int(summary["run_id"]))
-        tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
+        if not tally.repeats[index]:
+            tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
         if on_cell is not None:
             on_cell(cell, summary)
         if summary.get("status") == "cancelled":

@@ -1,0 +1,189 @@
+"""Experiments in the engine (:mod:`engine.experiments`): a preset's plan lists its runs and
+reuses finished ones with the same settings, one job plays every cell through the run loop,
+a stopped experiment goes on with nothing asked twice, an experiment file is a grid, and the
+report draws ExplainCPE's Table 8, Table 3 and Figure 3. The model is scripted
+(:mod:`engine.models.scripted`), named in a catalog of the test's own so that plans know it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.exam.dataset import ensure_sample
+from engine.experiments import records
+from engine.experiments.plan import PlanError, make_plan
+from engine.experiments.run import open_experiment, run_experiment
+from engine.models.scripted import ScriptedModel
+from engine.progress import Cancel
+from engine.runs import run
+
+
+@pytest.fixture
+def catalog(home: Path) -> Path:
+    """A catalog naming the scripted model "scripted" (the pool's is the one that answers)."""
+    (home / "models.json").write_text(json.dumps({"scripted": {"backend": "scripted"}}))
+    return home
+
+
+def test_plan_lists_the_eight_runs_and_reuses_only_a_finished_run_of_the_same_settings(
+    store, scripted_pool, catalog
+):
+    dataset = ensure_sample(store)
+    pool = scripted_pool(ScriptedModel("scripted", replies="答案：B"))
+    same = {"model": "scripted", "shots": 4, "instruction": True, "limit": 2}
+    done = run(store, "exam", dataset, same, pool=pool)["run_id"]
+    run(store, "exam", dataset, {**same, "limit": 3}, pool=pool)  # another limit
+    stopped = Cancel()
+    stopped.set()
+    other = {**same, "instruction": False}
+    assert run(store, "exam", dataset, other, pool=pool, cancel=stopped)["status"] == "cancelled"
+
+    plan = make_plan(store, "explaincpe-table8", ["scripted"], dataset, limit=2)
+
+    assert [c.cell.label for c in plan.cells][:4] == [
+        "scripted · 0-shot w/ instruction",
+        "scripted · 1-shot w/ instruction",
+        "scripted · 4-shot w/ instruction",
+        "scripted · 8-shot w/ instruction",
+    ]
+    assert len(plan.cells) == 8
+    assert [c.reuse for c in plan.cells] == [None, None, done, None, None, None, None, None]
+    found = plan.as_json()
+    shared = [r["same_as"] for r in found["runs"] if r["same_as"] is not None]
+    assert shared in ([], [1])  # 0 shots w/o instruction: the 0-shot prompt, when it is one
+    assert found["to_play"] == 7 - len(shared) and found["reused"] == 1
+    assert found["runs"][2]["reuses"] == done and found["runs"][0]["items"] == 2
+
+
+def test_one_job_fills_every_cell_and_running_it_again_asks_nothing(store, scripted_pool, catalog):
+    dataset = ensure_sample(store)
+    model = ScriptedModel("scripted", replies="答案：B")
+    pool = scripted_pool(model)
+    plan = make_plan(store, "explaincpe-table8", ["scripted"], dataset, limit=2)
+    experiment_id, new = open_experiment(store, plan)
+    seen = []
+
+    result = run_experiment(store, experiment_id, pool=pool, progress=seen.append)
+
+    assert new and result["status"] == "finished" and len(result["played"]) == 8
+    found = records.get(store, experiment_id)
+    assert found["status"] == "finished"
+    assert [len(store.answers(c["run_id"])) for c in found["cells"]] == [2] * 8
+    assert [store.run(c["run_id"])["settings"]["shots"] for c in found["cells"]] == [0, 1, 4, 8] * 2
+    runs = {c["run_id"] for c in found["cells"]}
+    assert len(runs) == len(store.runs())  # 0 shots with and without: one prompt, one run
+    assert len(model.requests) == 2 * len(runs)
+    last = seen[-1]
+    assert last.done == last.total == 2 * len(runs) and last.info["cell"] == 8
+    assert last.info["left_s"] == 0
+
+    again_id, new = open_experiment(
+        store, make_plan(store, "explaincpe-table8", ["scripted"], dataset, limit=2)
+    )
+    assert (again_id, new) == (experiment_id, False)
+    assert run_experiment(store, experiment_id, pool=pool)["played"] == []
+    assert len(model.requests) == 2 * len(runs)
+
+
+def test_a_stopped_experiment_goes_on_where_it_stopped_with_nothing_asked_twice(
+    store, scripted_pool, catalog
+):
+    dataset = ensure_sample(store)
+    model = ScriptedModel("scripted", replies="答案：B")
+    pool = scripted_pool(model)
+    experiment_id, _ = open_experiment(
+        store, make_plan(store, "explaincpe-table8", ["scripted"], dataset, limit=3)
+    )
+    cancel = Cancel()
+
+    def stop_midway(p):
+        if p.done >= 7:  # the third run, one question in
+            cancel.set()
+
+    stopped = run_experiment(store, experiment_id, pool=pool, progress=stop_midway, cancel=cancel)
+
+    assert stopped["status"] == "cancelled"
+    cells = records.get(store, experiment_id)["cells"]
+    assert [c["status"] for c in cells[:4]] == ["finished", "finished", "cancelled", "not started"]
+    kept = {a["item_key"]: a["id"] for a in store.answers(cells[2]["run_id"])}
+    assert len(kept) == 1
+
+    result = run_experiment(store, experiment_id, pool=pool)
+
+    assert result["status"] == "finished"
+    cells = records.get(store, experiment_id)["cells"]
+    assert [len(store.answers(c["run_id"])) for c in cells] == [3] * 8
+    resumed = {a["item_key"]: a["id"] for a in store.answers(cells[2]["run_id"])}
+    assert {k: resumed[k] for k in kept} == kept  # the answer stored before the stop is kept
+    runs = {c["run_id"] for c in cells}
+    assert len(model.requests) == 3 * len(runs) == 3 * len(store.runs())  # none asked twice
+
+
+def test_an_experiment_file_is_a_grid_over_the_models(store, scripted_pool, catalog, tmp_path):
+    dataset = ensure_sample(store)
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        'title = "Letters"\nactivity = "exam"\nmodels = ["scripted"]\nlimit = 2\n'
+        '[settings]\nmethod = "logprob"\n[grid]\nshots = [0, 1]\nlang = ["zh", "en"]\n'
+    )
+
+    plan = make_plan(store, str(path), None, dataset)
+
+    assert plan.title == "Letters" and len(plan.cells) == 4
+    assert plan.cells[3].cell.settings == {
+        "method": "logprob", "model": "scripted", "limit": 2, "shots": 1, "lang": "en"
+    }  # fmt: skip
+    pool = scripted_pool(ScriptedModel("scripted", replies="B"))
+    experiment_id, _ = open_experiment(store, plan)
+    assert run_experiment(store, experiment_id, pool=pool)["status"] == "finished"
+
+    path.write_text('activity = "exam"\nmodels = ["scripted"]\nshots = 3\n')
+    with pytest.raises(PlanError, match="unknown key\\(s\\) shots"):
+        make_plan(store, str(path), None, dataset)
+    path.write_text("activity = [")
+    with pytest.raises(PlanError, match="is not an experiment file"):
+        make_plan(store, str(path), None, dataset)
+    path.write_text('activity = "exam"\n[grid]\nshots = [3]\n')
+    with pytest.raises(PlanError, match="shots must be one of"):
+        make_plan(store, str(path), ["scripted"], dataset)
+
+
+def test_the_report_has_table_8_table_3_and_figure_3_and_joins_only_runs_that_differ_in_shots(
+    store, scripted_pool, catalog
+):
+    from engine.exam.figures import _runs, figure3
+    from engine.reports import render
+    from engine.reports.experiment import experiment_report
+
+    dataset = ensure_sample(store)
+    pool = scripted_pool(ScriptedModel("scripted", replies="答案：B"))
+    ids = []
+    for limit in (2, 3):
+        experiment_id, _ = open_experiment(
+            store, make_plan(store, "explaincpe-table8", ["scripted"], dataset, limit=limit)
+        )
+        run_experiment(store, experiment_id, pool=pool)
+        ids.append(experiment_id)
+
+    report = experiment_report(store, ids[0])
+
+    section = report["sections"][0]
+    titles = [t["title"] for t in section["tables"]]
+    assert titles[1].startswith("ExplainCPE Table 8") and titles[2].startswith("ExplainCPE Table 3")
+    assert len(section["tables"][1]["rows"]) == 8 and len(section["tables"][2]["rows"]) == 1
+    chart = section["charts"][0]
+    assert chart["kind"] == "lines" and chart["title"].startswith("ExplainCPE Figure 3")
+    assert sorted(s["name"] for s in chart["series"]) == [
+        "scripted w/ instruction", "scripted w/o instruction"
+    ]  # fmt: skip
+    point = chart["series"][0]["points"][0]
+    assert point["x"] == 0 and point["low"] < point["value"] < point["high"]
+    page = render(report, "html")
+    assert "ExplainCPE Table 8" in page and page.count("<svg") >= 2
+
+    both = _runs(store, records.get(store, ids[0])) + _runs(store, records.get(store, ids[1]))
+    lines = figure3(both)["series"]
+    assert len(lines) == 4  # runs over 2 and over 3 questions are not one line
+    assert all(len(s["points"]) == 4 for s in lines)
