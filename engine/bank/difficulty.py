@@ -1,18 +1,23 @@
-"""How hard a question is, from how it was answered: the share of people's and models'
-answers to it that were right (as AMBOSS rates questions by the share of its users who got
-them right). A question with fewer than :data:`MIN_ANSWERS` answers has no level yet.
+"""How hard a question is, from how it was answered: the share of real candidates who got
+it right where the data set says (ExplainCPE's "本题共被作答68次 正确率75%",
+:mod:`engine.exam.candidates`), else the share of people's and models' answers to it here
+that were right (as AMBOSS rates questions by the share of its users who got them right).
+A question with fewer than :data:`MIN_ANSWERS` answers has no level yet.
 
 >>> Difficulty(people=4, people_right=1, models=2, models_right=0).level
 'hard'
+>>> Difficulty(people=4, people_right=1, candidates=68, candidates_right=0.75).level
+'easy'
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from engine.bank.pools import omitted
+from engine.exam.candidates import candidates_of
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -31,14 +36,19 @@ class Difficulty:
     people_right: int = 0
     models: int = 0
     models_right: int = 0
+    candidates: int = 0
+    candidates_right: float | None = None  # the share of the candidates' answers right
 
     @property
     def n(self) -> int:
-        return self.people + self.models
+        """The answers the difficulty is from: the candidates', else those stored here."""
+        return self.candidates if self.candidates else self.people + self.models
 
     @property
     def share(self) -> float | None:
-        """The share of all answers that were right (None without answers)."""
+        """The share of those answers that were right (None without answers)."""
+        if self.candidates:
+            return self.candidates_right
         return (self.people_right + self.models_right) / self.n if self.n else None
 
     @property
@@ -50,14 +60,19 @@ class Difficulty:
         return "easy" if share >= EASY else "hard" if share < HARD else "medium"
 
     def words(self) -> str:
-        """The difficulty in words ("hard: 2 of 9 answers right (people 1/4, models 1/5)")."""
-        if not self.n:
-            return "no answers yet"
-        right = self.people_right + self.models_right
+        """The difficulty in words ("hard: 2 of 9 answers right (people 1/4, models 1/5)";
+        "easy: 75% of 68 candidates right (here: people 1/4, models 1/5)")."""
+        head = f"{self.level}: " if self.level else ""
         parts = (
             f"people {self.people_right}/{self.people}, models {self.models_right}/{self.models}"
         )
-        head = f"{self.level}: " if self.level else ""
+        if self.candidates:
+            here = f" (here: {parts})" if self.people + self.models else ""
+            share = 100 * (self.candidates_right or 0.0)
+            return f"{head}{share:.0f}% of {self.candidates} candidates right{here}"
+        if not self.n:
+            return "no answers yet"
+        right = self.people_right + self.models_right
         return f"{head}{right} of {self.n} answers right ({parts})"
 
     def as_dict(self) -> JSONDict:
@@ -65,9 +80,10 @@ class Difficulty:
 
 
 def difficulty(store: Store, dataset: str) -> dict[str, Difficulty]:
-    """Each answered question's difficulty over every stored run of ``dataset`` (people's
-    sessions of every profile and models' runs; an answer the model could not give, or a
-    person left empty, counts as not right)."""
+    """Each question's difficulty: from the real candidates' rate the data set gives
+    for it, and over every stored run of ``dataset`` (people's sessions of every profile
+    and models' runs; an answer the model could not give, or a person left empty, counts as
+    not right); a question without either is left out."""
     counts: dict[str, list[int]] = {}
     rows = store.db.execute(
         "SELECT r.runner = 'person', a.item_key, a.chosen, a.response, a.extra, "
@@ -90,4 +106,10 @@ def difficulty(store: Store, dataset: str) -> dict[str, Difficulty]:
         base = 0 if person else 2
         c[base] += 1
         c[base + 1] += int(right)
-    return {k: Difficulty(*v) for k, v in counts.items()}
+    found = {k: Difficulty(*v) for k, v in counts.items()}
+    for key, item in (store.items_by_key(dataset) or {}).items():
+        rate = candidates_of(item)
+        if rate is not None:
+            got = found.get(key, Difficulty())
+            found[key] = replace(got, candidates=rate.n, candidates_right=rate.right)
+    return found

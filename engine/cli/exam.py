@@ -67,7 +67,9 @@ def _import(
     if as_json:
         echo_json(ds)
         return
-    click.echo(f"imported {ds['n_items']} questions as {ds['name']!r}")
+    known = (ds.get("meta") or {}).get("with_candidates")
+    said = f" ({known} with how real candidates did)" if known else ""
+    click.echo(f"imported {ds['n_items']} questions as {ds['name']!r}{said}")
 
 
 @click.command("explaincpe")
@@ -367,11 +369,30 @@ def _result_lines(result: Any, mode: str) -> None:
             f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
             f"{result.pass_mark:.0f}%): {verdict}"
         )
+    if result.candidates:
+        _candidate_lines(result.candidates)
     _by_type_lines(result.by_type, answered)
     if result.missed:
         click.echo(f"missed: {visible(', '.join(result.missed))} (replay with --review)")
     drawn = f" (seed {result.seed})" if result.seed is not None else ""
     click.echo(f"session stored as run {result.run_id}{drawn}")
+
+
+def _candidate_lines(found: dict[str, Any]) -> None:
+    """The candidates' score beside the person's, and the standing among them."""
+    from engine.exam.candidates import ASSUMPTION, Standing, ordinal
+
+    s = Standing(**found)
+    plural = "s" if s.n != 1 else ""
+    click.echo(
+        f"candidates {s.candidates:.0f}% on these {s.n} question{plural} "
+        f"({s.answers_per_question:.0f} answers each on average); you {s.score:.0f}%"
+    )
+    click.echo(
+        f"standing   {ordinal(s.percentile)} percentile among candidates "
+        f"(95% interval {s.low:.0f}–{s.high:.0f})"
+    )
+    click.echo(f"           ({ASSUMPTION})")
 
 
 def _typed_answer(

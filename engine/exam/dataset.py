@@ -5,7 +5,10 @@ A question is a dict::
     {"id": 0, "question": "…", "options": ["…", "…", "…", "…", "…"], "answer": "D",
      "explanation": "…", "analyse": "…", "type1": "正向", "type2": "常识题", "type3": "其他"}
 
-``analyse`` and ``type1``/``type2``/``type3`` are optional. ExplainCPE files (the published
+``analyse`` and ``type1``/``type2``/``type3`` are optional. How real candidates did on a
+question is kept as ``candidates`` (``{"n": 68, "right": 0.75}``: answers and the share
+right), from the record's own ``candidates`` or from what ``analyse`` says
+("本题共被作答68次 正确率75%", :mod:`engine.exam.candidates`). ExplainCPE files (the published
 JSON lists) need exactly five options and an explanation; generic ``mcq`` files (JSON list,
 JSON Lines or CSV) need two to five options and may leave the explanation empty.
 
@@ -61,6 +64,7 @@ class Question(TypedDict):
     type1: NotRequired[str]
     type2: NotRequired[str]
     type3: NotRequired[str]
+    candidates: NotRequired[JSONDict]
 
 
 def letters_for(item: Question) -> str:
@@ -129,7 +133,24 @@ def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
         if text is None:
             raise DatasetError(f"'{key}' must be a text")
         out[key] = text
+    rate = _candidates(record.get("candidates"), out.get("analyse", ""))
+    if rate is not None:
+        out["candidates"] = rate
     return out
+
+
+def _candidates(given: JSONValue, analyse: str) -> JSONDict | None:
+    """How real candidates did on a question: the record's ``candidates`` (checked), else
+    what its ``analyse`` says; None without either."""
+    from engine.exam.candidates import checked, parse_analyse
+
+    if given is not None:
+        try:
+            return checked(given)
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from None
+    rate = parse_analyse(analyse)
+    return {"n": rate.n, "right": rate.right} if rate is not None else None
 
 
 def validate_records(records: Iterable[JSONValue], fmt: str = "explaincpe") -> list[Question]:
@@ -241,6 +262,7 @@ def import_file(
         "format": fmt,
         "n_options": sorted({len(i["options"]) for i in items}),
         "types": {f: sorted({i[f] for i in items if f in i}) for f in TYPE_FIELDS},
+        "with_candidates": sum(1 for i in items if "candidates" in i),
     }
     store.add_dataset(name, ACTIVITY, items, source=path.name, meta=meta, replace=replace)
     return store.dataset(name)

@@ -8,7 +8,9 @@
 Every answer is stored as soon as it is given (a ``person`` run), with the seconds spent on
 the question. The result has the score, whether it reaches the pass mark
 (:class:`~engine.exam.settings.PracticeSettings`' unless told otherwise), accuracy per
-question type and the questions missed. :func:`missed_items` lists the questions a person
+question type, the questions missed and, where the data set says how real candidates did
+on its questions, the candidates' score beside the person's and where the person stands
+among them (:mod:`engine.exam.candidates`). :func:`missed_items` lists the questions a person
 still gets wrong across past sessions, and a new session can replay exactly those
 (``keys=``).
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from engine.bank.blocks import block_items, stored_block
 from engine.errors import UserError
+from engine.exam.candidates import item_standing
 from engine.exam.dataset import ACTIVITY, Question, letters_for
 from engine.exam.metrics import TypeAccuracy, accuracy, by_type
 from engine.exam.prompts import explanation_messages
@@ -81,6 +84,9 @@ class SessionResult:
     missed: list[str]
     status: str
     seed: int | None = None  # the seed the block was drawn with (None: in file order)
+    # Where the score stands among the real candidates who answered the same questions
+    # (:class:`engine.exam.candidates.Standing`), when the data set says how they did.
+    candidates: JSONDict | None = None
     feedback: list[Feedback] = field(default_factory=list)
 
     def as_dict(self) -> JSONDict:
@@ -344,7 +350,16 @@ def session_result(
         missed=missed,
         status=status,
         seed=settings.get("seed"),
+        candidates=_standing(answered if quit_early else questions, answers),
     )
+
+
+def _standing(questions: Sequence[Question], answers: dict[str, Row]) -> JSONDict | None:
+    """Where the answers to ``questions`` stand among real candidates (None when the data
+    set does not say how they did); a question left counts as wrong."""
+    right = {k for k, a in answers.items() if a["correct"]}
+    found = item_standing(questions, right)  # type: ignore[arg-type]
+    return found.as_dict() if found is not None else None
 
 
 def person_runs(store: Store, dataset: str | None = None, profile: str | None = None) -> list[Row]:
