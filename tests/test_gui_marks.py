@@ -71,6 +71,7 @@ def first_practice(qtbot: Any, p: Any) -> None:
     assert pool_text(p, "all") == "All (14)" and pool_text(p, "incorrect") == "Incorrect (0)"
     p.mode_practice.setChecked(True)
     p.count.setValue(5)
+    p.in_order.setChecked(True)  # the sample's first five, not a random draw
     start(qtbot, p)
     assert p.position.text() == "Question 1 of 5"
     assert not p.marks.mark_button.isChecked() and p.marks.note.text() == ""

@@ -25,9 +25,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.bank.blocks import Block, delete_block, load_block, save_block, saved_blocks, subjects
+from engine.bank.blocks import (
+    Block,
+    delete_block,
+    load_block,
+    new_seed,
+    save_block,
+    saved_blocks,
+    subjects,
+)
 from engine.bank.difficulty import LEVELS
 from engine.bank.pools import POOLS, pool_sizes
+from gui.models import set_setting, setting
 from gui.widgets.common import button, combo, show_error, whole_text
 
 if TYPE_CHECKING:
@@ -57,6 +66,23 @@ QListWidget#chips::indicator { width: 15px; height: 15px; border: 1px solid #aeb
 QListWidget#chips::indicator:checked { background: #2563eb; border-color: #2563eb;
     image: url({check}); }
 """
+
+
+def order_box(key: str) -> QCheckBox:
+    """The "In file order" box: ticked, a block takes the first questions of the set in
+    its order; unticked (the default), they are drawn at random (:func:`drawn_seed`).
+    Remembered under ``key/in_order``."""
+    box = QCheckBox("In file order")
+    box.setToolTip("The first questions of the set, in its order, instead of drawn at random")
+    box.setChecked(setting(f"{key}/in_order", False, bool))
+    box.toggled.connect(lambda on: set_setting(f"{key}/in_order", on))
+    return box
+
+
+def drawn_seed(box: QCheckBox) -> int | None:
+    """The seed a new block is drawn with (stored on its run: ``--seed`` takes it again);
+    None when ``box`` (:func:`order_box`) asks for the file's order."""
+    return None if box.isChecked() else new_seed()
 
 
 def _tick(item: QListWidgetItem) -> None:

@@ -30,7 +30,7 @@ from engine.exam.settings import PracticeSettings
 from engine.text.language import item_language
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, table_view
-from gui.widgets.bank_block import BlockControls
+from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar, difficulty_words
 from gui.widgets.common import (
     AppContext,
@@ -143,7 +143,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.dataset.import_clicked.connect(self._open_import)
         self.dataset.changed.connect(self._dataset_changed)
         self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
-        self.count.setToolTip("How many questions (the first ones; drawn at random from a pool)")
+        self.count.setToolTip("How many questions, drawn at random (or in file order)")
+        self.in_order = order_box("exam")
         self.minutes = spin_box(1, 600, setting("exam/minutes", 15, int), suffix=" min")
         self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", int(PracticeSettings.pass_mark), int), suffix=" %")
         self.only_missed = QCheckBox("Only the ones I got wrong")
@@ -153,7 +154,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.block.changed.connect(self._block_changed)
         self.block.loaded.connect(lambda block: self.dataset.select(block.dataset))
         rows = [("Questions", self.dataset), *self.block.filter_rows(), ("Mode", modes)]
-        rows += [("How many", self.count), ("Time limit", self.minutes)]
+        rows += [("How many", self.count), ("", self.in_order), ("Time limit", self.minutes)]
         rows += [("Pass mark", self.pass_mark), ("", self.only_missed), self.block.saved_row()]
         add_rows(grid, rows)
         for row in (2, 4):  # beside the subjects and the two modes
@@ -387,6 +388,7 @@ class PracticePanel(QWidget, SessionCalls):
             "mode": "timed" if timed else "practice",
             "time_limit_s": self.minutes.value() * 60.0 if timed else None,
             "limit": self.count.value() or None if block is None else None,
+            "seed": drawn_seed(self.in_order),
             "pass_mark": float(self.pass_mark.value()),
         }
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from engine.progress import Cancelled
 from gui.models import set_setting, setting
+from gui.widgets.bank_block import drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar
 from gui.widgets.common import (
     AppContext,
@@ -119,13 +120,17 @@ class FrenchPractice(QWidget, SessionCalls):
             0, 100000, setting("french/limit", 0, int), special="All", tip="How many questions"
         )
         self.limit.setMinimumWidth(90)
+        self.in_order = order_box("french")
         self.start_button = primary(QPushButton("Start"))
         self.start_button.setMinimumWidth(110)
         self.start_button.clicked.connect(self.start)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
-        add_rows(grid, [("How many", self.limit), ("", self.start_button)], column=2)
+        how_many = QHBoxLayout()
+        how_many.addWidget(self.limit)
+        how_many.addWidget(self.in_order)
+        add_rows(grid, [("How many", how_many), ("", self.start_button)], column=2)
         grid.setColumnStretch(1, 1)
         setup.add_layout(grid)
         self.build_row = ProgressRow()
@@ -198,7 +203,7 @@ class FrenchPractice(QWidget, SessionCalls):
         if retriever and not corpus:
             show_error(self, "Import a corpus for the passages, or choose “No passages”.", self.ctx)
             return
-        limit = self.limit.value() or None
+        limit, seed = self.limit.value() or None, drawn_seed(self.in_order)
         set_setting("french/limit", self.limit.value())
         self.dataset.remember_choice()
         profile = current_profile(self.ctx)
@@ -209,7 +214,7 @@ class FrenchPractice(QWidget, SessionCalls):
             if old is not None:  # a new session replaces it (not when the build is cancelled)
                 old.finish()
             session = FrenchSession(
-                job.store, dataset, limit=limit, index=index, k=k, profile=profile
+                job.store, dataset, limit=limit, index=index, k=k, profile=profile, seed=seed
             )
             return session, session.question()
 
