@@ -300,10 +300,12 @@ def clustered_interval(
 ) -> tuple[float, float] | None:
     """A 95% percentile interval of the mean over all trials' values, resampling whole
     cases (with all their trials); None for fewer than :data:`MIN_ITEMS` cases (too few to
-    resample honestly, :mod:`engine.reports.stats`)."""
+    resample honestly, :mod:`engine.reports.stats`) and when every value is the same (the
+    bootstrap has no spread to show then, which is not certainty)."""
     import numpy as np
 
-    if not enough(len(per_case)):
+    values = {v for found in per_case.values() for v in found}
+    if not enough(len(per_case)) or len(values) < 2:
         return None
     means = _clustered_means(per_case, resamples, seed)
     if means is None:

@@ -165,6 +165,7 @@ def test_the_clustered_interval_against_a_plain_computation():
     assert (low, high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
     assert clustered_interval({"a": [1.0, 2.0]}) is None
     assert clustered_interval({k: per_case[k] for k in "abcd"}) is None  # too few cases
+    assert clustered_interval({str(i): [0.0, 0.0] for i in range(12)}) is None  # no spread
 
 
 @pytest.mark.slow
