@@ -18,6 +18,7 @@ Intervals and p from fewer than :data:`~engine.reports.stats.MIN_ITEMS` items sa
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,12 @@ if TYPE_CHECKING:
     from engine.types import JSONDict, Row
 
 
+#: Where the notes under the text table wrap.
+NOTE_COLUMNS = 100
+#: A score's label longer than this heads its column by its key (the label under the table).
+HEADER = 24
+
+
 @dataclass(frozen=True)
 class Metric:
     """A summary metric paired item by item: the answers' score ``item`` it is the mean of,
@@ -48,19 +55,20 @@ class Metric:
 
 
 def metrics_of(activity_id: str) -> list[Metric]:
-    """The metrics a comparison shows for an activity: its run keys (in their order, its
-    headline first) that one of its scorers declares the mean of an answer's score."""
+    """The metrics a comparison shows for an activity: its headline and run keys (in their
+    order) that one of its scorers declares the mean of an answer's score."""
     from engine.scoring import scorers_of
 
     declared: dict[str, str] = {}
     for s in scorers_of(activity_id):
         declared.update({k: v for k, v in s.metrics.items() if k not in declared})
     found = activity(activity_id)
-    keys = [found.headline, *found.run_keys, *declared]
+    keys = [found.headline, *found.run_keys]
     out = []
     for key in dict.fromkeys(k for k in keys if k in declared):
         label = metric_label(key, activity_id)
-        out.append(Metric(key, declared[key], label.replace(" (%)", ""), "%" in label))
+        plain = label.removesuffix(" (%)").replace(", %)", ")")
+        out.append(Metric(key, declared[key], plain, "%" in label))
     return out
 
 
@@ -270,7 +278,8 @@ def _notes(result: JSONDict) -> list[str]:
         f"bootstrap); Δ: paired "
         f"difference from the best model (#{result['best']}) on the same items, p from "
         "McNemar's exact test for right/wrong, else a paired bootstrap. A bootstrap needs "
-        f"{MIN_ITEMS} items: below, '{TOO_FEW}'."
+        f"{MIN_ITEMS} items: below, '{TOO_FEW}'. The table shows the paired test of the first "
+        "score; --json gives every score's."
     )
     notes.append(
         "tok/s: tokens generated per second of each answer; first token: mean seconds to "
@@ -302,18 +311,20 @@ def format_compare(result: JSONDict) -> str:
     from engine.text.columns import align_rows
 
     metrics = result["metrics"]
+    names = {m["key"]: m["label"] if len(m["label"]) <= HEADER else m["key"] for m in metrics}
     headers = ["Run", "Model", "Items"]
     for m in metrics:
-        headers.append(m["label"] + (" (%)" if m["percent"] else ""))
-    for m in metrics:
-        headers += [f"Δ {m['label']}", "p"]
+        headers.append(names[m["key"]] + (" (%)" if m["percent"] else ""))
+    lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
+    for m in lead:
+        headers += [f"Δ {names[m['key']]}", "p"]
     headers += ["tok/s", "First token (s)", "RAM peak", "GPU", "Load (s)", "File"]
     rows = []
     for r in result["rows"]:
         cells = [f"#{r['run_id']}", str(r["model"]), str(r["items"])]
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
-        for m in metrics:
+        for m in lead:
             diff = (r["paired"] or {}).get(m["key"])
             if r["best"]:
                 cells += ["best", ""]
@@ -334,7 +345,9 @@ def format_compare(result: JSONDict) -> str:
         rows.append(cells)
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
     right = [False, False, *([True] * (len(headers) - 2))]
-    return "\n".join([title, "", *align_rows(headers, rows, right), "", *result["notes"]]) + "\n"
+    keyed = [f"{m['key']}: {m['label']}" for m in metrics if names[m["key"]] != m["label"]]
+    notes = [textwrap.fill(n, NOTE_COLUMNS) for n in [*result["notes"], *keyed]]
+    return "\n".join([title, "", *align_rows(headers, rows, right), "", *notes]) + "\n"
 
 
 def size_svg(chart: JSONDict) -> str:
@@ -363,7 +376,15 @@ def _size_figure(chart: JSONDict) -> str:
         ax.errorbar([x], [p["value"]], yerr=[[low], [high]], fmt="o", capsize=4, color="#1d4ed8")
         ax.annotate(p["name"], (x, p["value"]), textcoords="offset points", xytext=(6, 4),
                     fontsize=8)  # fmt: skip
+    from matplotlib.ticker import FuncFormatter
+
     ax.set_xscale("log")
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")  # 100, 200: no math text
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.margins(x=0.3)
+    if chart["axis"].endswith("(%)"):
+        ax.set_ylim(0, 100)
     ax.set_xlabel("File size (MiB)")
     ax.set_ylabel(chart["axis"])
     ax.grid(color="#e5e7eb")
