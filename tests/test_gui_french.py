@@ -29,6 +29,7 @@ def test_practice_with_highlighted_passages(qtbot, window):
     r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
     r.k.setValue(2)
     p.limit.setValue(2)
+    p.in_order.setChecked(True)  # sample-01 first, not a random draw
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
     assert p.position.text() == "Question 1 of 2"

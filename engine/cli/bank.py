@@ -39,7 +39,7 @@ def block_options(func: F) -> F:
                 "--difficulty",
                 type=click.Choice(LEVELS),
                 multiple=True,
-                help="Only questions this hard (from how people and models answered them).",
+                help="Only questions this hard (by real candidates' rates where known, else people's and models' answers).",
             ),
             click.option(
                 "--seed",

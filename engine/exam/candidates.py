@@ -114,24 +114,40 @@ def _nodes() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     return nodes, weights / weights.sum()
 
 
-def calibrate(right: float, n: int, sd: float = CANDIDATE_SD) -> tuple[float, float]:
-    """A question's difficulty ``b`` (logits) whose rate among candidates of ability
-    N(0, ``sd``) is ``right`` (a rate of 0 or 1 moved half an answer inwards), and its
-    standard error from ``n`` answers."""
-    from scipy.optimize import brentq
-    from scipy.special import expit
+def _logistic(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    import numpy as np
 
-    p = min(max(right, 0.5 / n), 1 - 0.5 / n)
+    return 0.5 * (1 + np.tanh(x / 2))
+
+
+def calibrate_all(
+    right: Sequence[float], n: Sequence[int], sd: float = CANDIDATE_SD
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each question's difficulty ``b`` (logits) whose rate among candidates of ability
+    N(0, ``sd``) is its ``right`` (a rate of 0 or 1 moved half an answer inwards), and its
+    standard error from its ``n`` answers (the binomial one of the rate, through the slope
+    of the rate in ``b``)."""
+    import numpy as np
+
+    answers = np.asarray(n, dtype=float)
+    p = np.clip(np.asarray(right, dtype=float), 0.5 / answers, 1 - 0.5 / answers)
     nodes, weights = _nodes()
     abilities = sd * nodes
+    low, high = np.full(p.shape, -_B_RANGE), np.full(p.shape, _B_RANGE)
+    for _ in range(64):  # bisection, every question at once: the rate falls as b rises
+        mid = (low + high) / 2
+        easier = _logistic(abilities[None, :] - mid[:, None]) @ weights > p
+        low, high = np.where(easier, mid, low), np.where(easier, high, mid)
+    b = (low + high) / 2
+    q = _logistic(abilities[None, :] - b[:, None])
+    slope = (q * (1 - q)) @ weights  # -d rate / d b
+    return b, np.sqrt(p * (1 - p) / answers) / slope
 
-    def rate(b: float) -> float:
-        return float(weights @ expit(abilities - b))
 
-    b = float(brentq(lambda x: rate(x) - p, -_B_RANGE, _B_RANGE, xtol=1e-10))
-    q = expit(abilities - b)
-    slope = float(weights @ (q * (1 - q)))  # -d rate / d b
-    return b, math.sqrt(p * (1 - p) / n) / slope
+def calibrate(right: float, n: int, sd: float = CANDIDATE_SD) -> tuple[float, float]:
+    """One question's difficulty and its standard error (:func:`calibrate_all`)."""
+    b, se = calibrate_all([right], [n], sd)
+    return float(b[0]), float(se[0])
 
 
 @dataclass
@@ -175,27 +191,25 @@ def ordinal(value: float) -> str:
 def standing(answers: Sequence[tuple[Rate, bool]], sd: float = CANDIDATE_SD) -> Standing | None:
     """Where someone with these answers (each question's candidates' rate, and right or
     not) stands among the candidates; None without a question."""
-    import numpy as np
-    from scipy.stats import norm
-
     if not answers:
         return None
+    import numpy as np
+
     rates = [r for r, _ in answers]
     right = np.array([ok for _, ok in answers], dtype=bool)
-    calibrated = np.array([calibrate(r.right, r.n, sd) for r in rates])
-    b, se = calibrated[:, 0], calibrated[:, 1]
+    b, se = calibrate_all([r.right for r in rates], [r.n for r in rates], sd)
     # Each b uncertain as N(b, se²): a response's likelihood is σ(κ(θ - b)), the probit
     # approximation of the logistic averaged over b.
     kappa = 1 / np.sqrt(1 + math.pi * se**2 / 8)
     theta = np.linspace(-8.0, 8.0, 1601) * max(sd, 1.0)  # the abilities weighed
     z = kappa[None, :] * (theta[:, None] - b[None, :])
     log_like = np.where(right[None, :], -np.logaddexp(0, -z), -np.logaddexp(0, z)).sum(axis=1)
-    log_post = log_like + norm.logpdf(theta, scale=sd)
+    log_post = log_like - 0.5 * (theta / sd) ** 2  # the candidates' N(0, sd²) as the prior
     post = np.exp(log_post - log_post.max())
     cdf = np.cumsum(post) / post.sum()
     tail = (1 - LEVEL) / 2
     low, mid, high = (float(np.interp(q, cdf, theta)) for q in (tail, 0.5, 1 - tail))
-    share = [100 * float(norm.cdf(t / sd)) for t in (low, mid, high)]
+    share = [50 * (1 + math.erf(t / sd / math.sqrt(2))) for t in (low, mid, high)]
     return Standing(
         n=len(answers),
         right=int(right.sum()),
