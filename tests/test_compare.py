@@ -9,6 +9,7 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import beta
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
@@ -31,7 +32,8 @@ def stored_run(store: Store, dataset: str, model: str, rights: list[bool], **kw)
     run_id = store.start_run("exam", dataset, model, {"method": "generate"}, **kw)
     for key, right in zip(keys, rights, strict=False):
         chosen = "A" if right else "B"
-        scored = [Scored("exam.letter", 1, {"correct": right})]
+        rouge = dict.fromkeys(("rouge1", "rouge2", "rougeL"), 0.5 if right else 0.2)
+        scored = [Scored("exam.letter", 1, {"correct": right}), Scored("exam.rouge", 1, rouge)]
         store.add_answer(run_id, key, response=chosen, chosen=chosen, gold="A", scores=scored)
     store.finish_run(run_id, {"accuracy": 100.0 * sum(rights) / len(rights)})
     return run_id
@@ -100,7 +102,12 @@ def test_paired_difference_and_mcnemar_against_a_hand_computed_case(store):
     assert paired["test"] == "McNemar" and paired["vs"] == first
     assert paired["p"] == pytest.approx(hand_mcnemar(6, 2)) == pytest.approx(74 / 256)
     assert paired["diff"] == pytest.approx(100 * (sum(b) - sum(a)) / 14)
-    assert paired["low"] < paired["diff"] < paired["high"] and not paired["too_few"]
+    # McNemar's interval: Clopper-Pearson of 2 of the 8 disagreeing items, times 8/14.
+    low, high = beta.ppf(0.025, 2, 7), beta.ppf(0.975, 3, 6)
+    expected = (100 * 8 / 14 * (2 * low - 1), 100 * 8 / 14 * (2 * high - 1))
+    assert (paired["low"], paired["high"]) == pytest.approx(expected)
+    assert paired["low"] < paired["diff"] < paired["high"]
+    assert not paired["too_few"]
     score = rows[first]["scores"]["accuracy"]
     assert score["value"] == pytest.approx(100 * 9 / 14) and score["n"] == 14
     assert score["low"] == pytest.approx(100 * 0.3880, abs=0.05)  # Wilson 9/14
@@ -117,9 +124,14 @@ def test_runs_on_different_items_are_compared_on_the_shared_ones(store):
     assert any("cover different items" in n for n in result["notes"])
     paired = next(r for r in result["rows"] if r["run_id"] == part)["paired"]["accuracy"]
     assert paired["n"] == 6 and paired["diff"] == -100.0
-    assert paired["too_few"] and paired["low"] is None  # 6 < MIN_ITEMS: no interval
-    assert paired["p"] == pytest.approx(2 / 64)  # McNemar's exact p holds for any n
-    assert MIN_ITEMS > 6 and TOO_FEW in format_compare(result)
+    # McNemar's exact p and interval hold for any n: 0 of 6 disagreeing items went to B.
+    assert paired["p"] == pytest.approx(2 / 64) and not paired["too_few"]
+    high = 100 * (2 * beta.ppf(0.975, 1, 6) - 1)
+    assert (paired["low"], paired["high"]) == pytest.approx((-100.0, high))
+    # A bootstrap (the Hamming score, ROUGE…) needs MIN_ITEMS: from 6 it gives none.
+    rouge = next(r for r in result["rows"] if r["run_id"] == part)["scores"]["rouge1"]
+    assert MIN_ITEMS > 6 and rouge["too_few"] and rouge["low"] is None
+    assert f"0.200 [{TOO_FEW}]" in format_compare(result)
 
 
 def test_a_persons_run_on_the_same_items_is_a_row(store):
@@ -183,6 +195,7 @@ def test_runs_compare_json_of_smollm2_and_gemma(db_path, tmp_path):
         assert row["memory"]["ram_peak"] > row["file_size"] > 0
         assert row["memory"]["gpu"] is not None
     worse = next(r for r in result["rows"] if not r["best"])
-    assert worse["paired"]["accuracy"]["too_few"]  # 5 items: no interval
     assert worse["paired"]["accuracy"]["p"] is not None  # McNemar's exact p
+    assert worse["paired"]["rouge1"]["too_few"]  # 5 items: no bootstrap
+    assert worse["scores"]["rouge1"]["too_few"] and worse["scores"]["rouge1"]["low"] is None
     assert chart.read_text().startswith("<svg") and size_svg(result["chart"])

@@ -274,10 +274,10 @@ def _notes(result: JSONDict) -> list[str]:
             f"{items['shared']} items every run answered."
         )
     notes.append(
-        "Brackets: 95% interval (Wilson for right/wrong scores, every item 0 or 100%; else a "
-        f"bootstrap); Δ: paired "
-        f"difference from the best model (#{result['best']}) on the same items, p from "
-        "McNemar's exact test for right/wrong, else a paired bootstrap. A bootstrap needs "
+        "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): Wilson's for a "
+        f"score; Δ, the paired difference from the best model (#{result['best']}) on the "
+        "same items, with the exact interval and p of McNemar's test. Other scores: a "
+        "bootstrap's interval, and a paired bootstrap's for Δ and p. A bootstrap needs "
         f"{MIN_ITEMS} items: below, '{TOO_FEW}'. The table shows the paired test of the first "
         "score; --json gives every score's."
     )

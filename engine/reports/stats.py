@@ -1,8 +1,9 @@
 """Uncertainty for reports: confidence intervals of one run's score and significance tests
 between two runs answering the same items.
 
-How few items is too few: Wilson intervals and McNemar's exact p hold for any number of
-items (they are exact or score methods, only wider or larger when items are few). A
+How few items is too few: Wilson intervals, McNemar's exact p and the exact interval of a
+paired right/wrong difference hold for any number of items (they are exact or score
+methods, only wider or larger when items are few). A
 bootstrap, though, resamples the items themselves: from fewer than :data:`MIN_ITEMS` it
 has too few distinct resamples to give an honest interval or p (4 items that all moved by
 20 points gave "20.0 [20.0, 20.0], p 0"), so below it :func:`bootstrap_interval` and
@@ -144,29 +145,46 @@ class PairedDifference(TypedDict):
 def paired_difference(
     a: Sequence[float], b: Sequence[float], right_wrong: bool
 ) -> PairedDifference:
-    """B − A over paired items: the mean difference with its bootstrap interval (none below
-    :data:`MIN_ITEMS`), and the p of McNemar's exact test when the scores are right/wrong
-    (1 or 0: ``right_wrong``, counted by ``only_a`` and ``only_b``, honest for any number of
-    items) or else of the paired bootstrap."""
-    boot = paired_bootstrap(a, b)
-    out: PairedDifference = {
-        "n": boot["n"],
-        "diff": boot["diff"],
-        "low": boot["low"],
-        "high": boot["high"],
-        "p": boot["p"],
-        "test": "paired bootstrap",
-        "too_few": boot["too_few"],
-        "only_a": None,
-        "only_b": None,
+    """B − A over paired items. Scores that are right/wrong (``right_wrong``: each item's
+    score the top or 0) get McNemar's exact test and the interval that goes with it
+    (:func:`discordant_interval`), both honest for any number of items; other scores the
+    paired bootstrap's interval and p (none below :data:`MIN_ITEMS`)."""
+    if not right_wrong:
+        boot = paired_bootstrap(a, b)
+        return {**boot, "test": "paired bootstrap", "only_a": None, "only_b": None}
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x > y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y > x)
+    n = len(a)
+    top = max([*a, *b, 0.0])
+    diff = top * (only_b - only_a) / n if n else None
+    ci = discordant_interval(only_a, only_b, n)
+    return {
+        "n": n,
+        "diff": diff,
+        "low": top * ci[0] if ci else None,
+        "high": top * ci[1] if ci else None,
+        "p": mcnemar(only_a, only_b)["p_exact"] if n else None,
+        "test": "McNemar",
+        "too_few": False,
+        "only_a": only_a,
+        "only_b": only_b,
     }
-    if right_wrong:
-        only_a = sum(1 for x, y in zip(a, b, strict=True) if x > y)
-        only_b = sum(1 for x, y in zip(a, b, strict=True) if y > x)
-        test = mcnemar(only_a, only_b)
-        out.update(test="McNemar", only_a=only_a, only_b=only_b)
-        out["p"] = test["p_exact"] if boot["n"] else None
-    return out
+
+
+def discordant_interval(
+    only_a: int, only_b: int, n: int, level: float = LEVEL
+) -> tuple[float, float] | None:
+    """The 95% interval of B − A (a fraction of ``n`` paired right/wrong items) that goes
+    with McNemar's exact test: the exact (Clopper–Pearson) interval of the share of the
+    disagreeing items that B got right, times the share that disagree. None when no item
+    disagrees (nothing to resample: the difference is 0 on these items)."""
+    from scipy.stats import binomtest
+
+    d = only_a + only_b
+    if d == 0 or n <= 0:
+        return None
+    ci = binomtest(only_b, d).proportion_ci(confidence_level=level, method="exact")
+    return d / n * (2 * ci.low - 1), d / n * (2 * ci.high - 1)
 
 
 def _resampled_means(data: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
