@@ -37,7 +37,9 @@ def medexam() -> list[str]:
 @pytest.mark.gui
 def test_app_starts_on_the_xcb_plugin_under_xvfb(tmp_path: Path) -> None:
     xvfb_run = shutil.which("xvfb-run")
-    assert xvfb_run, "Xvfb is not installed: apt-get install xvfb (scripts/test installs it as root)"
+    assert xvfb_run, (
+        "Xvfb is not installed: apt-get install xvfb (scripts/test installs it as root)"
+    )
     env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEDEXAM_HOME": str(tmp_path)}
     env["MEDEXAM_STARTUP_TIMING"] = "quit"  # closes the app once its screen is ready
     env.pop("DISPLAY", None)
@@ -49,6 +51,62 @@ def test_app_starts_on_the_xcb_plugin_under_xvfb(tmp_path: Path) -> None:
     assert out.returncode == 0, said[-3000:]
     assert "window shown" in said and "ready" in said, said[-3000:]
     assert "could not" not in said.lower(), said[-3000:]  # "could not load the Qt platform plugin"
+
+
+RATE = r"""
+import sys, tempfile
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from engine.exam.dataset import ensure_sample
+from engine.models.scripted import ScriptedModel, scripted_pool
+from engine.runs import run
+from gui.testing import open_window
+
+window = open_window(tempfile.mkdtemp())
+window.show()
+store = window.ctx.store
+pool = scripted_pool(ScriptedModel("model-a", replies="答案：B\n解析：B项正确。"))
+done = run(store, "exam", ensure_sample(store), {"model": "model-a", "limit": 1}, pool=pool)
+pool.close()
+results = window.go("results")
+results.reload()
+results.select_runs([int(done["run_id"])])
+results.rate_button.click()
+dialog = results.rate_dialog
+for _ in range(50):  # up to 5 s for the window system
+    if QApplication.activeWindow() is dialog:
+        break
+    QTest.qWait(100)
+print("active:", QApplication.activeWindow() is dialog, flush=True)
+focus = QApplication.focusWidget()
+print("focus on the first row:", focus is dialog.rows[0], flush=True)
+if focus is not None:
+    QTest.keyClick(focus, Qt.Key.Key_4)
+print("first row:", dialog.rows[0].value, flush=True)
+window.close()
+"""
+
+
+@pytest.mark.gui
+def test_rate_explanations_takes_keys_at_once_on_xcb(tmp_path: Path) -> None:
+    """The rating keys work as soon as Rate explanations opens, on the real platform: under
+    Xvfb, with no window manager, a window is active only when the app makes it so (the
+    offscreen platform makes every window active, so the other tests cannot see it)."""
+    xvfb_run = shutil.which("xvfb-run")
+    assert xvfb_run, (
+        "Xvfb is not installed: apt-get install xvfb (scripts/test installs it as root)"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "MEDEXAM_HOME": str(tmp_path)}
+    env.pop("DISPLAY", None)
+    cmd = [xvfb_run, "-a", "-s", "-screen 0 1280x800x24", sys.executable, "-c", RATE]
+    out = subprocess.run(
+        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    said = out.stdout + out.stderr
+    assert out.returncode == 0, said[-3000:]
+    assert "active: True" in said and "focus on the first row: True" in said, said[-3000:]
+    assert "first row: 4" in said, said[-3000:]
 
 
 def test_system_libs_finds_no_missing_library_here() -> None:

@@ -483,4 +483,6 @@ def open_rating(
         return None
     dialog = RateDialog(ctx, session, parent)
     dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()  # its keys work at once, without a click into it first
     return dialog
