@@ -48,7 +48,8 @@ def test_a_review_session_on_the_screen(qtbot, window, tmp_path):
     click(qtbot, r.start_button)
     assert r.stack.currentIndex() == 1 and r.position.text() == "Card 1 · 2 due"
     assert r.question.text() == asked[0]["question"] and len(r.options.buttons) == 5
-    assert not r.check_button.isEnabled()
+    click(qtbot, r.check_button)  # nothing chosen: refused, with why
+    assert r.feedback is None and "Choose an option first" in r.hint.text()
     window.activateWindow()
     qtbot.waitUntil(lambda: r.isAncestorOf(window.focusWidget() or window))
     qtbot.keyClick(window.focusWidget(), asked[0]["answer"].lower())  # a letter selects

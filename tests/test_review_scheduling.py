@@ -143,3 +143,24 @@ def test_statistics_on_a_fixed_clock(store, bank):
     type3 = s["mastery"]["exam"]["type3"]
     assert {v["n"] for v in type3.values()} == {1}
     assert all(v["mastery"] == 0.0 for v in type3.values())
+
+
+def test_next_intervals_in_ankis_short_words():
+    from engine.review.scheduling import short_interval
+
+    words = [short_interval(timedelta(seconds=s)) for s in (20, 60, 600, 5 * 3600, 3 * 86400)]
+    assert words == ["<1m", "1m", "10m", "5h", "3d"]
+    assert short_interval(timedelta(days=64)) == "2.1mo"
+    assert short_interval(timedelta(days=365)) == "1y"
+
+
+def test_next_intervals_grow_with_the_rating(store, bank):
+    from engine.review.scheduling import next_intervals
+
+    dataset, items = bank
+    card = record_answer(store, "exam", dataset, items[0], True, seconds=5.0, now=T0)
+    later = card.due
+    waits = next_intervals(card, later)
+    assert waits["again"] < waits["hard"] <= waits["good"] <= waits["easy"]
+    reviewed = review(store, card, "good", correct=True, now=later, scheduler=make_scheduler(False))
+    assert reviewed.due - later == waits["good"]  # what the button said is what happens

@@ -24,7 +24,14 @@ from engine.bank.notebook import REASONS, entries
 from engine.errors import UserError
 from engine.review.cards import Face, ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
-from engine.review.scheduling import LEARN_AHEAD, review, suggest_rating, utcnow
+from engine.review.scheduling import (
+    LEARN_AHEAD,
+    next_intervals,
+    review,
+    short_interval,
+    suggest_rating,
+    utcnow,
+)
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -244,6 +251,14 @@ class ReviewSession:
         self.shown = None
         self.feedback = None
         return card
+
+    def intervals(self) -> dict[str, str]:
+        """After an answer, how long the card would wait after each rating, in Anki's short
+        words ("10m", "3d"): what the rating buttons show."""
+        if self.shown is None or self.feedback is None:
+            raise ReviewError("answer the card before rating it")
+        waits = next_intervals(self.shown.card, self._now())
+        return {name: short_interval(wait) for name, wait in waits.items()}
 
     def summary(self) -> SessionSummary:
         """``{profile, reviewed, correct, again, due_left}``."""

@@ -43,6 +43,8 @@ def make_scheduler(fuzz: bool = True) -> Scheduler:
 
 
 SCHEDULER = make_scheduler()
+#: The same without fuzz: the intervals shown before a rating (:func:`next_intervals`).
+PREVIEW = make_scheduler(fuzz=False)
 
 
 def utcnow() -> datetime:
@@ -148,6 +150,31 @@ def record_answer(
             run_id=run_id,
             now=now,
         )
+
+
+def next_intervals(card: ReviewCard, now: datetime | None = None) -> dict[str, timedelta]:
+    """How long ``card`` would wait after each rating given ``now`` (again, hard, good, easy),
+    as Anki shows on its buttons: the scheduler's intervals before any fuzz."""
+    now = (now or utcnow()).astimezone(UTC)
+    return {
+        name: PREVIEW.review_card(card.memory, rating, review_datetime=now)[0].due - now
+        for name, rating in RATINGS.items()
+    }
+
+
+def short_interval(wait: timedelta) -> str:
+    """An interval as Anki writes it on a button: "<1m", "10m", "5h", "3d", "2.1mo", "1.5y"."""
+    minutes = wait.total_seconds() / 60
+    if minutes < 1:
+        return "<1m"
+    days = minutes / 1440
+    for size, unit in ((365, "y"), (30, "mo")):
+        if days >= size:
+            return f"{days / size:.1f}".removesuffix(".0") + unit
+    for size, unit in ((1440, "d"), (60, "h"), (1, "m")):
+        if minutes >= size:
+            return f"{round(minutes / size)}{unit}"
+    return "<1m"
 
 
 def interval_text(card: ReviewCard, now: datetime | None = None) -> str:

@@ -8,7 +8,6 @@ The work is quick SQLite reads and writes, done on the UI thread's store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,7 +46,7 @@ from gui.widgets.common import (
 )
 from gui.widgets.qt_notebook import NotebookPanel
 from gui.widgets.qt_standing import StandingPanel
-from gui.widgets.question import QuestionCard
+from gui.widgets.question import QuestionCard, option_keys
 
 if TYPE_CHECKING:
     from engine.review.queue import ReviewFeedback, ReviewSession, Shown
@@ -230,7 +229,8 @@ class ReviewScreen(QWidget):
         self.end_button = QPushButton("End review")
         self.end_button.clicked.connect(self.end)
         buttons.addWidget(self.end_button)
-        buttons.addStretch(1)
+        self.hint = muted(QLabel(""))
+        buttons.addWidget(self.hint, 1)
         self.check_button = primary(QPushButton("Check answer"))
         self.check_button.clicked.connect(self.check)
         buttons.addWidget(self.check_button)
@@ -248,21 +248,20 @@ class ReviewScreen(QWidget):
         return page
 
     def _shortcuts(self) -> None:
-        keys: list[tuple[str | Qt.Key, Callable[[], object]]] = [
-            (str(i), lambda n=name: self.rate(n) if self.feedback else None)
-            for i, name in enumerate(RATINGS, start=1)
-        ]
-        for letter in "ABCDE":
-            keys.append((letter, lambda x=letter: self._key_letter(x)))
-        keys += [(k, self._key_enter) for k in (Qt.Key.Key_Return, Qt.Key.Key_Enter)]
-        for key, action in keys:
+        option_keys(self, self._key_option)
+        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(action)
+            shortcut.activated.connect(self._key_enter)
 
-    def _key_letter(self, letter: str) -> None:
-        if self.stack.currentIndex() == 1 and self.feedback is None:
-            self.options.toggle(letter)
+    def _key_option(self, i: int, how: str) -> None:
+        """a–e and 1–5 choose an option; once answered, 1–4 rate."""
+        if self.stack.currentIndex() != 1:
+            return
+        if self.feedback is None:
+            self.options.press(i, how)
+        elif how == "number" and i < len(RATINGS):
+            self.rate(RATINGS[i])
 
     def _key_enter(self) -> None:
         if self.stack.currentIndex() != 1:
@@ -386,7 +385,9 @@ class ReviewScreen(QWidget):
             return
         chosen = [] if skip else self.options.selected()
         if not chosen and not skip:
+            self.hint.setText("Choose an option first (keys a–e or 1–5), or Don't know.")
             return
+        self.hint.setText("")
         fb = self.session.answer(chosen)
         self.feedback = fb
         self.options.reveal(fb.gold, fb.chosen)
@@ -396,7 +397,9 @@ class ReviewScreen(QWidget):
         say_verdict(self.verdict, fb.correct, f"{said} — {gold}")
         self.explanation.setText(fb.explanation or "No explanation is given for this one.")
         self.feedback_card.setVisible(True)
-        for name, button in self.rate_buttons.items():
+        waits = self.session.intervals()
+        for i, (name, button) in enumerate(self.rate_buttons.items(), start=1):
+            button.setText(f"{i} {name.capitalize()} · {waits[name]}")
             button.setProperty("kind", "primary" if name == fb.suggested else "")
             repolish(button)
         self._enable()
@@ -420,7 +423,8 @@ class ReviewScreen(QWidget):
     def _enable(self) -> None:
         answering = self.feedback is None
         self.check_button.setVisible(answering)
-        self.check_button.setEnabled(bool(self.options.selected()))
+        if self.options.selected():
+            self.hint.setText("")
         self.skip_button.setVisible(answering)
         for button in self.rate_buttons.values():
             button.setVisible(not answering)
