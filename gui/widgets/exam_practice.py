@@ -1,17 +1,18 @@
 """Exam practice: a person's session over a question set, with feedback after each question
-(practice) or only at the end (a timed exam), a model's explanation streamed on request, and
-the report at the end (:mod:`gui.widgets.exam_report`).
+(practice) or only at the end (a timed exam), a model's explanation streamed on request
+(:mod:`gui.widgets.exam_explain`), and the report at the end (:mod:`gui.widgets.exam_report`).
+Keys a–e or 1–5 choose, Shift+letter (or a right-click) strikes an option through; Previous
+shows the questions answered before, as answered.
 
 The questions, scoring, pass mark and missed questions are :mod:`engine.exam.session`'s.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent, QTextCursor
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -27,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from engine.exam.dataset import LETTERS
 from engine.exam.settings import PracticeSettings
-from engine.text.language import item_language
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, table_view
 from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
@@ -37,7 +37,6 @@ from gui.widgets.common import (
     Card,
     DatasetPicker,
     add_rows,
-    combo,
     current_profile,
     flush_column,
     muted,
@@ -47,10 +46,16 @@ from gui.widgets.common import (
     selectable,
     show_error,
     spin_box,
-    text_view,
 )
+from gui.widgets.exam_explain import ExplainBox
 from gui.widgets.exam_report import ReportPage, duration
-from gui.widgets.question import QuestionCard, position_widgets, show_position
+from gui.widgets.question import (
+    QuestionCard,
+    SessionClock,
+    option_keys,
+    position_widgets,
+    show_position,
+)
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
@@ -58,20 +63,6 @@ if TYPE_CHECKING:
     from engine.exam.session import ExamSession, Feedback, SessionResult
     from engine.types import Row
     from gui.workers import Job, Worker
-
-EXPLAIN_LANGUAGES = [
-    ("auto", "In the question's language"),
-    ("zh", "In Chinese"),
-    ("en", "In English"),
-]
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
-
 
 def _past_result(run: Row) -> str:
     summary = run.get("summary")
@@ -89,8 +80,10 @@ class PracticePanel(QWidget, SessionCalls):
         self.session: ExamSession | None = None
         self.item: Question | None = None
         self.answered = False
-        self.explain_job: Worker | None = None
-        self.answer_seconds: float | None = None
+        self.at = 0  # the place in the session of the question shown (earlier: looked at again)
+        self.struck: dict[int, list[str]] = {}  # the options struck through, by place
+        self.chosen: dict[int, list[str]] = {}  # chosen, not answered yet, by place
+        self.clock_for = -1  # the place whose question the clock times
         self.missed: list[str] = []  # the questions got wrong last time, of the data set
         self.stack = QStackedWidget()
         lay = QVBoxLayout(self)
@@ -103,9 +96,6 @@ class PracticePanel(QWidget, SessionCalls):
         self.report.new_session_clicked.connect(self.back_to_setup)
         self.result: SessionResult | None = None
         self.stack.addWidget(scrolled(self.report))
-        self.timer = QTimer(self)
-        self.timer.setInterval(500)
-        self.timer.timeout.connect(self._tick)
         self._shortcuts()
         self._dataset_changed()
 
@@ -250,9 +240,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.position, self.bar = position_widgets(260)
         self.kind = QLabel("")
         self.kind.setObjectName("pill")
-        self.clock = QLabel("00:00")
-        self.clock.setObjectName("timer")
-        self.clock.setToolTip("Time on this question · total")
+        self.clock = SessionClock()
+        self.clock.time_up.connect(self._time_up)
         top.addWidget(self.position)
         top.addSpacing(12)
         top.addWidget(self.bar, 1)
@@ -287,41 +276,25 @@ class PracticePanel(QWidget, SessionCalls):
         self.feedback.add(self.marks.reasons)
         self.explanation = plain(selectable(QLabel("")))
         self.feedback.add(self.explanation)
-        self.feedback.add_layout(self._explain_row())
-        self.model_text = text_view(90)
-        self.model_text.setVisible(False)
-        self.feedback.add(self.model_text)
+        self.explainer = ExplainBox(self.ctx, self)
+        self.explainer.button.clicked.connect(self.explain)
+        self.explain_button, self.explain_stop = self.explainer.button, self.explainer.stop_button
+        self.explain_lang, self.model_text = self.explainer.lang, self.explainer.text
+        self.feedback.add(self.explainer)
         self.feedback.setVisible(False)
         return self.feedback
-
-    def _explain_row(self) -> QHBoxLayout:
-        erow = QHBoxLayout()
-        self.explain_button = QPushButton("Ask the model to explain")
-        self.explain_button.setToolTip("The loaded model explains this question, word by word")
-        self.explain_button.clicked.connect(self.explain)
-        self.explain_stop = QPushButton("Stop")
-        self.explain_stop.clicked.connect(self._stop_explaining)
-        self.explain_stop.setVisible(False)
-        self.explain_lang = combo(EXPLAIN_LANGUAGES, setting("exam/explain_lang", "auto"))
-        self.explain_lang.currentIndexChanged.connect(self._explain_lang_changed)
-        self.explain_note = muted(QLabel("Written by a small local model: it can be wrong."))
-        erow.addWidget(self.explain_button)
-        erow.addWidget(self.explain_lang)
-        erow.addWidget(self.explain_stop)
-        erow.addWidget(self.explain_note)
-        erow.addStretch(1)
-        return erow
-
-    def _explain_lang_changed(self) -> None:
-        set_setting("exam/explain_lang", self.explain_lang.currentData())
 
     def _actions(self) -> QHBoxLayout:
         actions = QHBoxLayout()
         self.end_button = QPushButton("End session")
         self.end_button.clicked.connect(self.end_session)
+        self.hint = muted(QLabel(""))
         self.skip_button = QPushButton("Skip")
         self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
         self.skip_button.clicked.connect(self._skip_clicked)
+        self.previous_button = QPushButton("Previous")
+        self.previous_button.setToolTip("The question before, as you answered it")
+        self.previous_button.clicked.connect(self.previous)
         self.submit_button = primary(QPushButton("Check answer"))
         self.submit_button.setMinimumWidth(140)
         self.submit_button.clicked.connect(self._submit_clicked)
@@ -329,7 +302,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.next_button.setMinimumWidth(140)
         self.next_button.clicked.connect(self.next_question)
         actions.addWidget(self.end_button)
-        actions.addStretch(1)
+        actions.addWidget(self.hint, 1)
+        actions.addWidget(self.previous_button)
         actions.addWidget(self.skip_button)
         actions.addWidget(self.submit_button)
         actions.addWidget(self.next_button)
@@ -342,18 +316,15 @@ class PracticePanel(QWidget, SessionCalls):
         self.submit()
 
     def _shortcuts(self) -> None:
-        for letter in LETTERS:  # one shortcut a letter: "B" also matches the b key
-            sc = QShortcut(QKeySequence(letter), self)
-            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.activated.connect(lambda ll=letter: self._key_letter(ll))
+        option_keys(self, self._key_option)
         for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             sc = QShortcut(QKeySequence(key), self)
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             sc.activated.connect(self._key_enter)
 
-    def _key_letter(self, letter: str) -> None:
+    def _key_option(self, i: int, how: str) -> None:
         if self.stack.currentIndex() == 1 and not self.answered:
-            self.options.toggle(letter)
+            self.options.press(i, how)
 
     def _key_enter(self) -> None:
         if self.stack.currentIndex() != 1:
@@ -403,7 +374,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.session, item = result
         self.ctx.notify_runs()
         self.stack.setCurrentIndex(1)
-        self.timer.start()
+        self.struck, self.chosen, self.clock_for = {}, {}, -1
+        self.clock.start(self.session)
         self._show(item)
 
     def _show(self, item: Question | None) -> None:
@@ -411,31 +383,42 @@ class PracticePanel(QWidget, SessionCalls):
             self.end_session()
             return
         s = self.session
-        self.item = item
         self.answered = False
+        self.at = s.index
         show_position(self.position, self.bar, s.index, len(s.questions), s.index)
+        self._show_item(item)
+        self.options.set_chosen(self.chosen.pop(self.at, []), self.struck.get(self.at, []))
+        self.feedback.setVisible(False)
+        if self.clock_for != self.at:
+            self.clock_for = self.at
+            self.clock.new_question()
+        else:  # back from an earlier question: this one's clock goes on
+            self.clock.resume()
+        self._enable()
+        self.options.setFocus()
+
+    def _show_item(self, item: Question) -> None:
+        """The question, its options and its marks (its answer and clock are the caller's)."""
+        self.item = item
         kinds = [item.get(k) for k in ("type2", "type3") if item.get(k)]
         self.kind.setText(" · ".join(kinds))
         self.kind.setVisible(bool(kinds))
         self.question.setText(item["question"])
         self.options.set_options(list(zip(LETTERS, item["options"], strict=False)))
-        self.feedback.setVisible(False)
-        self.model_text.clear()
-        self.model_text.setVisible(False)
-        self.marks.show_question(s.profile, s.dataset, str(item["id"]))
-        self.shown_at = time.monotonic()
-        self._enable()
-        self._tick()
-        self.options.setFocus()
+        self.explainer.clear()
+        self.marks.show_question(self.session.profile, self.session.dataset, str(item["id"]))
 
     def _selection_changed(self) -> None:
+        if self.options.selected():
+            self.hint.setText("")
         self._enable()
 
     def _enable(self) -> None:
         practice = self.session is not None and self.session.mode == "practice"
         answering = not self.answered
         self.submit_button.setVisible(answering)
-        self.submit_button.setEnabled(answering and not self.busy and bool(self.options.selected()))
+        self.submit_button.setEnabled(answering and not self.busy)
+        self.previous_button.setEnabled(self.at > 0 and not self.busy)
         self.submit_button.setText("Check answer" if practice else "Answer")
         self.skip_button.setVisible(answering)
         self.skip_button.setEnabled(not self.busy)
@@ -449,16 +432,24 @@ class PracticePanel(QWidget, SessionCalls):
             return
         chosen = None if skip else (self.options.selected() or [None])[0]
         if chosen is None and not skip:
+            self.hint.setText("Choose an option first (keys a–e or 1–5), or Skip.")
             return
         session = self.session
         self.call(lambda job: session.answer(chosen), self._answered)
 
     def _answered(self, feedback: Feedback | None) -> None:
         self.answered = True
-        self.answer_seconds = feedback.seconds if feedback is not None else None
         if feedback is None:  # timed: straight on
             self.next_question()
             return
+        self.clock.freeze(feedback.seconds)
+        self._show_feedback(feedback)
+        if not feedback.correct:
+            self.marks.missed()
+        self._enable()
+        self.next_button.setFocus()
+
+    def _show_feedback(self, feedback: Feedback) -> None:
         self.options.reveal([feedback.gold], [feedback.chosen] if feedback.chosen else [])
         if feedback.correct:
             said = f"Correct — {feedback.gold} ({duration(feedback.seconds)})"
@@ -469,90 +460,73 @@ class PracticePanel(QWidget, SessionCalls):
         self.difficulty.setText(
             difficulty_words(self.ctx.store, self.session.dataset, feedback.key)
         )
-        if not feedback.correct:
-            self.marks.missed()
         self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
         self.feedback.setVisible(True)
         self.explain_button.setEnabled(True)
+
+    def _show_past(self, place: int) -> None:
+        """Question ``place``, answered before, as answered (with its verdict in practice)."""
+        s = self.session
+        fb = s.feedback[place]
+        self.at, self.answered = place, True
+        show_position(self.position, self.bar, place, len(s.questions), s.index)
+        self._show_item(s.questions[place])
+        self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
+        self.clock.freeze(fb.seconds)
+        if s.mode == "practice":
+            self._show_feedback(fb)
+        else:
+            self.options.lock()
+            self.feedback.setVisible(False)
         self._enable()
-        self.next_button.setFocus()
+
+    def _leave(self) -> None:
+        """Keep what the question shown has struck through (and chosen, unanswered)."""
+        self._stop_explaining()
+        self.hint.setText("")
+        self.struck[self.at] = self.options.struck()
+        if not self.answered:
+            self.chosen[self.at] = self.options.selected()
+
+    def previous(self) -> None:
+        """Show the question before (answered: it cannot be answered again)."""
+        if self.session is None or self.at == 0 or self.busy:
+            return
+        self._leave()
+        self._show_past(self.at - 1)
 
     def next_question(self) -> None:
+        """The question after the one shown: one looked at again, or the next to answer."""
         if self.session is None:
             return
-        self._stop_explaining()
+        self._leave()
+        if self.at + 1 < self.session.index:
+            self._show_past(self.at + 1)
+            return
         session = self.session
         self.call(lambda job: session.next_question(), self._show)
 
+    @property
+    def explain_job(self) -> Worker | None:
+        return self.explainer.job
+
     def explain(self) -> None:
-        """Stream the model's explanation of the question just answered."""
-        if self.session is None or self.item is None or self.explain_job is not None:
-            return
-        session, host = self.session, self.ctx.host
-        lang = self.explain_lang.currentData()
-        if lang == "auto":
-            lang = item_language(self.item)
-
-        def job(job: Job) -> str:
-            model = host.get()
-            out = []
-            for piece in session.stream_explanation(model, lang=lang):
-                job.piece(piece)
-                out.append(piece)
-                if job.cancelled:
-                    model.cancel()
-            return "".join(out)
-
-        self.model_text.clear()
-        self.model_text.setVisible(True)
-        self.model_text.setPlaceholderText(
-            "Loading the model…" if host.model is None else "Thinking…"
-        )
-        self.explain_button.setEnabled(False)
-        self.explain_stop.setVisible(True)
-        self.explain_job = self.stream(
-            job, self._piece, on_error=self._explain_failed, on_ended=self._explained
-        )
-
-    def _explain_failed(self, exc: BaseException) -> None:
-        show_error(self, exc, self.ctx, "The model could not explain")
-
-    def _piece(self, text: str) -> None:
-        cursor = self.model_text.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text)
-        self.model_text.setTextCursor(cursor)
-        self.model_text.ensureCursorVisible()
-
-    def _explained(self) -> None:
-        self.explain_job = None
-        self.explain_stop.setVisible(False)
-        self.explain_button.setEnabled(True)
+        """Stream the model's explanation of the question shown."""
+        if self.session is not None and self.item is not None:
+            self.explainer.explain(self.session, self.item)
 
     def _stop_explaining(self) -> None:
-        self.stop_stream(self.explain_job)
+        self.explainer.stop()
 
-    def _tick(self) -> None:
-        s = self.session
-        if s is None or self.stack.currentIndex() != 1:
-            return
-        if s.time_limit_s is not None:
-            left = s.time_left() or 0.0
-            self.clock.setText(f"{_clock(left)} left")
-            self.clock.setStyleSheet("color: #b91c1c;" if left < 60 else "")
-            if left <= 0 and not self.busy:
-                self.end_session()
-        else:
-            q = time.monotonic() - getattr(self, "shown_at", time.monotonic())
-            if self.answered and self.answer_seconds is not None:
-                q = self.answer_seconds  # this question's clock stopped at the answer
-            self.clock.setText(f"{_clock(q)} · {_clock(s.elapsed())}")
+    def _time_up(self) -> None:
+        if self.stack.currentIndex() == 1 and not self.busy:
+            self.end_session()
 
     def end_session(self) -> None:
         if self.session is None:
             return
         self._stop_explaining()
-        self.timer.stop()
+        self.clock.stop()
         self.marks.leave()
         session = self.session
         self.call(lambda job: session.finish(), self._finished)
@@ -584,7 +558,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def closing(self) -> None:
         """The window closes: stop the stream; an unfinished session is closed as such."""
-        self.timer.stop()
+        self.clock.stop()
         self._stop_explaining()
         self.marks.leave()
         session = self.session

@@ -1,6 +1,8 @@
 """French QA practice: a person answers FrenchMedMCQA questions (one or more right
 options) with the passages a retriever finds for each, the query words highlighted; the
-Hamming score and exact match per question and overall.
+Hamming score and exact match per question and overall. Keys a–e or 1–5 tick an option (or
+take the tick away), Shift+letter (or a right-click) strikes one through; Previous and Next
+go through the block, each question answered once.
 
 Retrieval, the highlighted spans and scoring are :mod:`engine.french`'s.
 """
@@ -12,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -48,7 +51,7 @@ from gui.widgets.french_passages import (
     load_retriever,
     passages_html,
 )
-from gui.widgets.question import QuestionCard, position_widgets, show_position
+from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
@@ -83,6 +86,8 @@ class FrenchPractice(QWidget, SessionCalls):
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
         self._stop_build = threading.Event()
         self._previous: Retrieval | None = None  # the retrieval to go back to on Cancel
+        self.struck: dict[int, list[str]] = {}  # options struck through, by position
+        self.chosen: dict[int, list[str]] = {}  # ticked, not answered yet, by position
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
         lay.setSpacing(12)
@@ -92,16 +97,18 @@ class FrenchPractice(QWidget, SessionCalls):
         split.addWidget(self._question_side())
         pcard = Card("Passages")
         self.passages = text_view()
-        self.passages.setPlaceholderText(
-            "The retrieved passages appear here, the words they share with the question "
-            "highlighted."
-        )
+        self.passages.setPlaceholderText("Passages show here, the question's words highlighted.")
         pcard.add(self.passages, 1)
         split.addWidget(pcard)
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 4)
         lay.addWidget(split, 1)
         self._choice: Retrieval = self.retrieval.values  # the retrieval asked for last
+        option_keys(self, self._key_option)
+        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(self._key_enter)
         self._enable()
 
     # -- building ----------------------------------------------------------------------------
@@ -152,6 +159,10 @@ class FrenchPractice(QWidget, SessionCalls):
         buttons = QHBoxLayout()
         self.finish_button = QPushButton("Finish")
         self.finish_button.clicked.connect(self.finish)
+        self.previous_button = QPushButton("Previous")
+        self.previous_button.setToolTip("The question before (answered ones as answered)")
+        self.previous_button.clicked.connect(self.previous)
+        self.hint = muted(QLabel(""))
         self.total = muted(QLabel(""))
         self.total.setWordWrap(True)  # a long line wraps rather than widen the question side
         self.submit_button = primary(QPushButton("Check"))
@@ -161,8 +172,10 @@ class FrenchPractice(QWidget, SessionCalls):
         self.next_button.clicked.connect(self.next_question)
         buttons.addWidget(self.finish_button)
         buttons.addWidget(self.total, 1)
+        buttons.addWidget(self.previous_button)
         buttons.addWidget(self.submit_button)
         buttons.addWidget(self.next_button)
+        lay.addWidget(self.hint)
         lay.addLayout(buttons)
         return side
 
@@ -179,7 +192,7 @@ class FrenchPractice(QWidget, SessionCalls):
             hint="Select every right option (one or more).",
         )
         self.question, self.options = qcard.question, qcard.options
-        self.options.selection_changed.connect(self._enable)
+        self.options.selection_changed.connect(self._selection_changed)
         self.verdict = QLabel("")
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.TextFormat.RichText)
@@ -279,6 +292,7 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _started(self, result: tuple[FrenchSession, QuestionView]) -> None:
         self.session, view = result
+        self.struck, self.chosen = {}, {}
         self.ctx.notify_runs()
         self._show(view)
 
@@ -288,11 +302,19 @@ class FrenchPractice(QWidget, SessionCalls):
         show_position(self.position, self.bar, view.position, view.total, answered)
         self.question.setText(view.question)
         self.options.set_options([(letter, text) for letter, text in view.options])
+        self.options.set_chosen(
+            self.chosen.pop(view.position, []), self.struck.get(view.position, [])
+        )
         self.verdict.setText("")
+        self.hint.setText("")
+        fb = self.session.feedback(view.position) if view.answered else None
+        if fb is not None:
+            self._show_verdict(fb)
         self.marks.show_question(self.session.profile, self.session.dataset, view.id)
         self.passages.setHtml(passages_html(view.passages))
         self._totals()
         self._enable()
+        self.options.setFocus()
 
     def _retrieval_changed(self) -> None:
         """Build the chosen retriever's index when it is not built, and retrieve the current
@@ -326,13 +348,20 @@ class FrenchPractice(QWidget, SessionCalls):
     def _dataset_changed(self, _name: str) -> None:
         self._enable()
 
+    def _selection_changed(self) -> None:
+        if self.options.selected():
+            self.hint.setText("")
+        self._enable()
+
     def _enable(self) -> None:
         has = self.session is not None and self.view is not None
         answered = has and bool(self.verdict.text())
         self.submit_button.setVisible(not answered)
         self.submit_button.setEnabled(has and not self.busy and not answered)
-        self.next_button.setVisible(answered)
-        self.next_button.setEnabled(answered and not self.busy and not self.session.done)
+        self.next_button.setVisible(has)
+        self.next_button.setEnabled(has and not self.busy and self._after() is not None)
+        self.previous_button.setVisible(has)
+        self.previous_button.setEnabled(has and not self.busy and self.view.position > 0)
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
         self.retrieval.setEnabled(self.building is None)
@@ -342,11 +371,25 @@ class FrenchPractice(QWidget, SessionCalls):
         if self.session is None or self.view is None or self.busy:
             return
         chosen = [c.lower() for c in self.options.selected()]
+        if not chosen:
+            self.hint.setText("Tick at least one option first (keys a–e or 1–5).")
+            return
         session, position = self.session, self.view.position
         self.call(lambda job: (session.answer(chosen, position), session.summary()), self._answered)
 
     def _answered(self, result: tuple[Feedback, Summary]) -> None:
         fb, summary = result
+        self._show_verdict(fb)
+        if not fb.exact:
+            self.marks.missed()
+        self._totals(summary)
+        self.bar.setValue(summary["answered"])
+        if self.session.done:
+            self.finish()
+        self._enable()
+        self.next_button.setFocus()
+
+    def _show_verdict(self, fb: Feedback) -> None:
         self.options.reveal(fb.gold, fb.chosen)
         colour = "#15803d" if fb.exact else "#b45309" if fb.hamming > 0 else "#b91c1c"
         words = "Exactly right" if fb.exact else "Partly right" if fb.hamming > 0 else "Wrong"
@@ -363,13 +406,6 @@ class FrenchPractice(QWidget, SessionCalls):
             + (f" · {esc('; '.join(detail))}" if detail else "")
             + "</p>"
         )
-        if not fb.exact:
-            self.marks.missed()
-        self._totals(summary)
-        self.bar.setValue(summary["answered"])
-        if self.session.done:
-            self.finish()
-        self._enable()
 
     def _totals(self, summary: Summary | None = None) -> None:
         if summary is None and self.session is not None:
@@ -382,11 +418,41 @@ class FrenchPractice(QWidget, SessionCalls):
             f"· {summary['answered']} of {summary['total']} answered"
         )
 
-    def next_question(self) -> None:
-        if self.session is None or self.session.done:
+    def _key_option(self, i: int, how: str) -> None:
+        if self.session is not None and self.view is not None and not self.verdict.text():
+            self.options.press(i, how)
+
+    def _key_enter(self) -> None:
+        if self.next_button.isVisible() and self.verdict.text():
+            self.next_question()
+        elif self.submit_button.isVisible():
+            self.submit()
+
+    def _after(self) -> int | None:
+        """Where Next goes: the next question of the block, else the first unanswered one."""
+        if self.session is None or self.view is None:
+            return None
+        if self.view.position + 1 < self.view.total:
+            return self.view.position + 1
+        return None if self.session.done else self.session.position
+
+    def _go(self, position: int | None) -> None:
+        if self.session is None or self.view is None or position is None or self.busy:
             return
+        here = self.view.position
+        self.struck[here] = self.options.struck()
+        if not self.verdict.text():
+            self.chosen[here] = self.options.selected()
         session = self.session
-        self.call(lambda job: session.question(), self._show)
+        self.call(lambda job: session.question(position), self._show)
+
+    def previous(self) -> None:
+        """The question before in the block (an answered one shows its verdict)."""
+        if self.view is not None and self.view.position > 0:
+            self._go(self.view.position - 1)
+
+    def next_question(self) -> None:
+        self._go(self._after())
 
     def finish(self) -> None:
         if self.session is None:

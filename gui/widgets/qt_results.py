@@ -595,4 +595,6 @@ class ResultsScreen(QWidget):
             title = f"Run {run['id']}: {what}" if what else f"Run {run['id']}: no categories"
             self.cat_chart.setChart(charts.bars(rows, title))
         else:
-            self.cat_chart.setChart(charts.bars([], "Select one run to see its categories"))
+            chart = charts.bars([], "Categories")
+            chart.setTitle("Select one run: its categories")  # whole at 1280×800
+            self.cat_chart.setChart(chart)
