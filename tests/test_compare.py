@@ -199,3 +199,22 @@ def test_runs_compare_json_of_smollm2_and_gemma(db_path, tmp_path):
     assert worse["paired"]["rouge1"]["too_few"]  # 5 items: no bootstrap
     assert worse["scores"]["rouge1"]["too_few"] and worse["scores"]["rouge1"]["low"] is None
     assert chart.read_text().startswith("<svg") and size_svg(result["chart"])
+
+
+def test_consult_compare_of_four_cases_says_too_few_items(db_path):
+    from engine.consult.cases import ensure_sample as consult_sample
+
+    store = Store(db_path)
+    cases = consult_sample(store)
+    ids = []
+    for rights in ([True, False, False, True], [True, True, True, True]):
+        run_id = store.start_run("consult", cases, "m", {}, n_total=4)
+        for i, right in enumerate(rights):
+            scored = [Scored("consult.task", 1, {"correct": right})]
+            store.add_answer(run_id, f"case-{i}", response="A", chosen="A", gold="A", scores=scored)
+        store.finish_run(run_id, {"accuracy": 25.0 * sum(rights)})
+        ids.append(str(run_id))
+    out = invoke(db_path, "consult", "compare", *ids)
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith("Accuracy"))
+    assert line.count(TOO_FEW) == 2  # the interval and p of a bootstrap over 4 cases

@@ -372,6 +372,7 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
     score, A's and B's means over the shared cases, B − A with its 95% interval and the
     two-sided p of a bootstrap over cases, and how many cases are higher in each."""
     from engine.consult.metrics import PERCENT_SCORES
+    from engine.reports.stats import TOO_FEW
     from engine.trials import TABLE_KEYS, paired_sets
 
     for run_id in (run_a, run_b):
@@ -391,8 +392,9 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
     click.echo(f"run {run_a} (A) against run {run_b} (B), paired on {first['cases']} cases")
     click.echo(f"{'':<13} {'A':>7} {'B':>7} {'B − A':>7}  {'95% interval':<17} {'p':>6}  A>B  B>A")
     for key, f in found.items():
-        span = f"[{f['low']:.2f}, {f['high']:.2f}]" if f["low"] is not None else "—"
-        p = f"{f['p']:.3f}" if f["p"] is not None else "—"
+        none = TOO_FEW if f.get("too_few") else "—"  # engine.reports.stats.MIN_ITEMS
+        span = f"[{f['low']:.2f}, {f['high']:.2f}]" if f["low"] is not None else none
+        p = f"{f['p']:.3f}" if f["p"] is not None else none
         label = TABLE_KEYS.get(key) or TABLE_KEYS[f"avg_{key}"]
         click.echo(
             f"{label:<13} {f['mean_a']:>7.2f} {f['mean_b']:>7.2f} {f['diff']:>7.2f}  "
