@@ -149,7 +149,7 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     order = {k: i for i, k in enumerate(answers[int(runs[0]["id"])])}
     keys = sorted(shared, key=lambda k: order.get(k, 0))
     metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys)
-    models = [r for r in runs if r.get("runner") != "person"]
+    models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
     best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
     rows = [_row(r, answers, values, metrics, best, len(keys)) for r in runs]
