@@ -97,7 +97,7 @@ class FrenchPractice(QWidget, SessionCalls):
         split.addWidget(self._question_side())
         pcard = Card("Passages")
         self.passages = text_view()
-        self.passages.setPlaceholderText("Passages show here, the question's words highlighted.")
+        self.passages.setPlaceholderText("Passages show here once you start.")
         pcard.add(self.passages, 1)
         split.addWidget(pcard)
         split.setStretchFactor(0, 5)
