@@ -81,6 +81,7 @@ def test_a_dense_index_builds_with_progress_and_cancels(qtbot, window, practice,
     # BM25 over the same corpus: the passages are named by their question, not a hash.
     p.dataset.select("frenchmedmcqa-sample")
     p.limit.setValue(1)
+    p.in_order.setChecked(True)  # the first question, which has passages
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
     shown = p.passages.toPlainText()
