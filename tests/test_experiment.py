@@ -187,3 +187,70 @@ def test_the_report_has_table_8_table_3_and_figure_3_and_joins_only_runs_that_di
     lines = figure3(both)["series"]
     assert len(lines) == 4  # runs over 2 and over 3 questions are not one line
     assert all(len(s["points"]) == 4 for s in lines)
+
+
+def test_consult_table2_plays_each_doctor_and_prompt_then_the_bounds_and_oracles(
+    store, scripted_pool, home
+):
+    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.reports.experiment import experiment_report
+
+    (home / "models.json").write_text(json.dumps({"doc": {"backend": "scripted"}}))
+    dataset = cases_sample(store)
+    doctor = ScriptedModel("doc", replies=["Where does it hurt?", "I have enough."])
+    pool = scripted_pool(ScriptedModel("smollm2", replies="It hurts here. B"), doctor)
+    plan = make_plan(store, "consult-table2", ["doc"], dataset, limit=2)
+    doctors = [(c.cell.settings["doctor"], c.cell.settings.get("style")) for c in plan.cells]
+    assert doctors == [
+        ("doc", "long"), ("doc", "short"), ("upper", None), ("oracle-direct", None),
+        ("oracle-random", None), ("oracle-reverse", None), ("lower", None),
+    ]  # fmt: skip
+    experiment_id, _ = open_experiment(store, plan)
+
+    assert run_experiment(store, experiment_id, pool=pool)["status"] == "finished"
+
+    cells = records.get(store, experiment_id)["cells"]
+    assert [store.run(c["run_id"])["runner"] for c in cells][:3] == ["model", "model", "upper"]
+    assert all(len(store.answers(c["run_id"])) == 2 for c in cells)
+    report = experiment_report(store, experiment_id)
+    consult = next(s for s in report["sections"] if s["activity"] == "consult")
+    assert "Table 2" in consult["tables"][0]["title"] and len(consult["tables"][0]["rows"]) >= 7
+
+
+def test_compare_models_runs_the_same_items_through_each_model_and_compares_them(
+    store, scripted_pool, home
+):
+    from engine.experiments.presets import compare_report, compare_summary
+
+    scripts = {"qa": {"backend": "scripted"}, "qb": {"backend": "scripted"}}
+    (home / "models.json").write_text(json.dumps(scripts))
+    dataset = ensure_sample(store)
+    pool = scripted_pool(
+        ScriptedModel("qa", replies="答案：B"), ScriptedModel("qb", replies="答案：D")
+    )
+    plan = make_plan(store, "compare-models", ["qa", "qb"], dataset, limit=12)
+    assert [c.cell.settings for c in plan.cells] == [
+        {"model": "qa", "limit": 12}, {"model": "qb", "limit": 12}
+    ]  # fmt: skip
+    experiment_id, _ = open_experiment(store, plan)
+    run_experiment(store, experiment_id, pool=pool)
+    experiment = records.get(store, experiment_id)
+
+    result, text = compare_summary(store, experiment)
+
+    assert [r["model"] for r in result["rows"]] == ["qa", "qb"]
+    assert result["items"]["shared"] == 12 and "Models compared" in text
+    table = compare_report(store, experiment)["tables"][0]
+    assert [row[1] for row in table["rows"]] == ["qa", "qb"]
+    assert table["rows"][0][table["columns"].index("p") - 1] == "best"
+
+
+def test_frenchmedmcqa_table2_reads_with_no_passage_when_no_index_is_built(
+    store, scripted_pool, catalog
+):
+    from engine.french.dataset import ensure_sample as french_sample
+
+    dataset = french_sample(store)["dataset"]
+    plan = make_plan(store, "frenchmedmcqa-table2", ["scripted"], dataset, limit=2)
+    assert [c.cell.label for c in plan.cells][:1] == ["scripted · no passage"]
+    assert plan.cells[0].full["index"] is None and plan.cells[0].full["k"] == 0

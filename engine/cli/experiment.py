@@ -201,10 +201,13 @@ def experiment_run(
         )
     result = _play(app, experiment_id, as_json, concurrency, again)
     shown = _shown(app, experiment_id)
+    summary = _summary(app, experiment_id)
     if as_json:
-        echo_json({**shown, "played": result["played"]})
+        echo_json({**shown, "played": result["played"], "summary": summary and summary[0]})
     else:
         _show_lines(shown)
+        if summary is not None:
+            click.echo("\n" + summary[1], nl=False)
     if result["failed"]:
         first = result["failed"][0]
         click.echo(
@@ -216,6 +219,22 @@ def experiment_run(
     if result["status"] == "cancelled":
         click.echo(f"experiment {experiment_id} stopped; go on with: {again}", err=True)
         sys.exit(130)
+
+
+def _summary(app: AppContext, experiment_id: int) -> tuple[JSONDict, str] | None:
+    """What the experiment's preset makes of its runs (compare-models: the comparison), as
+    JSON and text; None when it has nothing to say (yet)."""
+    from engine.experiments.records import get
+    from engine.registry import UnknownPreset, get_preset, load
+
+    found = get(app.store, experiment_id)
+    try:
+        preset = get_preset(str(found["spec"].get("preset") or ""))
+    except UnknownPreset:
+        return None
+    if not preset.summary:
+        return None
+    return load(preset.summary)(app.store, found)  # type: ignore[operator,no-any-return]
 
 
 def _shown(app: AppContext, experiment_id: int) -> JSONDict:
@@ -282,10 +301,14 @@ def experiment_show(app, experiment_id: int | None, as_json: bool) -> None:
         [get(app.store, experiment_id)] if experiment_id is not None else all_experiments(app.store)
     )
     shown = [_public(f) for f in found]
+    summary = _summary(app, experiment_id) if experiment_id is not None else None
     if as_json:
-        echo_json(shown[0] if experiment_id is not None else shown)
+        one = {**shown[0], "summary": summary and summary[0]} if shown and experiment_id else None
+        echo_json(one if experiment_id is not None else shown)
         return
     if not shown:
         click.echo("no experiments yet")
     for f in shown:
         _show_lines(f)
+    if summary is not None:
+        click.echo("\n" + summary[1], nl=False)

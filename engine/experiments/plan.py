@@ -81,7 +81,9 @@ class Request:
 class Preset:
     """A paper's protocol as a grid: ``cells(request)`` lists its runs; ``report`` is a
     ``"module:attribute"`` of ``(store, experiment) → {"tables", "charts"}`` drawing the
-    paper's tables and figures from them; ``dataset_hint`` says what data set it wants."""
+    paper's tables and figures from them; ``summary`` one of ``(store, experiment) →
+    (JSON, text)`` that ``experiment run`` and ``show`` print after the runs (None: nothing
+    yet); ``dataset_hint`` says what data set it wants."""
 
     name: str
     title: str
@@ -89,6 +91,7 @@ class Preset:
     cells: Callable[[Request], list[Cell]]
     report: str = ""
     dataset_hint: str = ""
+    summary: str = ""
 
 
 @dataclass

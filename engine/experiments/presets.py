@@ -1,16 +1,17 @@
 """The presets of no one activity: ``compare-models``, the same items of a data set through
-every model, each with the activity's default settings (its report compares them paired,
-with speed and memory: :mod:`engine.experiments.compare`).
+every model, each with the activity's default settings; its summary and report compare them
+paired, with speed and memory (:mod:`engine.experiments.compare`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
 from engine.registry import register_preset
 
 if TYPE_CHECKING:
+    from engine.reports.shapes import Cell as TableCell
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -27,32 +28,67 @@ def compare_cells(request: Request) -> list[Cell]:
     ]
 
 
-def compared(store: Store, run_ids: list[int]) -> tuple[JSONDict | None, str]:
-    """The comparison of the runs (:func:`engine.experiments.compare.compare_runs`) and its
-    text table; ``(None, why)`` when it cannot be made here."""
-    try:
-        from engine.experiments.compare import compare_runs, format_compare
-    except ImportError:
-        return None, "the model comparison is not available in this version"
-    result = compare_runs(store, run_ids)
+def _finished(experiment: JSONDict) -> list[int]:
+    return [int(c["run_id"]) for c in experiment["cells"] if c["status"] == "finished"]
+
+
+def compare_summary(store: Store, experiment: JSONDict) -> tuple[JSONDict, str] | None:
+    """The comparison of the experiment's finished runs
+    (:func:`engine.experiments.compare.compare_runs`) and its text table; None before two
+    runs finished."""
+    from engine.experiments.compare import compare_runs, format_compare
+
+    ids = list(dict.fromkeys(_finished(experiment)))
+    if len(ids) < 2:
+        return None
+    result = compare_runs(store, ids)
     return result, format_compare(result)
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
 def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
-    """The comparison of an experiment's finished runs, as a report part."""
+    """The comparison as a report table: each model's scores with their intervals, the
+    paired difference of the first from the best model with its p, speed and memory."""
     from engine.reports.shapes import table
 
-    ids = [int(c["run_id"]) for c in experiment["cells"] if c["status"] == "finished"]
-    if len(ids) < 2:
+    found = compare_summary(store, experiment)
+    if found is None:
         return {"tables": [], "charts": []}
-    _result, text = compared(store, ids)
-    lines = text.splitlines() or [text]
-    return {
-        "tables": [
-            table("Models compared on the same items", ["Comparison"], [[line] for line in lines])
-        ],
-        "charts": [],
-    }
+    result = found[0]
+    metrics = result["metrics"]
+    lead = metrics[0]["key"] if metrics else None
+    rows: list[list[TableCell]] = []
+    for r in result["rows"]:
+        diff = (r.get("paired") or {}).get(lead) if lead else None
+        cells: list[TableCell] = [f"#{r['run_id']}", str(r["model"]), r["items"]]
+        scores = [r["scores"].get(m["key"]) for m in metrics]
+        cells += [{**c, "n": None} if c else None for c in scores]  # their n: Items
+        if r["best"]:
+            cells += ["best", None]
+        elif diff is None:
+            cells += [None, None]
+        else:
+            shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
+            cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
+        memory = r.get("memory") or {}
+        ram = memory.get("ram_peak")
+        cells += [
+            _number(r.get("tokens_per_s")),
+            _number(r.get("first_token_s")),
+            None if not ram else round(ram / 2**20),
+            _number(r.get("load_s")),
+        ]
+        rows.append(cells)
+    name = metrics[0]["label"] if metrics else ""
+    columns = ["Run", "Model", "Items"]
+    columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
+    columns += [f"Δ {name} from the best", "p", "tok/s", "First token (s)", "RAM peak (MiB)"]
+    columns += ["Load (s)"]
+    title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
+    return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}
 
 
 register_preset(
@@ -63,5 +99,6 @@ register_preset(
         compare_cells,
         report="engine.experiments.presets:compare_report",
         dataset_hint="any data set: medexam import …",
+        summary="engine.experiments.presets:compare_summary",
     )
 )
