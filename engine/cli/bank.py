@@ -72,12 +72,13 @@ def chosen_block(
 ) -> Any:
     """The custom block the ``block_options`` ask for (a saved one, or one made of --pool,
     --subject and --difficulty, saved when --save-block names it); None when none is asked.
-    ``given["seed"]`` is the seed of the draw (:func:`block_seed`); a saved block drawn with
-    its own seed keeps it, and it becomes ``given["seed"]``."""
+    ``given["seed"]`` becomes the seed of the draw (:func:`block_seed`; a saved block drawn
+    with its own seed keeps it)."""
     from dataclasses import replace
 
     from engine.bank.blocks import Block, describe, load_block, save_block
 
+    block_seed(given)
     if given.get("block_name"):
         block = load_block(store, profile, given["block_name"])
         if block.seed is not None and not given.get("in_order"):

@@ -12,7 +12,6 @@ from engine.bank.blocks import choose
 from engine.cli.bank import (
     ask_reason,
     block_options,
-    block_seed,
     chosen_block,
     drawn_line,
     take_command,
@@ -293,7 +292,6 @@ def exam_take(
     store = app.store
     profile = resolve(store, profile, create=True)
     dataset = dataset or dataset_mod.ensure_sample(store)
-    block_seed(block)
     chosen = chosen_block(store, profile, "exam", dataset, limit, minutes, block)
     keys = choose(store, chosen, profile) if chosen is not None else None
     if chosen is not None:

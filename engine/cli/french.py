@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from engine.bank.blocks import choose
-from engine.cli.bank import block_options, block_seed, chosen_block, drawn_line, take_command
+from engine.cli.bank import block_options, chosen_block, drawn_line, take_command
 from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
@@ -411,7 +411,6 @@ def french_take(
     if index is not None:
         _warn_if_stale(app, index)
     profile = resolve(app.store, profile, create=True)
-    block_seed(block)
     chosen = chosen_block(app.store, profile, "french", dataset, limit, None, block)
     keys = choose(app.store, chosen, profile) if chosen is not None else None
     if chosen is not None:
