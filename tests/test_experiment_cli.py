@@ -75,6 +75,25 @@ def test_kill_9_mid_experiment_then_run_again_finishes_with_nothing_lost_or_repe
     assert all({"run_id", "label", "status", "done", "total"} <= set(r) for r in runs)
 
 
+def test_ctrl_c_cancels_the_run_being_played_and_experiment_run_id_goes_on(db_path, tmp_path):
+    env = scripted_home(tmp_path / "home", slow={"replies": "答案：B", "delay": 0.6})
+    assert medexam(db_path, "exam", "sample", env=env).returncode == 0
+    proc = start(db_path, *TABLE8, "--models", "slow", "--limit", "3", env=env)
+    _wait_for_run(db_path, proc, runs=1, answers=1)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "experiment 1 cancelled; go on with: medexam experiment run 1" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    shown = json.loads(medexam(db_path, "experiment", "show", "1", "--json", env=env).stdout)
+    assert shown["status"] == "cancelled" and shown["runs"][0]["status"] == "cancelled"
+
+    again = medexam(db_path, "experiment", "run", "1", env=env)
+
+    assert again.returncode == 0, again.stderr
+    assert all(len(a) == 3 for a in _answers_by_run(db_path).values())
+
+
 def test_report_of_an_experiment_has_table_8_and_figure_3(db_path, tmp_path):
     env = scripted_home(tmp_path / "home", quick={"replies": "答案：B"})
     assert medexam(db_path, "exam", "sample", env=env).returncode == 0
