@@ -444,8 +444,13 @@ class RateDialog(QDialog):
         self.show_next()
 
     def _closed(self, _result: int) -> None:
-        """Ratings are scores of their runs: the screens showing runs read them again."""
+        """Ratings are scores of their runs: the screens showing runs read them again. The
+        event filters go (a closed dialog is not shown again): at the app's exit, a filter
+        left in place was called by its line edit's destructor, half torn down, and crashed."""
+        self.rater.lineEdit().removeEventFilter(self)
         window = self.ctx.window
+        if window is not None:
+            window.removeEventFilter(self)
         if self.stored and (window is None or window.isVisible()):
             self.stored = 0
             self.ctx.notify_runs()
