@@ -254,3 +254,42 @@ def test_frenchmedmcqa_table2_reads_with_no_passage_when_no_index_is_built(
     plan = make_plan(store, "frenchmedmcqa-table2", ["scripted"], dataset, limit=2)
     assert [c.cell.label for c in plan.cells][:1] == ["scripted · no passage"]
     assert plan.cells[0].full["index"] is None and plan.cells[0].full["k"] == 0
+
+
+def test_each_model_plays_its_runs_in_turn_and_the_models_play_at_once(store, scripted_pool, home):
+    import threading
+    import time
+
+    scripts = {"qa": {"backend": "scripted"}, "qb": {"backend": "scripted"}}
+    (home / "models.json").write_text(json.dumps(scripts))
+    dataset = ensure_sample(store)
+    busy: dict[str, list[tuple[float, float]]] = {"qa": [], "qb": []}
+    lock = threading.Lock()
+
+    def answering(name):
+        def reply(_request):
+            started = time.monotonic()
+            time.sleep(0.2)
+            with lock:
+                busy[name].append((started, time.monotonic()))
+            return "答案：B"
+
+        return reply
+
+    pool = scripted_pool(ScriptedModel("qa", replies=answering("qa")),
+                         ScriptedModel("qb", replies=answering("qb")))  # fmt: skip
+    plan = make_plan(store, "explaincpe-table8", ["qa", "qb"], dataset, limit=2)
+    experiment_id, _ = open_experiment(store, plan)
+
+    result = run_experiment(store, experiment_id, pool=pool)
+
+    assert result["status"] == "finished"
+    cells = records.get(store, experiment_id)["cells"]
+    for model in ("qa", "qb"):  # one model's runs one after the other, in the plan's order
+        ids = list(dict.fromkeys(c["run_id"] for c in cells if c["coords"]["model"] == model))
+        assert ids == sorted(ids) and len(busy[model]) == 2 * len(ids)
+        assert all(store.run(i)["model"] == model for i in ids)
+    overlapping = [
+        (a, b) for a in busy["qa"] for b in busy["qb"] if a[0] < b[1] and b[0] < a[1]
+    ]  # fmt: skip
+    assert overlapping  # the two models answered at the same time

@@ -9,7 +9,9 @@
 * progress is reported over the whole grid (items of every cell), with the cell being played
   and the time left (the items still to answer at the pace of this session, or as the plan
   estimated them before any answer came);
-* a cancel (Stop, Ctrl-C) ends the run being played as cancelled and starts no other cell;
+* each model's runs are played in turn, and the models' at once (each model busy with its
+  own runs, its slots filled by the run loop), on a database file;
+* a cancel (Stop, Ctrl-C) ends the runs being played as cancelled and starts no other cell;
   ``experiment run`` again goes on from there. A run that fails is reported and the other
   cells are played; the experiment then reads ``failed`` and runs again from that run.
 
@@ -21,6 +23,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -82,6 +85,7 @@ class _Tally:
         ]
         self.started = time.monotonic()
         self.first = sum(self.done)
+        self.lock = threading.Lock()  # lanes played at once report from their threads
 
     def left_s(self) -> float | None:
         """Seconds left at the pace of this session's answers (None before any)."""
@@ -99,17 +103,18 @@ def _cell_progress(
         return None
 
     def update(p: Progress) -> None:
-        if p.total:
-            tally.total[index] = p.total
-        tally.done[index] = p.done
-        info = {
-            **p.info,
-            "cell": index + 1,
-            "cells": len(tally.total),
-            "label": cell["label"],
-            "left_s": tally.left_s(),
-        }
-        report(progress, sum(tally.done), sum(tally.total), p.message, **info)
+        with tally.lock:
+            if p.total:
+                tally.total[index] = p.total
+            tally.done[index] = p.done
+            info = {
+                **p.info,
+                "cell": index + 1,
+                "cells": len(tally.total),
+                "label": cell["label"],
+                "left_s": tally.left_s(),
+            }
+            report(progress, sum(tally.done), sum(tally.total), p.message, **info)
 
     return update
 
@@ -140,6 +145,82 @@ def _play(
     )  # fmt: skip
 
 
+Outcome = tuple[list[int], list["JSONDict"]]  # the runs played, those that failed
+
+
+def _lane(
+    store: Store,
+    cells: list[JSONDict],
+    indices: list[int],
+    tally: _Tally,
+    progress: ProgressCallback | None,
+    options: JSONDict,
+    on_cell: Callable[[JSONDict, JSONDict], None] | None,
+) -> Outcome:
+    """Play the cells ``indices`` one after the other, until one is cancelled."""
+    played: list[int] = []
+    failed: list[JSONDict] = []
+    cancel = options.get("cancel")
+    for index in indices:
+        cell = cells[index]
+        if cell["status"] == "finished":
+            continue
+        if cancel is not None and cancel.is_set():
+            break
+        summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+        played.append(int(summary["run_id"]))
+        if not tally.repeats[index]:
+            with tally.lock:
+                tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
+        if on_cell is not None:
+            on_cell(cell, summary)
+        if summary.get("status") == "cancelled":
+            break
+        if summary.get("status") == "failed":
+            failed.append({"run_id": summary["run_id"], "label": cell["label"],
+                           "error": summary.get("error")})  # fmt: skip
+    return played, failed
+
+
+def lanes(cells: list[JSONDict]) -> list[list[int]]:
+    """The cells by the model they put to work (their ``model`` coordinate; cells with none,
+    a consultation's bounds, together), in order: one lane plays one model's runs in turn."""
+    found: dict[str, list[int]] = {}
+    for index, cell in enumerate(cells):
+        found.setdefault(str(cell["coords"].get("model") or ""), []).append(index)
+    return list(found.values())
+
+
+def _at_once(
+    store: Store,
+    cells: list[JSONDict],
+    found: list[list[int]],
+    tally: _Tally,
+    progress: ProgressCallback | None,
+    options: JSONDict,
+    on_cell: Callable[[JSONDict, JSONDict], None] | None,
+) -> Outcome:
+    """Every lane at once, each in its own thread with its own connection to the database;
+    Ctrl-C cancels the runs of every lane (each closed as cancelled) and is raised again."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def lane(indices: list[int]) -> Outcome:
+        own = type(store)(store.path)
+        try:
+            return _lane(own, cells, indices, tally, progress, options, on_cell)
+        finally:
+            own.close()
+
+    with ThreadPoolExecutor(len(found), thread_name_prefix="experiment") as workers:
+        futures = [workers.submit(lane, indices) for indices in found]
+        try:
+            done = [f.result() for f in futures]
+        except KeyboardInterrupt:
+            options["cancel"].set()
+            raise
+    return [i for d in done for i in d[0]], [f for d in done for f in d[1]]
+
+
 def run_experiment(
     store: Store,
     experiment_id: int,
@@ -151,31 +232,24 @@ def run_experiment(
     on_cell: Callable[[JSONDict, JSONDict], None] | None = None,
 ) -> JSONDict:
     """Play every cell of experiment ``experiment_id`` that has not finished (see the module's
-    doc); ``on_cell(cell, summary)`` after each cell played. Returns ``{"experiment_id",
+    doc): each model's runs in turn, the models' lanes (:func:`lanes`) at once on a database
+    file; ``on_cell(cell, summary)`` after each cell played. Returns ``{"experiment_id",
     "status", "played", "failed"}``: ``status`` is the experiment's once done (``finished``,
-    ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the run being
-    played is closed as cancelled."""
+    ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the runs being
+    played are closed as cancelled."""
+    from engine.progress import Cancel
+
     cells = records.get(store, experiment_id)["cells"]
     tally = _Tally(store, cells)
-    played: list[int] = []
-    failed: list[JSONDict] = []
+    found = lanes(cells)
+    at_once = len(found) > 1 and store.path != ":memory:"
+    cancel = cancel if cancel is not None or not at_once else Cancel()
     options: dict[str, Any] = {"pool": pool, "cancel": cancel, "concurrency": concurrency}
     report(progress, sum(tally.done), sum(tally.total), "starting", cells=len(cells))
-    for index, cell in enumerate(cells):
-        if cell["status"] == "finished":
-            continue
-        if cancel is not None and cancel.is_set():
-            break
-        summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
-        played.append(int(summary["run_id"]))
-        if not tally.repeats[index]:
-            tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
-        if on_cell is not None:
-            on_cell(cell, summary)
-        if summary.get("status") == "cancelled":
-            break
-        if summary.get("status") == "failed":
-            failed.append({"run_id": summary["run_id"], "label": cell["label"],
-                           "error": summary.get("error")})  # fmt: skip
+    if at_once:
+        played, failed = _at_once(store, cells, found, tally, progress, options, on_cell)
+    else:
+        everything = list(range(len(cells)))
+        played, failed = _lane(store, cells, everything, tally, progress, options, on_cell)
     status = records.get(store, experiment_id)["status"]
     return {"experiment_id": experiment_id, "status": status, "played": played, "failed": failed}
