@@ -101,6 +101,69 @@ def test_concurrent_requests_are_decoded_together_with_their_stops_and_budgets(
     assert max(m[0] for m in marks.values()) < min(m[-1] for m in marks.values())
 
 
+def test_a_chat_comes_whole_and_each_step_sends_its_pieces_in_one_message(
+    model: LocalModel,
+) -> None:
+    link = model._link
+    assert link is not None
+    seen: list[Any] = []
+    deliver = link._deliver
+    link._deliver = lambda message: (seen.append(message), deliver(message))[1]  # type: ignore[method-assign]
+    try:
+        whole = chat(model, PROMPTS[1], max_tokens=12)
+        kinds = [m[1] for m in seen if not isinstance(m, list)]
+        assert kinds == ["done", "done"]  # the chat template, then the generation: no piece
+        streamed = model.stream_chat([{"role": "user", "content": PROMPTS[1]}], max_tokens=12)
+        assert "".join(streamed) == whole.text
+        assert streamed.result is not None and streamed.result.text == whole.text
+        seen.clear()
+        pieces = together(
+            [
+                lambda p=p: list(model.stream_chat([{"role": "user", "content": p}], max_tokens=16))
+                for p in PROMPTS
+            ]
+        )
+    finally:
+        link._deliver = deliver  # type: ignore[method-assign]
+    n_pieces = sum(len(p) for p in pieces)
+    lists = [m for m in seen if isinstance(m, list)]
+    assert any(len({rid for rid, kind, _ in m if kind == "piece"}) > 1 for m in lists)
+    assert len(seen) < n_pieces  # a step's pieces of several sequences came as one message
+
+
+def test_a_sequence_ending_between_busy_ones_leaves_no_gap() -> None:
+    """llama.cpp decodes sequences of consecutive ids in one pass: the last busy sequence
+    moves into a slot freed between busy ones, and goes on as it would have."""
+    options = {"max_tokens": 40, "temperature": 0.7, "seed": 3}
+    with LocalModel(resolve().path, n_ctx=512, slots=3) as m:
+        alone = chat(m, PROMPTS[2], **options).text
+        m.restart()  # empty slots: the requests below take slots 0, 1, 2 in turn
+        started = [threading.Event() for _ in range(3)]
+
+        def ask(i: int) -> Generation:
+            if i:
+                assert started[i - 1].wait(120)
+            budget = 80 if i == 0 else options["max_tokens"]
+            stream = m.stream_chat(
+                [{"role": "user", "content": PROMPTS[i]}], **{**options, "max_tokens": budget}
+            )
+            for k, _ in enumerate(stream):
+                if k == 0:
+                    started[i].set()
+                    if i == 1:  # the middle one ends while the others decode
+                        assert started[2].wait(120)
+                        stream.cancel()
+            assert stream.result is not None
+            return stream.result
+
+        first, middle, last = together([lambda i=i: ask(i) for i in range(3)])
+        counts = m._call("counts")
+    assert first.finish_reason in ("stop", "length") and middle.finish_reason == "cancelled"
+    assert last.finish_reason == "length"
+    assert counts["moved"] == 1  # the last into the middle's slot, once
+    assert last.text == alone  # its cache moved with it
+
+
 # llama.cpp is not bitwise batch-invariant: a sequence's logits decoded beside others differ
 # in their last bits from its logits alone, which may flip a greedy choice between two
 # near-tied tokens. A seeded sample is not moved by such differences: the texts compared

@@ -13,6 +13,13 @@ blocks of its last prompt: a request sharing them (a few-shot prefix) starts aft
 A prefix another slot holds is copied from it (``llama_memory_seq_cp``) rather than computed
 again, and a request whose prefix another one is computing right now waits for it. With one
 slot the batches are those of a model reading one request at a time, so its answers are too.
+
+llama.cpp decodes a batch of sequences with KV caches of their own in one pass only when their
+ids are consecutive (it splits the batch into runs of consecutive ids, one pass each, each
+reading all the weights again). So the busy slots are kept together: a sequence ending
+between busy ones, with no request waiting for its slot, leaves a gap that the last busy
+sequence moves into (its cache copied there once), rather than every later step taking two
+passes.
 """
 
 from __future__ import annotations
@@ -121,7 +128,8 @@ class Scheduler:
         self.n_vocab = int(llm.n_vocab())
         self._batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1)
         self.mem = llama_cpp.llama_get_memory(llm.ctx)
-        self.counts = {"decoded": 0, "copied": 0}  # tokens decoded, prefixes copied
+        # tokens decoded, prefixes copied, sequences moved to close a gap
+        self.counts = {"decoded": 0, "copied": 0, "moved": 0}
 
     def warm_up(self) -> None:
         """Decode one token and forget it, as llama.cpp's own tools do after loading: the
@@ -231,9 +239,27 @@ class Scheduler:
 
     # -- one step --------------------------------------------------------------------------
 
+    def _close_gaps(self) -> None:
+        """Move the last busy slots' jobs into the free slots between busy ones, so that the
+        busy slots are consecutive (one pass of llama.cpp for them all)."""
+        while True:
+            busy = [s for s in self.slots if s.job is not None]
+            gaps = [s for s in self.slots if s.job is None and busy and busy[0].seq < s.seq]
+            if not gaps or gaps[0].seq > busy[-1].seq:
+                return
+            src, dst, job = busy[-1], gaps[0], busy[-1].job
+            assert job is not None
+            self.llama_cpp.llama_memory_seq_rm(self.mem, dst.seq, -1, -1)
+            self.llama_cpp.llama_memory_seq_cp(self.mem, src.seq, dst.seq, -1, -1)
+            self.llama_cpp.llama_memory_seq_rm(self.mem, src.seq, -1, -1)
+            dst.cached, src.cached = src.cached, []
+            dst.job, src.job, job.slot = job, None, dst
+            self.counts["moved"] += 1
+
     def step(self) -> None:
         """Admit waiting jobs, decode one batch, and let each job in it go on."""
         self._admit()
+        self._close_gaps()
         plan: list[tuple[Job, list[int]]] = []
         budget = self.n_batch
         for job in sorted(self.jobs(), key=lambda j: (j.reading, j.order)):
@@ -283,7 +309,8 @@ class Scheduler:
 
 class Generate(Job):
     """A generation: its own sampler chain (settings, seed, grammar), stop strings, a token
-    budget, streaming its text as ``piece`` messages."""
+    budget; with ``stream``, its text goes out as ``piece`` messages as it is made (else only
+    in its answer, so that a run's generations cost the parent no message per token)."""
 
     def __init__(
         self,
@@ -293,9 +320,11 @@ class Generate(Job):
         max_tokens: int,
         stop: Sequence[str],
         sampler: Any,
+        stream: bool = True,
     ) -> None:
         super().__init__(rid, tokens, reuse=True)
         self.vocab, self.sampler, self.max_tokens = vocab, sampler, max_tokens
+        self.stream = stream
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.stops = [s for s in stop if s]
         self.hold = max((len(s) for s in self.stops), default=1) - 1
@@ -324,7 +353,7 @@ class Generate(Job):
             self._end(sched, "stop")
             return
         ready = len(self.text) - self.hold if self.stops else len(self.text)
-        if ready > self.sent:
+        if self.stream and ready > self.sent:
             sched.send(self.rid, "piece", self.text[self.sent : ready])
             self.sent = ready
         if self.n_out >= self.max_tokens:
@@ -337,7 +366,7 @@ class Generate(Job):
 
     def _end(self, sched: Scheduler, finish: str) -> None:
         self.text += self.decoder.decode(b"", final=True)
-        if len(self.text) > self.sent:
+        if self.stream and len(self.text) > self.sent:
             sched.send(self.rid, "piece", self.text[self.sent :])
         t_end = time.perf_counter()
         prompt_s = (self.t_first or t_end) - self.t0

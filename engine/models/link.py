@@ -1,7 +1,8 @@
 """The parent's end of a model process's pipe, shared by every thread that asks the model.
 
-Messages go both ways as ``(request id, kind, value)``. A thread of the :class:`Link` reads
-the pipe and hands each reply to the :class:`Request` it answers, so that several threads'
+Messages go both ways as ``(request id, kind, value)``; the model process sends what one
+decode step has to say as one list of them. A thread of the :class:`Link` reads the pipe and
+hands each reply to the :class:`Request` it answers, so that several threads'
 requests are in flight at once (the model process decodes them together). When the process
 dies, every request still waiting is told so (``("crashed", why)``), and so is any later one.
 """
@@ -126,12 +127,13 @@ class Link:
             pass
         self._lost()
 
-    def _deliver(self, message: tuple[int, str, Any]) -> None:
-        rid, kind, value = message
-        req = self.requests.get(rid)
-        if req is not None:
-            req.answered = kind in ("done", "error")
-            req.replies.put((kind, value))
+    def _deliver(self, message: tuple[int, str, Any] | list[tuple[int, str, Any]]) -> None:
+        """Hand a message (or each of a decode step's list of them) to its request."""
+        for rid, kind, value in message if isinstance(message, list) else [message]:
+            req = self.requests.get(rid)
+            if req is not None:
+                req.answered = kind in ("done", "error")
+                req.replies.put((kind, value))
 
     def _lost(self) -> None:
         """Tell every waiting request (and every later one) that the process is gone."""

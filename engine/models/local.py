@@ -432,11 +432,13 @@ class LocalModel(ChatModel):
         repeat_penalty: float = 1.0,
         json_schema: JSONDict | None = None,
         _chat: bool = False,
+        _stream: bool = True,
     ) -> Stream:
         """Generate a continuation of ``prompt``, streamed piece by piece.
 
         ``temperature`` 0 is greedy (deterministic); otherwise ``seed`` fixes the sampling.
         ``json_schema`` holds the text to JSON of that schema (a llama.cpp grammar).
+        ``_stream`` False: the text comes whole with the result, no piece before it.
         """
         seed = self.settings.seed if seed is None else seed
         options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
@@ -445,7 +447,8 @@ class LocalModel(ChatModel):
             options["json_schema"] = json.dumps(json_schema)
         pieces = self._request(
             "generate",
-            {"prompt": prompt, "chat": _chat, "repeat_penalty": repeat_penalty, **options},
+            {"prompt": prompt, "chat": _chat, "repeat_penalty": repeat_penalty, **options}
+            | {"stream": _stream},
         )
         return Stream(self, pieces)
 
@@ -455,6 +458,16 @@ class LocalModel(ChatModel):
         (:func:`~engine.models.protocol.plain_transcript`), stopping at the next turn."""
         prompt, options = chat_as_prompt(self, messages, kwargs)
         return self.stream_complete(prompt, _chat=self.has_chat_template, **options)
+
+    def chat(self, messages: Sequence[Message], **options: Any) -> Generation:
+        """Chat (see :meth:`stream_chat`), its text whole: the model process sends no piece
+        of it before its end (a run's many generations at once cost no message per token)."""
+        prompt, options = chat_as_prompt(self, messages, options)
+        return self.complete(prompt, _chat=self.has_chat_template, **options)
+
+    def complete(self, prompt: str, **options: Any) -> Generation:
+        """Plain completion (see :meth:`stream_complete`), its text whole, as :meth:`chat`."""
+        return self.stream_complete(prompt, _stream=False, **options).text()
 
     def _logprobs(
         self, prompt: str, candidates: list[str], reuse_prefix: bool, chat_formatted: bool

@@ -5,7 +5,10 @@ log-probabilities of candidates, tokenizing, the chat template).
 Messages are ``(request id, kind, value)`` both ways, so that several callers' requests are
 in flight at once: the generations and log-probability requests join the batch that
 :class:`~engine.models.batch.Scheduler` decodes (as many sequences at once as the model has
-slots), and a ``cancel`` of one request (or of all) is read between two decode steps.
+slots), and a ``cancel`` of one request (or of all) is read between two decode steps. What
+one decode step has to say (the pieces of the generations that stream, the answers of those
+that ended) goes to the parent as one list of such messages: one message per step, not one
+per sequence and token.
 
 It ends as soon as its parent is gone, however the parent died (a thread waits on the
 parent's sentinel, which multiprocessing gives every process it spawns)."""
@@ -38,6 +41,7 @@ class _Worker:
         self.llama_cpp = llama_cpp
         self._grammars: dict[str, Any] = {}
         self.conn = conn
+        self._held: list[tuple[int, str, Any]] | None = None  # a step's messages, sent at its end
         # Shared with the caller: the thread count it asks for, and the one in force here.
         self.threads_wanted, self.threads_applied = threads
         self.n_threads = settings.n_threads
@@ -123,9 +127,11 @@ class _Worker:
         top_k: int,
         repeat_penalty: float,
         json_schema: str | None = None,
+        stream: bool = True,
     ) -> Generate:
         """A generation: the prompt's tokens and a sampler chain of its own (llama-cpp-python's
-        own chain for these settings, seeded with ``seed``)."""
+        own chain for these settings, seeded with ``seed``); its text comes in pieces as it
+        is made when ``stream``, else whole with its answer."""
         llm = self.llm
         grammar = self._grammar(json_schema)
         tokens = self.tokenize(prompt, add_bos=not chat)
@@ -140,7 +146,7 @@ class _Worker:
             grammar=grammar,
         )
         max_tokens = min(max_tokens, self.n_ctx - len(tokens))
-        return Generate(rid, tokens, self.vocab, max_tokens, stop, sampler)
+        return Generate(rid, tokens, self.vocab, max_tokens, stop, sampler, stream)
 
     def logprobs(
         self, rid: int, prompt: str, candidates: Sequence[str], reuse_prefix: bool, chat: bool
@@ -175,7 +181,11 @@ class _Worker:
         return Score(rid, ordered, reuse_prefix)
 
     def send(self, rid: int, kind: str, value: Any) -> None:
-        self.conn.send((rid, kind, value))
+        """Send a message now, or with the others of the decode step under way."""
+        if self._held is not None:
+            self._held.append((rid, kind, value))
+        else:
+            self.conn.send((rid, kind, value))
 
     def handle(self, rid: int, op: str, kwargs: Any) -> None:
         """Serve one request: a decoding one joins the batch; the others answer at once."""
@@ -222,10 +232,16 @@ class _Worker:
                 self.send(rid, "error", (type(exc).__name__, str(exc)))
 
     def _step(self) -> None:
+        """Decode one batch; its messages go to the parent together, as one list."""
+        self._held = []
         try:
             self.batch.step()
         except Exception as exc:  # noqa: BLE001 - a failed decode fails the jobs in it
             self.batch.fail_all(exc)
+        finally:
+            held, self._held = self._held, None
+        if held:
+            self.conn.send(held if len(held) > 1 else held[0])
 
 
 def _load(
