@@ -376,6 +376,12 @@ def _m9_experiments(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m10_experiment_errors(db: sqlite_utils.Database) -> None:
+    """Why an experiment's cell could not start its run (a prompt that fits no question of
+    the model's context…), kept until the cell's run starts."""
+    db.execute("ALTER TABLE experiment_cells ADD COLUMN error TEXT")
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -386,6 +392,7 @@ MIGRATIONS: list[Migration] = [
     _m7_trainings,
     _m8_deleted_runs,
     _m9_experiments,
+    _m10_experiment_errors,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -293,3 +293,26 @@ def test_each_model_plays_its_runs_in_turn_and_the_models_play_at_once(store, sc
         (a, b) for a in busy["qa"] for b in busy["qb"] if a[0] < b[1] and b[0] < a[1]
     ]  # fmt: skip
     assert overlapping  # the two models answered at the same time
+
+
+def test_a_cell_whose_run_cannot_start_says_why_and_the_others_are_played(
+    store, scripted_pool, home
+):
+    scripts = {"qa": {"backend": "scripted"}, "qb": {"backend": "scripted"}}
+    (home / "models.json").write_text(json.dumps(scripts))
+    dataset = ensure_sample(store)
+    plan = make_plan(store, "compare-models", ["qb", "qa"], dataset, limit=2)
+    experiment_id, _ = open_experiment(store, plan)
+    only_a = scripted_pool(ScriptedModel("qa", replies="答案：B"))  # qb cannot be loaded
+
+    result = run_experiment(store, experiment_id, pool=only_a)
+
+    assert result["status"] == "failed" and len(result["played"]) == 1
+    assert result["failed"][0]["label"] == "qb" and result["failed"][0]["run_id"] is None
+    cells = records.get(store, experiment_id)["cells"]
+    assert [c["status"] for c in cells] == ["could not start", "finished"]
+    assert cells[0]["error"] == result["failed"][0]["error"] and cells[0]["error"]
+
+    both = scripted_pool(ScriptedModel("qa"), ScriptedModel("qb", replies="答案：D"))
+    assert run_experiment(store, experiment_id, pool=both)["status"] == "finished"
+    assert records.get(store, experiment_id)["cells"][0]["error"] is None

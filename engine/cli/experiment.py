@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from engine.cli.common import COUNT, F, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, F, echo_json, json_option, load_options, pass_app
 from engine.text.columns import align_rows, visible
 
 if TYPE_CHECKING:
@@ -142,10 +142,8 @@ def _play(
 
     def line(cell: JSONDict, summary: JSONDict) -> None:
         if not quiet:
-            click.echo(
-                f"run {summary['run_id']} ({summary.get('status')}): {visible(cell['label'])}",
-                err=True,
-            )
+            run = "–" if summary.get("run_id") is None else summary["run_id"]
+            click.echo(f"run {run} ({summary.get('status')}): {visible(cell['label'])}", err=True)
 
     title = f"experiment {experiment_id}"
     with cancelled_on_interrupt(lambda: said), progress_bar(title, quiet, _note) as update:
@@ -157,6 +155,13 @@ def _play(
 
 @experiment.command("run")
 @grid_options
+@click.option(
+    "--n-ctx",
+    type=click.IntRange(256, 1 << 20),
+    default=None,
+    help="Context length the local models are loaded with, in tokens (default: each run's).",
+)
+@load_options
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 256),
@@ -171,6 +176,7 @@ def experiment_run(
     models: list[str],
     dataset: str | None,
     limit: int | None,
+    n_ctx: int | None,
     concurrency: int | None,
     as_json: bool,
 ) -> None:
@@ -179,6 +185,10 @@ def experiment_run(
     stopped. Ctrl-C stops it; the same command goes on with it."""
     from engine.experiments.run import open_experiment
 
+    if n_ctx is not None:
+        from engine.models.pool import default_pool
+
+        default_pool().settings_for = lambda _name: {"n_ctx": n_ctx}
     if what.isdigit():
         experiment_id, new = int(what), False
         from engine.experiments.records import get
@@ -210,9 +220,10 @@ def experiment_run(
             click.echo("\n" + summary[1], nl=False)
     if result["failed"]:
         first = result["failed"][0]
+        which = f"run {first['run_id']} " if first["run_id"] is not None else ""
         click.echo(
-            f"Error: {len(result['failed'])} run(s) failed, the first run {first['run_id']} "
-            f"({visible(first['label'])}): {first['error']} (run it again with: {again})",
+            f"Error: {len(result['failed'])} run(s) failed or could not start, the first "
+            f"{which}({visible(first['label'])}): {first['error']} (try again with: {again})",
             err=True,
         )
         sys.exit(1)
@@ -255,6 +266,7 @@ def _public(found: JSONDict) -> JSONDict:
                 "run_id": c["run_id"],
                 "label": c["label"],
                 "status": c["status"],
+                "error": c["error"] or (run.get("error") if run else None),
                 "reused": c["reused"],
                 "activity": c["activity"],
                 "dataset": c["dataset"],
@@ -287,6 +299,9 @@ def _show_lines(found: JSONDict) -> None:
     ]
     for line in align_rows(["run", "setting", "status", "done", "score"], rows):
         click.echo(f"  {line}")
+    for r in found["runs"]:
+        if r["status"] in ("could not start", "failed") and r["error"]:
+            click.echo(f"  {visible(r['label'])}: {visible(r['error'])}")
 
 
 @experiment.command("show")

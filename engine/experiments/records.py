@@ -4,8 +4,9 @@ holding that run's id once it is started or reused. The runs themselves stay ord
 a cell whose run was deleted is played again.
 
 An experiment's status is read from its runs: ``finished`` when every cell's run finished,
-``running`` while one runs, ``planned`` before any started, else the first unfinished run's
-(``cancelled``, ``interrupted``, ``failed``) — what ``experiment run`` goes on from.
+``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
+not start (its ``error`` says why), else the first unfinished run's (``cancelled``,
+``interrupted``, ``failed``) — what ``experiment run`` goes on from.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 #: A cell's status before its run exists (or after its run was deleted).
 NOT_STARTED = "not started"
+#: A cell's status when its run could not start (its ``error`` says why).
+NOT_STARTING = "could not start"
 
 
 def _load(text: Any) -> Any:
@@ -71,8 +74,15 @@ def find(store: Store, key: str) -> int | None:
 
 def set_run(store: Store, cell_id: int, run_id: int, reused: bool = False) -> None:
     """Record the run that plays cell ``cell_id`` (as soon as it exists)."""
+    values = {"run_id": run_id, "reused": int(reused), "error": None}
     with store.transaction(immediate=True):
-        store.db["experiment_cells"].update(cell_id, {"run_id": run_id, "reused": int(reused)})
+        store.db["experiment_cells"].update(cell_id, values)
+
+
+def set_error(store: Store, cell_id: int, error: str | None) -> None:
+    """Record why cell ``cell_id`` could not start its run (None: clear it)."""
+    with store.transaction(immediate=True):
+        store.db["experiment_cells"].update(cell_id, {"error": error})
 
 
 def _run_or_none(store: Store, run_id: int | None) -> Row | None:
@@ -104,7 +114,8 @@ def cells(store: Store, experiment_id: int) -> list[JSONDict]:
                 "coords": _load(row["coords"]) or {},
                 "run_id": None if run is None else int(run["id"]),
                 "reused": bool(row["reused"]) and run is not None,
-                "status": NOT_STARTED if run is None else run["status"],
+                "status": run["status"] if run else NOT_STARTING if row["error"] else NOT_STARTED,
+                "error": None if run is not None else row["error"],
                 "run": run,
             }
         )
@@ -120,6 +131,8 @@ def status_of(found: list[JSONDict]) -> str:
         return "running"
     if all(s == NOT_STARTED for s in statuses):
         return "planned"
+    if NOT_STARTING in statuses:
+        return "failed"
     unfinished = [s for s in statuses if s not in ("finished", NOT_STARTED)]
     return unfinished[0] if unfinished else "cancelled"
 

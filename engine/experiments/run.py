@@ -12,8 +12,9 @@
 * each model's runs are played in turn, and the models' at once (each model busy with its
   own runs, its slots filled by the run loop), on a database file;
 * a cancel (Stop, Ctrl-C) ends the runs being played as cancelled and starts no other cell;
-  ``experiment run`` again goes on from there. A run that fails is reported and the other
-  cells are played; the experiment then reads ``failed`` and runs again from that run.
+  ``experiment run`` again goes on from there. A run that fails, or cannot start (a prompt
+  that fits no question in the model's context…), is reported and the other cells are
+  played; the experiment then reads ``failed`` and ``experiment run`` tries that cell again.
 
 >>> plan = make_plan(store, "explaincpe-table8", ["smollm2"], "cpe-test", 10)  # doctest: +SKIP
 >>> experiment_id, _ = open_experiment(store, plan)                              # doctest: +SKIP
@@ -28,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from engine.errors import UserError
 from engine.experiments import records
 from engine.experiments.plan import cell_from_json, full_settings, reusable
 from engine.progress import Progress, ProgressCallback, report
@@ -167,7 +169,14 @@ def _lane(
             continue
         if cancel is not None and cancel.is_set():
             break
-        summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+        try:
+            summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+        except UserError as exc:  # its run could not start or resume: the others go on
+            records.set_error(store, cell["id"], str(exc))
+            failed.append({"run_id": cell["run_id"], "label": cell["label"], "error": str(exc)})
+            if on_cell is not None:
+                on_cell(cell, {"run_id": cell["run_id"], "status": "could not start"})
+            continue
         played.append(int(summary["run_id"]))
         if not tally.repeats[index]:
             with tally.lock:
