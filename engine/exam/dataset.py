@@ -10,7 +10,11 @@ question is kept as ``candidates`` (``{"n": 68, "right": 0.75}``: answers and th
 right), from the record's own ``candidates`` or from what ``analyse`` says
 ("本题共被作答68次 正确率75%", :mod:`engine.exam.candidates`). ExplainCPE files (the published
 JSON lists) need exactly five options and an explanation; generic ``mcq`` files (JSON list,
-JSON Lines or CSV) need two to five options and may leave the explanation empty.
+JSON Lines or CSV) need two to ten options and may leave the explanation empty. MedQA's own
+records (``{"question", "options": {"A": …}, "answer": "<the right option's text>",
+"answer_idx": "A", "meta_info": "step1"}``, no id) are read as they are: the options in
+letter order, ``answer_idx`` as the answer (checked against ``answer``), the record's number
+as its id, ``meta_info`` kept.
 
 Every record is checked before anything is stored; the first bad record stops the import
 with its number (1-based) and the reason, and the store is left untouched.
@@ -41,14 +45,15 @@ if TYPE_CHECKING:
     from engine.types import JSONDict, JSONValue, Row
 
 ACTIVITY = "exam"
-MAX_OPTIONS = 5
-LETTERS = letters(MAX_OPTIONS)
+MAX_OPTIONS = 5  # an ExplainCPE question's
+MCQ_MAX_OPTIONS = 10  # a generic multiple-choice question's (MedQA's sets average about 5)
+LETTERS = letters(MCQ_MAX_OPTIONS)
 LIST_KEYS = ("data", "questions", "items", "records")
 SAMPLE_NAME = "explaincpe-sample"
 SAMPLE_FILE = "explaincpe_sample.json"
 FORMATS = ("explaincpe", "mcq")
 TYPE_FIELDS = ("type1", "type2", "type3")
-OPTIONAL_TEXT = ("analyse", "source", *TYPE_FIELDS)
+OPTIONAL_TEXT = ("analyse", "source", "meta_info", *TYPE_FIELDS)
 
 
 class Question(TypedDict):
@@ -61,6 +66,7 @@ class Question(TypedDict):
     explanation: str
     analyse: NotRequired[str]
     source: NotRequired[str]
+    meta_info: NotRequired[str]
     type1: NotRequired[str]
     type2: NotRequired[str]
     type3: NotRequired[str]
@@ -100,8 +106,8 @@ def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
     options = record.get("options")
     if not isinstance(options, list):
         raise DatasetError("'options' must be a list of texts")
-    wanted = "exactly 5" if fmt == "explaincpe" else "2 to 5"
-    if (fmt == "explaincpe" and len(options) != 5) or not 2 <= len(options) <= 5:
+    wanted = "exactly 5" if fmt == "explaincpe" else f"2 to {MCQ_MAX_OPTIONS}"
+    if (fmt == "explaincpe" and len(options) != 5) or not 2 <= len(options) <= MCQ_MAX_OPTIONS:
         raise DatasetError(f"'options' must hold {wanted} texts (got {len(options)})")
     texts = [_text(o) for o in options]
     for letter, text in zip(LETTERS, texts, strict=False):
@@ -159,6 +165,8 @@ def validate_records(records: Iterable[JSONValue], fmt: str = "explaincpe") -> l
     seen: dict[str, int] = {}
     for number, record in enumerate(records, start=1):
         try:
+            if fmt == "mcq":
+                record = medqa_record(record, number)
             item = validate_record(record, fmt)
         except DatasetError as exc:
             raise DatasetError(f"record {number}: {exc}") from None
@@ -171,6 +179,43 @@ def validate_records(records: Iterable[JSONValue], fmt: str = "explaincpe") -> l
         out.append(item)
     if not out:
         raise DatasetError("the file holds no records")
+    return out
+
+
+def medqa_record(record: JSONValue, number: int) -> JSONValue:
+    """A MedQA record (options as an object of letters, ``answer_idx``) in medexam's shape:
+    options in letter order, ``answer_idx`` the answer, its number the id when it has none;
+    any other record as it is. Raises :class:`DatasetError` when ``answer`` (the right
+    option's text) is not the text of ``answer_idx``.
+
+    >>> medqa_record({"question": "Q?", "options": {"B": "y", "A": "x"}, "answer": "y",
+    ...               "answer_idx": "B", "meta_info": "step1"}, 3)["options"]
+    ['x', 'y']
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("options"), dict):
+        return record
+    options = record["options"]
+    order = sorted(options, key=lambda k: str(k).strip().upper())
+    given = "".join(str(k).strip().upper() for k in order)
+    if given != LETTERS[: len(given)]:
+        raise DatasetError(f"'options' letters must run A, B, C… (got {', '.join(order)})")
+    out: JSONDict = {**record, "options": [options[k] for k in order]}
+    if record.get("answer_idx") is not None:
+        letter = str(record["answer_idx"]).strip().upper()
+        text = record.get("answer")
+        right = next((options[k] for k in order if str(k).strip().upper() == letter), None)
+        if (
+            isinstance(text, str)
+            and len(text.strip()) > 1
+            and right is not None
+            and (text.strip() != str(right).strip())
+        ):
+            raise DatasetError(
+                f"'answer' {text!r} is not option {letter} ({right!r}) as 'answer_idx' says"
+            )
+        out["answer"] = letter
+    if out.get("id") is None:
+        out["id"] = number
     return out
 
 
@@ -206,7 +251,7 @@ def _csv_record(row: dict[str, str]) -> JSONDict:
                 break
             options.append(value)
     record["options"] = options
-    for key in [k for k in record if re.fullmatch(r"(?:option[ _]?)?[a-e]|选项[a-e]", k)]:
+    for key in [k for k in record if re.fullmatch(r"(?:option[ _]?)?[a-j]|选项[a-j]", k)]:
         del record[key]
     return record
 

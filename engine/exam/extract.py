@@ -30,8 +30,13 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from engine.exam.dataset import LETTERS
+from engine.exam.dataset import LETTERS as ALL_LETTERS
+from engine.exam.dataset import MAX_OPTIONS
+
+#: The letters read unless a question has more options: ExplainCPE's five.
+LETTERS = ALL_LETTERS[:MAX_OPTIONS]
 
 
 @dataclass(frozen=True)
@@ -136,16 +141,40 @@ def _letter(m: re.Match[str]) -> str:
     return (m.group("b") or m.group("u") or m.group("l")).upper()
 
 
-def _first(pattern: re.Pattern[str], text: str) -> tuple[re.Match[str], bool] | None:
+@lru_cache(maxsize=256)
+def _widened(pattern: re.Pattern[str], last: str) -> re.Pattern[str]:
+    """``pattern`` reading the letters up to ``last`` (``"G"`` for seven options) instead of
+    A–E. Past H a capital I opening a clause ("I think", "I'm") is the pronoun, not option I.
+
+    >>> _widened(_LEADING, "G").match("G. Cushing syndrome").group("u")
+    'G'
+    """
+    if last <= "E":
+        return pattern
+    up = ALL_LETTERS[: ALL_LETTERS.index(last) + 1]
+    low = up.lower()
+    capital = f"[{up.replace('I', '')}]" + ("|I(?![\\s'’]*[a-z])" if "I" in up else "")
+    text = (
+        pattern.pattern.replace("[A-Ea-e]", f"[{up}{low}]")
+        .replace("(?P<u>[A-E])", f"(?P<u>{capital})")
+        .replace("(?P<l>[a-e])", f"(?P<l>[{low}])")
+        .replace("[A-E](?![A-Za-z0-9])", f"[{up}](?![A-Za-z0-9])")
+    )
+    return re.compile(text, pattern.flags)
+
+
+def _first(
+    pattern: re.Pattern[str], text: str, last: str = "E"
+) -> tuple[re.Match[str], bool] | None:
     """First match of ``pattern`` and whether it names several letters ("A、B和C")."""
-    m = pattern.search(text)
-    return None if m is None else (m, bool(_MULTI.match(text, m.end())))
+    m = _widened(pattern, last).search(text)
+    return None if m is None else (m, bool(_widened(_MULTI, last).match(text, m.end())))
 
 
-def _single(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+def _single(pattern: re.Pattern[str], text: str, last: str = "E") -> re.Match[str] | None:
     """First match of ``pattern`` naming exactly one letter."""
-    for m in pattern.finditer(text):
-        if not _MULTI.match(text, m.end()):
+    for m in _widened(pattern, last).finditer(text):
+        if not _widened(_MULTI, last).match(text, m.end()):
             return m
     return None
 
@@ -181,9 +210,10 @@ def find_answer(
     """
     norm = _normalise(text or "")
     allowed = set(letters.upper())
+    last = max(allowed, default="E")  # options past E widen the rules' letters
     best: Extraction | None = None
     for pattern in _DECLARED:
-        found = _first(pattern, norm)
+        found = _first(pattern, norm, last)
         if found is None or (best is not None and found[0].start() >= best.start):
             continue
         m, several = found
@@ -197,10 +227,10 @@ def find_answer(
     if best is not None:
         return best
     for pattern in _CONCLUDING:
-        m = _single(pattern, norm)
+        m = _single(pattern, norm, last)
         if m and _letter(m) in allowed:
             return Extraction(_letter(m), "concluding", m.start())
-    m = _LEADING.match(norm)
+    m = _widened(_LEADING, last).match(norm)
     if m and _letter(m) in allowed:
         return Extraction(_letter(m), "leading", m.start())
     if options:
