@@ -86,7 +86,8 @@ def import_explaincpe(
 @import_options()
 def import_mcq(app: AppContext, path: str, name: str | None, replace: bool, as_json: bool) -> None:
     """Import single-answer multiple-choice questions from JSON, JSON Lines or CSV (the
-    ExplainCPE fields; 2 to 5 options; CSV options as columns A-E or a JSON/"|" list)."""
+    ExplainCPE fields, or MedQA's own JSONL; 2 to 10 options; CSV options as columns A-J or
+    a JSON/"|" list)."""
     _import(app, path, "mcq", name, replace, as_json)
 
 

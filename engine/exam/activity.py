@@ -83,6 +83,6 @@ register(
 register(
     "exam",
     "mcq",
-    "Multiple choice (JSON, JSON Lines or CSV; 2 to 5 options)",
+    "Multiple choice (JSON, JSON Lines or CSV, MedQA's JSONL; 2 to 10 options)",
     "Question files (*.json *.jsonl *.csv);;All files (*)",
 )(_exam("mcq"))
