@@ -382,6 +382,11 @@ def _m10_experiment_errors(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE experiment_cells ADD COLUMN error TEXT")
 
 
+def _m11_card_suspended(db: sqlite_utils.Database) -> None:
+    """A review card may be suspended: it is never due until it is unsuspended."""
+    db.execute("ALTER TABLE cards ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -393,6 +398,7 @@ MIGRATIONS: list[Migration] = [
     _m8_deleted_runs,
     _m9_experiments,
     _m10_experiment_errors,
+    _m11_card_suspended,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -64,6 +64,7 @@ class ReviewCard:
     lapses: int = 0
     last_rating: int | None = None
     last_correct: bool | None = None
+    suspended: bool = False  # never due until unsuspended (:mod:`engine.review.browse`)
 
     @property
     def due(self) -> datetime:
@@ -90,6 +91,7 @@ class ReviewCard:
             "lapses": self.lapses,
             "last_rating": self.last_rating,
             "last_correct": self.last_correct,
+            "suspended": self.suspended,
         }
 
 
@@ -173,7 +175,7 @@ def exam_face(item: Item) -> Face:
 
 COLUMNS = (
     "id, profile, activity, dataset, item_key, topic, state, step, stability, difficulty, "
-    "due, last_review, reps, lapses, last_rating, last_correct"
+    "due, last_review, reps, lapses, last_rating, last_correct, suspended"
 )
 
 
@@ -200,6 +202,7 @@ def _card(row: Row) -> ReviewCard:
         lapses=int(row["lapses"] or 0),
         last_rating=row["last_rating"],
         last_correct=None if correct is None else bool(correct),
+        suspended=bool(row["suspended"]),
     )
 
 
@@ -293,14 +296,15 @@ def cards(
     only_missed: bool = False,
 ) -> list[ReviewCard]:
     """The profile's cards whose data set still exists, soonest due first; ``due_by``
-    keeps those due by then, ``only_missed`` those whose latest answer was wrong."""
+    keeps those due by then (a suspended card never is), ``only_missed`` those whose latest
+    answer was wrong."""
     where = ["c.profile = ?"]
     args: list[Scalar] = [profile]
     if activity is not None:
         where.append("c.activity = ?")
         args.append(activity)
     if due_by is not None:
-        where.append("c.due <= ?")
+        where.append("c.due <= ? AND c.suspended = 0")
         args.append(iso(due_by))
     if only_missed:
         where.append("c.last_correct = 0")
