@@ -31,7 +31,7 @@ def test_plan_lists_the_eight_runs_and_reuses_only_a_finished_run_of_the_same_se
     store, scripted_pool, catalog
 ):
     dataset = ensure_sample(store)
-    pool = scripted_pool(ScriptedModel("scripted", replies="答案：B"))
+    pool = scripted_pool(ScriptedModel("scripted", replies="答案：B", delay=0.05))
     same = {"model": "scripted", "shots": 4, "instruction": True, "limit": 2}
     done = run(store, "exam", dataset, same, pool=pool)["run_id"]
     run(store, "exam", dataset, {**same, "limit": 3}, pool=pool)  # another limit
@@ -55,6 +55,9 @@ def test_plan_lists_the_eight_runs_and_reuses_only_a_finished_run_of_the_same_se
     assert shared in ([], [1])  # 0 shots w/o instruction: the 0-shot prompt, when it is one
     assert found["to_play"] == 7 - len(shared) and found["reused"] == 1
     assert found["runs"][2]["reuses"] == done and found["runs"][0]["items"] == 2
+    one_shot = found["runs"][1]  # no run with one example: timed by the model's other runs
+    assert one_shot["rough"] and one_shot["paced_by"] is not None and one_shot["seconds"] > 0
+    assert "timed by their model's runs with other settings" in plan.time_text()
 
 
 def test_one_job_fills_every_cell_and_running_it_again_asks_nothing(store, scripted_pool, catalog):

@@ -96,7 +96,9 @@ def _plan_lines(plan: Plan) -> None:
         elif c.same_as is not None:
             what = f"the same run as #{c.same_as + 1}"
         elif c.estimate.seconds is not None:
-            what = f"≈ {duration_text(c.estimate.seconds)} (as run #{c.estimate.run_id} took)"
+            other = ", other settings" if c.rough else ""
+            took = f"as run #{c.estimate.run_id} took{other}"
+            what = f"≈ {duration_text(c.estimate.seconds)} ({took})"
         else:
             what = "to play"
         rows.append([str(i), c.cell.label, str(c.estimate.items), what])

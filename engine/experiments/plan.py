@@ -104,6 +104,7 @@ class PlannedCell:
     reuse: int | None
     estimate: Estimate
     same_as: int | None = None  # an earlier cell of the plan with these very settings
+    rough: bool = False  # timed by a run of its model with other settings
     own: Row | None = None  # its run in the stored experiment of this plan, when there is one
 
     @property
@@ -126,6 +127,7 @@ class PlannedCell:
             "same_as": None if self.same_as is None else self.same_as + 1,
             "seconds": None if seconds is None else round(seconds, 1),
             "paced_by": self.estimate.run_id if self.played else None,
+            "rough": self.rough,
             "run_id": None if self.own is None else self.own["id"],
             "status": None if self.own is None else self.own["status"],
         }
@@ -168,8 +170,11 @@ class Plan:
         text = f"{len(todo)} run{'' if len(todo) == 1 else 's'} to play, {items} items"
         if todo and untimed < len(todo):
             text += f" ≈ {duration_text(seconds)}"
+        rough = sum(c.rough for c in todo)
+        if rough:
+            text += f" ({rough} timed by their model's runs with other settings)"
         if untimed:
-            text += f" ({untimed} not timed: no earlier run of their model and method)"
+            text += f" ({untimed} not timed: no earlier run of their model)"
         reused = sum(c.reuse is not None for c in self.cells)
         shared = sum(c.same_as is not None for c in self.cells)
         text += f"; {reused} reused" if reused else ""
@@ -199,6 +204,8 @@ def read_file(path: str | Path) -> JSONDict:
     try:
         with open(path, "rb") as f:
             found = tomllib.load(f)
+    except FileNotFoundError:
+        raise PlanError(f"no preset or experiment file {str(path)!r}") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path} is not an experiment file (TOML): {exc}") from None
     known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting"}
@@ -339,9 +346,26 @@ def reusable(store: Store, cell: Cell, full: JSONDict, runs: list[Row] | None = 
     return None
 
 
+def _paced(store: Store, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
+    """The cell's estimate by the newest run of its model with the same pace settings
+    (:func:`engine.estimate.estimate`), else by the newest run of its model whatever its
+    settings (``True``: a rough one, the model's own pace)."""
+    from engine.estimate import estimate
+
+    found = estimate(store, cell.activity, cell.dataset, full)
+    if found.seconds is not None:
+        return found, False
+    model = [{k: full[k]} for k in ("model", "doctor") if full.get(k)][:1]
+    if model:
+        given = {**model[0], "limit": full.get("limit")}  # the pace settings left out
+        rough = estimate(store, cell.activity, cell.dataset, given)
+        if rough.seconds is not None:
+            return rough, True
+    return found, False
+
+
 def plan_cells(store: Store, cells: Sequence[Cell]) -> list[PlannedCell]:
     """Each cell with its full settings, the finished run it reuses and its estimate."""
-    from engine.estimate import estimate
 
     runs: dict[str, list[Row]] = {}
     out: list[PlannedCell] = []
@@ -357,8 +381,10 @@ def plan_cells(store: Store, cells: Sequence[Cell]) -> list[PlannedCell]:
             ),
             None,
         )
-        paced = estimate(store, cell.activity, cell.dataset, full)
-        out.append(PlannedCell(cell, full, reuse, paced, None if reuse is not None else same))
+        paced, rough = _paced(store, cell, full)
+        planned = PlannedCell(cell, full, reuse, paced, None if reuse is not None else same)
+        planned.rough = rough
+        out.append(planned)
     return out
 
 
