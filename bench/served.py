@@ -71,7 +71,7 @@ def start_server(binary: str, model: str, port: int, threads: int) -> subprocess
 def direct_requests(model: Any, store: Any, dataset: str, settings: Any) -> list[tuple]:
     """The HTTP requests medexam sends for each question: (path, body)."""
     from engine.exam.prompts import build_messages, stop_sequences
-    from engine.exam.runner import ExamJob, fit_shots
+    from engine.exam.runner import ExamJob, prompt_text
     from engine.models.pool import default_pool
     from engine.models.server import fields
 
@@ -80,7 +80,8 @@ def direct_requests(model: Any, store: Any, dataset: str, settings: Any) -> list
     out = []
     try:
         for item in job.items:
-            shots, prompt, _ = fit_shots(model, item, job.plan.for_item(item), settings, job.chat)
+            shots = job.plan.for_item(item)
+            prompt = prompt_text(model, item, shots, settings, job.chat)
             if settings.method == "logprob":
                 body = {"model": model.info["api_model"], "prompt": prompt, "max_tokens": 1}
                 body |= {"temperature": 0.0, "logprobs": 20}

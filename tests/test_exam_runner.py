@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.runner import ExamSettings, fit_shots, run_exam, uses_chat
+from engine.exam.runner import ExamSettings, run_exam, uses_chat
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 
@@ -115,15 +115,3 @@ def test_a_question_the_model_refuses_is_wrong_with_its_reason(store, scripted_p
     assert refused["extra"]["error"] == "the prompt has 9000 tokens"
 
 
-def test_long_prompts_drop_examples_to_fit(store):
-    model = ScriptedModel(n_ctx=4096, tokens=len)  # a character a token, as for Chinese
-    dataset = ensure_sample(store)
-    items = store.items(dataset)
-    settings = ExamSettings(method="generate", shots=8, max_tokens=2500)
-    assert uses_chat(model)
-    shots, text, n = fit_shots(model, items[0], items[1:9], settings, True)
-    assert 0 < len(shots) < 8 and n + 2500 <= model.info["n_ctx"]
-    assert shots == items[9 - len(shots) : 9]  # the first examples were dropped
-    assert text.count("答案：") == len(shots)
-    roomy = ScriptedModel(n_ctx=64_000, tokens=len)
-    assert fit_shots(roomy, items[0], items[1:9], settings, True)[0] == items[1:9]

@@ -3,14 +3,17 @@
 Two answering methods:
 
 ``generate``
-    The model writes an answer and an explanation; the letter is extracted from the text
-    (:mod:`engine.exam.extract`) and the explanation is scored with ROUGE against the gold one.
+    The model writes an answer and an explanation (after the paper's prompt, which ends with
+    the options); the letter is extracted from the text (:mod:`engine.exam.extract`) and the
+    explanation is scored with ROUGE against the gold one. This is how the paper scored.
 ``logprob``
-    One forward pass reads the probabilities of the letters A–E right after ``答案：``
-    (``Answer:``), renormalised over the options; the most probable letter is the answer and
-    the distribution is stored (``answer.extra["probs"]``) for confidence and calibration.
-    The examples before the question are the same for every question, so the model keeps
-    their computed prefix (KV cache) from one question to the next.
+    One forward pass reads the probabilities of the letters A–E after the answer cue
+    ``答案：`` (``Answer:``), which this method adds after the prompt: the letter needs a place
+    where the answer starts. They are renormalised over the options; the most probable
+    letter is the answer and the distribution is stored (``answer.extra["probs"]``) for
+    confidence and calibration. The examples before the question are the same for every
+    question, so the model keeps their computed prefix (KV cache) from one question to the
+    next.
 
 Chat models get the prompt through their chat template (``settings.template = "auto"``):
 an instruction-tuned model has only ever seen its conversations in that format, and out of it
@@ -19,7 +22,15 @@ Each solved example becomes a user question and an assistant answer, which shows
 format in the way the model learnt to follow turns, and keeps the examples an identical
 prefix, so prefix reuse still works. For ``logprob`` the letter is read at the start of the
 assistant's turn, after ``答案：``, where a chat model states its answer. Base models (no
-template, or ``template = "plain"``) get the plain-text prompt of the paper.
+template, or ``template = "plain"``) get the plain-text prompt of the paper as printed
+(:mod:`engine.exam.prompts`).
+
+Examples are never cut to fit: a question whose prompt, examples and room for the answer
+exceed the model's context is skipped with the reason (:func:`too_long`), and a run in which
+not even the shortest question fits is refused in one line, as the paper skipped 8-shot for
+models whose context could not hold it. Every run records its ``prompt_version``; a run of
+an older version is not resumed with today's prompts, and never counts as a run of the same
+settings.
 
 >>> summary = run_exam(store, "explaincpe-sample", ExamSettings(model="smollm2", limit=3))
 ... # doctest: +SKIP
@@ -42,15 +53,16 @@ from engine.exam.metrics import (
     normalise,
 )
 from engine.exam.prompts import (
+    PROMPT_VERSION,
     ShotPlan,
     answer_prefix,
     build_messages,
     build_prompt,
     stop_sequences,
 )
-from engine.exam.settings import ExamSettings
+from engine.exam.settings import ExamSettings, prompt_version_of
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
-from engine.runs import Job, Spec
+from engine.runs import Job, RunError, Spec
 from engine.scoring import counts, failed, mean
 from engine.solvers import PERSON
 from engine.store import Store
@@ -100,38 +112,31 @@ def prompt_text(
     settings: ExamSettings,
     chat: bool,
 ) -> str:
-    """The exact text the model reads: the chat-formatted conversation (followed by
-    ``答案：`` for ``logprob``) or the plain prompt ending with ``答案：``."""
+    """The exact text the model reads: the plain prompt as the paper prints it, or the
+    chat-formatted conversation; for ``logprob`` followed by the cue ``答案：`` (``Answer:``)
+    after which the letters' probabilities are read."""
     ps = settings.prompt_settings()
+    logprob = settings.method == "logprob"
     if not chat:
-        return build_prompt(item, shots, ps, answer_cue=True)
+        return build_prompt(item, shots, ps, answer_cue=logprob)
     text = model.chat_prompt(build_messages(item, shots, ps))
-    return text + answer_prefix(ps.lang) if settings.method == "logprob" else text
+    return text + answer_prefix(ps.lang) if logprob else text
 
 
-def fit_shots(
-    model: ChatModel,
-    item: dict[str, Any],
-    shots: list[dict[str, Any]],
-    settings: ExamSettings,
-    chat: bool,
-) -> tuple[list[dict[str, Any]], str, int]:
-    """Drop examples from the front until the prompt leaves room in the model's context
-    for the answer (``max_tokens`` when generating, one token for ``logprob``).
-
-    Returns the examples kept, the prompt text and its length in tokens. Short examples are
-    chosen in the first place (:data:`engine.exam.prompts.MAX_SHOT_CHARS`), so this only
-    matters for long questions or small contexts.
-    """
+def too_long(model: ChatModel, n_prompt: int, settings: ExamSettings) -> str | None:
+    """Why a prompt of ``n_prompt`` tokens cannot be put to ``model`` (None when it fits):
+    it must leave room in the model's context for the answer (``max_tokens`` when
+    generating, one token for ``logprob``). Such a question is skipped with this reason, as
+    the paper skipped the 8-shot setting where a model's context could not hold it: its
+    examples are never cut."""
     n_ctx = (getattr(model, "info", None) or {}).get("n_ctx")
     reserve = 1 if settings.method == "logprob" else settings.max_tokens
-    shots = list(shots)
-    while True:
-        text = prompt_text(model, item, shots, settings, chat)
-        n = model.count_tokens(text)
-        if not n_ctx or n + reserve <= n_ctx or not shots:
-            return shots, text, n
-        shots = shots[1:]
+    if not n_ctx or n_prompt + reserve <= n_ctx:
+        return None
+    return (
+        f"skipped: the {settings.shots}-shot prompt takes {n_prompt} tokens and the answer "
+        f"{reserve}, more than {model.name}'s context of {n_ctx}"
+    )
 
 
 def answer_question(
@@ -144,80 +149,84 @@ def answer_question(
     """Put one question to ``model``; return the fields of its stored answer
     but its scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``,
     ``prompt_tokens``, ``completion_tokens``). ``extra["shots"]`` holds the ids of the
-    examples actually in the prompt (after :func:`fit_shots`), ``extra["shots_planned"]``
-    how many were planned."""
+    examples in the prompt. A question whose prompt does not fit the model's context is
+    skipped (:func:`too_long`): a failed answer with the reason and ``extra["skipped"]``."""
     chat = uses_chat(model, settings.template) if chat is None else chat
-    answer = _answer(model, item, shots, settings, chat)
-    answer["extra"]["shots_planned"] = len(shots)
+    t0 = time.perf_counter()
+    prompt = prompt_text(model, item, shots, settings, chat)
+    n_prompt = model.count_tokens(prompt)
+    reason = too_long(model, n_prompt, settings)
+    if reason is not None:
+        answer = _failed_answer(item, reason)
+        answer["extra"].update(skipped="context", prompt_tokens=n_prompt)
+        return answer
+    if settings.method == "logprob":
+        answer = _by_letters(model, item, prompt, settings.lang, chat)
+        answer["prompt_tokens"] = n_prompt
+    else:
+        answer = _by_generation(model, item, shots, prompt, settings, chat)
+    answer["extra"]["shots"] = [s["id"] for s in shots]
+    answer["latency_s"] = time.perf_counter() - t0
     return answer
 
 
-def _answer(
+def _by_letters(
+    model: ChatModel, item: dict[str, Any], prompt: str, lang: str, chat: bool
+) -> dict[str, Any]:
+    """The ``logprob`` answer: the most probable letter after the prompt's answer cue."""
+    cands = _candidates(item, lang)
+    raw = model.logprobs(prompt, list(cands), reuse_prefix=True, chat_formatted=chat)
+    logprobs = {cands[c]: lp for c, lp in raw.items()}
+    probs = normalise(logprobs)
+    chosen = max(probs, key=probs.get)
+    return {
+        "response": chosen,
+        "chosen": chosen,
+        "gold": item["answer"],
+        "extra": {
+            "method": "logprob",
+            "probs": {k: round(v, 6) for k, v in probs.items()},
+            "logprobs": {k: round(v, 4) for k, v in logprobs.items()},
+            "confidence": round(probs[chosen], 6),
+        },
+        "completion_tokens": 0,
+    }
+
+
+def _by_generation(
     model: ChatModel,
     item: dict[str, Any],
     shots: list[dict[str, Any]],
+    prompt: str,
     settings: ExamSettings,
     chat: bool,
 ) -> dict[str, Any]:
+    """The ``generate`` answer: the reply (the chat turns' for a chat model, the prompt's
+    continuation for a completion model) and the letter found in it."""
     ps = settings.prompt_settings()
-    gold = item["answer"]
-    t0 = time.perf_counter()
-    shots, prompt, n_prompt = fit_shots(model, item, shots, settings, chat)
-    if settings.method == "logprob":
-        cands = _candidates(item, ps.lang)
-        raw = model.logprobs(prompt, list(cands), reuse_prefix=True, chat_formatted=chat)
-        latency = time.perf_counter() - t0
-        logprobs = {cands[c]: lp for c, lp in raw.items()}
-        probs = normalise(logprobs)
-        chosen = max(probs, key=probs.get)
-        return {
-            "response": chosen,
-            "chosen": chosen,
-            "gold": gold,
-            "extra": {
-                "method": "logprob",
-                "probs": {k: round(v, 6) for k, v in probs.items()},
-                "logprobs": {k: round(v, 4) for k, v in logprobs.items()},
-                "confidence": round(probs[chosen], 6),
-                "shots": [s["id"] for s in shots],
-            },
-            "latency_s": latency,
-            "prompt_tokens": n_prompt,
-            "completion_tokens": 0,
-        }
+    options = {
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "stop": stop_sequences(ps.lang),
+    }
     if chat:
-        g = model.chat(
-            build_messages(item, shots, ps),
-            max_tokens=settings.max_tokens,
-            temperature=settings.temperature,
-            seed=settings.seed,
-            stop=stop_sequences(ps.lang),
-        )
-        response = g.text.strip()
+        g = model.chat(build_messages(item, shots, ps), **options)
     else:
-        g = model.complete(
-            prompt,
-            max_tokens=settings.max_tokens,
-            temperature=settings.temperature,
-            seed=settings.seed,
-            stop=stop_sequences(ps.lang),
-        )
-        response = (answer_prefix(ps.lang) + g.text).strip()
-    latency = time.perf_counter() - t0
+        g = model.complete(prompt, **options)
+    response = g.text.strip()
     found = find_answer(response, item["options"], letters_for(item))
     _, explanation = split_answer_explanation(response)
     return {
         "response": response,
         "chosen": found.letter,
-        "gold": gold,
+        "gold": item["answer"],
         "extra": {
             "method": "generate",
             "rule": found.rule,
             "argued": argued_letter(explanation),
             "finish_reason": g.finish_reason,
-            "shots": [s["id"] for s in shots],
         },
-        "latency_s": latency,
         "prompt_tokens": g.prompt_tokens,
         "completion_tokens": g.completion_tokens,
     }
@@ -254,7 +263,8 @@ def summarize(
         "by_type": by_type(answered, correct),
         "seconds_per_question": round(sum(latencies) / len(latencies), 3) if latencies else None,
     }
-    summary.update(shots_used(rows, settings.shots))
+    old = prompt_version_of(run["settings"]) < PROMPT_VERSION
+    summary.update(shots_used(tried, settings.shots if old else None))
     if settings.method == "generate":
         for key in ROUGE_KEYS:
             found = mean(r["scores"].get(key) for r in rows)
@@ -269,20 +279,26 @@ def summarize(
     return summary
 
 
-def shots_used(rows: list[dict[str, Any]], nominal: int) -> dict[str, Any]:
-    """``shots_used_mean``: the mean number of examples actually in the prompts of the
-    answered questions (None when none records it); ``shots_cut``: how many of them had
-    fewer examples than planned because the prompt did not fit the model's context."""
-    used, cut = [], 0
+def shots_used(rows: list[dict[str, Any]], nominal: int | None) -> dict[str, Any]:
+    """What the stored answers (``rows``, those tried) say of the examples:
+    ``shots_used_mean``, the mean number of examples in the prompts of the answered
+    questions (None when none records it); ``shots_cut``, how many of them had fewer than
+    planned (``shots_planned``, else ``nominal``: prompt version 1 dropped examples that
+    did not fit, version 2 never does and passes None);
+    ``too_long``, the questions skipped because their prompt did not fit the model's
+    context (:func:`too_long`)."""
+    used, cut, skipped = [], 0, 0
     for r in rows:
         extra = r.get("extra") or {}
-        if "shots" not in extra:
+        skipped += extra.get("skipped") == "context"
+        if "shots" not in extra or extra.get("error"):
             continue
         n = len(extra["shots"])
         used.append(n)
-        cut += n < int(extra.get("shots_planned", nominal))
+        planned = extra.get("shots_planned", nominal)
+        cut += planned is not None and n < int(planned)
     mean = round(sum(used) / len(used), 2) if used else None
-    return {"shots_used_mean": mean, "shots_cut": cut}
+    return {"shots_used_mean": mean, "shots_cut": cut, "too_long": skipped}
 
 
 def _failed_answer(item: dict[str, Any], error: str) -> dict[str, Any]:
@@ -309,15 +325,35 @@ class ExamJob(Job):
         pool_items, pool_name, same_pool = shot_pool(store, dataset, settings.shots_from)
         self.plan = ShotPlan(pool_items, settings.shots, settings.seed, same_pool=same_pool)
         self.model = self.lease(pool, settings.model)
-        self.model_label = self.model.name
-        self.chat = uses_chat(self.model, settings.template)
+        try:
+            self.model_label = self.model.name
+            self.chat = uses_chat(self.model, settings.template)
+            self._check_room()
+        except BaseException:
+            self.close()
+            raise
         self.settings = {
             **settings.as_dict(),
             "model": self.model.name,
             "shots_pool": pool_name,
             "shot_ids": self.plan.ids,
             "chat_template": self.chat,
+            "prompt_version": PROMPT_VERSION,
         }
+
+    def _check_room(self) -> None:
+        """Refuse the run when not even its shortest question fits the model's context with
+        the examples (the paper skipped such a setting): one line saying why."""
+        if not self.items or not self.exam.shots:
+            return
+        item = min(self.items, key=lambda i: len(i["question"]) + sum(map(len, i["options"])))
+        prompt = prompt_text(self.model, item, self.plan.for_item(item), self.exam, self.chat)
+        reason = too_long(self.model, self.model.count_tokens(prompt), self.exam)
+        if reason is not None:
+            raise RunError(
+                f"{self.exam.shots}-shot skipped for {self.model.name}: even the shortest "
+                f"question does not fit ({reason.removeprefix('skipped: ')})"
+            )
 
     def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
         try:
@@ -329,7 +365,17 @@ class ExamJob(Job):
 
 
 def _exam_settings(given: dict[str, Any]) -> dict[str, Any]:
-    return ExamSettings.from_dict(given).as_dict()
+    """A run's settings with their defaults and the prompts' version (so that a run stored
+    with other prompts never counts as one of these settings); a stored run's settings of
+    other prompts are refused: resumed with today's prompts its answers would mix two."""
+    version = prompt_version_of(given)
+    if version != PROMPT_VERSION:
+        raise RunError(
+            f"this run was made with prompt version {version}; today's prompts are version "
+            f"{PROMPT_VERSION} (as the paper prints them), and resuming would mix the two. "
+            "Start a new run"
+        )
+    return {**ExamSettings.from_dict(given).as_dict(), "prompt_version": PROMPT_VERSION}
 
 
 def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelPool) -> ExamJob:

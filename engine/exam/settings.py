@@ -8,9 +8,10 @@ options, the app's evaluation form and the settings stored on a run all come fro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.exam.prompts import SHOT_COUNTS, PromptSettings
+from engine.exam.prompts import PROMPT_VERSION, SHOT_COUNTS, PromptSettings
 from engine.fields import Settings, setting, temperature_setting
 
 METHODS = ("generate", "logprob")
@@ -45,7 +46,10 @@ class ExamSettings(Settings):
         label="Prompt language",
     )
     instruction: bool = setting(
-        True, help="Open the prompt with the task instruction.", label="Start with the instruction"
+        True,
+        help="Open the prompt with the task instruction (always at 0 shots: the paper has "
+        "one 0-shot prompt).",
+        label="Start with the instruction",
     )
     template: str = setting(
         "auto",
@@ -66,8 +70,25 @@ class ExamSettings(Settings):
         form=False,
     )
 
+    def __post_init__(self) -> None:
+        if self.shots == 0:  # the one 0-shot prompt, with its instruction (as stored)
+            self.instruction = True
+        super().__post_init__()
+
     def prompt_settings(self) -> PromptSettings:
         return PromptSettings(self.shots, self.instruction, self.lang, self.seed)
+
+
+def prompt_version_of(stored: Mapping[str, object]) -> int:
+    """The prompt version of a run from its stored settings: its ``prompt_version`` (every
+    model's run records :data:`~engine.exam.prompts.PROMPT_VERSION` there), else 1
+    for a model's run stored before versions were recorded (its settings hold the examples'
+    pool, ``shots_pool``, as every model's run does), else the current one (settings not
+    stored yet, published responses)."""
+    version = stored.get("prompt_version")
+    if isinstance(version, int):
+        return version
+    return 1 if "shots_pool" in stored else PROMPT_VERSION
 
 
 @dataclass

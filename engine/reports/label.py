@@ -44,8 +44,12 @@ def _exam(settings: JSONDict, person: bool) -> list[str]:
         str(settings.get("lang", "zh")),
         "instr" if settings.get("instruction", True) else "no instr",
     ]
-    from engine.exam.settings import ExamSettings
+    from engine.exam.prompts import PROMPT_VERSION
+    from engine.exam.settings import ExamSettings, prompt_version_of
 
+    version = prompt_version_of(settings)
+    if version != PROMPT_VERSION:  # a run of other prompts is not comparable as it stands
+        parts.append(f"prompts v{version}")
     defaults = ExamSettings().as_dict()
     for key in _EXAM_EXTRAS:
         default = defaults.get(key)
