@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.runner import ExamSettings, run_exam, uses_chat
+from engine.exam.runner import ExamSettings, run_exam
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 
