@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from engine.bank.notebook import set_note
 from engine.exam.dataset import ensure_sample
-from engine.review import due_cards, record_answer
+from engine.review import due_cards, record_answer, stats
 from engine.review.browse import browse, reset, suspend
 from engine.review.cards import load_card, reviews
 
@@ -26,7 +26,8 @@ def answered(store, n: int = 3) -> tuple[str, list[dict]]:
 def test_search_by_question_words_topic_and_note(store):
     dataset, items = answered(store)
     assert [r.card.item_key for r in browse(store, "default")] == [
-        str(i["id"]) for i in (items[0], items[2], items[1])  # the missed ones due first
+        str(i["id"])
+        for i in (items[0], items[2], items[1])  # the missed ones due first
     ]
     words = items[2]["question"][:4]
     assert [r.card.item_key for r in browse(store, "default", words)] == [str(items[2]["id"])]
@@ -49,6 +50,7 @@ def test_a_suspended_card_is_never_due_until_unsuspended(store):
     assert card.suspended and load_card(store, "default", dataset, card.item_key).suspended
     assert card.item_key not in {c.item_key for c in due_cards(store, "default", later)}
     assert len(browse(store, "default")) == 3  # still listed
+    assert stats(store, "default", later)["due_now"] == 2  # and not counted due
     record_answer(store, "exam", dataset, items[0], True, seconds=5, now=T0)  # answered again
     assert load_card(store, "default", dataset, str(items[0]["id"])).suspended
     suspend(store, card, False)

@@ -92,22 +92,23 @@ def stats(
     log = reviews(store, profile)
     mature = [r for r in log if r["state_before"] == int(State.Review)]
     due_by = now + LEARN_AHEAD
+    active = [c for c in all_cards if not c.suspended]  # a suspended card is never due
     by_activity: dict[str, dict[str, int]] = {}
     for card in all_cards:
         block = by_activity.setdefault(card.activity, {"cards": 0, "learned": 0, "due": 0})
         block["cards"] += 1
         block["learned"] += _learned(card)
-        block["due"] += card.due <= due_by
+        block["due"] += card.due <= due_by and not card.suspended
     return {
         "profile": profile,
         "cards": len(all_cards),
         "learned": sum(_learned(c) for c in all_cards),
-        "due_now": sum(c.due <= due_by for c in all_cards),
+        "due_now": sum(c.due <= due_by for c in active),
         "reviews": len(log),
         "accuracy": _percent(sum(bool(r["correct"]) for r in log), len(log)),
         "retention": _percent(sum(bool(r["correct"]) for r in mature), len(mature)),
         "retention_n": len(mature),
-        "due_per_day": due_per_day(all_cards, now, days),
+        "due_per_day": due_per_day(active, now, days),
         "by_activity": by_activity,
         "mastery": mastery(store, all_cards),
     }

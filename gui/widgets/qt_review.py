@@ -1,7 +1,8 @@
 """The Review screen: the cards due now for a profile (picked at the top), a review session
 with feedback, the gold explanation and the FSRS rating, charts of due cards per day and
-mastery by topic, and an export to Anki; beside it the profile's Notebook
-(:mod:`gui.widgets.qt_notebook`) and Where I stand (:mod:`gui.widgets.qt_standing`) tabs.
+mastery by topic, and an export to Anki; beside it the profile's Cards (a card browser:
+:mod:`gui.widgets.qt_cards`), Notebook (:mod:`gui.widgets.qt_notebook`) and Where I stand
+(:mod:`gui.widgets.qt_standing`) tabs.
 
 The work is quick SQLite reads and writes, done on the UI thread's store.
 """
@@ -44,6 +45,7 @@ from gui.widgets.common import (
     selectable,
     show_error,
 )
+from gui.widgets.qt_cards import CardsPanel
 from gui.widgets.qt_notebook import NotebookPanel
 from gui.widgets.qt_standing import StandingPanel
 from gui.widgets.question import QuestionCard, option_keys
@@ -141,6 +143,8 @@ class ReviewScreen(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.stack, "Review")
+        self.cards = CardsPanel(ctx, lambda: self.profile_name)
+        self.tabs.addTab(self.cards, "Cards")
         self.notebook = NotebookPanel(ctx, lambda: self.profile_name)
         self.tabs.addTab(self.notebook, "Notebook")
         self.standing = StandingPanel(ctx, lambda: self.profile_name)
@@ -319,12 +323,14 @@ class ReviewScreen(QWidget):
     def _tab_changed(self, index: int) -> None:
         for widget in (self.due_label, self.only_missed, self.export_button, self.start_button):
             widget.setVisible(index == 0)
+        if index == 0 and self.session is None:
+            self.refresh()  # cards suspended or reset on the Cards tab change what is due
         self._refresh_tab()
 
     def _refresh_tab(self) -> None:
-        """Refresh the Notebook or Where I stand tab when it is the one on screen."""
+        """Refresh the Cards, Notebook or Where I stand tab when it is the one on screen."""
         panel = self.tabs.currentWidget()
-        if self.isVisible() and isinstance(panel, NotebookPanel | StandingPanel):
+        if self.isVisible() and isinstance(panel, CardsPanel | NotebookPanel | StandingPanel):
             panel.shown()
 
     def refresh(self) -> None:
