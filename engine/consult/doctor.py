@@ -9,8 +9,11 @@ instruction: ask as many questions as possible, up to 10, one at a time, then co
 ``short`` (one line). Its whole output is the turn (put to the patient and scored); a reply
 cut by the length cap (``max_tokens``, 128 by default) loses only its unfinished last
 sentence. It stops when a turn holds no question (:func:`conclusion_reason`; a preamble or a
-tentative remark before a question does not stop it), repeats itself, or reaches the run's
-``max_turns`` safety cap.
+tentative remark before a question does not stop it) or reaches the run's ``max_turns``
+safety cap. A question it already asked, word for word, is a turn like any other, as in the
+paper (its repetition measure, Table 3, sees it; ``extra["repeat"]`` marks it); with
+``stop_on_repeat`` (a setting for small models that loop on one question) it ends the
+consultation instead, with the reason ``repeat``.
 
 :class:`OracleDoctor` asks ``Can you tell me about {key}?`` for the case's keys in direct,
 reverse or seeded random order: a doctor that knows exactly what there is to ask.
@@ -174,6 +177,7 @@ class ModelDoctor:
     max_tokens: int = 128
     seed: int = 0
     temperature: float = 0.0
+    stop_on_repeat: bool = False
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -205,8 +209,12 @@ class ModelDoctor:
             text = complete_sentences(text)
         reason = conclusion_reason(text)
         question = None if reason else text
+        extra: JSONDict = {}
         if question is not None and _normal(question) in {_normal(a) for a in asked}:
-            question, reason = None, "repeat"
+            if self.stop_on_repeat:
+                question, reason = None, "repeat"
+            else:
+                extra["repeat"] = True
         return DoctorMove(
             question,
             reason,
@@ -214,6 +222,7 @@ class ModelDoctor:
             latency_s=latency,
             prompt_tokens=g.prompt_tokens or 0,
             completion_tokens=g.completion_tokens or 0,
+            extra=extra,
         )
 
 

@@ -109,6 +109,7 @@ def consult_one(
             max_tokens=settings.doctor_max_tokens,
             seed=seed,
             temperature=settings.temperature,
+            stop_on_repeat=settings.stop_on_repeat,
         )
     consultation = Consultation(
         case,
@@ -147,7 +148,7 @@ def consult_one(
         extra = {"raw": move.raw} if move.raw and move.raw != move.question else {}
         if move.latency_s:
             extra |= {"latency_s": move.latency_s, "completion_tokens": move.completion_tokens}
-        consultation.ask(move.question, extra)
+        consultation.ask(move.question, extra | move.extra)
         tell()
         if consultation.questions_left == 0:
             break

@@ -123,6 +123,14 @@ class ConsultSettings(Settings):
         min=16,
         form=False,
     )
+    stop_on_repeat: bool = setting(
+        False,
+        help="End a model doctor's consultation when it asks a question it already asked, "
+        "word for word (for small models that loop on one question). Off, as in the paper: "
+        "a repeated question is a turn, and the repetition measure counts it.",
+        flag="--stop-on-repeat/--count-repeats",
+        form=False,
+    )
     keep_conclusions: bool = setting(
         True,
         help="Keep the doctor's closing words in the solver's context (or drop them).",
