@@ -458,6 +458,15 @@ def _answers(
         yield from _in_flight(job, todo, cancel, concurrency)
 
 
+def answer_items(
+    job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None = None, concurrency: int = 1
+) -> Iterator[Answered]:
+    """The run loop's scheduling for a job whose answers are not a run's (converting a data
+    set into cases): ``(position, item, answer)`` of each of ``todo`` as it finishes, up to
+    ``concurrency`` in flight, Cancel reaching the models at once (see :func:`_answers`)."""
+    return _answers(job, todo, cancel, concurrency)
+
+
 def _in_flight(
     job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
 ) -> Iterator[Answered]:

@@ -23,7 +23,6 @@ from engine.cli.running import (
 )
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
-from engine.consult.cases import CaseError
 from engine.consult.metrics import SUMMARY_KEYS, asked_nothing_line, fact_view, turn_analysis
 from engine.consult.report import FORMATS
 from engine.consult.settings import MAX_TURNS, ConsultSettings
@@ -538,37 +537,11 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
         )
 
 
-@consult.command("convert")
-@click.option("--dataset", required=True, help="Exam data set holding the question.")
-@click.option("--item", "item_id", required=True, help="Question id.")
-@click.option("--model", "model_name", default=None, help="Chat model (default: the default).")
-@click.option("--save", "save_name", help="Store the draft in this case data set.")
-@click.option("--yes", is_flag=True, help="Save without asking.")
-@pass_app
-def consult_convert(
-    app: AppContext,
-    dataset: str,
-    item_id: str,
-    model_name: str | None,
-    save_name: str | None,
-    yes: bool,
-) -> None:
-    """Turn an exam question into a draft consultation case (printed as JSON)."""
-    from engine.consult.convert import draft_case
-    from engine.models.catalog import open_model
+def _add_data_commands() -> None:
+    from engine.cli.consult_data import consult_convert, consult_stats
 
-    item = next((i for i in app.store.items(dataset) if str(i.get("id")) == item_id), None)
-    if item is None:
-        raise CaseError(f"no item {item_id!r} in data set {dataset!r}")
-    model = open_model(model_name, n_ctx=4096)
-    try:
-        case = draft_case(item, model, dataset=dataset, model_name=model_name or "model")
-    finally:
-        model.close()
-    click.echo(json.dumps(case.to_dict(), ensure_ascii=False, indent=2))
-    if save_name:
-        if yes or click.confirm(f"Save this case to {save_name!r}?", default=False):
-            cases_mod.add_case(app.store, save_name, case)
-            click.echo(f"saved {case.id!r} in {save_name!r}")
-        else:
-            click.echo("not saved")
+    consult.add_command(consult_convert)
+    consult.add_command(consult_stats)
+
+
+_add_data_commands()
