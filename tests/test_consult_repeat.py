@@ -7,6 +7,7 @@ from __future__ import annotations
 from engine.consult.cases import ensure_sample
 from engine.consult.settings import ConsultSettings
 from engine.models.scripted import ScriptedModel
+from engine.reports.label import run_label
 from engine.runs import run
 
 ASKED = ["How long have you had the pain?", "Do you have a fever?"]
@@ -41,6 +42,7 @@ def test_a_repeated_question_counts_as_a_turn_by_default(store, scripted_pool) -
     repeated = answer["scores"]["diversity_rougeL"]
     _, without, _, _ = _run(store, scripted_pool, stop_on_repeat=True)
     assert repeated > without["scores"]["diversity_rougeL"]
+    assert "repeat" not in run_label(store.run(summary["run_id"]))
 
 
 def test_with_the_setting_on_a_repeat_ends_the_consultation(store, scripted_pool) -> None:
@@ -50,3 +52,4 @@ def test_with_the_setting_on_a_repeat_ends_the_consultation(store, scripted_pool
     conclusion = [t for t in turns if t["extra"].get("kind") == "conclusion"]
     assert conclusion[0]["extra"]["reason"] == "repeat"
     assert store.run(summary["run_id"])["settings"]["stop_on_repeat"] is True
+    assert "stops on a repeat" in run_label(store.run(summary["run_id"]))

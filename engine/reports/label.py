@@ -102,6 +102,8 @@ def _consult(run: Row, settings: JSONDict) -> list[str]:
     if model_doctor and settings.get("max_turns") not in (None, 10):
         turns = int(settings["max_turns"])
         parts.append(f"{turns} turn{'' if turns == 1 else 's'}")
+    if model_doctor and settings.get("stop_on_repeat"):
+        parts.append("stops on a repeat")
     if model_doctor and settings.get("doctor_max_tokens") not in (None, 128):
         parts.append(f"doctor max tokens {settings['doctor_max_tokens']}")
     if settings.get("temperature"):
