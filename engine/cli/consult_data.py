@@ -14,6 +14,9 @@ from engine.consult import cases as cases_mod
 from engine.consult.cases import CaseError
 from engine.text.columns import visible
 
+#: Questions left out listed by name after a conversion (--json lists them all).
+SHOWN = 20
+
 
 @click.command("convert")
 @click.option("--dataset", required=True, help="Exam data set holding the questions.")
@@ -73,8 +76,10 @@ def consult_convert(
         f"{dataset!r} ({found['new']} done now in {found['seconds']:g} s); left out: "
         f"{found['filtered']} with no patient information, {found['refused']} other"
     )
-    for x in found["left_out"]:
+    for x in found["left_out"][:SHOWN]:
         click.echo(visible(f"  left out {x['item']}: {x['reason']}"))
+    if len(found["left_out"]) > SHOWN:
+        click.echo(f"  … and {len(found['left_out']) - SHOWN} more (--json lists them all)")
     click.echo(f"review the drafts: medexam consult cases --cases {name}; "
                f"describe them: medexam consult stats --cases {name}")  # fmt: skip
 

@@ -11,8 +11,9 @@ consultation step by step (for the CLI and the GUI); :func:`run_consult` runs a 
 baseline over a data set; :mod:`engine.consult.metrics` holds the evaluation metrics and
 :mod:`engine.consult.report` the paper-shaped outputs (Table 2, golden dialogues).
 
-Pipeline: load (cases, :mod:`~engine.consult.agentclinic`, :mod:`~engine.consult.convert`)
-→ prompt (patient, doctor, solver) → run (:mod:`~engine.consult.session`,
+Pipeline: load (cases, :mod:`~engine.consult.agentclinic`, :mod:`~engine.consult.convert`
+and, for a whole data set of questions, :mod:`~engine.consult.conversion`; a case set's
+Table 1 and Figure 4 in :mod:`~engine.consult.stats`) → prompt (patient, doctor, solver) → run (:mod:`~engine.consult.session`,
 :mod:`~engine.consult.run`) → parse (stop detection, letter extraction) → score
 (:mod:`~engine.consult.metrics`) → store (every turn as it happens).
 """

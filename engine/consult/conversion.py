@@ -79,6 +79,11 @@ class ConvertJob(Job):
         return {"case": case.to_dict()}
 
 
+def _source(case: JSONDict) -> object:
+    """The id of the question a stored case was converted from."""
+    return ((case.get("meta") or {}).get("converted_from") or {}).get("item")
+
+
 @dataclass
 class _State:
     """What a conversion holds so far (the stored case set and its meta)."""
@@ -88,9 +93,7 @@ class _State:
     refused: list[JSONDict] = field(default_factory=list)
 
     def done(self) -> set[str]:
-        made = {
-            str((c.get("meta") or {}).get("converted_from", {}).get("item")) for c in self.cases
-        }
+        made = {str(_source(c)) for c in self.cases}
         return made | {str(x["item"]) for x in self.filtered + self.refused}
 
 
@@ -169,9 +172,13 @@ def convert_dataset(
             if time.monotonic() - saved >= SAVE_EVERY_S:
                 _save(store, name, dataset, label, len(items), state)
                 saved = time.monotonic()
-            said = "case" if "case" in answer else "left out"
-            report(progress, finished, len(items), f"{key} {said}", filtered=len(state.filtered))
+            out = len(state.filtered) + len(state.refused)
+            report(progress, finished, len(items), f"{out} left out", filtered=len(state.filtered))
     finally:
+        order = {str(item["id"]): i for i, item in enumerate(items)}
+        for listed in (state.filtered, state.refused):  # in the data set's order
+            listed.sort(key=lambda x: order.get(str(x["item"]), len(order)))
+        state.cases.sort(key=lambda c: order.get(str(_source(c)), len(order)))
         _save(store, name, dataset, label, len(items), state)
         job.close()
     return summary(store, name) | {
