@@ -86,3 +86,20 @@ def test_a_consultation_task_of_six_options_scores_option_f() -> None:
                           "task": {"question": "Most likely?", "options": SIX, "answer": "F"}})  # fmt: skip
     assert score_answer(case.task, "The most likely answer is F. Pertussis").correct
     assert score_answer(case.task, "F").chosen == "F"
+
+
+def test_a_question_of_six_options_shows_all_six_on_its_card_and_in_the_app() -> None:
+    from engine.review.cards import exam_face
+    from gui.widgets.question import item_html
+
+    item = {"id": 1, "question": "Q?", "options": list(SIX.values()), "answer": "F"}
+    assert [letter for letter, _text in exam_face(item).options] == list("ABCDEF")
+    assert "F. Pertussis" in item_html(item)
+
+
+def test_exam_take_accepts_option_f(db_path: str, tmp_path: Path) -> None:
+    rows = [record("A 4-year-old boy has a whooping cough. Most likely?", SIX, "F")]
+    invoke(db_path, "import", "mcq", write(tmp_path / "medqa.jsonl", rows))
+    done = CliRunner().invoke(cli, ["--db", db_path, "exam", "take", "--dataset", "medqa",
+                                    "--in-order"], input="F\n")  # fmt: skip
+    assert "answer (A-F" in done.output and "score 100.0% (1/1" in done.output, done.output

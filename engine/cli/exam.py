@@ -403,7 +403,7 @@ def _typed_answer(
     """What is typed for one question: a letter, ``s`` or ``q``; ``m``, ``n`` and ``w…`` mark,
     note or tag it on the way (``where``: the store, profile, data set and the last miss)."""
     store, profile, dataset, missed = where
-    letters = "ABCDE"[: len(item["options"])]
+    letters = dataset_mod.letters_for(item)
     while True:
         raw = click.prompt(
             f"answer ({letters[0]}-{letters[-1]}, s skip, q quit)",

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING
 from fsrs import Card, State
 
 from engine.store import Store
+from engine.text.options import LETTERS as EXAM_LETTERS  # up to ten options (MedQA, mcq)
 
 if TYPE_CHECKING:
     from engine.types import Item, JSONDict, Row, Scalar
-
-EXAM_LETTERS = "ABCDE"
 
 
 def topic_fields(activity: str) -> tuple[str, ...]:
@@ -160,7 +159,7 @@ def french_face(item: Item) -> Face:
 
 
 def exam_face(item: Item) -> Face:
-    """An exam question's card: one right option of up to five."""
+    """An exam question's card: one right option of up to ten."""
     return Face(
         item["question"],
         list(zip(EXAM_LETTERS, item["options"], strict=False)),

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
 
+from engine.text.options import LETTERS
 from gui.widgets.common import Card, esc, flush_column, muted, plain, repolish, selectable
 
 if TYPE_CHECKING:
@@ -303,6 +304,6 @@ def item_html(item: dict[str, Any] | None) -> str:
     if isinstance(options, dict):
         pairs = [(k.upper(), v) for k, v in options.items()]
     else:
-        pairs = list(zip("ABCDE", options, strict=False))
+        pairs = list(zip(LETTERS, options, strict=False))
     lines = "".join(f"<div style='margin-left:10px'>{k}. {esc(v)}</div>" for k, v in pairs)
     return f"<p style='margin-bottom:2px'><b>{esc(item.get('question', ''))}</b></p>{lines}"
