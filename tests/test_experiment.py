@@ -176,6 +176,9 @@ def test_the_report_has_table_8_table_3_and_figure_3_and_joins_only_runs_that_di
     titles = [t["title"] for t in section["tables"]]
     assert titles[1].startswith("ExplainCPE Table 8") and titles[2].startswith("ExplainCPE Table 3")
     assert len(section["tables"][1]["rows"]) == 8 and len(section["tables"][2]["rows"]) == 1
+    best = section["tables"][2]["rows"][0]  # every run scored the same: they all tie
+    runs = {c["run_id"] for c in records.get(store, ids[0])["cells"]}
+    assert best[5] == len(runs) and best[1].endswith(f"(tied with {len(runs) - 1} others)")
     chart = section["charts"][0]
     assert chart["kind"] == "lines" and chart["title"].startswith("ExplainCPE Figure 3")
     assert sorted(s["name"] for s in chart["series"]) == [

@@ -85,29 +85,29 @@ def table8(found: list[tuple[JSONDict, RunData]]) -> Table:
     )
 
 
+def _share(r: RunData) -> float:
+    return r.correct / max(r.n, 1)
+
+
 def table3(found: list[tuple[JSONDict, RunData]]) -> Table:
-    """Each model's best setting by accuracy (finished runs)."""
-    best: dict[str, tuple[JSONDict, RunData, int]] = {}
+    """Each model's best setting by accuracy (its finished runs; the first in Table 8's order
+    of those tied, saying how many tie)."""
+    by_model: dict[str, dict[int, tuple[JSONDict, RunData]]] = {}
     for cell, r in sorted(found, key=lambda f: _order(f[0])):
-        if cell["status"] != "finished":
-            continue
-        model = str(cell["coords"].get("model"))
-        held = best.get(model)
-        tried = (held[2] if held else 0) + 1
-        if held is None or r.correct / max(r.n, 1) > held[1].correct / max(held[1].n, 1):
-            best[model] = (cell, r, tried)
-        else:
-            best[model] = (held[0], held[1], tried)
+        if cell["status"] == "finished":
+            by_model.setdefault(str(cell["coords"].get("model")), {}).setdefault(r.id, (cell, r))
     rows = []
-    for model, (cell, r, tried) in best.items():
+    for model, runs in by_model.items():
+        cell, r = max(runs.values(), key=lambda f: _share(f[1]))  # the first of the best
+        tied = sum(_share(other) == _share(r) for _, other in runs.values()) - 1
         c = cell["coords"]
         words = setting_words(int(c.get("shots") or 0), bool(c.get("instruction")))
-        acc = _accuracy(r)
-        rows.append([model, words, acc, r.summary.get("rougeL"), f"#{r.id}", tried])
+        words += f" (tied with {tied} other{'s' if tied > 1 else ''})" if tied else ""
+        rows.append([model, words, _accuracy(r), r.summary.get("rougeL"), f"#{r.id}", len(runs)])
     return table(
         "ExplainCPE Table 3: each model's best setting",
-        ["Model", "Best setting", "Accuracy (%)", "ROUGE-L", "Run", "Settings tried"],
-        rows,
+        ["Model", "Best setting", "Accuracy (%)", "ROUGE-L", "Run", "Runs compared"],
+        rows,  # type: ignore[arg-type]
         CI_NOTE,
         "The best of several settings on the same questions is picked by its own score: "
         "its interval is that run's and does not allow for the picking.",
