@@ -171,10 +171,9 @@ class Plan:
         if todo and untimed < len(todo):
             text += f" ≈ {duration_text(seconds)}"
         rough = sum(c.rough for c in todo)
-        if rough:
-            text += f" ({rough} timed by their model's runs with other settings)"
-        if untimed:
-            text += f" ({untimed} not timed: no earlier run of their model)"
+        notes = [f"{rough} timed by their model's runs with other settings"] if rough else []
+        notes += [f"{untimed} not timed: no earlier run of their model"] if untimed else []
+        text += f" ({'; '.join(notes)})" if notes else ""
         reused = sum(c.reuse is not None for c in self.cells)
         shared = sum(c.same_as is not None for c in self.cells)
         text += f"; {reused} reused" if reused else ""
