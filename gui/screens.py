@@ -64,6 +64,12 @@ TOOLS = (
         "Every run: details, comparisons, charts and exports",
     ),
     Screen(
+        "experiments",
+        "Experiments",
+        "gui.widgets.qt_experiments:ExperimentsScreen",
+        "Grids of runs played as one job: their runs, progress, tables and figures",
+    ),
+    Screen(
         "train",
         "Train",
         "gui.widgets.qt_train:TrainScreen",

@@ -1,0 +1,263 @@
+"""Experiments: each grid of runs played as one job (``medexam experiment run``, see
+:mod:`engine.experiments`) with its runs and their status, refreshed while one is running;
+the selected experiment's tables and figures (ExplainCPE's Table 8, Table 3, Figure 3…), its
+report saved as HTML, and Go on / Stop to play the rest of it here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPixmap
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
+
+from engine.progress import Progress
+from gui.widgets.common import (
+    AppContext,
+    Header,
+    ProgressRow,
+    muted,
+    page_column,
+    show_error,
+    text_view,
+)
+
+#: How often the list is read again while an experiment runs (ms).
+REFRESH_MS = 2000
+#: The width a figure is shown at (px).
+FIGURE_PX = 640
+
+
+def _figure_png(chart: dict[str, Any]) -> bytes:
+    """A line chart as PNG bytes (the figure the report draws)."""
+    import io
+
+    import matplotlib
+
+    from engine.reports.charts import lines_figure
+
+    out = io.BytesIO()
+    with matplotlib.rc_context({"text.parse_math": False}):
+        lines_figure(chart).savefig(out, format="png", dpi=90)  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def _play(job: Any, pool: Any, experiment_id: int) -> dict[str, Any]:
+    """The worker's part of Go on: the rest of the experiment, stopped by Stop."""
+    from engine.experiments.run import run_experiment
+
+    return run_experiment(
+        job.store, experiment_id, pool=pool, progress=job.progress, cancel=job.cancel
+    )
+
+
+class ExperimentsScreen(QWidget):
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.job: Any = None
+        outer = page_column(
+            self,
+            Header(
+                "Experiments",
+                "Grids of runs played as one job — a paper's protocol or models × settings "
+                "(medexam experiment run).",
+            ),
+        )
+        bar = QHBoxLayout()
+        self.hint = muted(QLabel("Start one with: medexam experiment run explaincpe-table8 …"))
+        self.go_button = QPushButton("Go on")
+        self.go_button.setToolTip("Play the runs it has not finished, here")
+        self.save_button = QPushButton("Save report…")
+        self.save_button.setToolTip("Its runs, tables and figures on one HTML page")
+        bar.addWidget(self.hint, 1)
+        for w in (self.go_button, self.save_button):
+            w.setEnabled(False)
+            bar.addWidget(w)
+        outer.addLayout(bar)
+        self.progress = ProgressRow()
+        outer.addWidget(self.progress)
+
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["Experiment / run", "Run", "Status", "Done", "Score"])
+        self.tree.setColumnWidth(0, 360)
+        for column, width in ((1, 60), (2, 160), (3, 70)):
+            self.tree.setColumnWidth(column, width)
+        self.view = text_view()
+        self.figure = QLabel()
+        self.figure.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        scroll = QScrollArea()
+        scroll.setWidget(self.figure)
+        scroll.setWidgetResizable(True)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.view, "Tables")
+        self.tabs.addTab(scroll, "Figure")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.tree)
+        split.addWidget(self.tabs)
+        split.setChildrenCollapsible(False)
+        split.setSizes([260, 400])
+        outer.addWidget(split, 1)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self._tick)
+        self.tree.currentItemChanged.connect(lambda *_: self._selected())
+        self.go_button.clicked.connect(self.go_on)
+        self.progress.stop_clicked.connect(self.stop)
+        self.save_button.clicked.connect(lambda: self.save_report())
+        ctx.runs_changed.append(self.reload)
+        self.experiments: list[dict[str, Any]] = []
+        self.reload()
+
+    # -- data ------------------------------------------------------------------------------
+
+    def shown(self) -> None:
+        self.reload()
+
+    def selected_id(self) -> int | None:
+        item = self.tree.currentItem()
+        while item is not None and item.parent() is not None:
+            item = item.parent()
+        return None if item is None else int(item.data(0, Qt.ItemDataRole.UserRole))
+
+    def reload(self) -> None:
+        from engine.experiments.records import all_experiments
+        from engine.export import headline
+
+        chosen = self.selected_id()
+        self.experiments = all_experiments(self.ctx.store)
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        for e in self.experiments:
+            done = sum(c["status"] == "finished" for c in e["cells"])
+            top = QTreeWidgetItem([f"#{e['id']} {e['name']}", "", e["status"],
+                                   f"{done}/{len(e['cells'])}", ""])  # fmt: skip
+            top.setToolTip(0, e["title"])
+            top.setData(0, Qt.ItemDataRole.UserRole, e["id"])
+            for c in e["cells"]:
+                run = c["run"] or {}
+                counts = f"{run.get('n_done', 0)}/{run.get('n_total', 0)}" if run else ""
+                status = c["status"] + (" (reused)" if c["reused"] else "")
+                child = QTreeWidgetItem([c["label"], f"#{c['run_id']}" if run else "", status,
+                                         counts, headline(run) if run else ""])  # fmt: skip
+                if c.get("error"):
+                    child.setToolTip(2, c["error"])
+                top.addChild(child)
+            self.tree.addTopLevelItem(top)
+            if e["id"] == chosen or (chosen is None and self.tree.currentItem() is None):
+                self.tree.setCurrentItem(top)
+                top.setExpanded(True)
+        self.tree.blockSignals(False)
+        running = any(e["status"] == "running" for e in self.experiments)
+        if running or self.job is not None:
+            self.timer.start()
+        else:
+            self.timer.stop()
+        self._selected()
+
+    def _tick(self) -> None:
+        if self.isVisible():
+            self.reload()
+
+    def _experiment(self) -> dict[str, Any] | None:
+        found = self.selected_id()
+        return next((e for e in self.experiments if e["id"] == found), None)
+
+    def _selected(self) -> None:
+        from engine.reports.experiment import experiment_section
+        from engine.reports.render import to_html
+
+        e = self._experiment()
+        busy = self.job is not None
+        self.go_button.setEnabled(e is not None and not busy and e["status"] != "finished")
+        self.save_button.setEnabled(e is not None and any(c["run_id"] for c in e["cells"]))
+        if e is None:
+            self.view.setHtml("<p>No experiment yet.</p>")
+            self.figure.clear()
+            return
+        section = experiment_section(self.ctx.store, e)
+        tables = section["tables"][1:] or section["tables"]  # the paper's, else its grid
+        page = {"title": e["title"], "created": e["created"] or "", "runs": [],
+                "overview": tables[0], "sections": []}  # fmt: skip
+        if tables[1:]:
+            page["sections"] = [{**section, "tables": tables[1:], "name": "More"}]
+        self.view.setHtml(to_html(page, charts=False))  # type: ignore[arg-type]
+        lines = [c for c in section["charts"] if c["kind"] == "lines" and c.get("series")]
+        if lines:
+            pixmap = QPixmap()
+            pixmap.loadFromData(_figure_png(lines[0]))
+            self.figure.setPixmap(
+                pixmap.scaledToWidth(FIGURE_PX, Qt.TransformationMode.SmoothTransformation)
+            )
+        else:
+            self.figure.clear()
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def go_on(self) -> None:
+        e = self._experiment()
+        if e is None or self.job is not None:
+            return
+        self.progress.started(0, f"Experiment #{e['id']}…")
+        self.job = self.ctx.jobs.start(
+            _play,
+            self.ctx.host.pool,
+            e["id"],
+            on_progress=self._progress,
+            on_done=lambda result: self.ctx.status(
+                f"Experiment #{result['experiment_id']}: {result['status']}"
+            ),
+            on_error=lambda exc: show_error(self, exc, self.ctx),
+            on_ended=self._ended,
+        )
+        self.reload()
+
+    def _progress(self, p: Progress) -> None:
+        info = p.info
+        at = f"run {info['cell']}/{info['cells']} · {info['label']}" if "cell" in info else ""
+        self.progress.update(p, at or p.message)
+
+    def stop(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+
+    def _ended(self) -> None:
+        self.job = None
+        self.progress.ended("")
+        self.ctx.notify_runs()
+        self.reload()
+
+    def save_report(self, path: str | None = None) -> str | None:
+        from engine.export import save_text
+        from engine.reports import render
+        from engine.reports.experiment import experiment_report
+
+        e = self._experiment()
+        if e is None:
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save report", f"experiment-{e['id']}.html", "HTML (*.html)"
+            )
+            if not path:
+                return None
+        try:
+            save_text(path, render(experiment_report(self.ctx.store, e["id"]), "html"), "html")
+        except Exception as exc:  # noqa: BLE001 - said in a message box
+            show_error(self, exc, self.ctx)
+            return None
+        self.ctx.status(f"Saved {path}")
+        return path
