@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task, ensure_sample, get_case
+from engine.consult.cases import Case, Fact, Task, ensure_sample, get_case, save_cases
 from engine.consult.run import run_consult
 from engine.consult.solve import vignette
 from engine.models.scripted import ScriptedModel
@@ -85,12 +85,26 @@ def test_the_summary_is_written_then_answered_from_alone(store, scripted_pool, m
     )
 
 
+#: A case of two facts: the oracle asks every key, so the real model plays two turns (a
+#: sample case has a dozen) before it summarises and answers.
+SMALL = Case(
+    "small-1",
+    [Fact("Pain", "in the right lower abdomen since yesterday"), Fact("Temperature", "38.5 °C")],
+    "Doctor, my belly hurts.",
+    Task(question="Which is most likely?", options={"A": "Appendicitis", "B": "Reflux"},
+         answer="A"),
+)  # fmt: skip
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["vignette", "summary"])
 def test_each_format_end_to_end_with_the_real_model(store, chat_model, fmt):
-    cases = ensure_sample(store)
-    roles = {"patient": "smollm2", "solver": "smollm2", "limit": 1, "max_turns": 2}
-    summary = run_consult(store, cases, "oracle-direct", format=fmt, **roles)
+    save_cases(store, "small", [SMALL])
+    roles = {"patient": "smollm2", "solver": "smollm2", "max_turns": 2}
+    summary = run_consult(store, "small", "oracle-direct", format=fmt, **roles)
     assert summary["status"] == "finished" and summary["answered"] == 1
+    assert summary["avg_turns"] == (2 if fmt == "summary" else 0)
     (answer,) = store.answers(summary["run_id"])
-    assert answer["chosen"] in "ABCDE" and answer["extra"]["context"] == fmt
+    assert answer["chosen"] in "AB" and answer["extra"]["context"] == fmt
+    if fmt == "summary":
+        assert answer["extra"]["summary"]
