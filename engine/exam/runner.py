@@ -285,8 +285,9 @@ def shots_used(rows: list[dict[str, Any]], nominal: int | None) -> dict[str, Any
     questions (None when none records it); ``shots_cut``, how many of them had fewer than
     planned (``shots_planned``, else ``nominal``: prompt version 1 dropped examples that
     did not fit, version 2 never does and passes None);
-    ``too_long``, the questions skipped because their prompt did not fit the model's
-    context (:func:`too_long`)."""
+    ``too_long`` (version 2 only: version 1 never skipped a question, so its stored
+    summaries stay as they were), the questions skipped because their prompt did not fit
+    the model's context (:func:`too_long`)."""
     used, cut, skipped = [], 0, 0
     for r in rows:
         extra = r.get("extra") or {}
@@ -298,7 +299,8 @@ def shots_used(rows: list[dict[str, Any]], nominal: int | None) -> dict[str, Any
         planned = extra.get("shots_planned", nominal)
         cut += planned is not None and n < int(planned)
     mean = round(sum(used) / len(used), 2) if used else None
-    return {"shots_used_mean": mean, "shots_cut": cut, "too_long": skipped}
+    found = {"shots_used_mean": mean, "shots_cut": cut}
+    return found if nominal is not None else found | {"too_long": skipped}
 
 
 def _failed_answer(item: dict[str, Any], error: str) -> dict[str, Any]:
