@@ -50,6 +50,10 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext)
 
 
+#: The longest context ``--n-ctx`` loads a model with (1 M tokens).
+MAX_CONTEXT = 1 << 20
+
+
 def json_option(func: F) -> F:
     """Add ``--json`` (machine-readable output) to a command."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)

@@ -16,7 +16,7 @@ from engine.cli.bank import (
     drawn_line,
     take_command,
 )
-from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
+from engine.cli.common import COUNT, MAX_CONTEXT, AppContext, echo_json, json_option, pass_app
 from engine.cli.importing import import_options, sample_command
 from engine.cli.running import (
     RunOptions,
@@ -36,9 +36,6 @@ from engine.fields import settings_options
 from engine.progress import Progress
 from engine.review.profiles import resolve
 from engine.text.columns import display_width, pad, visible
-
-#: The longest context ``--n-ctx`` loads a model with (1 M tokens).
-MAX_CONTEXT = 1 << 20
 
 
 def _note_right() -> Callable[[Progress], str]:

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from engine.cli.common import COUNT, F, echo_json, json_option, load_options, pass_app
+from engine.cli.common import (
+    COUNT,
+    MAX_CONTEXT,
+    F,
+    echo_json,
+    json_option,
+    load_options,
+    pass_app,
+)
 from engine.text.columns import align_rows, visible
 
 if TYPE_CHECKING:
@@ -159,7 +167,7 @@ def _play(
 @grid_options
 @click.option(
     "--n-ctx",
-    type=click.IntRange(256, 1 << 20),
+    type=click.IntRange(256, MAX_CONTEXT),
     default=None,
     help="Context length the local models are loaded with, in tokens (default: each run's).",
 )
