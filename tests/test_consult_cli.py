@@ -83,19 +83,20 @@ def test_import_the_published_agentclinic_file(db_path: str, shared_data: Path) 
 
 @pytest.mark.slow
 def test_run_a_model_doctor_then_show_it(db_path: str) -> None:
-    result = invoke(db_path, "consult", "run", "--doctor", "model", "--limit", "2",
-                    "--max-turns", "1", "--json")  # fmt: skip
+    result = invoke(db_path, "consult", "run", "--doctor", "model", "--limit", "1",
+                    "--max-turns", "1", "--doctor-max-tokens", "48", "--json")  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = last_json(result)
     for key in SUMMARY_KEYS:
         assert key in summary
-    assert summary["n"] == 2 and summary["status"] == "finished"
+    assert summary["n"] == 1 and summary["status"] == "finished"
     run = Store(db_path).run(summary["run_id"])
     assert run["dataset"] == "cases-sample" and run["settings"]["max_turns"] == 1
+    assert run["settings"]["doctor_max_tokens"] == 48
     shown = invoke(db_path, "consult", "show", str(summary["run_id"]))
     assert "== sample-01" in shown.output and "fraction  patient_f1" in shown.output
     detail = json.loads(invoke(db_path, "consult", "show", str(summary["run_id"]), "--json").stdout)
-    assert len(detail["consultations"]) == 2 and detail["turn_analysis"][-1]["fraction"] == 1.0
+    assert len(detail["consultations"]) == 1 and detail["turn_analysis"][-1]["fraction"] == 1.0
 
 
 @pytest.mark.slow
