@@ -26,7 +26,12 @@ round of each), ``agreement_1_vs_N`` (the share of the letters of the generate a
 runs equal at 1 and N slots: llama.cpp is not bitwise batch-invariant), ``rouge_l_1_vs_N``
 (mean ROUGE-L F of the generated answers at 1 against N), ``same_items`` (every run at
 both levels answered the same items, stored in the same order), ``peak_rss_mib`` per level
-(the model process's peak resident memory), the rates and the settings. The goals on a
+(the model process's peak resident memory), ``threads`` per level (the fewest and most
+CPU threads the model had while measured: the pool gives fewer when other programs keep
+cores busy), ``parent_cpu_s`` and ``model_cpu_s`` per level (the CPU time of this process, the
+one asking the model, and of the model's process while measured, all rounds: on a busy
+machine, where rates move with the load, the work done), ``load`` (the machine's load average at the end), the rates and
+the settings. The goals on a
 quiet 2-core machine: decode >= 1.5, generate and consult >= 1.3, logprob >= 0.95,
 agreement >= 0.95. ``bench/gpu_check.sh`` runs it on a GPU at 16 slots.
 """
@@ -60,15 +65,21 @@ SUBJECTS = (
 
 
 class PeakRSS:
-    """The peak resident memory of a process, sampled every 50 ms while it is watched."""
+    """The peak resident memory of a model's process and the CPU threads in force in it,
+    sampled every 50 ms while it is watched, and the CPU time this (the parent) process
+    spent meanwhile."""
 
     def __init__(self) -> None:
         self.peak = 0
+        self.threads: list[int] = []
+        self.parent_cpu_s = 0.0
+        self.model_cpu_s = 0.0
 
     @contextmanager
-    def watching(self, pid: int | None) -> Iterator[None]:
+    def watching(self, model: Any) -> Iterator[None]:
         import psutil
 
+        pid = model.pid
         if pid is None:
             yield
             return
@@ -80,14 +91,26 @@ class PeakRSS:
                     self.peak = max(self.peak, proc.memory_info().rss)
                 except psutil.Error:
                     return
+                if model.threads is not None:
+                    self.threads.append(int(model.threads))
+
+        def spent() -> float:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                return 0.0
+            return times.user + times.system
 
         thread = threading.Thread(target=sample, daemon=True)
+        cpu, model_cpu = time.process_time(), spent()
         thread.start()
         try:
             yield
         finally:
             done.set()
             thread.join()
+            self.parent_cpu_s += time.process_time() - cpu
+            self.model_cpu_s += spent() - model_cpu
 
 
 def decode(model: Any, n: int, tokens: int) -> tuple[float, dict[str, Any]]:
@@ -205,7 +228,7 @@ def main() -> None:
         for r in range(args.rounds):
             for name, measure in work.items():
                 for n in levels if r % 2 == 0 else reversed(levels):
-                    with rss[n].watching(held[n].pid):
+                    with rss[n].watching(held[n]):
                         rate, details = measure(pools[n], held[n])
                     rates[name][n].append(rate)
                     first[name].setdefault(n, details)
@@ -248,6 +271,13 @@ def result(
     if orders:
         out["same_items"] = all(orders)
     out["peak_rss_mib"] = {str(k): round(rss[k].peak / 2**20) for k in levels}
+    out["threads"] = {  # the model's CPU threads in force while measured: least, most
+        str(k): [min(rss[k].threads), max(rss[k].threads)] if rss[k].threads else None
+        for k in levels
+    }
+    out["parent_cpu_s"] = {str(k): round(rss[k].parent_cpu_s, 2) for k in levels}
+    out["model_cpu_s"] = {str(k): round(rss[k].model_cpu_s, 2) for k in levels}
+    out["load"] = [round(x, 2) for x in os.getloadavg()]  # the machine's, at the end
     out["rates"] = best
     out["units"] = {"decode": "tokens/s", "generate": "items/s", "consult": "cases/min",
                     "logprob": "items/s"}  # fmt: skip
