@@ -113,6 +113,27 @@ def test_a_chat_template_that_never_ends_is_refused(
         assert model.complete("The capital of France is", max_tokens=2).completion_tokens > 0
 
 
+def test_a_template_waiting_behind_a_long_decode_step_is_not_taken_for_a_hung_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The template's bound counts its rendering only: a conversation that waits behind
+    another request's long decode step (a big model's prompt, a busy machine) is rendered,
+    and the process, with the other sequences in it, lives on."""
+    monkeypatch.setattr(local, "TEMPLATE_S", 1.0)
+    with LocalModel(resolve("smollm2").path, n_ctx=512) as model:
+        pid = model.pid
+        busy = threading.Thread(target=model._call, args=("hold",), kwargs={"seconds": 3.0})
+        busy.start()
+        time.sleep(0.3)  # the worker is inside the 3 s step when the conversation comes
+        t0 = time.monotonic()
+        got = model.chat_prompt(QUESTION)  # before: ModelCrashed, its process killed
+        took = time.monotonic() - t0
+        busy.join()
+        assert "capital of France" in got, got
+        assert took > 2, f"{took:.1f} s: the worker was not busy"
+        assert model.alive and model.pid == pid
+
+
 def test_an_interrupted_request_stops_a_process_that_does_not_answer(
     looping_gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -185,7 +185,12 @@ class LocalModel(ChatModel):
             self._threads_applied = self._ctx.Value("i", self.settings.n_threads, lock=False)
             proc = self._ctx.Process(
                 target=_serve,
-                args=(self.path, self.settings, child, (self._threads_wanted, self._threads_applied)),
+                args=(
+                    self.path,
+                    self.settings,
+                    child,
+                    (self._threads_wanted, self._threads_applied),
+                ),
                 daemon=True,
                 name=f"medexam-model-{Path(self.path).stem}",
             )
@@ -301,10 +306,12 @@ class LocalModel(ChatModel):
     ) -> Iterator[tuple[str, Any]]:
         """``("sent", request)``, then the worker's replies to it, to its ``done``; the
         process is killed and :class:`_Unanswered` raised when the reply takes more than
-        ``within`` seconds. A request left half read is settled (:meth:`_settle`)."""
+        ``within`` seconds from the worker's ``started`` (time waiting behind other
+        requests' decode steps, long on a big model or a busy machine, does not count).
+        A request left half read is settled (:meth:`_settle`)."""
         req = self._submit(op, kwargs)
         link = self._link
-        until = None if within is None else time.monotonic() + within
+        until: float | None = None
         try:
             yield "sent", req
             while not req.settled:
@@ -315,6 +322,10 @@ class LocalModel(ChatModel):
                         raise _Unanswered(within)
                     continue
                 kind, value = got
+                if kind == "started":
+                    if within is not None:
+                        until = time.monotonic() + within
+                    continue
                 if kind in ("error", "done", "crashed"):
                     req.open = False
                 if kind == "crashed":
@@ -502,7 +513,9 @@ def _capabilities(model: LocalModel) -> Capabilities:
     cores; chat where the file has a chat template."""
     template = model.has_chat_template
     slots = int(model.info.get("slots", 1))
-    return Capabilities(chat_template=template, chats=template, concurrency=slots, shares_cores=True)
+    return Capabilities(
+        chat_template=template, chats=template, concurrency=slots, shares_cores=True
+    )
 
 
 def _open(info: GGUFInfo, load: dict[str, Any]) -> LocalModel:

@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
@@ -195,7 +196,8 @@ class _Worker:
             self.batch.submit(self.generate(rid, **kwargs))
         elif op == "logprobs":
             self.batch.submit(self.logprobs(rid, **kwargs))
-        elif op == "chat_prompt":
+        elif op == "chat_prompt":  # the parent bounds the rendering from "started" on
+            self.send(rid, "started", None)
             self.send(rid, "done", self.chat_prompt(**kwargs))
         elif op == "tokenize":
             self.send(rid, "done", self.tokenize(**kwargs))
@@ -206,6 +208,9 @@ class _Worker:
             self.send(rid, "done", dict(self.batch.counts))
         elif op == "crash":  # used by tests: die the way a native crash does
             os.abort()
+        elif op == "hold":  # used by tests: busy for a while, as a long decode step is
+            time.sleep(float(kwargs["seconds"]))
+            self.send(rid, "done", None)
         else:
             raise ModelError(f"unknown request {op!r}")
 
