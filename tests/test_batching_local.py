@@ -112,7 +112,8 @@ def test_a_chat_comes_whole_and_each_step_sends_its_pieces_in_one_message(
     try:
         whole = chat(model, PROMPTS[1], max_tokens=12)
         kinds = [m[1] for m in seen if not isinstance(m, list)]
-        assert kinds == ["done", "done"]  # the chat template, then the generation: no piece
+        # the chat template (started, then rendered), then the generation: no piece
+        assert kinds == ["started", "done", "done"]
         streamed = model.stream_chat([{"role": "user", "content": PROMPTS[1]}], max_tokens=12)
         assert "".join(streamed) == whole.text
         assert streamed.result is not None and streamed.result.text == whole.text

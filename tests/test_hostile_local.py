@@ -134,6 +134,27 @@ def test_a_template_waiting_behind_a_long_decode_step_is_not_taken_for_a_hung_on
         assert model.alive and model.pid == pid
 
 
+def test_a_cancel_waits_for_a_long_decode_step_instead_of_killing_the_process() -> None:
+    """A cancel that comes while a decode step takes longer than SETTLE_S (a big model's
+    prompt on a CPU) is answered after that step: the process, and the other sequences
+    in it, live on."""
+    with LocalModel(resolve("smollm2").path, n_ctx=512) as model:
+        pid = model.pid
+        got: list[object] = []
+        step = threading.Thread(
+            target=lambda: got.append(
+                seconds(lambda: model._call("hold", seconds=local.SETTLE_S * 2))
+            )
+        )
+        step.start()
+        time.sleep(0.3)
+        model.cancel()  # before: the step's process killed after SETTLE_S
+        step.join()
+        assert got[0][1] is None, got  # the step ended and answered
+        assert model.alive and model.pid == pid
+        assert model.complete("The capital of France is", max_tokens=2).completion_tokens > 0
+
+
 def test_an_interrupted_request_stops_a_process_that_does_not_answer(
     looping_gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

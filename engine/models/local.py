@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from engine.models.protocol import Generation, Message
 
 SETTLE_S = 2.0  # how long an interrupted request may take to stop before its process is killed
+STEP_S = 300.0  # how long a decode step under way is waited for (a big model's prompt on a CPU)
 TEMPLATE_S = 10.0  # how long the chat template may take to render one conversation
 
 _MAIN_LOCK = threading.Lock()
@@ -183,13 +184,14 @@ class LocalModel(ChatModel):
             with self._threads_lock:
                 self._threads_wanted = self._ctx.Value("i", self._threads, lock=False)
             self._threads_applied = self._ctx.Value("i", self.settings.n_threads, lock=False)
+            self._decoding = self._ctx.Value("i", 0, lock=False)
             proc = self._ctx.Process(
                 target=_serve,
                 args=(
                     self.path,
                     self.settings,
                     child,
-                    (self._threads_wanted, self._threads_applied),
+                    (self._threads_wanted, self._threads_applied, self._decoding),
                 ),
                 daemon=True,
                 name=f"medexam-model-{Path(self.path).stem}",
@@ -289,14 +291,17 @@ class LocalModel(ChatModel):
         link = self._link
         if link is not None and req.open and self.alive:
             link.cancel(req.rid)
-            until = time.monotonic() + SETTLE_S
+            since = time.monotonic()
+            until: float | None = since + SETTLE_S
             while True:
                 got = req.next()
                 if got is not None and got[0] in ("done", "error", "crashed"):
                     break
-                if got is None and time.monotonic() >= until:
-                    self._kill()
-                    break
+                if got is None and until is not None and time.monotonic() >= until:
+                    until = self._stop_by(since)
+                    if until is None:
+                        self._kill()
+                        break
         req.open = False
         if link is not None:
             link.forget(req)
@@ -359,7 +364,8 @@ class LocalModel(ChatModel):
         """Ask every request in flight to stop: a generation after its current token (its
         text so far is its result), a long prompt between two of its blocks. A process that
         has not answered them all within :data:`SETTLE_S` (busy in native code, or in a chat
-        template that never ends) is killed: their callers get :class:`ModelCrashed`."""
+        template that never ends) is killed: their callers get :class:`ModelCrashed`; a
+        decode step under way there is waited for (:meth:`_stop_by`)."""
         link = self._link
         if link is None:
             return
@@ -370,10 +376,29 @@ class LocalModel(ChatModel):
             timer.daemon = True
             timer.start()
 
-    def _unless_answered(self, link: Link, waiting: list[Request]) -> None:
+    def _stop_by(self, since: float) -> float | None:
+        """When a process that has not answered a cancel sent at ``since`` (and waited for
+        :data:`SETTLE_S`) is to be killed: None, now; or, while a decode step is under way
+        there (a step always ends, but a big model's prompt takes long on a CPU, and the
+        process's other sequences live on), :data:`SETTLE_S` later, to be asked again, at
+        most :data:`STEP_S` after ``since``."""
+        if self._decoding.value and time.monotonic() < since + STEP_S:
+            return time.monotonic() + SETTLE_S
+        return None
+
+    def _unless_answered(
+        self, link: Link, waiting: list[Request], since: float | None = None
+    ) -> None:
+        since = time.monotonic() - SETTLE_S if since is None else since
         with self._lock:
-            if link is self._link and any(not r.answered for r in waiting):
+            if link is not self._link or all(r.answered for r in waiting):
+                return
+            if self._stop_by(since) is None:
                 self._kill()
+                return
+        timer = threading.Timer(SETTLE_S, self._unless_answered, (link, waiting, since))
+        timer.daemon = True
+        timer.start()
 
     def set_threads(self, n: int) -> None:
         """Use ``n`` CPU threads from the next decode step on (a pool sharing the cores

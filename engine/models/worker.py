@@ -34,7 +34,7 @@ _IDLE_POLL_S = 0.1  # how often an idle worker looks for a new thread count
 
 class _Worker:
     def __init__(
-        self, path: str, settings: ModelSettings, conn: Connection, threads: tuple[Any, Any]
+        self, path: str, settings: ModelSettings, conn: Connection, shared: tuple[Any, Any, Any]
     ) -> None:
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -43,8 +43,10 @@ class _Worker:
         self._grammars: dict[str, Any] = {}
         self.conn = conn
         self._held: list[tuple[int, str, Any]] | None = None  # a step's messages, sent at its end
-        # Shared with the caller: the thread count it asks for, and the one in force here.
-        self.threads_wanted, self.threads_applied = threads
+        # Shared with the caller: the thread count it asks for, the one in force here, and
+        # whether a decode step is under way (1: the caller waits for it to end before it
+        # takes a process that does not answer for a hung one).
+        self.threads_wanted, self.threads_applied, self.decoding = shared
         self.n_threads = settings.n_threads
         self.seed = settings.seed
         slots = settings.slots or 1
@@ -208,8 +210,12 @@ class _Worker:
             self.send(rid, "done", dict(self.batch.counts))
         elif op == "crash":  # used by tests: die the way a native crash does
             os.abort()
-        elif op == "hold":  # used by tests: busy for a while, as a long decode step is
-            time.sleep(float(kwargs["seconds"]))
+        elif op == "hold":  # used by tests: busy for a while, as in a long decode step
+            self.decoding.value = 1
+            try:
+                time.sleep(float(kwargs["seconds"]))
+            finally:
+                self.decoding.value = 0
             self.send(rid, "done", None)
         else:
             raise ModelError(f"unknown request {op!r}")
@@ -239,11 +245,13 @@ class _Worker:
     def _step(self) -> None:
         """Decode one batch; its messages go to the parent together, as one list."""
         self._held = []
+        self.decoding.value = 1
         try:
             self.batch.step()
         except Exception as exc:  # noqa: BLE001 - a failed decode fails the jobs in it
             self.batch.fail_all(exc)
         finally:
+            self.decoding.value = 0
             held, self._held = self._held, None
         if held:
             self.conn.send(held if len(held) > 1 else held[0])
@@ -317,7 +325,9 @@ def _sequences(n: int) -> Iterator[None]:
         bindings.llama_context_default_params = default
 
 
-def _serve(path: str, settings: ModelSettings, conn: Connection, threads: tuple[Any, Any]) -> None:
+def _serve(
+    path: str, settings: ModelSettings, conn: Connection, shared: tuple[Any, Any, Any]
+) -> None:
     # Ctrl-C in a terminal reaches the whole process group: the caller handles it (cancels
     # the request or closes the model); this process must not die of it mid-request.
     # SIGINT was blocked while this process started (see LocalModel.start): ignore it first,
@@ -327,7 +337,7 @@ def _serve(path: str, settings: ModelSettings, conn: Connection, threads: tuple[
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _end_with_parent()
     try:
-        worker = _Worker(path, settings, conn, threads)
+        worker = _Worker(path, settings, conn, shared)
     except Exception as exc:  # noqa: BLE001
         conn.send((0, "error", (type(exc).__name__, str(exc))))
         return
