@@ -65,10 +65,10 @@ def _pace(store: Store, run: Row) -> float | None:
         took = datetime.fromisoformat(run["finished"]) - datetime.fromisoformat(run["started"])
     except (TypeError, ValueError):
         return None
-    seconds = took.total_seconds()
+    seconds = took.total_seconds()  # whole seconds: 0 for a run within one second
     answering = _answering(store.answers(int(run["id"])))
     if answering is not None:
-        seconds = min(seconds, answering)
+        seconds = min(seconds, answering) if seconds > 0 else answering
     seconds /= int(run["n_done"])
     return seconds if seconds > 0 else None
 

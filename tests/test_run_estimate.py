@@ -56,6 +56,25 @@ def test_a_run_stopped_and_resumed_days_later_is_timed_by_its_answers_not_the_pa
     assert found == Estimate(14, 10.0, run_id)  # not 14 × 8,645 s (the day between them)
 
 
+def test_a_run_within_one_second_is_timed_by_its_answers(store):
+    """Runs' start and end are stored in whole seconds: a quick run's are the same second,
+    and its answers' own times pace it (before: no estimate at all)."""
+    dataset = ensure_sample(store)
+    run_id = store.start_run("exam", dataset, "smollm2", {"method": "generate"}, n_total=4)
+    for i in range(4):
+        key = f"sample-{i + 1:02d}"
+        store.add_answer(run_id, key, response="A", chosen="A", gold="B", latency_s=0.1)
+        store.db.execute(
+            "UPDATE answers SET created = ? WHERE run_id = ? AND item_key = ?",
+            ["2026-01-01T10:00:00+00:00", run_id, key],
+        )
+    store.finish_run(run_id, {"accuracy": 0.0})
+    moment = "2026-01-01T10:00:00+00:00"
+    store.update_run(run_id, started=moment, finished=moment)
+    found = estimate(store, "exam", dataset, {"model": "smollm2", "method": "generate"})
+    assert found.run_id == run_id and found.seconds_per_item == pytest.approx(0.025)
+
+
 @pytest.mark.gui
 def test_the_app_says_how_long_and_asks_before_a_long_run(qtbot, window, monkeypatch):
     store = window.ctx.store
