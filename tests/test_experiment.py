@@ -56,7 +56,9 @@ def test_plan_lists_the_eight_runs_and_reuses_only_a_finished_run_of_the_same_se
     assert found["to_play"] == 7 - len(shared) and found["reused"] == 1
     assert found["runs"][2]["reuses"] == done and found["runs"][0]["items"] == 2
     one_shot = found["runs"][1]  # no run with one example: timed by the model's other runs
-    assert one_shot["rough"] and one_shot["paced_by"] is not None and one_shot["seconds"] > 0
+    # (its seconds, to a tenth, may be 0.0: the scripted runs answer in hundredths)
+    assert one_shot["rough"] and one_shot["paced_by"] is not None
+    assert one_shot["seconds"] is not None
     assert "timed by their model's runs with other settings" in plan.time_text()
 
 
