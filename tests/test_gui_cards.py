@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt
 
 from engine.bank.notebook import entry
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
 from engine.review import due_cards
+from tests.test_review_gui import missed_two
 
 pytestmark = pytest.mark.gui
 
@@ -20,14 +20,8 @@ def click(qtbot, widget):
 
 def test_browse_search_suspend_reset_and_note(qtbot, window):
     store = window.ctx.store
+    asked = missed_two(store)
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=3)
-    asked = []
-    for i in range(3):
-        q = session.next_question()
-        asked.append(q)
-        session.answer(q["answer"] if i == 1 else next(x for x in "ABCDE" if x != q["answer"]))
-    session.finish()
     r = window.go("review")
     r.tabs.setCurrentWidget(r.cards)
     c = r.cards
