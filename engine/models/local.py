@@ -292,16 +292,17 @@ class LocalModel(ChatModel):
         if link is not None and req.open and self.alive:
             link.cancel(req.rid)
             since = time.monotonic()
-            until: float | None = since + SETTLE_S
+            until = since + SETTLE_S
             while True:
                 got = req.next()
                 if got is not None and got[0] in ("done", "error", "crashed"):
                     break
-                if got is None and until is not None and time.monotonic() >= until:
-                    until = self._stop_by(since)
-                    if until is None:
+                if got is None and time.monotonic() >= until:
+                    later = self._stop_by(since)
+                    if later is None:
                         self._kill()
                         break
+                    until = later
         req.open = False
         if link is not None:
             link.forget(req)
@@ -372,9 +373,7 @@ class LocalModel(ChatModel):
         link.cancel(None)
         waiting = link.unanswered()
         if waiting:
-            timer = threading.Timer(SETTLE_S, self._unless_answered, (link, waiting))
-            timer.daemon = True
-            timer.start()
+            self._watch(link, waiting, time.monotonic())
 
     def _stop_by(self, since: float) -> float | None:
         """When a process that has not answered a cancel sent at ``since`` (and waited for
@@ -386,19 +385,21 @@ class LocalModel(ChatModel):
             return time.monotonic() + SETTLE_S
         return None
 
-    def _unless_answered(
-        self, link: Link, waiting: list[Request], since: float | None = None
-    ) -> None:
-        since = time.monotonic() - SETTLE_S if since is None else since
+    def _watch(self, link: Link, waiting: list[Request], since: float) -> None:
+        """In :data:`SETTLE_S`, kill the process unless ``waiting`` (cancelled at ``since``)
+        have all been answered or a decode step is under way there (then watch again)."""
+        timer = threading.Timer(SETTLE_S, self._unless_answered, (link, waiting, since))
+        timer.daemon = True
+        timer.start()
+
+    def _unless_answered(self, link: Link, waiting: list[Request], since: float) -> None:
         with self._lock:
             if link is not self._link or all(r.answered for r in waiting):
                 return
             if self._stop_by(since) is None:
                 self._kill()
                 return
-        timer = threading.Timer(SETTLE_S, self._unless_answered, (link, waiting, since))
-        timer.daemon = True
-        timer.start()
+        self._watch(link, waiting, since)
 
     def set_threads(self, n: int) -> None:
         """Use ``n`` CPU threads from the next decode step on (a pool sharing the cores
