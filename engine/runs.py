@@ -263,10 +263,15 @@ def run(
 
 
 def _slots(job: Job) -> JSONDict:
-    """``{"slots": {model: n}}`` for the job's models that decode several sequences at once
-    as their load decided (:mod:`engine.models.slots`); empty when none says."""
-    found = {m.name: int(m.info["slots"]) for m in job.leases if m.info.get("slots")}
-    return {"slots": found} if found else {}
+    """``{"slots": {model: n}, "flash_attn": {model: bool}}`` for the job's local models as
+    their load decided (:mod:`engine.models.slots`; flash attention changes greedy answers
+    slightly, so a re-run can match it); empty where none says."""
+    found: JSONDict = {}
+    for key, kind in (("slots", int), ("flash_attn", bool)):
+        got = {m.name: kind(m.info[key]) for m in job.leases if m.info.get(key) is not None}
+        if got:
+            found[key] = got
+    return found
 
 
 def models_concurrency(

@@ -91,7 +91,7 @@ def test_the_load_is_read_again_while_a_model_works():
         here.start("mine", worker=4242)
         assert wait_for(lambda: len(machine.asked) >= 3)
         assert here.share(2, 1) == 2 and changes == []  # only its own model works
-        assert {4242} in machine.asked  # its model process named, to be left out
+        assert {4242, os.getpid()} in machine.asked  # its model process and itself: left out
         machine.other = 1.0  # a program takes a core
         assert wait_for(lambda: changes == [1]) and here.share(2, 1) == 1
         machine.other = 0.1
@@ -99,6 +99,24 @@ def test_the_load_is_read_again_while_a_model_works():
     finally:
         here.close()
     assert wait_for(lambda: not here.watching)
+
+
+def test_a_waiting_model_process_and_the_pools_own_are_not_other_programs():
+    # Two models of one pool take turns (a run at 1 slot, then at 8): the one that waits may
+    # still be busy a moment (its last step, its threads' spin); were it read as another
+    # program, the working one would lose a thread (a batch of 8 ran at 1 thread this way).
+    machine = Machine(worker=4242)
+    here = SharedCores(lambda: None, read=machine.read, poll=0.05, linger=0.05)
+    try:
+        here.start("one", worker=4242)
+        here.stop("one")
+        assert wait_for(lambda: not here.watching)  # its entry gone
+        machine.asked.clear()
+        here.start("eight", worker=4343)
+        assert wait_for(lambda: len(machine.asked) >= 2)
+        assert all({4242, 4343, os.getpid()} <= asked for asked in machine.asked)
+    finally:
+        here.close()
 
 
 def test_medexam_processes_only_when_so_set(monkeypatch):

@@ -121,6 +121,20 @@ def models_info(name: str, as_json: bool) -> None:
     _show(_details(catalog.resolve(name)), as_json)
 
 
+@models.command("flash-attn")
+@click.argument("use", type=click.Choice(["auto", "on", "off"]), required=False)
+def models_flash_attn(use: str | None) -> None:
+    """llama.cpp's flash attention for local models: 'auto' (the default) turns it on for a
+    model on the CPU alone (faster, most of all for several sequences at once) and off where
+    layers go to a GPU; 'on' or 'off' always. It changes greedy answers slightly: each run
+    stores it, so a re-run can match an earlier one."""
+    from engine import settings
+
+    if use is not None:
+        settings.set("flash_attn", use)
+    click.echo(f"flash attention: {settings.get('flash_attn')}")
+
+
 @models.command("gpu")
 @click.argument("use", type=click.Choice(["auto", "cpu"]), required=False)
 @json_option

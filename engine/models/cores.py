@@ -10,8 +10,9 @@ at two threads against 80 at one). So each model pool
   medexam processes share, whatever their user or data folder (:func:`registry_dir`), and
   counts the valid entries of the others: its working models share the cores with theirs;
 * leaves out the cores other programs hold: each CPU's busy time (psutil; niced programs,
-  which yield to the models, left out), less that of medexam's model processes (this
-  pool's and the registered ones), over the last second or so (:func:`busy_elsewhere`); a
+  which yield to the models, left out), less that of medexam's own processes (the pool's
+  process, which feeds its models, its model processes working or waiting, and the registered
+  ones), over the last second or so (:func:`busy_elsewhere`); a
   core counts as held when they keep it busy ``HELD`` of the time (:func:`cores_held`).
 
 :meth:`SharedCores.share` gives the threads of each working model
@@ -66,6 +67,8 @@ from engine.models.cores_load import (
     Reading,
     busy_elsewhere,
     cores_held,
+    model_started,
+    own_family,
     reading,
     thread_share,
 )
@@ -81,6 +84,8 @@ __all__ = [
     "SharedCores",
     "busy_elsewhere",
     "cores_held",
+    "model_started",
+    "own_family",
     "counts_load",
     "machine_wide",
     "reading",
@@ -191,6 +196,7 @@ class SharedCores:
         self._idle_since: dict[str, float] = {}  # key -> when its model stopped working
         self._count = 0
         self._theirs: set[int] = set()  # the others' model processes
+        self._known: set[int] = set()  # medexam's model processes seen, working or not, alive
         self._read_at = -math.inf
         self._readings: deque[Reading] = deque(maxlen=3)  # the last second or so
         self.busy = 0.0  # CPUs other programs keep busy (last reading)
@@ -210,6 +216,8 @@ class SharedCores:
             self._idle_since.pop(key, None)
             if key in self._workers and self._workers[key] != worker:
                 self._remove(key)  # its model process changed (restarted)
+            if worker is not None:
+                self._known.add(worker)
             if key not in self._workers:
                 self._workers[key] = worker
                 self._write(key)
@@ -325,8 +333,13 @@ class SharedCores:
         if not self.load:
             return
         with contextlib.suppress(OSError):
-            mine = {w for w in self._workers.values() if w is not None}
-            self._readings.append(self._read(mine | self._theirs))
+            working = {w for w in self._workers.values() if w is not None}
+            # medexam's own: this process (it feeds its models) and the models it started, the model
+            # processes of this pool and of the others, working or, once seen, waiting while
+            # they live (one finishing its last step, its threads spinning, is busy a moment)
+            now = self._read(self._known | working | self._theirs | own_family())
+            self._known = {p for p in self._known | self._theirs if p in now.ours} | working
+            self._readings.append(now)
         if len(self._readings) >= 2:
             self.busy = busy_elsewhere(self._readings[0], self._readings[-1])
             self._held = cores_held(self.busy)

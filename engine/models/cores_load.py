@@ -12,6 +12,7 @@ the threads a working model gets (:mod:`engine.models.cores`).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -51,6 +52,23 @@ def reading(ours: Collection[int]) -> Reading:
         except psutil.Error:
             continue
     return Reading(time.monotonic(), busy, spent)
+
+
+_STARTED_HERE: set[int] = set()  # model processes this process started (any pool's)
+
+
+def model_started(pid: int) -> None:
+    """Model process ``pid`` was started by this process: its busy time is medexam's own,
+    whichever pool it works for, from its first moment (:func:`own_family`)."""
+    _STARTED_HERE.add(pid)
+
+
+def own_family() -> set[int]:
+    """This process (it feeds its models) and the model processes it started, still living."""
+    import psutil
+
+    _STARTED_HERE.intersection_update({p for p in _STARTED_HERE if psutil.pid_exists(p)})
+    return {os.getpid(), *_STARTED_HERE}
 
 
 def _busy(times: Any) -> float:

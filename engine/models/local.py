@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import MedexamError
 from engine.models.backend import Backend, Capabilities, register
+from engine.models.cores_load import model_started
 from engine.models.gguf_info import GGUFInfo
 from engine.models.hardware import ModelSettings
 from engine.models.link import Link, Request, first_message
@@ -202,6 +203,7 @@ class LocalModel(ChatModel):
                     with _main_hidden():
                         proc.start()
                     self._proc = proc
+                    model_started(proc.pid)  # its busy time is medexam's, not another program's
                 _, kind, value = first_message(parent, proc)
             except BaseException:
                 if proc.is_alive():
