@@ -309,6 +309,23 @@ def french_score(gold_path: str, predictions: str, as_json: bool) -> None:
         click.echo(f"missing predictions: {result['missing']}; unknown ids: {result['unknown']}")
 
 
+@french.command("stats")
+@click.option("--dataset", required=True, help="Stored French data set to describe.")
+@json_option
+@pass_app
+def french_stats(app: AppContext, dataset: str, as_json: bool) -> None:
+    """A data set as the FrenchMedMCQA paper describes its own (§2.1): questions by number
+    of right answers, lengths of questions and options (words, characters), vocabulary."""
+    from engine.french.stats import stats_lines, stored_stats
+
+    found = stored_stats(app.store, dataset)
+    if as_json:
+        echo_json(found)
+        return
+    for line in stats_lines(found):
+        click.echo(line)
+
+
 @french.command("run")
 @click.option("--dataset", help="Data set to answer (not with --resume).")
 @settings_options(FrenchSettings)
