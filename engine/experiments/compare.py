@@ -307,11 +307,31 @@ def _number(value: Any, digits: int = 1) -> str:
 
 def format_compare(result: JSONDict) -> str:
     """The comparison as a text table with its notes under it."""
-    from engine.reports.render import fmt_cell
     from engine.text.columns import align_rows
 
+    headers, rows = compare_table(result)
+    names = _names(result["metrics"])
+    title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
+    right = [False, False, *([True] * (len(headers) - 2))]
+    keyed = [
+        f"{m['key']}: {m['label']}" for m in result["metrics"] if names[m["key"]] != m["label"]
+    ]
+    notes = [textwrap.fill(n, NOTE_COLUMNS) for n in [*result["notes"], *keyed]]
+    return "\n".join([title, "", *align_rows(headers, rows, right), "", *notes]) + "\n"
+
+
+def _names(metrics: list[JSONDict]) -> dict[str, str]:
+    """Each score's column header: its label, or its key when the label is long."""
+    return {m["key"]: m["label"] if len(m["label"]) <= HEADER else m["key"] for m in metrics}
+
+
+def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
+    """The comparison's headers and rows as text (the text table's and the app's): per run
+    its scores with their intervals, the paired test of the first score, speed and memory."""
+    from engine.reports.render import fmt_cell
+
     metrics = result["metrics"]
-    names = {m["key"]: m["label"] if len(m["label"]) <= HEADER else m["key"] for m in metrics}
+    names = _names(metrics)
     headers = ["Run", "Model", "Items"]
     for m in metrics:
         headers.append(names[m["key"]] + (" (%)" if m["percent"] else ""))
@@ -343,11 +363,7 @@ def format_compare(result: JSONDict) -> str:
             _size(r.get("file_size")) + (f" {r['quantization']}" if r.get("quantization") else ""),
         ]
         rows.append(cells)
-    title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
-    right = [False, False, *([True] * (len(headers) - 2))]
-    keyed = [f"{m['key']}: {m['label']}" for m in metrics if names[m["key"]] != m["label"]]
-    notes = [textwrap.fill(n, NOTE_COLUMNS) for n in [*result["notes"], *keyed]]
-    return "\n".join([title, "", *align_rows(headers, rows, right), "", *notes]) + "\n"
+    return headers, rows
 
 
 def size_svg(chart: JSONDict) -> str:
