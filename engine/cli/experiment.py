@@ -32,7 +32,8 @@ def _models(value: str | None) -> list[str]:
 
 
 def grid_options(func: F) -> F:
-    """``WHAT`` (a preset or an experiment file), ``--models``, ``--dataset``, ``--limit``."""
+    """``WHAT`` (a preset or an experiment file), ``--models``, ``--dataset``, ``--limit``,
+    ``--trials``."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, models: str | None, **kw: Any) -> Any:
@@ -41,6 +42,13 @@ def grid_options(func: F) -> F:
     wrapper = click.option("--limit", type=COUNT, help="Only the first N items of every run.")(
         wrapper
     )
+    wrapper = click.option(
+        "--trials",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Play every run N times, seeds seed, seed + 1, … (it must sample: "
+        "a temperature above 0); the tables give the mean ± spread.",
+    )(wrapper)
     wrapper = click.option("--dataset", help="The data set every run answers.")(wrapper)
     wrapper = click.option(
         "--models",
@@ -81,11 +89,16 @@ def experiment_presets(as_json: bool) -> None:
 
 
 def _plan(
-    app: AppContext, what: str, models: list[str], dataset: str | None, limit: int | None
+    app: AppContext,
+    what: str,
+    models: list[str],
+    dataset: str | None,
+    limit: int | None,
+    trials: int | None,
 ) -> Plan:
     from engine.experiments.plan import make_plan
 
-    return make_plan(app.store, what, models, dataset, limit)
+    return make_plan(app.store, what, models, dataset, limit, trials)
 
 
 def _plan_lines(plan: Plan) -> None:
@@ -120,11 +133,17 @@ def _plan_lines(plan: Plan) -> None:
 @json_option
 @pass_app
 def experiment_plan(
-    app, what: str, models: list[str], dataset: str | None, limit: int | None, as_json: bool
+    app,
+    what: str,
+    models: list[str],
+    dataset: str | None,
+    limit: int | None,
+    trials: int | None,
+    as_json: bool,
 ) -> None:
     """The runs PRESET or FILE needs, which finished runs it reuses, and the time it should
     take."""
-    plan = _plan(app, what, models, dataset, limit)
+    plan = _plan(app, what, models, dataset, limit, trials)
     if as_json:
         echo_json(plan.as_json())
         return
@@ -186,6 +205,7 @@ def experiment_run(
     models: list[str],
     dataset: str | None,
     limit: int | None,
+    trials: int | None,
     n_ctx: int | None,
     concurrency: int | None,
     as_json: bool,
@@ -206,7 +226,7 @@ def experiment_run(
         get(app.store, experiment_id)  # one line when there is none
         again = f"medexam experiment run {experiment_id}"
     else:
-        plan = _plan(app, what, models, dataset, limit)
+        plan = _plan(app, what, models, dataset, limit, trials)
         experiment_id, new = open_experiment(app.store, plan)
         again = f"medexam experiment run {experiment_id}"
         if not as_json and new:
@@ -262,10 +282,13 @@ def _shown(app: AppContext, experiment_id: int) -> JSONDict:
     """An experiment as ``show`` gives it: its runs without their whole rows."""
     from engine.experiments.records import get
 
-    return _public(get(app.store, experiment_id))
+    return _public(app, get(app.store, experiment_id))
 
 
-def _public(found: JSONDict) -> JSONDict:
+def _public(app: AppContext, found: JSONDict) -> JSONDict:
+    """An experiment's runs without their whole rows, and the spread over each cell's
+    trials (none without ``--trials``)."""
+    from engine.experiments.run import trial_spreads
     from engine.export import headline
 
     runs = []
@@ -288,7 +311,7 @@ def _public(found: JSONDict) -> JSONDict:
             }
         )
     keys = ("id", "name", "title", "status", "created", "spec")
-    return {**{k: found[k] for k in keys}, "runs": runs}
+    return {**{k: found[k] for k in keys}, "runs": runs, "trials": trial_spreads(app.store, found)}
 
 
 def _show_lines(found: JSONDict) -> None:
@@ -309,9 +332,26 @@ def _show_lines(found: JSONDict) -> None:
     ]
     for line in align_rows(["run", "setting", "status", "done", "score"], rows):
         click.echo(f"  {line}")
+    _trial_lines(found["trials"])
     for r in found["runs"]:
         if r["status"] in ("could not start", "failed") and r["error"]:
             click.echo(f"  {visible(r['label'])}: {visible(r['error'])}")
+
+
+def _trial_lines(sets: list[JSONDict]) -> None:
+    """Each cell's spread over its trials: its first score's mean ± SD [95% interval]."""
+    from engine.trials import TABLE_KEYS, spread_text
+
+    if not sets:
+        return
+    click.echo("  over the trials: mean ± SD between trials [95% interval]")
+    rows = []
+    for s in sets:
+        key = next(iter(s["spread"]), None)
+        shown = f"{TABLE_KEYS[key]} {spread_text(s['spread'][key])}" if key else "–"
+        rows.append([s["label"], f"{len(s['runs'])}/{s['trials']} trials", shown])
+    for line in align_rows(["setting", "finished", "score"], rows):
+        click.echo(f"  {line}")
 
 
 @experiment.command("show")
@@ -325,7 +365,7 @@ def experiment_show(app, experiment_id: int | None, as_json: bool) -> None:
     found = (
         [get(app.store, experiment_id)] if experiment_id is not None else all_experiments(app.store)
     )
-    shown = [_public(f) for f in found]
+    shown = [_public(app, f) for f in found]
     summary = _summary(app, experiment_id) if experiment_id is not None else None
     if as_json:
         one = {**shown[0], "summary": summary and summary[0]} if shown and experiment_id else None

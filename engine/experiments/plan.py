@@ -11,6 +11,8 @@ in ``Activity.presets_from``; :func:`engine.registry.presets`). An experiment fi
     dataset = "cpe-test"               # --dataset overrides it
     models = ["smollm2", "gemma3-270m"]  # --models overrides them
     limit = 10                         # optional; --limit overrides it
+    trials = 3                         # optional: each run played 3 times, seeds seed,
+                                       # seed + 1, … (it must sample); --trials overrides it
     model_setting = "model"            # the setting each model goes to (default: the
                                        # activity's first setting: its model, or doctor)
 
@@ -207,7 +209,7 @@ def read_file(path: str | Path) -> JSONDict:
         raise PlanError(f"no preset or experiment file {str(path)!r}") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path} is not an experiment file (TOML): {exc}") from None
-    known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting"}
+    known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting", "trials"}
     unknown = sorted(set(found) - known - {"settings", "grid"})
     if unknown:
         raise PlanError(
@@ -268,10 +270,12 @@ def requested_cells(
     models: Sequence[str] | None,
     dataset: str | None,
     limit: int | None,
+    trials: int | None = None,
 ) -> tuple[str, str, Preset | None, list[Cell], JSONDict]:
-    """``what`` (a preset's name or an experiment file) with the models, data set and limit
-    (each overriding the file's): its name, title, preset, cells and spec."""
+    """``what`` (a preset's name or an experiment file) with the models, data set, limit and
+    trials (each overriding the file's): its name, title, preset, cells and spec."""
     from engine.registry import get_preset, presets
+    from engine.trials import MAX_TRIALS
 
     given: JSONDict = {}
     is_file = what not in presets() and (what.endswith(".toml") or Path(what).is_file())
@@ -283,11 +287,14 @@ def requested_cells(
     models = list(models or given.get("models") or [])
     dataset = dataset or given.get("dataset")
     limit = limit if limit is not None else given.get("limit")
+    trials = trials if trials is not None else given.get("trials")
     if not dataset:
         hint = f" ({preset.dataset_hint})" if preset and preset.dataset_hint else ""
         raise PlanError(f"no data set given (--dataset NAME){hint}")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise PlanError("limit must be a whole number of at least 1")
+    if trials is not None and (type(trials) is not int or not 1 <= trials <= MAX_TRIALS):
+        raise PlanError(f"trials must be a whole number from 1 to {MAX_TRIALS}")
     store.dataset(str(dataset))  # one line when there is none
     request = Request(_models(models), str(dataset), limit, store)
     if preset is not None:
@@ -295,14 +302,47 @@ def requested_cells(
     else:
         name = Path(what).stem
         cells, title = _grid_cells(given, request, what), str(given.get("title") or name)
+    cells = with_trials(store, cells, trials or 1)
     spec = {
         "preset": preset.name if preset else None,
         "file": str(what) if is_file else None,
         "models": request.models,
         "dataset": request.dataset,
         "limit": limit,
+        "trials": trials,
     }
     return name, title, preset, cells, spec
+
+
+def with_trials(store: Store, cells: Sequence[Cell], trials: int) -> list[Cell]:
+    """Each cell played ``trials`` times (:mod:`engine.trials`): trial k with the seed
+    ``seed + k - 1``, its label and ``coords`` saying which trial, its settings tagged with
+    the trial, the number of trials and a trial set named after the cell's settings (the same
+    cell in another experiment is the same set). One trial leaves the cells as they are;
+    settings that do not sample (temperature 0, letter probabilities) are refused in a line."""
+    from engine.trials import TrialError, check_trials
+
+    if trials == 1:
+        return list(cells)
+    out = []
+    for cell in cells:
+        full = full_settings(store, cell)
+        try:
+            check_trials(full, trials)
+        except TrialError as exc:
+            raise PlanError(f"{cell.label}: {exc}") from None
+        seed = int(full.get("seed") or 0)
+        given = {k: v for k, v in full.items() if k != "seed"}
+        text = json.dumps([cell.activity, cell.dataset, given], sort_keys=True, default=str)
+        name = hashlib.sha256(text.encode()).hexdigest()[:8]
+        for k in range(1, trials + 1):
+            tags = {"trial": k, "trials": trials, "trial_set": name}
+            settings = {**cell.settings, "seed": seed + k - 1, **tags}
+            label = f"{cell.label} · trial {k}"
+            out.append(
+                Cell(cell.activity, cell.dataset, settings, label, {**cell.coords, "trial": k})
+            )
+    return out
 
 
 # -- the plan ---------------------------------------------------------------------------
@@ -393,9 +433,11 @@ def make_plan(
     models: Sequence[str] | None = None,
     dataset: str | None = None,
     limit: int | None = None,
+    trials: int | None = None,
 ) -> Plan:
     """The plan of preset or experiment file ``what`` (see the module's doc)."""
-    name, title, _preset, cells, spec = requested_cells(store, what, models, dataset, limit)
+    found = requested_cells(store, what, models, dataset, limit, trials)
+    name, title, _preset, cells, spec = found
     if not cells:
         raise PlanError(f"{name} makes no runs with these models and this data set")
     plan = Plan(name, title, spec, plan_cells(store, cells))

@@ -128,7 +128,7 @@ def _play(
     options: JSONDict,
 ) -> JSONDict:
     """Play one cell: resume its run, reuse a finished run of its settings, or start it."""
-    from engine.runs import run
+    from engine.runs import TAGS, run
 
     if cell["run"] is not None:
         return run(store, cell["activity"], resume=cell["run_id"], progress=progress, **options)
@@ -141,9 +141,11 @@ def _play(
     def started(run_id: int) -> None:
         records.set_run(store, cell["id"], run_id)
 
+    settings = {k: v for k, v in found.settings.items() if k not in TAGS}
+    tags = {k: v for k, v in found.settings.items() if k in TAGS}  # a trial's (with_trials)
     return run(
-        store, cell["activity"], cell["dataset"], found.settings,
-        progress=progress, on_start=started, **options,
+        store, cell["activity"], cell["dataset"], settings,
+        progress=progress, on_start=started, tags=tags or None, **options,
     )  # fmt: skip
 
 
@@ -262,3 +264,32 @@ def run_experiment(
         played, failed = _lane(store, cells, everything, tally, progress, options, on_cell)
     status = records.get(store, experiment_id)["status"]
     return {"experiment_id": experiment_id, "status": status, "played": played, "failed": failed}
+
+
+def trial_spreads(store: Store, experiment: JSONDict) -> list[JSONDict]:
+    """The cells played as repeated trials (``--trials``, :func:`~engine.experiments.plan.
+    with_trials`), one entry per trial set in order: its ``label`` (the cell's, without the
+    trial), ``trial_set``, ``trials`` (asked), ``runs`` (those finished) and per score the
+    ``spread`` over them (:func:`engine.trials.spread`: mean ± SD between trials, the 95%
+    interval of a bootstrap clustered by item)."""
+    from engine.trials import TABLE_KEYS, spread
+
+    sets: dict[str, JSONDict] = {}
+    for cell in experiment["cells"]:
+        name = (cell["settings"] or {}).get("trial_set")
+        if not name:
+            continue
+        entry = sets.setdefault(
+            str(name),
+            {
+                "label": str(cell["label"]).rsplit(" · trial ", 1)[0],
+                "trial_set": str(name),
+                "trials": int(cell["settings"].get("trials") or 0),
+                "runs": [],
+            },
+        )
+        if cell["status"] == "finished" and cell["run_id"] not in entry["runs"]:
+            entry["runs"].append(int(cell["run_id"]))
+    for entry in sets.values():
+        entry["spread"] = spread(store, entry["runs"], list(TABLE_KEYS)) if entry["runs"] else {}
+    return list(sets.values())
