@@ -1,8 +1,8 @@
 """Activities as plain descriptors: id, display name, headline metric, metric labels, and the
-parts each brings (settings, run spec, scorers, importers, CLI group, report section). The
-CLI, the desktop app and the exports all read labels and headline scores from here, so one
-measure has one name everywhere. Each activity package registers its own descriptor in
-:mod:`engine.registry`; this module knows none of them by name.
+parts each brings (settings, run spec, scorers, importers, CLI group, report section,
+screen). The CLI, the desktop app and the exports all read labels and headline scores from
+here, so one measure has one name everywhere. Each activity package registers its own
+descriptor in :mod:`engine.registry`; this module knows none of them by name.
 
 >>> activity("french").label("hamming")
 'Hamming score (%)'
@@ -58,7 +58,9 @@ class Activity:
     ``explained`` is what a rater reads of one answer (``(run, item, answer) →``
     :class:`engine.ratings.perspectives.Explained` or None: nothing to rate);
     ``presets_from`` are the modules registering its experiment presets (its papers'
-    protocols, :mod:`engine.experiments`).
+    protocols, :mod:`engine.experiments`); ``screen`` is its screen in the app (a QWidget
+    class made with the app's context; none: it has no place in the sidebar) and
+    ``description`` one line on it (the sidebar's tooltip).
     """
 
     id: str
@@ -82,6 +84,8 @@ class Activity:
     mastery_fields: tuple[str, ...] = ()
     explained: str = ""
     presets_from: tuple[str, ...] = ()
+    screen: str = ""
+    description: str = ""
 
     def label(self, key: str) -> str:
         """A summary key in words ("avg_turns" → "Questions per case")."""

@@ -1,7 +1,8 @@
 """Every importer behind one call: data sets of the activities and retrieval corpora.
 
-An importer is registered for an ``(activity, format)`` pair with :func:`register`, by the
-activity's own package (``engine.<activity>.activity``). medexam's own:
+An importer is a :class:`Format` registered for an ``(activity, format)`` pair with
+:func:`register_format`, by the activity's own package (``engine.<activity>.activity``).
+medexam's own:
 
 ========  ===============  ===================================================================
 activity  format           source
@@ -91,25 +92,15 @@ class Format:
         return self.source == "folder"
 
 
-_REGISTRY: dict[tuple[str, str], Format] = {}
+#: ``(activity, format)`` → its importer, registered with :func:`register_format`.
+FORMATS: dict[tuple[str, str], Format] = {}
 _ALIASES = {("corpus", "path"): "file"}
 
 
-def register(
-    activity: str,
-    key: str,
-    label: str,
-    filter: str = "",
-    source: str = "file",
-    message: str = "Imported {n_items} questions as “{name}”.",
-) -> Callable[[Importer], Importer]:
-    """Register the decorated function as the importer of ``(activity, key)``."""
-
-    def add(run: Importer) -> Importer:
-        _REGISTRY[(activity, key)] = Format(activity, key, label, run, filter, source, message)
-        return run
-
-    return add
+def register_format(found: Format) -> Format:
+    """Add an importer to :data:`FORMATS` (again under the same pair replaces it); return it."""
+    FORMATS[(found.activity, found.key)] = found
+    return found
 
 
 def _titles() -> dict[str, str]:
@@ -122,7 +113,7 @@ def activities() -> dict[str, str]:
     """The activities (and other kinds, such as corpora) that have importers, with their
     titles, in the registry's order."""
     titles = _titles()
-    kinds = {a for a, _k in _REGISTRY}
+    kinds = {a for a, _k in FORMATS}
     ordered = [a for a in titles if a in kinds] + sorted(kinds - titles.keys())
     return {a: titles.get(a, a) for a in ordered}
 
@@ -130,7 +121,7 @@ def activities() -> dict[str, str]:
 def formats(activity: str) -> list[Format]:
     """The formats ``activity`` imports, in the order an import dialog lists them."""
     _titles()
-    found = [f for (a, _k), f in _REGISTRY.items() if a == activity]
+    found = [f for (a, _k), f in FORMATS.items() if a == activity]
     if not found:
         raise ImportFormatError(
             f"nothing imports as {activity!r} (choose from {', '.join(activities())})"
@@ -142,7 +133,7 @@ def get_format(activity: str, fmt: str) -> Format:
     """The importer of ``(activity, fmt)``; raises :class:`ImportFormatError`."""
     known = formats(activity)
     key = _ALIASES.get((activity, fmt), fmt)
-    found = _REGISTRY.get((activity, key))
+    found = FORMATS.get((activity, key))
     if found is None:
         choices = ", ".join(f.key for f in known)
         raise ImportFormatError(f"no {activity} format {fmt!r} (choose from {choices})")

@@ -14,9 +14,16 @@ registry beside the model code, in :mod:`engine.models.backend`, so that nothing
 ``engine/models/`` knows which backend a model has.
 
 Every list of activities in medexam (the CLI's choices, the import menu, report sections, the
-Results screen…) iterates :func:`activities`, so a new activity is one package that registers
-one object. Registration is light: an activity names the modules of its heavy parts (its run
-spec, CLI group, report section) as ``"module:attribute"`` strings imported on first use.
+Results screen, the app's sidebar…) iterates :func:`activities`, so a new activity is one
+package that registers one object. Registration is light: an activity names the modules of its
+heavy parts (its run spec, CLI group, report section, screen) as ``"module:attribute"``
+strings imported on first use.
+
+Other installed packages add activities through the entry-point group :data:`PLUGIN_GROUP`
+(``medexam.activities``): each entry point names a module whose import registers its activity
+(and its importers, the way medexam's own packages do). The first call to :func:`activities`
+imports medexam's own, then the plug-ins (:func:`load_plugins`); a plug-in that fails is left
+out with one warning line.
 
 >>> from engine.registry import activities, get_activity
 >>> list(activities())
@@ -28,6 +35,8 @@ spec, CLI group, report section) as ``"module:attribute"`` strings imported on f
 from __future__ import annotations
 
 import importlib
+import sys
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from engine.errors import UserError
@@ -42,6 +51,9 @@ BUILTIN = ("engine.exam.activity", "engine.consult.activity", "engine.french.act
 
 #: The modules registering presets of no one activity (compare-models).
 GENERAL_PRESETS = ("engine.experiments.presets",)
+
+#: The entry-point group through which other installed packages add activities.
+PLUGIN_GROUP = "medexam.activities"
 
 ACTIVITIES: dict[str, Activity] = {}
 SCORERS: dict[str, Scorer] = {}
@@ -67,6 +79,32 @@ def _load_builtin() -> None:
         _loaded = True
         for module in BUILTIN:
             importlib.import_module(module)
+        load_plugins()
+
+
+def load_plugins(group: str = PLUGIN_GROUP) -> dict[str, str]:
+    """Import the module each installed package names in the entry-point ``group`` (its
+    import registers its activity); return the plug-ins that failed, by entry-point name,
+    with what was said of each. A plug-in that fails to import, or that registers an
+    activity under an id already taken, is left out: what it registered is taken back and one
+    ``Warning:`` line on stderr names it; the others load."""
+    failed: dict[str, str] = {}
+    for point in entry_points(group=group):
+        before = dict(ACTIVITIES)
+        try:
+            point.load()
+            taken = [a for a in before if ACTIVITIES.get(a) is not before[a]]
+            if taken:
+                raise ValueError(f"activity {taken[0]!r} is registered already")
+        except Exception as exc:  # any fault of another package: it is left out
+            ACTIVITIES.clear()
+            ACTIVITIES.update(before)
+            failed[point.name] = f"{type(exc).__name__}: {exc}"
+            print(
+                f"Warning: plug-in {point.name!r} ({point.value}) left out: {failed[point.name]}",
+                file=sys.stderr,
+            )
+    return failed
 
 
 def register_activity(found: Activity) -> Activity:

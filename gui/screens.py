@@ -1,8 +1,9 @@
-"""The app's screens: each activity's screen, registered by activity id, then the tools.
+"""The app's screens: each registered activity's screen, then the tools.
 
-An activity appears in the sidebar when a screen is registered for its id
-(:func:`register_screen`); without one its runs still show in Results and its data sets in the
-import dialog. Screens are imported when first shown.
+An activity appears in the sidebar when its descriptor names a screen
+(:attr:`engine.activities.Activity.screen`, an activity from another installed package
+included); without one its runs still show in Results and its data sets in the import dialog.
+Screens are imported when first shown.
 """
 
 from __future__ import annotations
@@ -19,35 +20,6 @@ class Screen:
     widget: str
     tip: str
 
-
-#: activity id → its screen
-ACTIVITY_SCREENS: dict[str, Screen] = {}
-
-
-def register_screen(activity_id: str, widget: str, tip: str, label: str = "") -> None:
-    """Show the activity ``activity_id`` with the screen ``widget`` (``module:Class``);
-    ``label`` defaults to the activity's name."""
-    from engine.activities import activity
-
-    name = label or activity(activity_id).name
-    ACTIVITY_SCREENS[activity_id] = Screen(activity_id, name, widget, tip)
-
-
-register_screen(
-    "exam",
-    "gui.widgets.qt_exam:ExamScreen",
-    "Pharmacist exam practice, timed exams and model evaluation",
-)
-register_screen(
-    "consult",
-    "gui.widgets.qt_consult:ConsultScreen",
-    "Interview a simulated patient, then make your diagnosis",
-)
-register_screen(
-    "french",
-    "gui.widgets.qt_french:FrenchScreen",
-    "French medical questions with retrieved passages (several answers may be right)",
-)
 
 #: The screens after the activities'.
 TOOLS = (
@@ -88,5 +60,6 @@ def screens() -> list[Screen]:
     """The sidebar's screens in order: the registered activities' that have one, the tools."""
     from engine.registry import activities
 
-    shown = [ACTIVITY_SCREENS[a] for a in activities() if a in ACTIVITY_SCREENS]
+    found = activities().values()
+    shown = [Screen(a.id, a.name, a.screen, a.description) for a in found if a.screen]
     return [*shown, *TOOLS]

@@ -1,99 +1,26 @@
-"""A fourth activity defined here and registered, with no edit anywhere else: it is listed,
-run, scored again, reported, imported and shown in the Results screen like medexam's own."""
+"""A fourth activity from a package of its own (``tests/plugins/medexam_toy``), installed
+beside medexam and found through the ``medexam.activities`` entry point, with no edit to
+medexam: it is listed, run, scored again, reported, imported and shown in the app like
+medexam's own. A plug-in that fails leaves one warning line and the rest works."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from engine.activities import Activity
-from engine.cli import cli
-from engine.importers import Request, register
-from engine.registry import register_activity, unregister_activity
-from engine.runs import Job, Spec, run
-from engine.scoring import Scored, counts, scorer
-from engine.store import Store
+from engine.registry import PLUGIN_GROUP
 
-TOY = Activity(
-    "toy",
-    "Sums",
-    "accuracy",
-    "sum",
-    {"accuracy": "Sums right (%)"},
-    ("accuracy", "answered"),
-    spec=f"{__name__}:SPEC",
-    settings=f"{__name__}:ToySettings",
-    scorers=("toy.exact",),
-    scorers_from=(__name__,),
-    import_title="Sums to do",
-    report=f"{__name__}:section",
-)
-
-
-@dataclass
-class ToySettings:
-    model: str | None = None
-    limit: int | None = None
-
-
-@scorer("toy.exact", activities=("toy",), keys=("correct",))
-def exact(answer, item, context):
-    """Whether the reply is the sum."""
-    return {"correct": (answer.get("chosen") or "").strip() == str(item["answer"])}
-
-
-class ToyJob(Job):
-    def __init__(self, store, dataset, settings, pool):
-        super().__init__()
-        self.items = store.items(dataset, limit=settings["limit"])
-        self.model = self.lease(pool, settings["model"])
-        self.model_label, self.settings = self.model.name, settings
-
-    def answer(self, item, position):
-        reply = self.model.chat([{"role": "user", "content": f"{item['question']} = ?"}]).text
-        return {"response": reply, "chosen": reply.strip(), "gold": str(item["answer"])}
-
-
-def _settings(given):
-    return asdict(ToySettings(**{k: v for k, v in given.items() if k in ("model", "limit")}))
-
-
-def _summary(store, run_id):
-    return counts(store.answers(run_id), store.run(run_id)["n_total"])
-
-
-SPEC = Spec(TOY, _settings, ToyJob, _summary)
-
-
-def section(store, runs):
-    from engine.reports.shapes import table
-
-    rows = [[f"#{r.id}", r.who, r.summary.get("accuracy")] for r in runs]
-    return {"tables": [table("Sums", ["Run", "Model", "Right (%)"], rows)], "comparisons": []}
-
-
-def _import_sums(store: Store, req: Request):
-    with open(req.source, encoding="utf-8") as fh:
-        items = [json.loads(line) for line in fh if line.strip()]
-    store.add_dataset(req.name or req.stem, "toy", items, replace=req.replace)
-    return store.dataset(req.name or req.stem)
-
-
-@pytest.fixture
-def toy(tmp_path):
-    register_activity(TOY)
-    register("toy", "sums", "Sums (JSON Lines)", "Sums (*.jsonl)")(_import_sums)
-    path = tmp_path / "sums.jsonl"
-    path.write_text("\n".join(json.dumps(s) for s in SUMS) + "\n", encoding="utf-8")
-    yield path
-    unregister_activity("toy")
-    from engine.importers import _REGISTRY
-
-    _REGISTRY.pop(("toy", "sums"), None)
-
+TOY = Path(__file__).parent / "plugins" / "medexam_toy"
+MEDEXAM = Path(sys.executable).with_name("medexam")
+PLUGGED_IN = ("medexam_toy", "medexam_broken", "medexam_halfway")
 
 SUMS = [
     {"id": "s1", "question": "2 + 3", "answer": 5},
@@ -101,42 +28,169 @@ SUMS = [
     {"id": "s3", "question": "1 + 6", "answer": 7},
 ]
 
+# Two plug-ins that fail: one registers an activity, then fails; one names a CLI group that
+# is not there.
+BROKEN = {
+    "broken": """
+from engine.activities import Activity
+from engine.registry import register_activity
 
-def test_toy_activity_is_listed_run_rescored_and_reported(toy, tmp_path, scripted_pool):
-    from engine.importers import import_data
-    from engine.models.scripted import ScriptedModel
+register_activity(Activity("broken", "Broken", "accuracy", "item", cli="medexam_broken:none"))
+raise RuntimeError("no sums today")
+""",
+    "halfway": """
+from engine.activities import Activity
+from engine.registry import register_activity
 
-    store = Store(tmp_path / "m.db")
-    assert import_data(store, "toy", "sums", toy, name="sums")["n_items"] == 3
-    pool = scripted_pool(ScriptedModel("adder", replies=["5", "9", "7"]))
-    summary = run(store, "toy", "sums", {"model": "adder"}, pool=pool)
-    assert summary["accuracy"] == round(100 * 2 / 3, 2) and summary["status"] == "finished"
-    runner = CliRunner()
-    listed = runner.invoke(cli, ["--db", store.path, "runs", "list", "--activity", "toy"])
-    assert listed.exit_code == 0 and " toy " in listed.output and "adder" in listed.output
-    again = runner.invoke(cli, ["--db", store.path, "rescore", "1", "--force"])
+register_activity(Activity("halfway", "Halfway", "accuracy", "item", cli="medexam_halfway:none"))
+""",
+}
+
+
+def install(site: Path, project: Path) -> None:
+    """Install ``project`` into the folder ``site`` the way an editable install does: a
+    ``.dist-info`` holding the entry points its ``pyproject.toml`` declares (its sources go
+    on the path beside ``site``: :func:`paths`)."""
+    meta = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    name = meta["name"].replace("-", "_")
+    dist = site / f"{name}-{meta['version']}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {meta['name']}\nVersion: {meta['version']}\n",
+        encoding="utf-8",
+    )
+    groups = meta.get("entry-points", {})
+    text = "".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items())
+        for group, points in groups.items()
+    )
+    (dist / "entry_points.txt").write_text(text, encoding="utf-8")
+
+
+def broken_plugins(site: Path) -> None:
+    """Install the plug-ins of :data:`BROKEN` into ``site``, each a package of its own."""
+    for name, source in BROKEN.items():
+        (site / f"medexam_{name}.py").write_text(source, encoding="utf-8")
+        project = site / name
+        project.mkdir()
+        (project / "pyproject.toml").write_text(
+            f'[project]\nname = "medexam-{name}"\nversion = "1.0"\n'
+            f'[project.entry-points."{PLUGIN_GROUP}"]\n{name} = "medexam_{name}"\n',
+            encoding="utf-8",
+        )
+        install(site, project)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A site folder holding the toy package and the broken plug-ins, installed."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    install(folder, TOY)
+    broken_plugins(folder)
+    return folder
+
+
+def paths(site: Path) -> list[str]:
+    """What goes on the path for the packages in ``site``: the folder, the toy's sources."""
+    return [str(site), str(TOY)]
+
+
+def medexam(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MEDEXAM), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def toy_installed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The toy package and the broken plug-ins installed in this process, the entry points
+    read as at start-up (again, when this process read them before)."""
+    from engine.importers import FORMATS
+    from engine.registry import SCORERS, activities, load_plugins, unregister_activity
+
+    for folder in reversed(paths(site)):
+        monkeypatch.syspath_prepend(folder)
+    if "toy" not in activities():
+        load_plugins()
+    yield
+    for name in ("toy", "halfway"):
+        unregister_activity(name)
+    FORMATS.pop(("toy", "sums"), None)
+    SCORERS.pop("toy.exact", None)
+    for name in [m for m in sys.modules if m.startswith(PLUGGED_IN)]:
+        del sys.modules[name]
+
+
+def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
+    site, toy_installed, tmp_path
+):
+    from engine.cli import cli
+    from engine.store import Store
+
+    db = str(tmp_path / "m.db")
+    store = Store(db)
+    store.add_dataset("sums", "toy", SUMS)
+    store.close()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models.json").write_text(
+        json.dumps({"adder": {"backend": "scripted", "replies": ["5", "9", "7"]}})
+    )
+    path = os.pathsep.join([*paths(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": path, "MEDEXAM_HOME": str(home)}
+
+    # A medexam started with the packages installed reads the entry points.
+    found = medexam(env, "--help")
+    assert found.returncode == 0, found.stderr
+    assert "toy " in found.stdout and "Sums for a model to add up." in found.stdout
+    assert "broken" not in found.stdout  # what the failed plug-in registered is gone
+    assert "halfway" not in found.stdout  # its group is not there
+    warnings = found.stderr.strip().splitlines()
+    assert len(warnings) == 2, found.stderr
+    assert warnings[0].startswith("Warning: plug-in 'broken'") and "no sums today" in warnings[0]
+    assert warnings[1].startswith("Warning: command 'halfway' (medexam_halfway:none) left out")
+    ran = medexam(env, "--db", db, "toy", "run", "--dataset", "sums", "--model", "adder")
+    assert ran.returncode == 0, ran.stderr
+    assert "Sums right (%)" in ran.stdout and "66.67" in ran.stdout
+
+    runner = CliRunner()  # the same, read in this process (toy_installed)
+    listed = runner.invoke(cli, ["--db", db, "runs", "list", "--activity", "toy"])
+    assert listed.exit_code == 0, listed.output
+    assert " toy " in listed.output and "adder" in listed.output
+    again = runner.invoke(cli, ["--db", db, "rescore", "1", "--force"])
     assert again.exit_code == 0, again.output
     assert "toy.exact: 3 answers scored" in again.output
-    report = runner.invoke(cli, ["--db", store.path, "report", "1"])
+    report = runner.invoke(cli, ["--db", db, "report", "1"])
     assert report.exit_code == 0 and "== Sums ==" in report.output and "66.7" in report.output
-    help_text = runner.invoke(cli, ["runs", "list", "--help"]).output
-    assert "toy" in help_text
-    store.close()
 
 
 @pytest.mark.gui
-def test_toy_activity_shows_in_the_import_dialog_and_the_results_screen(toy, window, qtbot):
+def test_entry_point_activity_in_the_sidebar_import_dialog_and_results(
+    toy_installed, window, qtbot
+):
+    from engine.scoring import Scored
     from gui.widgets.qt_import import ImportDialog
 
-    dialog = ImportDialog(window.ctx, "toy", window)
-    qtbot.addWidget(dialog)
-    assert dialog.kind.currentData() == "toy" and dialog.kind.currentText() == "Sums to do"
     store = window.ctx.store
     store.add_dataset("sums", "toy", SUMS)
     run_id = store.start_run("toy", "sums", "adder", {}, "model", 3)
     right = [Scored("toy.exact", 1, {"correct": True})]
     store.add_answer(run_id, "s1", response="5", chosen="5", gold="5", scores=right)
     store.finish_run(run_id, {"accuracy": 100.0, "answered": 1, "n": 3})
+
+    row = next(i for i, s in enumerate(window.screen_list) if s.key == "toy")
+    item = window.nav.item(row)
+    assert item.text() == "Sums" and item.toolTip() == "Sums for a model to add up"
+    assert "Broken" not in [window.nav.item(i).text() for i in range(window.nav.count())]
+    screen = window.go("toy")
+    assert type(screen).__module__ == "medexam_toy.screen"
+    assert screen.datasets.item(0).text() == "sums (3 sums)"
+    assert screen.runs.item(0).text() == f"#{run_id} adder: 100.0%"
+
+    dialog = ImportDialog(window.ctx, "toy", window)
+    qtbot.addWidget(dialog)
+    assert dialog.kind.currentData() == "toy" and dialog.kind.currentText() == "Sums to do"
     results = window.go("results")
     names = [results.activity.itemText(i) for i in range(results.activity.count())]
     assert "Sums" in names

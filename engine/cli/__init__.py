@@ -51,7 +51,9 @@ def import_commands() -> dict[str, str]:
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported from ``module:attribute`` on first use;
-    ``more`` names further ones when asked (the registry's, which may grow)."""
+    ``more`` names further ones when asked (the registry's, which may grow: an activity from
+    another installed package brings its own, and one of those that cannot be loaded is left
+    out with one warning line)."""
 
     def __init__(
         self,
@@ -63,17 +65,32 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._lazy = dict(lazy or {})
         self._more = more
+        self._broken: set[str] = set()
 
     @property
     def lazy(self) -> dict[str, str]:
         return {**self._lazy, **(self._more() if self._more else {})}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        return sorted({*super().list_commands(ctx), *self.lazy} - self._broken)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy:
-            self.add_command(self._load(cmd_name), cmd_name)
+            if cmd_name in self._broken:
+                return None
+            if cmd_name in self._lazy:  # medexam's own: a fault keeps its traceback
+                self.add_command(self._load(cmd_name), cmd_name)
+            else:
+                try:
+                    self.add_command(self._load(cmd_name), cmd_name)
+                except Exception as exc:  # an activity's, perhaps another package's
+                    self._broken.add(cmd_name)
+                    click.echo(
+                        f"Warning: command {cmd_name!r} ({self.lazy[cmd_name]}) left out: "
+                        f"{type(exc).__name__}: {exc}",
+                        err=True,
+                    )
+                    return None
         return super().get_command(ctx, cmd_name)
 
     def _load(self, cmd_name: str) -> click.Command:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import Activity
-from engine.importers import Request, register
+from engine.importers import Format, Request, register_format
 from engine.registry import load, register_activity
 from engine.store import Store
 from engine.types import Row
@@ -69,6 +69,8 @@ CONSULT = register_activity(
         import_title="Consultation cases",
         report="engine.reports.layouts:consult_section",
         run_label="engine.reports.label:consult_parts",
+        screen="gui.widgets.qt_consult:ConsultScreen",
+        description="Interview a simulated patient, then make your diagnosis",
         compare_warnings={
             "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "
             "accuracies differ"
@@ -90,17 +92,23 @@ def _cases_from(reference: str) -> Callable[[Store, Request], Row]:
     return run
 
 
-register(
-    "consult",
-    "cases",
-    "medexam cases (JSON or JSON Lines)",
-    "Cases (*.json *.jsonl);;All files (*)",
-    message=_CASES,
-)(_cases_from("engine.consult.cases:import_cases"))
-register(
-    "consult",
-    "agentclinic",
-    "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
-    "AgentClinic (*.jsonl *.json);;All files (*)",
-    message=_CASES,
-)(_cases_from("engine.consult.agentclinic:import_agentclinic"))
+register_format(
+    Format(
+        "consult",
+        "cases",
+        "medexam cases (JSON or JSON Lines)",
+        _cases_from("engine.consult.cases:import_cases"),
+        "Cases (*.json *.jsonl);;All files (*)",
+        message=_CASES,
+    )
+)
+register_format(
+    Format(
+        "consult",
+        "agentclinic",
+        "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
+        _cases_from("engine.consult.agentclinic:import_agentclinic"),
+        "AgentClinic (*.jsonl *.json);;All files (*)",
+        message=_CASES,
+    )
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import Activity
-from engine.importers import Request, register
+from engine.importers import Format, Request, register_format
 from engine.registry import register_activity
 from engine.store import Store
 from engine.types import Row
@@ -58,6 +58,8 @@ EXAM = register_activity(
         report="engine.reports.layouts:exam_section",
         run_label="engine.reports.label:exam_parts",
         card="engine.review.cards:exam_face",
+        screen="gui.widgets.qt_exam:ExamScreen",
+        description="Pharmacist exam practice, timed exams and model evaluation",
         topic_fields=("type3", "type2", "type1"),
         mastery_fields=("type1", "type2", "type3"),
     )
@@ -75,15 +77,21 @@ def _exam(fmt: str) -> Callable[[Store, Request], Row]:
     return run
 
 
-register(
-    "exam",
-    "explaincpe",
-    "ExplainCPE (JSON list, five options and an explanation)",
-    "JSON (*.json);;All files (*)",
-)(_exam("explaincpe"))
-register(
-    "exam",
-    "mcq",
-    "Multiple choice (JSON, JSON Lines or CSV, MedQA's JSONL; 2 to 10 options)",
-    "Question files (*.json *.jsonl *.csv);;All files (*)",
-)(_exam("mcq"))
+register_format(
+    Format(
+        "exam",
+        "explaincpe",
+        "ExplainCPE (JSON list, five options and an explanation)",
+        _exam("explaincpe"),
+        "JSON (*.json);;All files (*)",
+    )
+)
+register_format(
+    Format(
+        "exam",
+        "mcq",
+        "Multiple choice (JSON, JSON Lines or CSV, MedQA's JSONL; 2 to 10 options)",
+        _exam("mcq"),
+        "Question files (*.json *.jsonl *.csv);;All files (*)",
+    )
+)

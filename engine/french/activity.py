@@ -4,7 +4,7 @@ and the importers of the retrieval corpora its readers search."""
 from __future__ import annotations
 
 from engine.activities import Activity
-from engine.importers import TITLES, Request, register
+from engine.importers import TITLES, Format, Request, register_format
 from engine.registry import register_activity
 from engine.store import Store
 from engine.types import Row
@@ -39,18 +39,31 @@ FRENCH = register_activity(
         report="engine.reports.layouts:french_section",
         run_label="engine.reports.label:french_parts",
         card="engine.review.cards:french_face",
+        screen="gui.widgets.qt_french:FrenchScreen",
+        description="French medical questions with retrieved passages (several answers may be "
+        "right)",
         topic_fields=("type", "category", "subject_name"),
         mastery_fields=("type", "subject_name"),
     )
 )
 
 
-@register("french", "frenchmedmcqa", "FrenchMedMCQA (JSON list)", "JSON (*.json);;All files (*)")
 def _frenchmedmcqa(store: Store, req: Request) -> Row:
     from engine.french.dataset import import_frenchmedmcqa
 
     info = import_frenchmedmcqa(store, req.source, req.name, req.replace)
     return {**store.dataset(info["name"]), **info}
+
+
+register_format(
+    Format(
+        "french",
+        "frenchmedmcqa",
+        "FrenchMedMCQA (JSON list)",
+        _frenchmedmcqa,
+        "JSON (*.json);;All files (*)",
+    )
+)
 
 
 # Retrieval corpora are no activity of their own: French QA brings their importers.
@@ -68,32 +81,41 @@ def _corpus_from_path(store: Store, req: Request) -> Row:
     return {**store.corpus(name), **info}
 
 
-register(
-    "corpus",
-    "file",
-    "A text, Markdown or JSON Lines file",
-    "Documents (*.txt *.md *.jsonl);;All files (*)",
-    message=_PASSAGES,
-)(_corpus_from_path)
-register(
-    "corpus",
-    "folder",
-    "A folder of .txt and .md files",
-    source="folder",
-    message=_PASSAGES,
-)(_corpus_from_path)
-
-
-@register(
-    "corpus",
-    "dataset",
-    "The questions of an imported French set (one passage each)",
-    source="dataset",
-    message=_PASSAGES,
-)
 def _corpus_from_dataset(store: Store, req: Request) -> Row:
     from engine.french.corpus import add_corpus_from_dataset
 
     name = req.name or f"{req.source}-passages"
     info = add_corpus_from_dataset(store, req.source, name, req.replace)
     return {**store.corpus(name), **info}
+
+
+register_format(
+    Format(
+        "corpus",
+        "file",
+        "A text, Markdown or JSON Lines file",
+        _corpus_from_path,
+        "Documents (*.txt *.md *.jsonl);;All files (*)",
+        message=_PASSAGES,
+    )
+)
+register_format(
+    Format(
+        "corpus",
+        "folder",
+        "A folder of .txt and .md files",
+        _corpus_from_path,
+        source="folder",
+        message=_PASSAGES,
+    )
+)
+register_format(
+    Format(
+        "corpus",
+        "dataset",
+        "The questions of an imported French set (one passage each)",
+        _corpus_from_dataset,
+        source="dataset",
+        message=_PASSAGES,
+    )
+)

@@ -1,0 +1,43 @@
+"""The toy activity registered: its descriptor and the importer of its data sets."""
+
+from __future__ import annotations
+
+import json
+
+from engine.activities import Activity
+from engine.importers import Format, Request, register_format
+from engine.registry import register_activity
+from engine.store import Store
+from engine.types import Row
+
+TOY = register_activity(
+    Activity(
+        "toy",
+        "Sums",
+        "accuracy",
+        "sum",
+        {"accuracy": "Sums right (%)"},
+        ("accuracy", "answered"),
+        spec="medexam_toy.parts:SPEC",
+        settings="medexam_toy.parts:ToySettings",
+        scorers=("toy.exact",),
+        scorers_from=("medexam_toy.parts",),
+        cli="medexam_toy.parts:toy",
+        import_title="Sums to do",
+        report="medexam_toy.parts:section",
+        screen="medexam_toy.screen:SumsScreen",
+        description="Sums for a model to add up",
+    )
+)
+
+
+def import_sums(store: Store, req: Request) -> Row:
+    """Store a JSON Lines file of sums (``id``, ``question``, ``answer``) as a data set."""
+    with open(req.source, encoding="utf-8") as fh:
+        items = [json.loads(line) for line in fh if line.strip()]
+    name = req.name or req.stem
+    store.add_dataset(name, "toy", items, replace=req.replace)
+    return store.dataset(name)
+
+
+register_format(Format("toy", "sums", "Sums (JSON Lines)", import_sums, "Sums (*.jsonl)"))
