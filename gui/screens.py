@@ -42,6 +42,12 @@ TOOLS = (
         "Grids of runs played as one job: their runs, progress, tables and figures",
     ),
     Screen(
+        "compare",
+        "Compare",
+        "gui.widgets.qt_compare:CompareScreen",
+        "The same items through several models: scores, paired tests, speed and memory",
+    ),
+    Screen(
         "train",
         "Train",
         "gui.widgets.qt_train:TrainScreen",

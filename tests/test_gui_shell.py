@@ -20,8 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_every_screen_opens(window):
     w = window
-    names = ["Exam", "Consultation", "French QA", "Review", "Results", "Experiments", "Train",
-             "Models"]  # fmt: skip
+    names = ["Exam", "Consultation", "French QA", "Review", "Results", "Experiments", "Compare",
+             "Train", "Models"]  # fmt: skip
     assert w.nav.count() == len(w.screen_list) == len(names)
     assert [w.nav.item(i).text().split("  (")[0] for i in range(len(names))] == names
     for found in w.screen_list:

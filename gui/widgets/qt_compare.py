@@ -1,0 +1,378 @@
+"""Compare models: the same items through every model picked (local GGUF files, served models,
+quantizations of one model), played as one experiment of the ``compare-models`` preset
+(:mod:`engine.experiments`) off the UI thread, with progress and Stop. The comparison
+(:func:`engine.experiments.compare.compare_runs`) fills in as each model's run finishes: each
+score with its 95% interval, the paired difference from the best with its interval and p,
+tokens/s, first token, peak memory, load time and file size, and the quality-per-size chart.
+A comparison stopped (Stop, a closed app) is listed under Comparison and goes on with Go on,
+or with Compare and the same models and data set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.progress import Progress
+from gui.widgets.common import (
+    AppContext,
+    Header,
+    ProgressRow,
+    button,
+    form_row,
+    muted,
+    page_column,
+    primary,
+    show_error,
+    spin_box,
+    whole_text,
+)
+
+#: The preset a comparison plays.
+PRESET = "compare-models"
+#: The width the quality-per-size chart is shown at (px).
+CHART_PX = 560
+
+
+def _compare(
+    job: Any, pool: Any, models: list[str], dataset: str, limit: int | None
+) -> dict[str, Any]:
+    """The worker's part of Compare: plan the comparison (its stored experiment when these
+    models and data set have one), then play what it lacks."""
+    from engine.experiments.plan import make_plan
+    from engine.experiments.run import open_experiment
+
+    plan = make_plan(job.store, PRESET, models, dataset, limit)
+    experiment_id, _new = open_experiment(job.store, plan)
+    return _play(job, pool, experiment_id)
+
+
+def _play(job: Any, pool: Any, experiment_id: int) -> dict[str, Any]:
+    """Play the comparison's runs not finished; the screen hears of each run as it ends."""
+    from engine.experiments.run import run_experiment
+
+    job.emit(experiment_id)
+    return run_experiment(
+        job.store, experiment_id, pool=pool, progress=job.progress, cancel=job.cancel,
+        on_cell=lambda _cell, _summary: job.emit(experiment_id),
+    )  # fmt: skip
+
+
+def comparisons(store: Any) -> list[dict[str, Any]]:
+    """The stored comparisons (experiments of :data:`PRESET`), newest first."""
+    from engine.experiments.records import all_experiments
+
+    return [e for e in all_experiments(store) if e["spec"].get("preset") == PRESET]
+
+
+def table_rows(store: Any, experiment: dict[str, Any]) -> tuple[list[str], list[list[str]], Any]:
+    """The comparison's headers and rows (a status first) and the comparison itself (None
+    before two runs finished): a finished run's row from the comparison, the others' status
+    and items done."""
+    from engine.experiments.compare import compare_table
+    from engine.experiments.presets import compare_summary
+
+    found = compare_summary(store, experiment)
+    result = found[0] if found else None
+    headers, rows = compare_table(result) if result else (["Run", "Model", "Items"], [])
+    by_run = {row[0]: row for row in rows}
+    out = []
+    for cell in experiment["cells"]:
+        key = f"#{cell['run_id']}" if cell["run_id"] is not None else "–"
+        status = cell["status"] + (" (reused)" if cell["reused"] else "")
+        if key in by_run:
+            out.append([status, *by_run.pop(key)])
+            continue
+        run = cell["run"] or {}
+        done = f"{run.get('n_done', 0)}/{run.get('n_total', 0)}" if run else ""
+        out.append([status, key, str(cell["coords"].get("model") or cell["label"]), done])
+    out += [["person", *row] for row in by_run.values()]  # a person's run on the same items
+    return ["Status", *headers], out, result
+
+
+class CompareScreen(QWidget):
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.job: Any = None
+        self.shown_id: int | None = None
+        outer = page_column(
+            self,
+            Header(
+                "Compare models",
+                "The same items through every model: scores with their intervals, the paired "
+                "difference from the best, speed and memory (medexam experiment run "
+                "compare-models).",
+            ),
+        )
+        outer.addLayout(self._form())
+        self.progress = ProgressRow()
+        outer.addWidget(self.progress)
+        outer.addWidget(self._results(), 1)
+
+        self.models.itemChanged.connect(lambda _item: self._buttons())
+        self.picker.activated.connect(lambda _i: self._picked())
+        self.progress.stop_clicked.connect(self.stop)
+        ctx.models_changed.append(self.reload_models)
+        ctx.data_changed.append(self.reload_datasets)
+        ctx.runs_changed.append(self.reload)
+        self.reload_models()
+        self.reload_datasets()
+        self.reload()
+
+    def _form(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.models = QListWidget()
+        self.models.setToolTip("Tick the models to compare: local files, served models")
+        self.models.setFixedHeight(120)
+        left = QVBoxLayout()
+        left.addWidget(muted(QLabel("Models")))
+        left.addWidget(self.models)
+        row.addLayout(left, 1)
+        right = QVBoxLayout()
+        self.datasets = whole_text(QComboBox())
+        self.limit = spin_box(0, 100_000, 0, "All")
+        right.addLayout(form_row("Data set", self.datasets, "The items every model answers"))
+        right.addLayout(form_row("Items", self.limit, "Only the first N items (All: every one)"))
+        self.compare_button = primary(button("Compare", self.compare, "Play every model's run"))
+        self.go_button = button("Go on", self.go_on, "Play the runs it has not finished")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.go_button)
+        right.addLayout(buttons)
+        self.picker = whole_text(QComboBox())
+        right.addLayout(form_row("Comparison", self.picker, "The comparisons made so far"))
+        right.addStretch(1)
+        row.addLayout(right)
+        return row
+
+    def _results(self) -> QSplitter:
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.notes = muted(QLabel())
+        self.notes.setWordWrap(True)
+        self.chart = QLabel()
+        self.chart.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        scroll = QScrollArea()
+        scroll.setWidget(self.chart)
+        scroll.setWidgetResizable(True)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(scroll)
+        notes = QScrollArea()
+        notes.setWidget(self.notes)
+        notes.setWidgetResizable(True)
+        bottom.addWidget(notes)
+        bottom.setSizes([CHART_PX, 400])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(bottom)
+        split.setChildrenCollapsible(False)
+        split.setSizes([220, 380])
+        return split
+
+    # -- choices ---------------------------------------------------------------------------
+
+    def reload_models(self) -> None:
+        """The catalog's models as ticks (those ticked stay ticked)."""
+        ticked = set(self.chosen_models())
+        self.models.blockSignals(True)
+        self.models.clear()
+        for m in self.ctx.model_list or []:
+            item = QListWidgetItem(f"{m.name}  ({m.summary()})")
+            item.setData(Qt.ItemDataRole.UserRole, m.name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = m.name in ticked
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            self.models.addItem(item)
+        self.models.blockSignals(False)
+        self._buttons()
+
+    def chosen_models(self) -> list[str]:
+        items = [self.models.item(i) for i in range(self.models.count())]
+        return [
+            str(i.data(Qt.ItemDataRole.UserRole))
+            for i in items
+            if i.checkState() == Qt.CheckState.Checked
+        ]
+
+    def choose(self, models: list[str], dataset: str, limit: int | None) -> None:
+        """Tick ``models`` (only them) and pick ``dataset`` and ``limit``."""
+        for i in range(self.models.count()):
+            item = self.models.item(i)
+            chosen = item.data(Qt.ItemDataRole.UserRole) in models
+            item.setCheckState(Qt.CheckState.Checked if chosen else Qt.CheckState.Unchecked)
+        i = self.datasets.findData(dataset)
+        if i >= 0:
+            self.datasets.setCurrentIndex(i)
+        self.limit.setValue(limit or 0)
+
+    def reload_datasets(self) -> None:
+        current = self.datasets.currentData()
+        self.datasets.clear()
+        for d in self.ctx.store.datasets():
+            self.datasets.addItem(f"{d['name']} ({d['activity']}, {d['n_items']})", d["name"])
+        i = self.datasets.findData(current)
+        if i >= 0:
+            self.datasets.setCurrentIndex(i)
+
+    def _buttons(self) -> None:
+        busy = self.job is not None
+        self.compare_button.setEnabled(not busy and len(self.chosen_models()) >= 2)
+        e = self._experiment()
+        self.go_button.setEnabled(not busy and e is not None and e["status"] != "finished")
+
+    # -- the comparison shown ----------------------------------------------------------------
+
+    def shown(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        """The stored comparisons in the picker, the one shown read again."""
+        self.found = comparisons(self.ctx.store)
+        if self.shown_id is None and self.found:
+            self.shown_id = self.found[0]["id"]
+        self.picker.blockSignals(True)
+        self.picker.clear()
+        for e in self.found:
+            spec = e["spec"]
+            models = ", ".join(spec.get("models") or [])
+            limit = f", {spec['limit']} items" if spec.get("limit") else ""
+            text = f"#{e['id']} {spec.get('dataset')}{limit}: {models} ({e['status']})"
+            self.picker.addItem(text, e["id"])
+        i = self.picker.findData(self.shown_id)
+        if i >= 0:
+            self.picker.setCurrentIndex(i)
+        self.picker.blockSignals(False)
+        self._show(self._experiment())
+
+    def _experiment(self) -> dict[str, Any] | None:
+        return next((e for e in getattr(self, "found", []) if e["id"] == self.shown_id), None)
+
+    def _picked(self) -> None:
+        self.shown_id = self.picker.currentData()
+        e = self._experiment()
+        if e is not None:
+            spec = e["spec"]
+            self.choose(list(spec.get("models") or []), str(spec.get("dataset")), spec.get("limit"))
+        self._show(e)
+
+    def _show(self, experiment: dict[str, Any] | None) -> None:
+        self._buttons()
+        self.table.clear()
+        if experiment is None:
+            self.table.setRowCount(0)
+            self.table.setColumnCount(0)
+            self.notes.setText("No comparison yet: tick two models or more, then Compare.")
+            self.chart.clear()
+            return
+        headers, rows, result = table_rows(self.ctx.store, experiment)
+        self.table.setColumnCount(len(headers))
+        self.table.setHorizontalHeaderLabels(headers)
+        self.table.setRowCount(len(rows))
+        best = f"#{result['best']}" if result else None
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                item = QTableWidgetItem(text)
+                if c > 3:
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                if row[1] == best:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        if result is None:
+            self.notes.setText("The table fills in as the runs finish (two are compared first).")
+        else:
+            title = f"Compared on {result['items']['shared']} items of {result['dataset']}."
+            self.notes.setText("\n\n".join([title, *result["notes"]]))
+        self._chart(result)
+
+    def _chart(self, result: dict[str, Any] | None) -> None:
+        from engine.experiments.compare import size_svg
+
+        svg = size_svg(result["chart"]) if result else ""
+        if not svg:
+            self.chart.clear()
+            self.chart.setText("" if result is None else "No file size known: no chart.")
+            return
+        pixmap = QPixmap()
+        pixmap.loadFromData(svg.encode("utf-8"), "SVG")
+        self.chart.setPixmap(
+            pixmap.scaledToWidth(CHART_PX, Qt.TransformationMode.SmoothTransformation)
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def compare(self) -> None:
+        """Play the comparison of the ticked models on the data set (going on with its stored
+        experiment when there is one)."""
+        models, dataset = self.chosen_models(), self.datasets.currentData()
+        if self.job is not None:
+            return
+        if len(models) < 2 or not dataset:
+            show_error(self, "Tick two models or more and pick a data set.", self.ctx)
+            return
+        limit = self.limit.value() or None
+        self._start(_compare, models, dataset, limit)
+
+    def go_on(self) -> None:
+        e = self._experiment()
+        if e is not None and self.job is None:
+            self._start(_play, e["id"])
+
+    def _start(self, fn: Any, *args: Any) -> None:
+        self.progress.started(0, "Comparing…")
+        self.job = self.ctx.jobs.start(
+            fn,
+            self.ctx.host.pool,
+            *args,
+            on_progress=self._progress,
+            on_event=self._run_ended,
+            on_done=lambda result: self.ctx.status(
+                f"Comparison #{result['experiment_id']}: {result['status']}"
+            ),
+            on_error=lambda exc: show_error(self, exc, self.ctx),
+            on_ended=self._ended,
+        )
+        self._buttons()
+
+    def _run_ended(self, experiment_id: int) -> None:
+        """A comparison started or one of its runs ended: show it as it is now."""
+        self.shown_id = experiment_id
+        self.reload()
+
+    def _progress(self, p: Progress) -> None:
+        from engine.estimate import duration_text
+
+        info = p.info
+        at = f"run {info['cell']}/{info['cells']} · {info['label']}" if "cell" in info else ""
+        left = info.get("left_s")
+        at += f" · {duration_text(left)} left" if at and isinstance(left, int | float) else ""
+        self.progress.update(p, at or p.message)
+
+    def stop(self) -> None:
+        if self.job is not None:
+            self.job.stop()
+
+    def _ended(self) -> None:
+        self.job = None
+        self.progress.ended("")
+        self.ctx.notify_runs()  # reloads this screen too
