@@ -114,6 +114,9 @@ def toy_installed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     if "toy" not in activities():
         load_plugins()
     yield
+    from engine.cli import import_group
+
+    import_group.commands.pop("sums", None)
     for name in ("toy", "halfway"):
         unregister_activity(name)
     FORMATS.pop(("toy", "sums"), None)
@@ -126,12 +129,10 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
     site, toy_installed, tmp_path
 ):
     from engine.cli import cli
-    from engine.store import Store
 
     db = str(tmp_path / "m.db")
-    store = Store(db)
-    store.add_dataset("sums", "toy", SUMS)
-    store.close()
+    sums = tmp_path / "sums.jsonl"
+    sums.write_text("".join(json.dumps(s) + "\n" for s in SUMS), encoding="utf-8")
     home = tmp_path / "home"
     home.mkdir()
     (home / "models.json").write_text(
@@ -150,11 +151,14 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
     assert len(warnings) == 2, found.stderr
     assert warnings[0].startswith("Warning: plug-in 'broken'") and "no sums today" in warnings[0]
     assert warnings[1].startswith("Warning: command 'halfway' (medexam_halfway:none) left out")
+    runner = CliRunner()  # the same, read in this process (toy_installed)
+    imported = runner.invoke(cli, ["--db", db, "import", "sums", str(sums)])
+    assert imported.exit_code == 0, imported.output
+    assert "Imported 3 sums as “sums”." in imported.output
     ran = medexam(env, "--db", db, "toy", "run", "--dataset", "sums", "--model", "adder")
     assert ran.returncode == 0, ran.stderr
     assert "Sums right (%)" in ran.stdout and "66.67" in ran.stdout
 
-    runner = CliRunner()  # the same, read in this process (toy_installed)
     listed = runner.invoke(cli, ["--db", db, "runs", "list", "--activity", "toy"])
     assert listed.exit_code == 0, listed.output
     assert " toy " in listed.output and "adder" in listed.output

@@ -23,6 +23,7 @@ TOY = register_activity(
         scorers=("toy.exact",),
         scorers_from=("medexam_toy.parts",),
         cli="medexam_toy.parts:toy",
+        import_commands={"sums": "medexam_toy.parts:import_sums"},
         import_title="Sums to do",
         report="medexam_toy.parts:section",
         screen="medexam_toy.screen:SumsScreen",
@@ -40,4 +41,13 @@ def import_sums(store: Store, req: Request) -> Row:
     return store.dataset(name)
 
 
-register_format(Format("toy", "sums", "Sums (JSON Lines)", import_sums, "Sums (*.jsonl)"))
+register_format(
+    Format(
+        "toy",
+        "sums",
+        "Sums (JSON Lines)",
+        import_sums,
+        "Sums (*.jsonl)",
+        message="Imported {n_items} sums as “{name}”.",
+    )
+)

@@ -1,5 +1,5 @@
 """The toy activity's parts, imported when first used: its settings, scorer, run spec,
-report section and command-line group."""
+report section, command-line group and ``medexam import`` command."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from engine.cli.common import AppContext, pass_app
+from engine.cli.common import AppContext, echo_json, pass_app
+from engine.cli.importing import import_options
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options
 from engine.fields import Settings, from_dict, setting, settings_options
 from engine.models.pool import ModelPool
@@ -85,3 +86,16 @@ def toy_run(app: AppContext, dataset: str | None, settings: ToySettings, run: Ru
         metric_lines("toy", summary, TOY.run_keys)
 
     execute_run(app, "toy", dataset, settings, run, title="Sums", show=show)
+
+
+@click.command("sums")
+@import_options(exists=True)
+def import_sums(app: AppContext, path: str, name: str | None, replace: bool, as_json: bool) -> None:
+    """Import sums from JSON Lines (id, question, answer)."""
+    from engine.importers import import_data
+
+    found = import_data(app.store, "toy", "sums", path, name=name, replace=replace)
+    if as_json:
+        echo_json(found)
+        return
+    click.echo(found["message"])
