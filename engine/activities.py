@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.registry import UnknownActivity, activities, get_activity, load
+from engine.registry import SCORERS, UnknownActivity, activities, get_activity, load
 
 if TYPE_CHECKING:
     from engine.runs import RunSpec
@@ -117,9 +117,22 @@ def find_label(key: str, activity_id: str | None = None) -> str | None:
     found = activities().get(activity_id or "")
     if found is not None and key in found.labels:
         return found.labels[key]
+    named = scorer_label(key, activity_id)
+    if named:
+        return named
     if key in COMMON_LABELS:
         return COMMON_LABELS[key]
     return next((a.labels[key] for a in activities().values() if key in a.labels), None)
+
+
+def scorer_label(key: str, activity_id: str | None = None) -> str | None:
+    """The label a registered scorer (of ``activity_id``'s, when given) gives its metric
+    ``key`` (:class:`engine.scoring.Metric`); None when none labels it."""
+    for s in SCORERS.values():
+        m = s.metrics.get(key)
+        if m is not None and m.label and (activity_id is None or s.fits(activity_id)):
+            return m.label
+    return None
 
 
 def metric_label(key: str, activity_id: str | None = None) -> str:

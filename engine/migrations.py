@@ -387,6 +387,18 @@ def _m11_card_suspended(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE cards ADD COLUMN suspended INTEGER NOT NULL DEFAULT 0")
 
 
+def _m12_run_metrics(db: sqlite_utils.Database) -> None:
+    """``v_run_metrics``: every number of a run's summary, one per row (its key and value),
+    with the run's activity, data set, model, runner and status: every scorer's metrics,
+    a measure added with a new scorer among them, with no column to add."""
+    summary = "CASE WHEN json_valid(r.summary) THEN r.summary ELSE '{}' END"
+    db.execute(
+        "CREATE VIEW v_run_metrics AS SELECT r.id AS run_id, r.activity, r.dataset, r.model, "
+        f"r.runner, r.status, m.key, m.value FROM runs r, json_each({summary}) m "
+        "WHERE m.type IN ('integer', 'real')"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -399,6 +411,7 @@ MIGRATIONS: list[Migration] = [
     _m9_experiments,
     _m10_experiment_errors,
     _m11_card_suspended,
+    _m12_run_metrics,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

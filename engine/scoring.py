@@ -12,9 +12,13 @@ A scorer is a function of one stored answer, its item and the run's context, reg
         return {"correct": answer["chosen"] is not None and answer["chosen"] == answer["gold"]}
 
 It returns ``{key: value}`` (numbers, booleans, None) or :class:`Value` entries carrying an
-explanation. An activity lists the scorers its runs apply (``Activity.scorers``); a summary is
-made of reducers over the stored scores (:func:`mean`, :func:`proportion`,
-:func:`percent_mean`, :func:`counts`).
+explanation. An activity lists the scorers its runs apply (``Activity.scorers``); any other
+registered scorer that fits the activity and is computed on its own is applied after them.
+A scorer names the summary entries it gives (``metrics={"accuracy": Metric("correct",
+share_of_all(1))}``): each a reducer over its key's values in the run's answers
+(:func:`percent`, :func:`rounded_mean`, :func:`share_of_all`), with a label. A run's
+summary is :func:`counts` plus every scorer's metrics (:func:`metric_values`), and reports,
+tables, views and the app list a run's metrics by the scorers' (:func:`activity_metrics`).
 
 >>> from engine.scoring import mean, proportion
 >>> mean([0.5, None, 1.0]), proportion([True, False, True, True])
@@ -27,20 +31,31 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from engine.errors import UserError
+from engine.metrics import (  # noqa: F401 (re-exported: scorers import their reducers here)
+    Metric,
+    ScoreValue,
+    answer_values,
+    mean,
+    metric_values,
+    percent,
+    percent_mean,
+    percent_of_mean,
+    proportion,
+    rounded_mean,
+    share_of_all,
+)
 from engine.progress import Cancel, ProgressCallback, report
 from engine.registry import SCORERS, get_activity, get_scorer
-from engine.types import JSONDict, Row, Scalar
+from engine.registry import scorers as registered
+from engine.types import JSONDict, Row
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
     from engine.models.protocol import ChatModel
     from engine.store import Store
-
-#: A score's value: a number, a boolean, or None (not applicable to this answer).
-ScoreValue: TypeAlias = float | int | bool | None
 
 
 @dataclass(frozen=True)
@@ -103,10 +118,11 @@ class Scorer:
     applies: Callable[[Context], bool] | None = None
     by: str = ""
     person: bool = False
-    #: The run summary's entries that are the mean of one of its keys over the answers
-    #: (``{"accuracy": "correct"}``), in percent when their label says so: what a
-    #: comparison of runs pairs item by item (:mod:`engine.experiments.compare`).
-    metrics: Mapping[str, str] = field(default_factory=dict)
+    #: The run summary's entries it gives, each a reducer over one of its keys' values in
+    #: the run's answers (:class:`Metric`): what a summary, a report, a table, the views and
+    #: the app show of it, and what a comparison of runs pairs item by item
+    #: (:mod:`engine.experiments.compare`).
+    metrics: Mapping[str, Metric] = field(default_factory=dict)
 
     def fits(self, activity_id: str) -> bool:
         """Whether this scorer scores ``activity_id``'s answers (``*``: every activity's)."""
@@ -151,11 +167,15 @@ def scorer(
     applies: Callable[[Context], bool] | None = None,
     by: str = "",
     person: bool = False,
-    metrics: Mapping[str, str] | None = None,
+    metrics: Mapping[str, str | Metric] | None = None,
 ) -> Callable[[ScoreFunction], ScoreFunction]:
     """Register the decorated function as scorer ``name`` (raise ``version`` whenever what
     it computes changes: a rescore then replaces the older version's scores); ``by``,
-    ``person`` and ``metrics`` as :class:`Scorer` has them."""
+    ``person`` and ``metrics`` as :class:`Scorer` has them (a metric given as a key is the
+    mean of that key in percent, :func:`percent`)."""
+    declared = {
+        key: m if isinstance(m, Metric) else Metric(m) for key, m in (metrics or {}).items()
+    }
 
     def add(function: ScoreFunction) -> ScoreFunction:
         doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
@@ -170,7 +190,7 @@ def scorer(
             applies,
             by,
             person,
-            dict(metrics or {}),
+            declared,
         )
         return function
 
@@ -197,8 +217,17 @@ def score_answer(
 
 
 def scorers_of(activity_id: str) -> list[Scorer]:
-    """The scorers an activity's runs apply, by the activity's list."""
-    return [get_scorer(name, activity_id) for name in get_activity(activity_id).scorers]
+    """The scorers an activity's runs apply: those of the activity's list, in its order,
+    then any other registered scorer that fits the activity and is computed on its own (not
+    given by people, by a judge or with a model): a measure added with one scorer."""
+    listed = get_activity(activity_id).scorers
+    found = [get_scorer(name, activity_id) for name in listed]
+    added = [
+        s
+        for name, s in registered(activity_id).items()
+        if name not in listed and not (s.by or s.person or s.needs_model)
+    ]
+    return found + added
 
 
 def merged(scored: Iterable[Scored]) -> dict[str, ScoreValue]:
@@ -209,30 +238,26 @@ def merged(scored: Iterable[Scored]) -> dict[str, ScoreValue]:
     return out
 
 
-# -- reducers -------------------------------------------------------------------------------
+# -- a run's summary -----------------------------------------------------------------------
 
 
-def numbers(values: Iterable[Scalar | object]) -> list[float]:
-    """The values that are numbers (booleans count 1 and 0), Nones and others left out."""
-    return [float(v) for v in values if isinstance(v, int | float)]
+def run_metrics(store: Store | None, run: Row, answers: Sequence[Row], n: int) -> JSONDict:
+    """The metrics of the scorers a stored run applies (:func:`run_scorers`) over its
+    ``answers``, for a run of ``n`` items."""
+    chosen = run_scorers(str(run["activity"]), Context(store, run))
+    return metric_values(chosen, [answer_values(a) for a in answers], n)
 
 
-def mean(values: Iterable[Scalar | object]) -> float | None:
-    """The mean of the numeric values (None when there is none)."""
-    found = numbers(values)
-    return sum(found) / len(found) if found else None
-
-
-def proportion(values: Iterable[Scalar | object]) -> float | None:
-    """The share of true values among the given ones (None when there is none)."""
-    found = [bool(v) for v in values if v is not None]
-    return sum(found) / len(found) if found else None
-
-
-def percent_mean(values: Iterable[Scalar | object], digits: int = 2) -> float | None:
-    """The mean of the numeric values in percent, rounded (None when there is none)."""
-    found = numbers(values)
-    return round(100 * sum(found) / len(found), digits) if found else None
+def activity_metrics(activity_id: str, *, added: bool = False) -> dict[str, Metric]:
+    """Every metric an activity's scorers give, by summary key, in the scorers' order; with
+    ``added``, only those of the scorers the activity does not list (its measures added
+    since: what a layout made for its own scorers shows beside them)."""
+    listed = get_activity(activity_id).scorers if added else ()
+    out: dict[str, Metric] = {}
+    for s in (s for s in scorers_of(activity_id) if s.name not in listed):
+        for key, m in s.metrics.items():
+            out.setdefault(key, m)
+    return out
 
 
 def failed(answer: Row) -> bool:

@@ -415,7 +415,8 @@ def trial_sets(store: Store, run_ids: Sequence[int]) -> dict[str, list[int]]:
     return {n: [r for _, r in sorted(t.items())] for n, t in found.items()}
 
 
-#: The scores a trials table reports (those the runs' summaries have), with short headers.
+#: The scores a trials table reports first (those the runs' summaries have), with short
+#: headers; every other metric of the runs' scorers follows (:func:`table_keys`).
 TABLE_KEYS = {
     "accuracy": "Accuracy (%)",
     "hamming": "Hamming (%)",
@@ -425,6 +426,19 @@ TABLE_KEYS = {
     "doctor_f1": "Doctor F1",
     "avg_turns": "Turns",
 }
+
+
+def table_keys(activity_ids: Sequence[str]) -> dict[str, str]:
+    """The scores a trials table of these activities' runs reports, with their headers:
+    :data:`TABLE_KEYS`, then the other metrics their scorers give, by their labels."""
+    from engine.activities import metric_label
+    from engine.scoring import activity_metrics
+
+    out = dict(TABLE_KEYS)
+    for activity_id in activity_ids:
+        for key in activity_metrics(activity_id):
+            out.setdefault(key, metric_label(key, activity_id))
+    return out
 
 
 def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
@@ -439,11 +453,13 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
         return []
     rows: list[list[Any]] = []
     shown: list[str] = []
-    found = {name: spread(store, ids, list(TABLE_KEYS)) for name, ids in sets.items()}
+    firsts = {name: store.run(ids[0]) for name, ids in sets.items()}
+    headers = table_keys(list(dict.fromkeys(str(r["activity"]) for r in firsts.values())))
+    found = {name: spread(store, ids, list(headers)) for name, ids in sets.items()}
     for values in found.values():
         shown += [k for k in values if k not in shown]
     for name, ids in sets.items():
-        first = store.run(ids[0])
+        first = firsts[name]
         values = found[name]
         cells: list[Any] = [spread_text(values[k]) if k in values else None for k in shown]
         temperature = (first.get("settings") or {}).get("temperature")
@@ -470,7 +486,7 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
                 "Temperature",
                 "Trials",
                 "Cases",
-                *(TABLE_KEYS[k] for k in shown),
+                *(headers[k] for k in shown),
             ],
             rows,
             "Each trial plays every case once with its own seed. ± is the standard deviation "

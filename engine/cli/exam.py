@@ -35,6 +35,7 @@ from engine.exam.settings import ExamSettings, PracticeSettings
 from engine.fields import settings_options
 from engine.progress import Progress
 from engine.review.profiles import resolve
+from engine.scoring import activity_metrics
 from engine.text.columns import display_width, pad, visible
 
 
@@ -226,7 +227,7 @@ def exam_run(
 
 def _summary_lines(s: dict[str, Any]) -> None:
     click.echo(f"run {s['run_id']} ({s['status']}): {s['answered']}/{s['n']} answered")
-    keys = ("accuracy", "rouge1", "rouge2", "rougeL", "seconds_per_question")
+    keys = (*activity_metrics("exam"), "seconds_per_question")  # accuracy, ROUGE…
     metric_lines("exam", s, [key for key in keys if s.get(key) is not None])
     if s.get("calibration"):
         c = s["calibration"]

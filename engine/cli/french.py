@@ -28,6 +28,7 @@ from engine.french.reader import format_letters
 from engine.french.scoring import score_files
 from engine.french.settings import FrenchSettings
 from engine.progress import Progress
+from engine.scoring import activity_metrics
 
 
 def _note(p: Progress) -> str:
@@ -44,7 +45,7 @@ def progress_bar(description: str, quiet: bool = False) -> Any:
 def _summary_lines(summary: dict[str, Any]) -> None:
     click.echo(f"questions   {summary['n']}")
     if summary["n"]:
-        metric_lines("french", summary, ("hamming", "emr"))
+        metric_lines("french", summary, [k for k in activity_metrics("french") if k in summary])
         click.echo("by number of correct answers:")
         for n, block in summary["by_n_answers"].items():
             click.echo(

@@ -41,6 +41,7 @@ from engine.rouge import Score, rouge_l, rouge_n, tokenize
 
 if TYPE_CHECKING:
     from engine.consult.solve import Solver
+    from engine.scoring import Scorer
     from engine.store import Store
     from engine.types import JSONDict, JSONValue, Summary
 
@@ -284,35 +285,30 @@ def _pct(per_case: MetricRows, key: str) -> float:
     return round(100 * (_mean(vals) or 0.0), 2)
 
 
-def _pct_or_none(per_case: MetricRows, key: str) -> float | None:
-    vals = [float(m[key]) for m in per_case if m.get(key) is not None]
-    return round(100 * sum(vals) / len(vals), 2) if vals else None
-
-
 def _words(per_case: MetricRows, key: str) -> float:
     vals = [float(m[key]) for m in per_case if m.get(key) is not None and m.get("turns")]
     return round(_mean(vals) or 0.0, 2)
 
 
-def summarize(per_case: MetricRows) -> Summary:
+def summarize(per_case: MetricRows, scorers: Sequence[Scorer] | None = None) -> Summary:
     """Average :func:`consultation_metrics` over a run; percentages on 0–100, rounded.
 
-    ``accuracy`` counts cases answered correctly among all; the diversities average only the
-    consultations with two turns or more (None when there are none); lengths average the
+    The scorers' metrics (``scorers``, default the consultation's: :mod:`engine.consult.scorers`
+    gives patient and doctor recall, precision and F1, ``accuracy`` over all cases,
+    ``avg_turns``, the diversities over the consultations with two turns or more, None when
+    there are none, and the similarity and the patient audit when scored); lengths average the
     consultations with at least one turn (a bound's patient length is its P0 or M);
     ``leakage`` is leaked facts over revealed facts (0 when none were revealed);
     ``by_complexity`` is :func:`by_complexity`.
     """
+    from engine.scoring import metric_values, scorers_of
+
     n = len(per_case)
+    chosen = scorers_of("consult") if scorers is None else scorers
+    out: Summary = metric_values(chosen, per_case, n)  # type: ignore[arg-type]
     revealed_n = sum(m.get("revealed", 0) for m in per_case)
     leaked_n = sum(m.get("leaked", 0) for m in per_case)
-    out: Summary = {key: _pct(per_case, key) for key in PERCENT_SCORES}
-    out["accuracy"] = (
-        round(100 * sum(bool(m.get("correct")) for m in per_case) / n, 2) if n else 0.0
-    )
-    out["avg_turns"] = round(_mean([m["turns"] for m in per_case]) or 0.0, 2)
     out["avg_length"] = _words(per_case, "length")
-    out["diversity"] = _pct_or_none(per_case, "diversity")
     bounds = all(not m.get("turns") for m in per_case) and n
     patient_lengths = [
         float(m["patient_length"])
@@ -321,17 +317,9 @@ def summarize(per_case: MetricRows) -> Summary:
     ]
     out["patient_length"] = round(_mean(patient_lengths) or 0.0, 2)
     out["doctor_length"] = _words(per_case, "doctor_length")
-    for kind in DIVERSITY_KINDS:
-        out[f"diversity_{kind}"] = _pct_or_none(per_case, f"diversity_{kind}")
     out["leakage"] = round(100 * leaked_n / revealed_n, 2) if revealed_n else 0.0
     out["n"] = n
-    sims = [m["similarity"] for m in per_case if m.get("similarity") is not None]
-    if sims:
-        out["similarity"] = round(100 * (_mean(sims) or 0.0), 2)
     out["by_complexity"] = by_complexity(per_case)
-    for key in ("patient_unsupported", "patient_off_voice"):  # the patient audit, when run
-        if any(key in m for m in per_case):  # None when no case had anything to audit
-            out[key] = _pct_or_none(per_case, key)
     return out
 
 

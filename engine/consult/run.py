@@ -45,7 +45,7 @@ from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
 from engine.progress import Cancel
 from engine.runs import Job, Spec
-from engine.scoring import counts
+from engine.scoring import Context, answer_values, counts, run_scorers
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -279,8 +279,9 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     :data:`engine.consult.metrics.SUMMARY_KEYS`, plus leakage and similarity); ``accuracy``
     is over all the run's cases (one not consulted yet counts wrong), ``answered`` beside it."""
     answers = store.answers(run_id)
-    out = summarize([{**a["scores"], "correct": a["correct"]} for a in answers])
     run = store.run(run_id)
+    scorers = run_scorers(CONSULT.id, Context(store, run))
+    out = summarize([answer_values(a) for a in answers], scorers)
     settings = run.get("settings") or {}
     for key in ("patient_mode", "solver", "solver_model"):
         if settings.get(key) is not None:

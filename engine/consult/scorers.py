@@ -13,7 +13,16 @@ from engine.consult.metrics import (
     bound_metrics,
     consultation_metrics,
 )
-from engine.scoring import Context, ScoreValue, scorer
+from engine.scoring import (
+    Context,
+    Metric,
+    ScoreValue,
+    percent,
+    percent_of_mean,
+    rounded_mean,
+    scorer,
+    share_of_all,
+)
 from engine.types import Row
 
 #: What the dialogue scorer gives each case (fractions 0–1, counts, words).
@@ -29,6 +38,8 @@ DIALOGUE_KEYS = (
     "revealed",
     "leaked",
 )
+#: The question diversities a summary averages (``diversity`` is ROUGE-L's).
+DIVERSITY = ("diversity", *(f"diversity_{kind}" for kind in DIVERSITY_KINDS))
 BOUNDS = ("upper", "lower")
 #: What the patient audit gives each consultation (:mod:`engine.consult.audit`).
 AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "patient_off_voice")
@@ -38,7 +49,10 @@ AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "p
     "consult.task",
     activities=("consult",),
     keys=("correct", "similarity"),
-    metrics={"accuracy": "correct"},
+    metrics={
+        "accuracy": Metric("correct", share_of_all()),
+        "similarity": Metric("similarity", percent_of_mean(), optional=True),
+    },
 )
 def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The final task: the letter chosen against the right one, or a diagnosis in words
@@ -62,7 +76,12 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     "consult.dialogue",
     activities=("consult",),
     keys=DIALOGUE_KEYS,
-    metrics={k: k for k in SUMMARY_KEYS[:6]},  # patient and doctor ROUGE-1 R, P, F1
+    metrics={
+        **{k: Metric(k, percent_of_mean(empty=0.0)) for k in SUMMARY_KEYS[:6]},
+        "avg_turns": Metric("turns", rounded_mean(empty=0.0)),
+        # averaged over the consultations of two turns or more (None when there is none)
+        **{k: Metric(k, percent()) for k in DIVERSITY},
+    },
 )
 def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The consultation paper's measures of one case from its stored turns (a bound, which
@@ -80,7 +99,15 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
     return {k: found[k] for k in DIALOGUE_KEYS if k in found}  # type: ignore[literal-required]
 
 
-@scorer("consult.patient-audit", activities=("consult",), keys=AUDIT_KEYS)
+@scorer(
+    "consult.patient-audit",
+    activities=("consult",),
+    keys=AUDIT_KEYS,
+    metrics={  # when the audit was run (None when no case had anything to audit)
+        k: Metric(k, percent(), optional=True)
+        for k in ("patient_unsupported", "patient_off_voice")
+    },
+)
 def patient_audit(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The patient audited from the stored turns: the share of its statements that match no
     fact of the case (by word overlap) and of its replies not in a patient's voice (none for

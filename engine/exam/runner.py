@@ -45,7 +45,6 @@ from engine.exam.activity import EXAM
 from engine.exam.dataset import letters_for
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
 from engine.exam.metrics import (
-    ROUGE_KEYS,
     accuracy,
     by_type,
     calibration,
@@ -63,7 +62,7 @@ from engine.exam.prompts import (
 from engine.exam.settings import ExamSettings, prompt_version_of
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
 from engine.runs import Job, RunError, Spec
-from engine.scoring import counts, failed, mean
+from engine.scoring import counts, failed, run_metrics
 from engine.solvers import PERSON
 from engine.store import Store
 
@@ -258,6 +257,7 @@ def summarize(
         "instruction": settings.instruction,
         "lang": settings.lang,
         **counts(tried, len(items), digits=1),
+        **run_metrics(store, run, tried, len(items)),  # accuracy, ROUGE of generated answers…
         "accuracy_answered": round(accuracy(correct), 1),
         "no_letter": sum(1 for i in answered if not answers[str(i["id"])]["chosen"]),
         "by_type": by_type(answered, correct),
@@ -266,9 +266,6 @@ def summarize(
     old = prompt_version_of(run["settings"]) < PROMPT_VERSION
     summary.update(shots_used(tried, settings.shots if old else None))
     if settings.method == "generate":
-        for key in ROUGE_KEYS:
-            found = mean(r["scores"].get(key) for r in rows)
-            summary[key] = None if found is None else round(found, 3)
         summary["consistency"] = consistency(
             [r["response"] for r in rows], [r["chosen"] for r in rows]
         )

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS, read_judgement
 from engine.rouge import rouge_scores
-from engine.scoring import Context, ScoreValue, scorer
+from engine.scoring import Context, Metric, ScoreValue, rounded_mean, scorer, share_of_all
 from engine.solvers import PERSON
 from engine.types import Item, Row
+
+#: The exam's accuracy: over every question of the run (one not answered counts wrong).
+ACCURACY = {"accuracy": Metric("correct", share_of_all(1))}
 
 
 def _published_judged(context: Context) -> bool:
@@ -32,7 +35,7 @@ def _not_judged(context: Context) -> bool:
     activities=("exam",),
     keys=("correct",),
     applies=_published_judged,
-    metrics={"accuracy": "correct"},
+    metrics=ACCURACY,
 )
 def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Whether the published judgement of the response says it is right (正确)."""
@@ -46,7 +49,7 @@ def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue
     activities=("exam",),
     keys=("correct",),
     applies=_not_judged,
-    metrics={"accuracy": "correct"},
+    metrics=ACCURACY,
 )
 def letter(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Whether the letter chosen is the gold one (no letter is wrong)."""
@@ -66,7 +69,7 @@ def _generated(context: Context) -> bool:
     activities=("exam",),
     keys=ROUGE_KEYS,
     applies=_generated,
-    metrics={k: k for k in ROUGE_KEYS},
+    metrics={k: Metric(k, rounded_mean(3)) for k in ROUGE_KEYS},
 )
 def rouge(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """ROUGE-1, ROUGE-2 and ROUGE-L F-measure of the reply against the gold explanation

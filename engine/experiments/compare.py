@@ -56,14 +56,13 @@ class Metric:
 
 def metrics_of(activity_id: str) -> list[Metric]:
     """The metrics a comparison shows for an activity: its headline and run keys (in their
-    order) that one of its scorers declares the mean of an answer's score."""
-    from engine.scoring import scorers_of
+    order) that one of its scorers gives as a metric of an answer's score, then the metrics
+    of the scorers added to those it lists (:func:`engine.scoring.activity_metrics`)."""
+    from engine.scoring import activity_metrics
 
-    declared: dict[str, str] = {}
-    for s in scorers_of(activity_id):
-        declared.update({k: v for k, v in s.metrics.items() if k not in declared})
+    declared = {k: m.of for k, m in activity_metrics(activity_id).items()}
     found = activity(activity_id)
-    keys = [found.headline, *found.run_keys]
+    keys = [found.headline, *found.run_keys, *activity_metrics(activity_id, added=True)]
     out = []
     for key in dict.fromkeys(k for k in keys if k in declared):
         label = metric_label(key, activity_id)

@@ -26,7 +26,7 @@ from engine.french.context import answer_fields, reader_context
 from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
 from engine.runs import Job, Spec
-from engine.scoring import counts, percent_mean
+from engine.scoring import counts, percent_mean, run_metrics
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     run = store.run(run_id)
     answers = store.answers(run_id)
     out: dict[str, Any] = {"run_id": run_id, "dataset": run["dataset"], "model": run["model"]}
-    out.update(_options_block(answers))
+    out.update(run_metrics(store, run, answers, int(run.get("n_total") or 0)))  # Hamming, EMR…
     groups: dict[int, list[dict[str, Any]]] = {}
     for a in answers:
         groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)

@@ -97,15 +97,25 @@ CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wils
 # -- exam ------------------------------------------------------------------------------------
 
 
+def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
+    """The summary keys of an activity's scorers' metrics (``added``: only of the scorers it
+    does not list itself, :func:`engine.scoring.activity_metrics`) with their labels."""
+    from engine.activities import metric_label
+    from engine.scoring import activity_metrics
+
+    return {k: metric_label(k, activity_id) for k in activity_metrics(activity_id, added=added)}
+
+
 def _exam_main(runs: list[RunData]) -> Table:
+    # accuracy with its interval, then every other metric of the scorers (ROUGE-1/2/L…)
+    columns = {k: v for k, v in metric_columns("exam").items() if k != "accuracy"}
     rows = []
     for r in runs:
         s = r.summary
-        rouge = [s.get(k) for k in ("rouge1", "rouge2", "rougeL")]
-        rows.append([*_head(r), r.n, r.share_cell(r.correct, r.n), *rouge])
+        rows.append([*_head(r), r.n, r.share_cell(r.correct, r.n), *map(s.get, columns)])
     return table(
         "Accuracy and explanation ROUGE (ExplainCPE Table 8 layout)",
-        [*HEAD, "Items", "Accuracy (%)", "ROUGE-1", "ROUGE-2", "ROUGE-L"],
+        [*HEAD, "Items", "Accuracy (%)", *columns.values()],
         rows,
         CI_NOTE,
         "ROUGE-1/2/L: F-measure of the generated explanation against the gold one "
@@ -236,17 +246,19 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
     from engine.consult.metrics import asked_nothing_line
 
     ordered = sorted(runs, key=_bound_order)
+    added = metric_columns("consult", added=True)  # measures beyond Table 2's
     rows = []
     for r in ordered:
         s = r.summary
         rows.append(
             [f"#{r.id}", r.label, r.run.get("dataset"), r.n]
             + [s.get(k) for k, _ in CONSULT_KEYS]
-            + [r.share_cell(r.correct, r.n)]
+            + [r.share_cell(r.correct, r.n), *map(s.get, added)]
         )
     main = table(
         "Consultations (Table 2 layout of the automatic evaluation framework)",
-        ["Run", "Doctor", "Data set", "Cases", *[t for _, t in CONSULT_KEYS], "Accuracy (%)"],
+        ["Run", "Doctor", "Data set", "Cases", *[t for _, t in CONSULT_KEYS], "Accuracy (%)",
+         *added.values()],
         rows,
         "R/P/F1: ROUGE-1 recall, precision and F1 (%) of the patient's replies and the "
         "doctor's questions against the case facts; Len: words per question; Turns: "
@@ -377,6 +389,7 @@ def _hamming_cell(r: RunData) -> ScoreCell | None:
 
 def french_section(store: Store, runs: list[RunData]) -> Section:
     rows, by_n = [], []
+    added = metric_columns("french", added=True)  # measures beyond the paper's
     for r in runs:
         s = r.summary
         exact = sum(bool(a["correct"]) for a in r.answers.values())
@@ -388,13 +401,14 @@ def french_section(store: Store, runs: list[RunData]) -> Section:
                 _hamming_cell(r),
                 r.share_cell(exact, len(r.answers)),
                 recall,
+                *map(s.get, added),
             ]
         )
         by_n.append((r, s.get("by_n_answers") or {}))
     counts = sorted({int(k) for _, b in by_n for k in b})
     main = table(
         "Hamming score and exact match ratio (FrenchMedMCQA layout)",
-        [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)"],
+        [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)", *added.values()],
         rows,
         "Over the answered questions; Hamming brackets: 95% bootstrap interval (from "
         f"{MIN_ITEMS} questions on), EMR brackets: 95% Wilson interval.",
