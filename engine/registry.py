@@ -37,7 +37,7 @@ from __future__ import annotations
 import importlib
 import sys
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 
@@ -86,19 +86,24 @@ def load_plugins(group: str = PLUGIN_GROUP) -> dict[str, str]:
     """Import the module each installed package names in the entry-point ``group`` (its
     import registers its activity); return the plug-ins that failed, by entry-point name,
     with what was said of each. A plug-in that fails to import, or that registers an
-    activity under an id already taken, is left out: what it registered is taken back and one
-    ``Warning:`` line on stderr names it; the others load."""
+    activity under an id already taken, is left out: what it registered (activities,
+    scorers, presets, importers) is taken back and one ``Warning:`` line on stderr names it;
+    the others load."""
+    from engine.importers import FORMATS
+
+    registries: list[dict[Any, Any]] = [ACTIVITIES, SCORERS, PRESETS, FORMATS]
     failed: dict[str, str] = {}
     for point in entry_points(group=group):
-        before = dict(ACTIVITIES)
+        before = [dict(registry) for registry in registries]
         try:
             point.load()
-            taken = [a for a in before if ACTIVITIES.get(a) is not before[a]]
+            taken = [a for a, found in before[0].items() if ACTIVITIES.get(a) is not found]
             if taken:
                 raise ValueError(f"activity {taken[0]!r} is registered already")
         except Exception as exc:  # any fault of another package: it is left out
-            ACTIVITIES.clear()
-            ACTIVITIES.update(before)
+            for registry, kept in zip(registries, before, strict=True):
+                registry.clear()
+                registry.update(kept)
             failed[point.name] = f"{type(exc).__name__}: {exc}"
             print(
                 f"Warning: plug-in {point.name!r} ({point.value}) left out: {failed[point.name]}",

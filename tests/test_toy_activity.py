@@ -33,9 +33,11 @@ SUMS = [
 BROKEN = {
     "broken": """
 from engine.activities import Activity
+from engine.importers import Format, register_format
 from engine.registry import register_activity
 
 register_activity(Activity("broken", "Broken", "accuracy", "item", cli="medexam_broken:none"))
+register_format(Format("broken", "any", "Anything", lambda store, req: {}))
 raise RuntimeError("no sums today")
 """,
     "halfway": """
@@ -173,6 +175,7 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
 def test_entry_point_activity_in_the_sidebar_import_dialog_and_results(
     toy_installed, window, qtbot
 ):
+    from engine.importers import activities as import_kinds
     from engine.scoring import Scored
     from gui.widgets.qt_import import ImportDialog
 
@@ -187,6 +190,7 @@ def test_entry_point_activity_in_the_sidebar_import_dialog_and_results(
     item = window.nav.item(row)
     assert item.text() == "Sums" and item.toolTip() == "Sums for a model to add up"
     assert "Broken" not in [window.nav.item(i).text() for i in range(window.nav.count())]
+    assert "broken" not in import_kinds()  # what the failed plug-in registered is gone
     screen = window.go("toy")
     assert type(screen).__module__ == "medexam_toy.screen"
     assert screen.datasets.item(0).text() == "sums (3 sums)"
