@@ -65,6 +65,7 @@ def test_compare_stop_and_go_on_after_a_restart_fill_the_table(window, screen, q
 
     again = CompareScreen(window.ctx)  # the app opened again: the comparison is listed
     assert again.go_button.isEnabled() and again.picker.currentData() == screen.shown_id
+    assert again.chosen_models() == ["qa", "qb"] and again.limit.value() == 4
     qtbot.mouseClick(again.go_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: again.job is None, timeout=60_000)
 

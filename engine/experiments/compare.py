@@ -33,6 +33,8 @@ from engine.reports.stats import (
 )
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -369,17 +371,34 @@ def size_svg(chart: JSONDict) -> str:
     """The quality-per-size chart as SVG text (matplotlib, as the reports draw): each model
     a point at its file size (MiB, log scale) with its score's 95% interval; points are not
     joined, as different models make no trend. "" without a point."""
+    return _drawn(chart, "svg").decode("utf-8")
+
+
+def size_png(chart: JSONDict) -> bytes:
+    """The quality-per-size chart as PNG bytes (as the app shows it); b"" without a point."""
+    return _drawn(chart, "png")
+
+
+def _drawn(chart: JSONDict, kind: str) -> bytes:
+    import io
+
     import matplotlib
 
-    points = chart["points"]
-    if not points:
-        return ""
+    if not chart["points"]:
+        return b""
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
-        return _size_figure(chart)
+        fig = _size_figure(chart)
+        if kind == "svg":
+            from engine.reports.charts import _svg
+
+            return _svg(fig).encode("utf-8")
+        out = io.BytesIO()
+        fig.savefig(out, format="png", dpi=90)
+        return out.getvalue()
 
 
-def _size_figure(chart: JSONDict) -> str:
-    from engine.reports.charts import _figure, _svg
+def _size_figure(chart: JSONDict) -> Figure:
+    from engine.reports.charts import _figure
 
     points = chart["points"]
     fig = _figure(3.8)
@@ -404,4 +423,4 @@ def _size_figure(chart: JSONDict) -> str:
     ax.set_ylabel(chart["axis"])
     ax.grid(color="#e5e7eb")
     ax.set_title(chart["title"], fontsize=10)
-    return _svg(fig)
+    return fig

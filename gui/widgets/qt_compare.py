@@ -110,6 +110,7 @@ class CompareScreen(QWidget):
         self.ctx = ctx
         self.job: Any = None
         self.shown_id: int | None = None
+        self.wanted: list[str] = []  # the models of the comparison shown, ticked once listed
         outer = page_column(
             self,
             Header(
@@ -189,7 +190,7 @@ class CompareScreen(QWidget):
 
     def reload_models(self) -> None:
         """The catalog's models as ticks (those ticked stay ticked)."""
-        ticked = set(self.chosen_models())
+        ticked = set(self.chosen_models() or self.wanted)
         self.models.blockSignals(True)
         self.models.clear()
         for m in self.ctx.model_list or []:
@@ -212,6 +213,7 @@ class CompareScreen(QWidget):
 
     def choose(self, models: list[str], dataset: str, limit: int | None) -> None:
         """Tick ``models`` (only them) and pick ``dataset`` and ``limit``."""
+        self.wanted = list(models)
         for i in range(self.models.count()):
             item = self.models.item(i)
             chosen = item.data(Qt.ItemDataRole.UserRole) in models
@@ -244,7 +246,8 @@ class CompareScreen(QWidget):
     def reload(self) -> None:
         """The stored comparisons in the picker, the one shown read again."""
         self.found = comparisons(self.ctx.store)
-        if self.shown_id is None and self.found:
+        first = self.shown_id is None and bool(self.found)
+        if first:
             self.shown_id = self.found[0]["id"]
         self.picker.blockSignals(True)
         self.picker.clear()
@@ -258,7 +261,10 @@ class CompareScreen(QWidget):
         if i >= 0:
             self.picker.setCurrentIndex(i)
         self.picker.blockSignals(False)
-        self._show(self._experiment())
+        if first:
+            self._picked()  # the form says what the newest comparison compared
+        else:
+            self._show(self._experiment())
 
     def _experiment(self) -> dict[str, Any] | None:
         return next((e for e in getattr(self, "found", []) if e["id"] == self.shown_id), None)
@@ -306,18 +312,16 @@ class CompareScreen(QWidget):
         self._chart(result)
 
     def _chart(self, result: dict[str, Any] | None) -> None:
-        from engine.experiments.compare import size_svg
+        from engine.experiments.compare import size_png
 
-        svg = size_svg(result["chart"]) if result else ""
-        if not svg:
+        png = size_png(result["chart"]) if result else b""
+        if not png:
             self.chart.clear()
             self.chart.setText("" if result is None else "No file size known: no chart.")
             return
         pixmap = QPixmap()
-        pixmap.loadFromData(svg.encode("utf-8"), "SVG")
-        self.chart.setPixmap(
-            pixmap.scaledToWidth(CHART_PX, Qt.TransformationMode.SmoothTransformation)
-        )
+        pixmap.loadFromData(png, "PNG")
+        self.chart.setPixmap(pixmap)
 
     # -- actions -------------------------------------------------------------------------------
 
