@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 
+from engine.cli import cli
 from engine.cli.exam import _summary_lines
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import metrics_of
@@ -71,6 +73,8 @@ def test_the_added_metric_is_in_the_summary_report_tables_and_view(
     assert summary["accuracy"] is not None and summary["rouge1"] is not None  # still there
     assert {r["scorer"] for r in store.run_scorers(run_id)} >= {"exam.letter", NAME}
     assert rescore(store, run_id, force=True).summary[METRIC] == value
+    said = CliRunner().invoke(cli, ["--db", store.path, "rescore", str(run_id), "--force"])
+    assert said.exit_code == 0 and LABEL in said.output, said.output
 
     report = build_report(store, [run_id])
     exam_table = report["sections"][0]["tables"][0]
@@ -97,6 +101,25 @@ def test_a_trials_table_reports_the_added_metric(store, scripted_pool, added):
     table = trial_tables(store, found.run_ids)[0]
     column = table["columns"].index(LABEL)
     assert table["rows"][0][column].startswith(f"{expected(store, found.run_ids[0]):.2f}")
+
+
+def test_consult_table_has_a_column_for_an_added_consultation_measure(store):
+    from engine.consult.report import paper_table, render_table
+
+    name, label = "consult.brevity", "Short questions (%)"
+    metric = Metric("short_question", percent(1), label)
+    scorer(name, activities=("consult",), keys=("short_question",), metrics={"short": metric})(
+        brevity
+    )
+    try:
+        run_id = store.start_run("consult", "cases", "doctor", {}, runner="model", n_total=1)
+        store.finish_run(run_id, {"accuracy": 0.0, "n": 1, "short": 25.0})
+        table = paper_table(store, [run_id], bounds=False)
+        assert table["rows"][0]["short"] == 25.0
+        text = render_table(table)
+        assert label in text.splitlines()[0] and "25.00" in text.splitlines()[1]
+    finally:
+        del SCORERS[name]
 
 
 def test_without_the_scorer_there_is_no_such_metric(store, scripted_pool):

@@ -28,6 +28,7 @@ from engine.consult.report import FORMATS
 from engine.consult.settings import MAX_TURNS, ConsultSettings
 from engine.fields import settings_options
 from engine.progress import Progress
+from engine.scoring import activity_metrics
 from engine.text.columns import visible
 
 #: Shown after the summary keys by `consult run`.
@@ -207,7 +208,8 @@ def consult_run(
     def show(summary: dict[str, Any]) -> None:
         if not run.quiet:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} cases")
-            metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS)
+            added = tuple(activity_metrics("consult", added=True))  # measures added since
+            metric_lines("consult", summary, SUMMARY_KEYS + EXTRA_KEYS + added)
             if summary.get("asked_nothing"):
                 click.echo(asked_nothing_line(summary))
         click.echo(json.dumps(summary, default=str))

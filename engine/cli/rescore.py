@@ -61,6 +61,7 @@ def rescore(
     from engine.activities import activity
     from engine.cli.running import metric_lines
     from engine.progress import Cancel
+    from engine.scoring import activity_metrics
     from engine.scoring import rescore as rescore_run
 
     cancel = Cancel()
@@ -96,7 +97,8 @@ def rescore(
         skipped = done.skipped[name]
         kept = f", {skipped} already scored by this version (--force scores them again)"
         click.echo(f"{name}: {n} answers scored" + (kept if skipped else ""))
-    metric_lines(act.id, done.summary, act.run_keys)
+    added = [k for k in activity_metrics(act.id, added=True) if k not in act.run_keys]
+    metric_lines(act.id, done.summary, [*act.run_keys, *added])
 
 
 @click.command("scorers")

@@ -42,6 +42,18 @@ COLUMNS = (
     ("Acc", "accuracy"),
 )
 FORMATS = ("text", "markdown", "csv", "json")
+
+
+def columns() -> list[tuple[str, str]]:
+    """Table 2's :data:`COLUMNS`, then a column for each measure of the scorers added to the
+    consultation's own (:func:`engine.scoring.activity_metrics`), headed by its label."""
+    from engine.activities import metric_label
+    from engine.scoring import activity_metrics
+
+    added = activity_metrics("consult", added=True)
+    return [*COLUMNS, *((metric_label(k, "consult"), k) for k in added)]
+
+
 BOUND_NAMES = {"upper": "Upper-B", "lower": "Lower-B"}
 
 
@@ -65,7 +77,7 @@ def _row(run: Row) -> JSONDict:
     row: JSONDict = {"run_id": run["id"], "dataset": run["dataset"], "doctor": doctor}
     bound = runner in BOUND_NAMES  # no consultation, so no patient
     row["patient"] = None if bound else settings.get("patient_model") or settings.get("patient")
-    for _header, key in COLUMNS[3:]:
+    for _header, key in columns()[3:]:
         row[key] = summary.get(key)
     row["solver"] = settings.get("solver_model") or settings.get("solver")
     row["patient_mode"] = settings.get("patient_mode")
@@ -119,7 +131,7 @@ def _with_trial_sets(store: Store, runs: list[Row]) -> list[JSONDict]:
 
     rows: list[JSONDict] = []
     sets: dict[str, JSONDict] = {}
-    keys = [k for _h, k in COLUMNS[3:]]
+    keys = [k for _h, k in columns()[3:]]
     for run in runs:
         name = (run.get("settings") or {}).get("trial_set")
         if not name:
@@ -174,13 +186,14 @@ def render_table(table: PaperTable, fmt: str = "text") -> str:
     rows = table["rows"]
     if fmt == "json":
         return json.dumps(table, ensure_ascii=False, indent=2)
-    headers = [h for h, _k in COLUMNS]
-    cells = [[_spread_cell(r, k) for _h, k in COLUMNS] for r in rows]
+    shown = columns()
+    headers = [h for h, _k in shown]
+    cells = [[_spread_cell(r, k) for _h, k in shown] for r in rows]
     if fmt == "csv":
-        lines = [headers, *([r.get(k) for _h, k in COLUMNS] for r in rows)]
+        lines = [headers, *([r.get(k) for _h, k in shown] for r in rows)]
         return csv_text(lines, lineterminator="\n").rstrip("\n")
     names = ("dataset", "doctor", "patient")
-    right = [k not in names for _h, k in COLUMNS]  # numbers right, names left
+    right = [k not in names for _h, k in shown]  # numbers right, names left
     if fmt == "markdown":
         lines = ["| " + " | ".join(headers) + " |", markdown_rule(right)]
         lines += ["| " + " | ".join(c) + " |" for c in cells]
