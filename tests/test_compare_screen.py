@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gui
 
 SCRIPTS = {
     "qa": {"backend": "scripted", "replies": "答案：B", "delay": 0.15},
-    "qb": {"backend": "scripted", "replies": "答案：D", "delay": 0.8},  # the slower
+    "qb": {"backend": "scripted", "replies": "答案：D", "delay": 1.2},  # the slower
 }
 
 
@@ -40,6 +40,11 @@ def _rows(screen) -> list[list[str]]:
     return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
 
 
+def _done(row: list[str]) -> int:
+    """Items a row says its run answered ("2/4": 2; none yet: 0)."""
+    return int(row[3].split("/")[0] or 0) if row[3] else 0
+
+
 def _column(screen, name: str) -> list[str]:
     t = screen.table
     headers = [t.horizontalHeaderItem(c).text() for c in range(t.columnCount())]
@@ -53,7 +58,15 @@ def test_compare_stop_and_go_on_after_a_restart_fill_the_table(window, screen, q
 
     qtbot.mouseClick(screen.compare_button, Qt.MouseButton.LeftButton)
     assert not screen.compare_button.isEnabled() and screen.progress.stop.isEnabled()
+
     qtbot.waitUntil(lambda: [r[0] for r in _rows(screen)][:1] == ["finished"], timeout=60_000)
+    then = _done(_rows(screen)[1])
+
+    def more_done_as_the_table_is_read_again() -> bool:
+        row = _rows(screen)[1]
+        return row[0] == "running" and _done(row) > then
+
+    qtbot.waitUntil(more_done_as_the_table_is_read_again, timeout=30_000)
     assert screen.progress.bar.maximum() == 8  # both models' items
     qtbot.mouseClick(screen.progress.stop, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: screen.job is None, timeout=60_000)

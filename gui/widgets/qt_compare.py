@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
@@ -46,6 +46,8 @@ from gui.widgets.common import (
 PRESET = "compare-models"
 #: The width the quality-per-size chart is shown at (px).
 CHART_PX = 560
+#: How often the table is read again while a comparison plays (ms): items done.
+REFRESH_MS = 2000
 
 
 def _compare(
@@ -125,6 +127,9 @@ class CompareScreen(QWidget):
         outer.addWidget(self.progress)
         outer.addWidget(self._results(), 1)
 
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(lambda: self.isVisible() and self.reload())
         self.models.itemChanged.connect(lambda _item: self._buttons())
         self.picker.activated.connect(lambda _i: self._picked())
         self.progress.stop_clicked.connect(self.stop)
@@ -356,6 +361,7 @@ class CompareScreen(QWidget):
             on_error=lambda exc: show_error(self, exc, self.ctx),
             on_ended=self._ended,
         )
+        self.timer.start()
         self._buttons()
 
     def _run_ended(self, experiment_id: int) -> None:
@@ -378,5 +384,6 @@ class CompareScreen(QWidget):
 
     def _ended(self) -> None:
         self.job = None
+        self.timer.stop()
         self.progress.ended("")
         self.ctx.notify_runs()  # reloads this screen too
