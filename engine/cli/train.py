@@ -18,7 +18,7 @@ from engine.cli.running import RunOptions, execute_run, metric_lines, progress_b
 from engine.fields import as_dict, settings_options
 from engine.progress import Cancel, Cancelled, Progress
 from engine.train.evaluate import trained_model
-from engine.train.kinds import TrainingKind, kinds
+from engine.train.kinds import TrainingKind, get_kind, kinds
 
 
 @click.group()
@@ -72,7 +72,7 @@ def _show(row: dict[str, Any]) -> None:
             f"{row['name']!r}{scores}, {result.get('examples_per_s')} examples/s"
         )
         click.echo(f"saved in {result.get('path')}")
-        if row["kind"] != "french-reader":
+        if get_kind(row["kind"]).artefact == "adapter":  # a LoRA: a model of the catalog
             click.echo(f"it is the model {trained_model(row)} ('medexam models list')")
         click.echo(f"evaluate it: medexam train evaluate {row['id']} --dataset DATASET")
         return

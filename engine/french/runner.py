@@ -70,12 +70,13 @@ ORACLE_LABEL = " (oracle)"
 
 
 def _trained_reader(name: str | None) -> Any:
-    """The trained reader ``name`` (:mod:`engine.train`), loaded; None for a chat model."""
+    """The trained reader ``name`` (:mod:`engine.train`: an encoder classifier or a seq2seq
+    writer, loaded by its kind's answerer); None for a chat model."""
     if not name:
         return None
-    from engine.train.reader_task import TrainedReader
+    from engine.train.kinds import trained_answerer
 
-    return TrainedReader(name)
+    return trained_answerer(name, "reader")
 
 
 class FrenchJob(Job):
@@ -125,6 +126,7 @@ class FrenchJob(Job):
         answer = self.reader.answer(item, [h.text for h in context.passages])
         fields = answer_fields(context, self.dataset, answer.letters, self.recall_known)
         fields["extra"]["probabilities"] = answer.probabilities
+        fields["extra"].update(answer.extra)  # how its letters were read (parsed_from)…
         return {
             "response": answer.response,
             **fields,

@@ -15,7 +15,12 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 #: The activity whose data sets each kind is evaluated on.
-EVALUATED_ON = {"french-reader": "french", "french-writer": "french", "doctor": "consult"}
+EVALUATED_ON = {
+    "french-reader": "french",
+    "french-seq2seq": "french",
+    "french-writer": "french",
+    "doctor": "consult",
+}
 
 
 def trained_model(row: JSONDict) -> str:

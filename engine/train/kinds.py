@@ -15,7 +15,10 @@ as ``"module:attribute"`` strings imported on first use, so listing the kinds lo
 * ``prepare``: ``prepare(store, dataset, settings, device, cancel=None) →``
   :class:`engine.train.loop.Task` — the model, the examples, how a batch is made and scored
   (``cancel`` checked often while it works); the loop (:func:`engine.train.loop.train`)
-  does the rest.
+  does the rest;
+* ``answerer`` (a kind whose artefact answers an activity's items itself, a reader): the
+  class that loads a trained artefact by name and answers (``answer(item, passages)``);
+  :func:`trained_answerer` finds it from the artefact's manifest.
 
 >>> from engine.train.kinds import kinds
 >>> kinds()["french-reader"].activity
@@ -36,7 +39,12 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 #: The training kinds medexam ships (their modules register them when imported).
-BUILTIN = ("engine.train.reader", "engine.train.doctor", "engine.train.writer")
+BUILTIN = (
+    "engine.train.reader",
+    "engine.train.doctor",
+    "engine.train.writer",
+    "engine.train.seq2seq",
+)
 
 
 class UnknownKind(UserError, ValueError):
@@ -61,6 +69,9 @@ class TrainingKind:
     #: ``check(store, data)`` refusing data the kind cannot train on, before anything is
     #: created (default: a data set of the kind's activity), and saying what a data file is.
     check: str | None = None
+    #: The class that answers with a trained artefact of this kind, loaded by its name
+    #: (a reader: ``medexam french run --reader NAME``).
+    answerer: str | None = None
 
     def settings_class(self) -> type:
         return load(self.settings)  # type: ignore[return-value]
@@ -105,3 +116,17 @@ def get_kind(kind_id: str) -> TrainingKind:
     if found is None:
         raise UnknownKind(f"unknown training kind {kind_id!r} (choose from {', '.join(kinds())})")
     return found
+
+
+def trained_answerer(name: str, artefact: str) -> object:
+    """The trained artefact ``name`` (one that makes ``artefact``: ``"reader"``), loaded by
+    its kind's answerer; one line when there is none or its kind cannot answer."""
+    from engine.train.artefacts import ArtefactError, find
+
+    manifest = find(name, artefact)
+    kind = kinds().get(str(manifest.get("kind")))
+    if kind is None or kind.answerer is None:
+        raise ArtefactError(
+            f"trained {artefact} {name!r} is of kind {manifest.get('kind')!r}, which cannot answer"
+        )
+    return load(kind.answerer)(name)  # type: ignore[operator]

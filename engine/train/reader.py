@@ -61,5 +61,6 @@ KIND = register_kind(
         "reader",
         "engine.train.reader:ReaderSettings",
         "engine.train.reader_task:prepare",
+        answerer="engine.train.reader_task:TrainedReader",
     )
 )

@@ -99,6 +99,34 @@ def load_tokenizer(folder: Path, what: str) -> Any:
     return found
 
 
+def load_pretrained(auto: Any, folder: Path, what: str, noun: str, **extra: Any) -> Any:
+    """The model in ``folder`` loaded by transformers' ``auto`` class (``extra`` given to
+    it); a folder it cannot load is one line naming ``what`` (``noun``: what it should be,
+    "an encoder"…). Pickled weights are refused, never run."""
+    import pickle
+    import warnings
+
+    from safetensors import SafetensorError
+
+    offline()
+    try:
+        with warnings.catch_warnings():  # torch's notes on a pickle it refuses
+            warnings.simplefilter("ignore")
+            return auto.from_pretrained(str(folder), local_files_only=True, **extra)
+    except pickle.UnpicklingError:  # its message would advise loading it unsafely
+        raise ReaderError(
+            f"{what}: its weights are a pickle that holds more than tensors, which medexam "
+            "does not load (it could run code): use a folder whose weights are in "
+            "model.safetensors (what transformers' save_pretrained writes)"
+        ) from None
+    except SafetensorError as exc:
+        raise ReaderError(
+            f"{what}: its model.safetensors is damaged or cut short ({first_line(exc)})"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise ReaderError(f"{what}: not {noun} transformers can load ({first_line(exc)})") from None
+
+
 def first_segment(item: JSONDict, sep: str) -> str:
     """The question and its five options, the tokenizer's separator between them."""
     parts = [str(item["question"]), *(f"({k.upper()}) {text}" for k, text in options(item))]
@@ -145,6 +173,12 @@ def encode(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> Enc
         cut = "only_second" if alone + 2 < max_length else "longest_first"
         found = tokenizer(first, context, truncation=cut, max_length=max_length)
     return {k: list(v) for k, v in found.items() if k in ("input_ids", "token_type_ids")}
+
+
+def pad_id(tokenizer: Any) -> int:
+    """The token that pads a batch (the end token for a tokenizer without one)."""
+    found = tokenizer.pad_token_id
+    return int(found if found is not None else tokenizer.eos_token_id or 0)
 
 
 def collate(examples: Sequence[Encoded], pad_id: int, device: str) -> dict[str, Any]:

@@ -5,13 +5,10 @@ the artefact is saved), and :class:`TrainedReader` answers French runs with a tr
 
 from __future__ import annotations
 
-import pickle
 import time
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import first_line
 from engine.french.items import gold
 from engine.french.reader import ReaderAnswer, format_letters
 from engine.french.scoring import summarise
@@ -26,8 +23,10 @@ from engine.train.reader_data import (
     encoder_dir,
     encoder_label,
     labels,
+    load_pretrained,
     load_tokenizer,
     offline,
+    pad_id,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> An
     """The encoder in ``folder`` with a classification head (a new one over ``classes``,
     or the trained one when none are given)."""
     offline()
-    from safetensors import SafetensorError
     from transformers import AutoModelForSequenceClassification
 
     extra: JSONDict = {}
@@ -56,31 +54,7 @@ def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> An
             "label2id": {c: i for i, c in enumerate(classes)},
             "problem_type": "single_label_classification",
         }
-    try:
-        with warnings.catch_warnings():  # torch's notes on a pickle it refuses
-            warnings.simplefilter("ignore")
-            return AutoModelForSequenceClassification.from_pretrained(
-                str(folder), local_files_only=True, **extra
-            )
-    except pickle.UnpicklingError:  # its message would advise loading it unsafely
-        raise ReaderError(
-            f"{what}: its weights are a pickle that holds more than tensors, which medexam "
-            "does not load (it could run code): use a folder whose weights are in "
-            "model.safetensors (what transformers' save_pretrained writes)"
-        ) from None
-    except SafetensorError as exc:
-        raise ReaderError(
-            f"{what}: its model.safetensors is damaged or cut short ({first_line(exc)})"
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise ReaderError(
-            f"{what}: not an encoder transformers can load ({first_line(exc)})"
-        ) from None
-
-
-def _pad_id(tokenizer: Any) -> int:
-    found = tokenizer.pad_token_id
-    return int(found if found is not None else tokenizer.eos_token_id or 0)
+    return load_pretrained(AutoModelForSequenceClassification, folder, what, "an encoder", **extra)
 
 
 def _max_length(tokenizer: Any, model: Any, wanted: int) -> int:
@@ -135,7 +109,7 @@ def prepare(
             cancel.check()
         label = classes.index(combination(gold(item)))
         examples.append({**encode(tokenizer, item, context, length), "label": label})
-    pad = _pad_id(tokenizer)
+    pad = pad_id(tokenizer)
     evaluate = None
     if dev_items:
         dev_context, _ = contexts(store, dev_name, dev_items, retriever, corpus)
@@ -207,7 +181,7 @@ class TrainedReader:
         self.model = _load_model(folder, what).to(self.device).eval()
         self.classes: list[str] = list(self.manifest["classes"])
         self.max_length = int(self.manifest["max_length"])
-        self.pad = _pad_id(self.tokenizer)
+        self.pad = pad_id(self.tokenizer)
         self._torch = torch
 
     @property
