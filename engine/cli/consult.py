@@ -181,6 +181,11 @@ def consult_chat(
     revealed = [v["key"] for v in view if v["status"] == "revealed"]
     never = [v["key"] for v in view if v["status"] == "never_asked"]
     click.echo(f"facts revealed: {len(revealed)}/{len(view)}; never asked: {', '.join(never)}")
+    from engine.consult.audit import audit_lines, person_audit
+
+    click.echo("The patient audited:")
+    for line in audit_lines(person_audit(case, result.turns)):
+        click.echo(visible(f"  {line}"))
     click.echo(json.dumps({"run_id": run_id, **result.metrics}, default=str))
 
 

@@ -94,3 +94,79 @@ def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
         "patient_replies": len(replies),
         "patient_off_voice": round(len(off) / len(replies), 4) if replies else None,
     }
+
+
+def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+    """The patient's replies that contradict a fact of the case
+    (:mod:`engine.consult.contradict`: sex, numbers, negations), each reply read with the
+    question it answers: their share of the replies (none without replies) and what each
+    said against which fact."""
+    from engine.consult.contradict import contradictions
+
+    questions = {
+        int(t.get("turn") or 0): str(t.get("text") or "")
+        for t in turns
+        if t.get("role") == "doctor" and (t.get("extra") or {}).get("kind") in (None, "question")
+    }
+    unknown = UNKNOWN_PHRASES.get(case.language, UNKNOWN_PHRASES["en"])
+    replies = [  # the replies :func:`audit` counts
+        t
+        for t in turns
+        if t.get("role") == "patient"
+        and int(t.get("turn") or 0) > 0
+        and str(t.get("text") or "").strip() not in ("", unknown)
+    ]
+    found = []
+    for t in replies:
+        turn = int(t.get("turn") or 0)
+        said = contradictions(str(t["text"]), case.facts, case.language, questions.get(turn, ""))
+        found += [{"turn": turn, **c.to_dict()} for c in said]
+    wrong = {c["turn"] for c in found}
+    return {
+        "patient_contradicting": round(len(wrong) / len(replies), 4) if replies else None,
+        "contradictions": found,
+    }
+
+
+def person_audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+    """The audit shown to a person after a consultation: :func:`audit`, the replies that
+    contradict a fact (:func:`contradicting`), and how the grounded patient's replies were
+    made (``patient_sources``: said as the model said them, asked again, the facts read out,
+    not known)."""
+    sources: dict[str, int] = {}
+    for t in turns:
+        extra = t.get("extra") or {}
+        if t.get("role") == "patient" and extra.get("kind") == "reply":
+            source = str(extra.get("source") or "model")
+            sources[source] = sources.get(source, 0) + 1
+    return {**audit(case, turns), **contradicting(case, turns), "patient_sources": sources}
+
+
+def audit_lines(found: JSONDict) -> list[str]:
+    """:func:`person_audit`'s findings as lines for a person to read."""
+    replies = int(found.get("patient_replies") or 0)
+    statements = int(found.get("patient_statements") or 0)
+    if not replies:
+        return ["The patient said nothing to audit (no reply beyond “I don't know”)."]
+
+    def share(value: object, of: int) -> str:
+        n = round(float(value or 0) * of)
+        return f"{n} of {of}" + (f" ({100 * float(value or 0):.0f}%)" if of else "")
+
+    lines = [
+        f"Replies contradicting a fact of the case: {share(found['patient_contradicting'], replies)}",
+        f"Statements matching no fact (word overlap, possibly made up): "
+        f"{share(found['patient_unsupported'], statements)}",
+        f"Replies not in a patient's voice: {share(found['patient_off_voice'], replies)}",
+    ]
+    for c in found.get("contradictions") or []:
+        lines.append(f"  reply {c['turn']}: “{c['said']}” against {c['key']}: {c['value']}")
+    sources = found.get("patient_sources") or {}
+    changed = [
+        f"{sources[s]} {label}"
+        for s, label in (("retry", "asked again"), ("guard", "the case's own words read out"))
+        if sources.get(s)
+    ]
+    if changed:
+        lines.append("Replies checked before they were shown: " + ", ".join(changed))
+    return lines

@@ -18,18 +18,54 @@ something the patient does not know.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.consult.cases import Fact
+from engine.consult.contradict import SAME
 from engine.consult.text import content_words, expand_question
 
 if TYPE_CHECKING:
     import bm25s
 
 METHODS = ("bm25", "embedding", "hybrid")
+#: Where a question asks a second thing: a second sentence, or "and"/"or"/";" before a new
+#: question ("How old are you and when did it start?"; not "fever and chills").
+_ASKS = (
+    r"how|what|when|where|which|who|why|do|does|did|have|has|had|are|is|was|were|can|could"
+    r"|any|tell"
+)
+_PART = re.compile(
+    r"(?<=[?？])\s*|\s*;\s*|,?\s+(?:and|or|also)\s+(?=(?:" + _ASKS + r")\b)", re.IGNORECASE
+)
+
+
+def _same(words: list[str]) -> list[str]:
+    """``words`` and the word each names the same thing as ("smoker" is also "smoke":
+    "Do you smoke?" finds "Non-smoker")."""
+    return words + [SAME[w] for w in words if w in SAME]
+
+
+def question_parts(question: str, language: str = "en") -> list[str]:
+    """The things ``question`` asks, one string each (the question itself when it asks one);
+    English splits at "and", "or", ";" and "?", other languages at question marks.
+
+    >>> question_parts("How old are you and when did the double vision start?")
+    ['How old are you?', 'When did the double vision start?']
+    >>> question_parts("Do you have fever and chills?")
+    ['Do you have fever and chills?']
+    """
+    text = question.strip()
+    parts = re.split(r"(?<=[?？])\s*", text) if language != "en" else _PART.split(text)
+    parts = [p.strip(" ,") for p in parts if p and p.strip(" ,")]
+    if len(parts) < 2:
+        return [text] if text else []
+    mark = "？" if language == "zh" else "?"
+    parts = [p[:1].upper() + p[1:] for p in parts]
+    return [p if p[-1] in "?？.!" else p + mark for p in parts]
 
 
 @dataclass(frozen=True)
@@ -75,10 +111,8 @@ class FactSelector:
         if self.method not in METHODS:
             raise ValueError(f"unknown fact matching method {self.method!r}")
         language = self.language
-        self._docs = [
-            content_words(f.key, language) * 2 + content_words(f.value, language)
-            for f in self.facts
-        ]
+        self._docs = [_same(content_words(f.key, language) * 2 + content_words(f.value, language))
+                      for f in self.facts]  # fmt: skip
         if self.method != "embedding":
             import bm25s
 

@@ -15,7 +15,14 @@ in everyday words in the case's language. So the patient
   none of the given facts, carries a number found in none of them (a made-up measurement) or
   is mostly words found nowhere in them by the best-matching fact's value, read out plainly;
 * is strict: it sees only what the question asks about, never the rest of M;
-* is colloquial: the prompt asks for plain words, first person, one or two sentences.
+* is colloquial: the prompt asks for plain words, first person, one or two sentences;
+* contradicts no fact: each reply is checked against all the case's facts before it is shown
+  (:mod:`engine.consult.contradict`: sex, age, durations, measurements, negations); one that
+  contradicts a fact is asked again once (the next seed, sampled), then replaced by the fact's
+  own words in the patient's voice (:func:`engine.consult.voice.in_first_person`);
+* answers every part of a question that asks several things ("How old are you and when did
+  it start?", :func:`engine.consult.facts.question_parts`): each part gets its facts and its
+  checked answer, and the reply says them in turn.
 
 When no fact matches, the patient says it does not know with a fixed phrase in the case's
 language (:data:`engine.consult.text.UNKNOWN_PHRASES`), without calling the model.
@@ -29,12 +36,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.consult.audit import off_voice
 from engine.consult.cases import Case, Fact
-from engine.consult.facts import FactSelector, Match
+from engine.consult.contradict import contradictions, durations
+from engine.consult.facts import FactSelector, Match, question_parts
 from engine.consult.metrics import revealed
 from engine.consult.text import (
     LANGUAGE_NAMES,
@@ -43,10 +52,19 @@ from engine.consult.text import (
     first_sentences,
     lay_words,
 )
+from engine.consult.voice import in_first_person
 from engine.models.protocol import ChatModel
 
 if TYPE_CHECKING:
     from engine.models.protocol import Generation, TextStream
+
+#: A model call: the chat, the seed and the temperature give the text and its generation.
+Generate = Callable[[list[dict[str, str]], int, float], tuple[str, "Generation | None"]]
+#: The temperature of the second try of a reply that contradicted a fact (at least).
+RETRY_TEMPERATURE = 0.7
+#: How a reply was made, the least sure last: said as the model said it, unknown (no fact),
+#: said at the second try, the facts read out.
+SOURCES = ("unknown", "model", "retry", "guard")
 
 SYSTEM_PROMPT = """You are a patient talking with your doctor. You are not a doctor.
 You came in saying: "{opening}"
@@ -98,6 +116,7 @@ Répondez en français.""",
 请用中文回答。""",
 }
 
+_WHEN = re.compile(r"\b(?:when|how long|since when|start|started|begin|began|onset)\b", re.I)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _END = re.compile(r"[.!?。！？)\"]$")
 _UNFINISHED = re.compile(r"(?<=[.!?。！？])[^.!?。！？]*$")
@@ -118,11 +137,15 @@ class PatientReply:
 
     text: str
     facts: list[Match] = field(default_factory=list)
-    source: str = "model"  # model | unknown (no fact matched) | guard (facts read out)
+    source: str = "model"  # model | unknown (no fact) | retry (second try) | guard (read out)
     raw: str = ""
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: The contradictions found in replies that were not shown (as dicts).
+    caught: list[dict[str, object]] = field(default_factory=list)
+    #: The parts of a question that asked several things: question, facts, source, text.
+    parts: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def fact_indices(self) -> list[int]:
@@ -135,6 +158,8 @@ class Patient:
 
     ``model`` is a :class:`~engine.models.protocol.ChatModel`. ``match`` is the fact-matching
     method (``bm25``, ``embedding`` or ``hybrid``; default hybrid in English, bm25 otherwise).
+    ``check_facts`` false leaves out the contradiction check and the split of a question into
+    its parts (the patient as it was before them, for measuring what they change).
     """
 
     mode = "grounded"
@@ -150,8 +175,10 @@ class Patient:
         max_tokens: int | None = None,
         seed: int = 0,
         temperature: float = 0.0,
+        check_facts: bool = True,
     ) -> None:
         self.case = case
+        self.check_facts = check_facts
         self.model = model
         self.temperature = temperature
         self.selector = FactSelector(case.facts, case.language, method=match, k=max_facts)
@@ -160,8 +187,23 @@ class Patient:
         self.history: list[tuple[str, str]] = []  # (question, reply): the paper mode's context
 
     def facts_for(self, question: str) -> list[Match]:
-        """The facts ``question`` asks about (what the patient will be given)."""
-        return self.selector.select(question)
+        """The facts ``question`` asks about (what the patient will be given); a question
+        about when or how long gets, first, the best fact on its words that gives a duration
+        when none of the others does ("When did the double vision start?": the history's
+        "1-month history of double vision", not only "Double vision")."""
+        found = self.selector.select(question)
+        if not self.check_facts or not _WHEN.search(question):
+            return found
+        if any(durations(m.value) for m in found):
+            return found
+        scores = self.selector.bm25_scores(question)
+        timed = [i for i, f in enumerate(self.case.facts) if scores[i] > 0 and durations(f.value)]
+        if not timed:
+            return found
+        i = max(timed, key=lambda i: float(scores[i]))
+        fact = self.case.facts[i]
+        best = Match(i, fact.key, fact.value, round(float(scores[i]), 4), float(scores[i]), None)
+        return [best, *(m for m in found if m.index != i)][: self.selector.k]
 
     def messages(self, question: str, facts: list[Match]) -> list[dict[str, str]]:
         """The chat sent to the patient model for ``question`` given ``facts``."""
@@ -178,23 +220,27 @@ class Patient:
 
     def read_out(self, facts: list[Match]) -> str:
         """The best-matching fact's value said plainly (when the model's reply fails the
-        guard): only what the question most asked for."""
-        values = [m.value.strip().rstrip(".") for m in facts[:1]]
-        if self.case.language == "zh":
+        guard): only what the question most asked for, in the patient's voice."""
+        language = self.case.language
+        opening = self.case.initial_request
+        values = [in_first_person(Fact(m.key, m.value), opening, language) for m in facts[:1]]
+        values = [v.strip().rstrip(".") for v in values]
+        if language == "zh":
             return "".join(f"{v}。" for v in values)
-        if self.case.language == "en":
+        if language == "en":
             values = [lay_words(v) for v in values]
         return " ".join(f"{v[:1].upper()}{v[1:]}." for v in values)
 
     def check(self, text: str, question: str, facts: list[Match]) -> str | None:
         """The reply to keep (at most three sentences), or None when it fails the guard.
 
-        A reply passes when it states at least one given fact, carries no number absent from
-        the facts, the question and the opening request, and at most half of its content
-        words come from none of those.
+        A reply passes when it is in a patient's voice (not an assistant's or the doctor's:
+        :func:`engine.consult.audit.off_voice`), states at least one given fact, carries no
+        number absent from the facts, the question and the opening request, and at most half
+        of its content words come from none of those.
         """
         text = whole_sentences(text)
-        if not text:
+        if not text or off_voice(text):  # not a patient's words: an assistant's, a doctor's
             return None
         language = self.case.language
         support = " ".join(
@@ -243,14 +289,83 @@ class Patient:
 
     def reply(self, question: str) -> PatientReply:
         """Answer ``question``."""
+        if not self.check_facts:
+            started = time.perf_counter()
+            facts, messages = self.prepare(question)
+            if messages is None:
+                return PatientReply(self.unknown(), facts, "unknown", latency_s=0.0)
+            g = self.model.chat(
+                messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+            )
+            return self._finish(question, facts, g.text, g, started)
+        return self.answer(question, self._chat)
+
+    def _chat(
+        self, messages: list[dict[str, str]], seed: int, temperature: float
+    ) -> tuple[str, Generation | None]:
+        g = self.model.chat(
+            messages, max_tokens=self.max_tokens, temperature=temperature, seed=seed
+        )
+        return g.text, g
+
+    def contradictions(self, text: str, question: str) -> list[dict[str, object]]:
+        """What ``text`` (a reply to ``question``) contradicts among all the case's facts."""
+        found = contradictions(text, self.case.facts, self.case.language, question)
+        return [c.to_dict() for c in found]
+
+    def answer(self, question: str, generate: Generate) -> PatientReply:
+        """Answer ``question`` part by part, each part's reply checked against the case's
+        facts; ``generate`` calls the model."""
         started = time.perf_counter()
+        parts = question_parts(question, self.case.language) or [question]
+        replies = [self._answer_part(part, generate) for part in parts]
+        if len(replies) == 1:
+            reply = replies[0]
+        else:
+            joiner = "" if self.case.language == "zh" else " "
+            facts = list({m.index: m for r in replies for m in r.facts}.values())
+            reply = PatientReply(
+                joiner.join(r.text for r in replies),
+                facts,
+                max((r.source for r in replies), key=SOURCES.index),
+                raw=joiner.join(r.raw for r in replies if r.raw),
+                prompt_tokens=sum(r.prompt_tokens for r in replies),
+                completion_tokens=sum(r.completion_tokens for r in replies),
+                caught=[c for r in replies for c in r.caught],
+                parts=[
+                    {"question": p, "facts": r.fact_indices, "source": r.source, "text": r.text}
+                    for p, r in zip(parts, replies, strict=True)
+                ],
+            )
+        reply.latency_s = round(time.perf_counter() - started, 3)
+        return reply
+
+    def _answer_part(self, question: str, generate: Generate) -> PatientReply:
+        """One question's reply: the model's when it passes the guard and contradicts no
+        fact, else the model's second try (the next seed, sampled) when that one does, else
+        the best fact read out."""
         facts, messages = self.prepare(question)
         if messages is None:
-            return PatientReply(self.unknown(), facts, "unknown", latency_s=0.0)
-        g = self.model.chat(
-            messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
-        )
-        return self._finish(question, facts, g.text, g, started)
+            return PatientReply(self.unknown(), facts, "unknown")
+        caught: list[dict[str, object]] = []
+        tries = ((self.seed, self.temperature, "model"),
+                 (self.seed + 1, max(self.temperature, RETRY_TEMPERATURE), "retry"))  # fmt: skip
+        raws, prompt_tokens, completion_tokens = [], 0, 0
+        for seed, temperature, source in tries:
+            raw, g = generate(messages, seed, temperature)
+            raws.append(raw)
+            prompt_tokens += getattr(g, "prompt_tokens", 0) or 0
+            completion_tokens += getattr(g, "completion_tokens", 0) or 0
+            text = self.check(raw, question, facts)
+            if text is None:  # off the facts: read them out
+                break
+            found = self.contradictions(text, question)
+            if not found:
+                return PatientReply(text, facts, source, raw, 0.0, prompt_tokens,
+                                    completion_tokens, caught)  # fmt: skip
+            caught += found
+        return PatientReply(self.read_out(facts), facts, "guard", raws[-1], 0.0, prompt_tokens,
+                            completion_tokens, caught)  # fmt: skip
 
     def stream(self, question: str) -> PatientStream:
         """Answer ``question`` piece by piece (see :class:`PatientStream`)."""
@@ -265,6 +380,9 @@ class PaperPatient(Patient):
 
     mode = "paper"
     default_max_tokens = 64
+
+    def __init__(self, case: Case, model: ChatModel | None, **options: object) -> None:
+        super().__init__(case, model, **{**options, "check_facts": False})  # type: ignore[arg-type]
 
     def system_prompt(self) -> str:
         template = PAPER_PROMPTS.get(self.case.language, PAPER_PROMPTS["en"])
@@ -315,8 +433,10 @@ def make_patient(
 class PatientStream:
     """Iterate for the reply's text pieces; ``result`` is the :class:`PatientReply` afterwards.
 
-    The final text can differ from the pieces when the honesty guard replaced the reply
-    (``result.source == "guard"``). ``cancel()`` stops the generation.
+    A grounded patient that checks its replies gives one piece, the reply it checked (a
+    reply is shown only once it is known to contradict no fact); the paper's patient gives
+    the model's pieces as they come, and its final text can differ from them when a cut-off
+    sentence was dropped. ``cancel()`` stops the generation.
     """
 
     def __init__(self, patient: Patient, question: str) -> None:
@@ -327,8 +447,12 @@ class PatientStream:
         self._cancelled = False
 
     def __iter__(self) -> Iterator[str]:
-        started = time.perf_counter()
         p = self.patient
+        if p.check_facts:
+            self.result = p.answer(self.question, self._generate)
+            yield self.result.text
+            return
+        started = time.perf_counter()
         facts, messages = p.prepare(self.question)
         if messages is None:
             self.result = PatientReply(p.unknown(), facts, "unknown")
@@ -349,6 +473,25 @@ class PatientStream:
         generation = getattr(self._stream, "result", None)
         raw = generation.text if generation is not None else "".join(pieces)
         self.result = p._finish(self.question, facts, raw, generation, started)
+
+    def _generate(
+        self, messages: list[dict[str, str]], seed: int, temperature: float
+    ) -> tuple[str, Generation | None]:
+        """The model's reply, read as it streams so that :meth:`cancel` can stop it (nothing
+        more is generated after a cancel)."""
+        if self._cancelled:
+            return "", None
+        p = self.patient
+        self._stream = p.model.stream_chat(
+            messages, max_tokens=p.max_tokens, temperature=temperature, seed=seed
+        )
+        pieces = []
+        for piece in self._stream:
+            if self._cancelled:
+                break
+            pieces.append(piece)
+        generation = getattr(self._stream, "result", None)
+        return (generation.text if generation is not None else "".join(pieces)), generation
 
     def cancel(self) -> None:
         self._cancelled = True

@@ -14,8 +14,10 @@ metrics) as a model run's answer is. A person's consultation is a person's run
 run is scored again with ``medexam rescore`` like a model's.
 The ``extra`` of a patient turn records the facts the question matched (``facts``: index, key,
 value, scores; all the grounded patient was given), those the question ``asked`` for, those
-``revealed`` in the reply and those ``leaked``, the ``patient_mode`` and how the reply was
-made (``source``: model, unknown or guard).
+``revealed`` in the reply and those ``leaked`` (a fact the reply contradicts is neither: it is
+``contradicted``), the ``patient_mode`` and how the reply was made (``source``: model,
+unknown, retry or guard; the contradictions ``caught`` in replies not shown; the ``parts`` of
+a question that asked several things).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from engine.consult.cases import ACTIVITY, Case, Turn
+from engine.consult.contradict import contradicted
 from engine.consult.metrics import consultation_metrics, turn_leakage
 from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
 from engine.consult.settings import ConsultSettings
@@ -196,6 +199,12 @@ class Consultation:
             )
         else:
             leak = turn_leakage(question, reply.text, facts, reply.fact_indices, self.case.language)
+        # a fact is told when the reply states it, never when the reply contradicts it
+        wrong = contradicted(reply.text, facts, self.case.language, question)
+        if wrong:
+            leak = {**leak, "contradicted": sorted(wrong)}
+            for key in ("revealed", "leaked"):
+                leak[key] = [i for i in leak[key] if i not in wrong]
         extra: JSONDict = {
             "kind": "reply",
             "facts": [m.to_dict() for m in reply.facts],
@@ -205,6 +214,10 @@ class Consultation:
         }
         if reply.raw and reply.raw != reply.text:
             extra["raw"] = reply.raw
+        if reply.caught:
+            extra["caught"] = reply.caught  # the contradictions of the replies not shown
+        if reply.parts:
+            extra["parts"] = reply.parts
         return self._record(
             turn,
             "patient",

@@ -208,6 +208,13 @@ class PersonPanel(QWidget, SessionCalls):
         self.facts_note = muted(QLabel(FACTS_LEGEND))
         self.facts_note.setWordWrap(True)
         result.add(self.facts_note)
+        audit_title = QLabel("The patient audited")
+        audit_title.setObjectName("cardTitle")
+        result.add(audit_title)
+        self.audit = QLabel("")
+        self.audit.setWordWrap(True)
+        self.audit.setTextFormat(Qt.TextFormat.RichText)
+        result.add(self.audit)
         overlap_title = QLabel("Word overlap with the case")
         overlap_title.setObjectName("cardTitle")
         result.add(overlap_title)
@@ -439,6 +446,7 @@ class PersonPanel(QWidget, SessionCalls):
             f"<p>You said: {esc(said)}<br>The answer: <b>{esc(gold_text)}</b>{extra}</p>"
         )
         self._show_facts(c.case, c.turns, result.metrics)
+        self._show_audit(c.case, c.turns)
         self.side.setCurrentIndex(2)
         QTimer.singleShot(0, self.facts_table.resizeRowsToContents)
         self._enable()
@@ -476,6 +484,15 @@ class PersonPanel(QWidget, SessionCalls):
             )
             + "</table>"
         )
+
+    def _show_audit(self, case: Case, turns: list[Turn]) -> None:
+        """What the patient said checked against the case's facts (the engine's patient
+        audit): replies contradicting a fact, statements matching none, replies out of voice,
+        and replies the patient's check replaced."""
+        from engine.consult.audit import audit_lines, person_audit
+
+        lines = audit_lines(person_audit(case, turns))
+        self.audit.setText("<br>".join(esc(line).replace("  ", "&nbsp;&nbsp;") for line in lines))
 
     def abandon(self) -> None:
         """Close an unfinished consultation's run as cancelled (its turns are kept)."""
