@@ -19,13 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
-from engine.types import JSONDict, JSONValue, Row, Scalar
+from engine.types import JSONDict, JSONValue, Row, Scalar, ScoreValue
 
 if TYPE_CHECKING:
     from engine.scoring import Scorer
-
-#: A score's value: a number, a boolean, or None (not applicable to this answer).
-ScoreValue: TypeAlias = float | int | bool | None
 
 
 def numbers(values: Iterable[Scalar | object]) -> list[float]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, TypedDict
-
-if TYPE_CHECKING:
-    from engine.types import Row
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 
 class Owner(TypedDict):
@@ -74,7 +72,7 @@ def process_alive(pid: int, started: float | None = None) -> bool:
     return started is None or abs(now - started) <= START_TOLERANCE_S
 
 
-def owner_alive(run: Row) -> bool | None:
+def owner_alive(run: Mapping[str, Any]) -> bool | None:
     """Whether the process owning ``run`` is alive: True, False, or None for another host.
 
     A run without a recorded owner (stored before owners were recorded) has none alive.

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.dbfile import StoreError, now
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import sqlite_utils
 
     from engine.scoring import Scored
-    from engine.types import Row
+    from engine.types import RatedRow, Row, RunRow, ScoreRow
 
 
 class ScoreRows:
@@ -25,7 +25,7 @@ class ScoreRows:
 
     if TYPE_CHECKING:  # the store's own
 
-        def run(self, run_id: int) -> Row: ...
+        def run(self, run_id: int) -> RunRow: ...
 
         def _transaction(
             self, immediate: bool = True
@@ -66,16 +66,15 @@ class ScoreRows:
                 )
             self._insert_scores(run_id, str(item_key), scored)
 
-    def score_rows(self, run_id: int) -> list[Row]:
+    def score_rows(self, run_id: int) -> list[ScoreRow]:
         """Every stored score of a run: ``item_key, scorer, version, key, value,
         explanation, created``, in the order they were stored."""
-        return list(
-            self.db.query(
-                "SELECT item_key, scorer, version, key, value, explanation, created "
-                "FROM scores WHERE run_id = ? ORDER BY id",
-                [run_id],
-            )
+        rows = self.db.query(
+            "SELECT item_key, scorer, version, key, value, explanation, created "
+            "FROM scores WHERE run_id = ? ORDER BY id",
+            [run_id],
         )
+        return [cast("ScoreRow", r) for r in rows]
 
     def scored_versions(self, run_id: int) -> dict[tuple[str, str], int]:
         """``(item key, scorer) → version`` of what scored each answer of a run."""
@@ -97,7 +96,7 @@ class ScoreRows:
             )
         )
 
-    def rated_rows(self, run_ids: Sequence[int], scorer: str = "") -> list[Row]:
+    def rated_rows(self, run_ids: Sequence[int], scorer: str = "") -> list[RatedRow]:
         """The scores given by someone (people, judge models: stored as ``scorer@who``) to
         the answers of runs ``run_ids``, of ``scorer`` only when given: ``run_id,
         item_key, scorer, version, key, value, explanation, created``."""
@@ -109,10 +108,9 @@ class ScoreRows:
         if scorer:
             where += " AND substr(scorer, 1, instr(scorer, '@') - 1) = ?"
             params.append(scorer)
-        return list(
-            self.db.query(
-                "SELECT run_id, item_key, scorer, version, key, value, explanation, created "
-                f"FROM scores WHERE {where} ORDER BY id",
-                params,
-            )
+        rows = self.db.query(
+            "SELECT run_id, item_key, scorer, version, key, value, explanation, created "
+            f"FROM scores WHERE {where} ORDER BY id",
+            params,
         )
+        return [cast("RatedRow", r) for r in rows]

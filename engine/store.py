@@ -30,7 +30,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.dbfile import StoreError, check_file, now, open_database
 from engine.owner import current_owner, host, owner_alive
@@ -40,8 +40,8 @@ from engine.scorerows import ScoreRows
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from engine.scoring import Scored, ScoreValue
-    from engine.types import JSONDict, Row
+    from engine.scoring import Scored
+    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue
 
 JSON_COLUMNS = {"data", "settings", "summary", "extra", "meta"}
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
@@ -206,20 +206,23 @@ class Store(ScoreRows):
         rows = list(self.db["datasets"].rows_where("name = ?", [name]))
         return rows[0] if rows else None
 
-    def dataset(self, name: str) -> dict[str, Any]:
+    def dataset(self, name: str) -> DatasetRow:
         row = self._dataset_row(name)
         if row is None:
             raise StoreError(f"no data set named {name!r}")
-        return _decode(row)
+        return cast("DatasetRow", _decode(row))
 
     def has_dataset(self, name: str) -> bool:
         return self._dataset_row(name) is not None
 
-    def datasets(self, activity: str | None = None) -> list[dict[str, Any]]:
+    def datasets(self, activity: str | None = None) -> list[DatasetRow]:
         where, args = ("activity = ?", [activity]) if activity else (None, None)
-        return [_decode(r) for r in self.db["datasets"].rows_where(where, args, order_by="name")]
+        return [
+            cast("DatasetRow", _decode(r))
+            for r in self.db["datasets"].rows_where(where, args, order_by="name")
+        ]
 
-    def items(self, dataset: str, limit: int | None = None) -> list[dict[str, Any]]:
+    def items(self, dataset: str, limit: int | None = None) -> list[JSONDict]:
         """The items of a data set, in import order, as the dicts that were stored."""
         ds = self.dataset(dataset)
         rows = self.db["items"].rows_where(
@@ -278,22 +281,22 @@ class Store(ScoreRows):
                 .last_pk
             )
 
-    def run(self, run_id: int) -> dict[str, Any]:
+    def run(self, run_id: int) -> RunRow:
         """One run; its ``status`` reads ``interrupted`` when its owner is gone."""
         from sqlite_utils.db import NotFoundError
 
         try:
-            return owned_view(self.db["runs"].get(run_id))
+            return cast("RunRow", owned_view(self.db["runs"].get(run_id)))
         except NotFoundError:
             raise StoreError(f"no run with id {run_id}") from None
 
-    def runs(self, activity: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    def runs(self, activity: str | None = None, limit: int | None = None) -> list[RunRow]:
         """Runs, newest first (statuses as in :meth:`run`)."""
         where, args = ("activity = ?", [activity]) if activity else (None, None)
         rows = self.db["runs"].rows_where(where, args, order_by="id desc", limit=limit)
-        return [owned_view(r) for r in rows]
+        return [cast("RunRow", owned_view(r)) for r in rows]
 
-    def live(self, run: int | dict[str, Any]) -> bool:
+    def live(self, run: int | RunRow) -> bool:
         """Whether a run (id or dict) may still be at work: its status reads ``running``.
 
         True for this process's runs and live processes' on this host, and for runs of
@@ -302,7 +305,7 @@ class Store(ScoreRows):
         row = self.run(run) if isinstance(run, int) else run
         return row.get("status") == "running" and owner_alive(row) is not False
 
-    def claim_run(self, run_id: int, force: bool = False) -> dict[str, Any]:
+    def claim_run(self, run_id: int, force: bool = False) -> RunRow:
         """Make this process the run's owner and mark it running again (before resuming it).
 
         Sets status ``running``, clears ``finished`` and ``error``, and returns the run.
@@ -413,7 +416,7 @@ class Store(ScoreRows):
             ).fetchone()[0]
             self.db["runs"].update(run_id, {"n_done": done})
 
-    def answers(self, run_id: int) -> list[Row]:
+    def answers(self, run_id: int) -> list[AnswerRow]:
         """A run's answers in order, each with ``scores`` (every computed scorer's values by
         key, the latest stored last; what people and judges rate, stored as ``scorer@who``,
         is read with :meth:`ratings`) and ``correct`` (1, 0, or None when nothing scored it)."""
@@ -425,9 +428,9 @@ class Store(ScoreRows):
             [run_id],
         ):
             scores.setdefault(key, {})[name] = value
-        out = []
+        out: list[AnswerRow] = []
         for row in rows:
-            answer = _decode(row)
+            answer = cast("AnswerRow", _decode(row))
             found = scores.get(str(answer["item_key"]), {})
             right = found.get("correct")
             answer["scores"] = {k: v for k, v in found.items() if k != "correct"}

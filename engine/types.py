@@ -2,15 +2,19 @@
 JSON columns: items, settings, summaries, answers' extra fields) and the rows read back.
 
 An item, a summary or a run's settings is plain JSON: :data:`JSONDict` says so precisely,
-where ``dict[str, Any]`` would say nothing. Rows read from the store are JSON dicts too.
+where ``dict[str, Any]`` would say nothing. The rows the store reads back are typed dicts,
+one per table (:class:`RunRow`, :class:`AnswerRow`, :class:`DatasetRow`, :class:`ScoreRow`):
+their keys are the table's columns, JSON columns decoded.
 
 >>> from engine.types import JSONDict
 >>> summary: JSONDict = {"accuracy": 40.0, "by_type": {"A": {"n": 2}}}
+>>> sorted(RunRow.__required_keys__)[:4]
+['activity', 'dataset', 'error', 'finished']
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, TypedDict
 
 #: A JSON scalar.
 Scalar: TypeAlias = str | int | float | bool | None
@@ -21,7 +25,84 @@ JSONDict: TypeAlias = "dict[str, JSONValue]"
 
 #: An item of a data set as stored (a question, a case…).
 Item: TypeAlias = JSONDict
-#: A row read back from the store (a run, an answer, a data set), JSON columns decoded.
+#: A row of no table of its own (a report's line, an importer's result), JSON decoded.
 Row: TypeAlias = JSONDict
 #: A run's summary: metric keys and their values (nested blocks for breakdowns).
 Summary: TypeAlias = JSONDict
+#: A score's value: a number, a boolean, or None (not applicable to this answer).
+ScoreValue: TypeAlias = float | int | bool | None
+
+
+class DatasetRow(TypedDict):
+    """A data set as :meth:`engine.store.Store.dataset` reads it (its items apart)."""
+
+    id: int
+    name: str
+    activity: str
+    source: str
+    created: str
+    n_items: int
+    meta: JSONDict
+
+
+class RunRow(TypedDict):
+    """A run as :meth:`engine.store.Store.run` reads it: ``status`` is one of
+    :data:`engine.store.RUN_STATUSES` (``interrupted`` once its owner process is gone),
+    ``runner`` is ``model``, ``person`` or a baseline's name."""
+
+    id: int
+    activity: str
+    dataset: str
+    model: str
+    runner: str
+    settings: JSONDict
+    status: str
+    started: str
+    finished: str | None
+    n_total: int
+    n_done: int
+    summary: Summary
+    error: str | None
+    owner_pid: int | None
+    owner_host: str | None
+    owner_started: float | None
+
+
+class AnswerRow(TypedDict):
+    """An answer as :meth:`engine.store.Store.answers` reads it: its columns, with
+    ``scores`` (every computed scorer's values by key) and ``correct`` (1, 0, or None when
+    nothing scored it) read from the scores table."""
+
+    id: int
+    run_id: int
+    item_key: str
+    position: int | None
+    response: str
+    chosen: str | None
+    gold: str | None
+    extra: JSONDict
+    latency_s: float | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    created: str
+    scores: dict[str, ScoreValue]
+    correct: int | None
+
+
+class ScoreRow(TypedDict):
+    """One stored score (:meth:`engine.store.Store.score_rows`): a scorer's value of one
+    key for one answer; ``scorer`` is ``name@who`` when a person or a judge gave it."""
+
+    item_key: str
+    scorer: str
+    version: int
+    key: str
+    value: ScoreValue
+    explanation: str | None
+    created: str
+
+
+class RatedRow(ScoreRow):
+    """A score someone gave (:meth:`engine.store.Store.rated_rows`), with its run."""
+
+    run_id: int
