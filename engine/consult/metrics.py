@@ -428,10 +428,12 @@ def turn_analysis(
     """Patient/doctor F1 (and accuracy) against the fraction of each consultation completed.
 
     F1 comes from the stored turns. Accuracy at 1.0 comes from the stored answers; at earlier
-    fractions it needs ``solver`` (a :class:`engine.consult.solve.Solver`), which answers the
-    task again from the truncated dialogue; without one it is None.
+    fractions from ``solver`` (a :class:`engine.consult.solve.Solver`), which answers the
+    task again from the truncated dialogue, else from the answers a run with ``answer_at``
+    stored at that share (:mod:`engine.consult.shares`); without either it is None.
     """
     from engine.consult.cases import load_cases
+    from engine.consult.shares import share_key
 
     run = store.run(run_id)
     cases = {c.id: c for c in load_cases(store, run["dataset"])}
@@ -447,10 +449,13 @@ def turn_analysis(
             questions, replies, _ = dialogue(part)
             p_f1.append(patient_score(replies, case.facts).fmeasure)
             d_f1.append(doctor_score(questions, case.facts).fmeasure)
+            stored = (answer.get("scores") or {}).get(share_key("correct", fraction))
             if fraction >= 1.0:
                 correct.append(bool(answer["correct"]))
             elif solver is not None:
                 correct.append(solver.answer(case, part).correct)
+            elif stored is not None:  # the run answered at this share (answer_at)
+                correct.append(bool(stored))
         rows.append(
             {
                 "fraction": fraction,

@@ -4,7 +4,10 @@ model as the doctor with the detailed and the short prompt, then the bounds (``u
 solver reads every fact; ``lower``: no consultation) and the oracles (every key question
 asked, in order, at random, in reverse). The patient and the solver are the run's defaults
 (the default chat model; the fixed solver of ``consult solver``), the same in every run, so
-that the doctors alone differ. The report's consultation section prints Table 2 from them.
+that the doctors alone differ; the model doctors and the oracles also have the solver answer
+after each fifth of the questions (``answer_at``). The report's consultation section prints
+Table 2 from them, the experiment's section Table 3 (diversity) and Figures 5, 6 and 7
+(:mod:`engine.consult.figures`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from engine.experiments.plan import Cell, Preset, Request
 from engine.registry import register_preset
 
 STYLES = ("long", "short")
+#: The shares of each consultation after which the solver answers too (Figures 5 and 6).
+ANSWER_AT = "0.2,0.4,0.6,0.8,1"
 
 
 def table2_cells(request: Request) -> list[Cell]:
@@ -21,13 +26,16 @@ def table2_cells(request: Request) -> list[Cell]:
     cells = []
     for model in request.models:
         for style in STYLES:
-            settings = {"doctor": model, "style": style, "limit": request.limit}
+            settings = {"doctor": model, "style": style, "limit": request.limit,
+                        "answer_at": ANSWER_AT}  # fmt: skip
             coords = {"model": model, "doctor": model, "style": style}
             cells.append(
                 Cell("consult", request.dataset, settings, f"{model} · {style} prompt", coords)
             )
     for doctor in ("upper", *ORACLES, "lower"):
         settings = {"doctor": doctor, "limit": request.limit}
+        if doctor in ORACLES:
+            settings["answer_at"] = ANSWER_AT
         cells.append(Cell("consult", request.dataset, settings, doctor, {"doctor": doctor}))
     return cells
 
@@ -38,6 +46,7 @@ register_preset(
         "Consultation Table 2: doctors, prompts, bounds and oracles",
         "consult",
         table2_cells,
+        report="engine.consult.figures:table2_report",
         dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
     )
 )

@@ -19,7 +19,8 @@ set), so doctors are compared on the same footing; the run records the model it 
 Other settings: ``style`` (long or short prompt), ``max_turns`` (a safety cap on a model
 doctor's questions; oracles always ask every key), ``doctor_max_tokens`` (the length cap of a
 doctor turn, 128), ``keep_conclusions`` (the doctor's closing words stay in the solver's
-context; false drops them), ``limit``, ``seed``, ``answer_method``.
+context; false drops them), ``limit``, ``seed``, ``answer_method``, ``answer_at`` (the solver
+also answers after each share of the consultation: :mod:`engine.consult.shares`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from engine.consult.settings import (
     ConsultSettings,
     consult_settings,
 )
+from engine.consult.shares import answers_along, parse_shares, run_shares, share_curve
 from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
 from engine.progress import Cancel
@@ -155,6 +157,16 @@ def consult_one(
     answer = consultation.finish().answer_fields(consultation.questions_asked)
     if consultation.questions_asked == 0 and isinstance(agent, ModelDoctor):
         answer["extra"]["note"] = ASKED_NOTHING
+    if settings.answer_at:
+        answer["extra"]["answer_at"] = answers_along(
+            case,
+            consultation.turns,
+            parse_shares(settings.answer_at),
+            solver,
+            context=consultation.solve_from,
+            conclusions=settings.keep_conclusions,
+            cancel=cancel,
+        )
     return answer
 
 
@@ -290,6 +302,9 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     asked_nothing = sum((a.get("extra") or {}).get("note") == ASKED_NOTHING for a in answers)
     if asked_nothing:
         out["asked_nothing"] = asked_nothing
+    shares = run_shares(settings)
+    if shares:  # the solver's answers after each share of the consultations
+        out["by_share"] = share_curve(answers, shares)
     judged = judged_summary(store, run_id)
     if judged:  # the run's own judge, else the last to judge it
         who = str(settings.get("judge") or "")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.consult.solve import METHODS as ANSWER_METHODS
-from engine.fields import Settings, setting, temperature_setting
+from engine.fields import SettingError, Settings, setting, temperature_setting
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -137,6 +137,27 @@ class ConsultSettings(Settings):
         flag="--keep-conclusions/--drop-conclusions",
         form=False,
     )
+    answer_at: str | None = setting(
+        None,
+        help="Shares of each consultation after which the solver also answers the task, "
+        "e.g. 0.2,0.4,0.6,0.8: from the opening and the first share of the questions (the "
+        "whole consultation, 1, is the run's own answer). Scored per share (the accuracy "
+        "and recall curves of the paper's Figure 5).",
+        form=False,
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.answer_at is None:
+            return
+        from engine.consult.shares import parse_shares, shares_text
+
+        if self.doctor in BASELINES or self.format == "vignette":
+            raise SettingError(
+                "answer_at needs a consultation to cut into shares "
+                f"(not {'the vignette format' if self.format == 'vignette' else self.doctor})"
+            )
+        self.answer_at = shares_text(parse_shares(self.answer_at))
 
     def resolved(self) -> ConsultSettings:
         """These settings with the patient and solver named: the patient is the default chat

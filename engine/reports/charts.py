@@ -3,7 +3,8 @@
 Three kinds: ``interval`` (each run's score with its 95% interval), ``reliability`` (mean
 confidence against the share right, per confidence bin, for ``logprob`` runs) and ``lines``
 (a score against a number, one line per series, each point with its 95% interval, a panel
-per ``panel`` of the series: an experiment's figures, :mod:`engine.reports.experiment`). Every text is
+per ``panel`` of the series, the ticks named by ``x_labels`` where it has them: an
+experiment's figures, :mod:`engine.reports.experiment`). Every text is
 drawn as it is written: a ``$`` in a model's name is a dollar sign, never math markup.
 """
 
@@ -85,19 +86,24 @@ def lines_figure(chart: Chart) -> Figure:
     fig = _figure(4.2)
     fig.set_figwidth(max(WIDTH_IN, 4.2 * len(panels)))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    ticks = sorted({p["x"] for s in series for p in s["points"]})
+    gap = min((b - a for a, b in zip(ticks, ticks[1:], strict=False)), default=1)
+    labels = chart.get("x_labels") or {}
+    names = list(dict.fromkeys(str(s["name"]) for s in series))  # a series' colour in every panel
     for ax, panel in zip(axes, panels, strict=True):
         shown = [s for s in series if str(s.get("panel") or "") == panel]
         for i, s in enumerate(shown):
             points = sorted(s["points"], key=lambda p: p["x"])
-            dodge = (i - (len(shown) - 1) / 2) * 0.06  # intervals side by side, not on top
+            dodge = (i - (len(shown) - 1) / 2) * 0.06 * max(gap, 1)  # side by side, not on top
             xs = [p["x"] + dodge for p in points]
             ys = [p["value"] for p in points]
             low = [p["value"] - p["low"] if p.get("low") is not None else 0 for p in points]
             high = [p["high"] - p["value"] if p.get("high") is not None else 0 for p in points]
             style = "--" if s.get("dashed") else "-"
-            ax.errorbar(xs, ys, yerr=[low, high], fmt="o" + style, capsize=3, label=s["name"])
-        ticks = sorted({p["x"] for s in series for p in s["points"]})
-        ax.set_xticks(ticks)
+            color = f"C{names.index(str(s['name'])) % 10}"
+            ax.errorbar(xs, ys, yerr=[low, high], fmt="o" + style, capsize=3, label=s["name"],
+                        color=color)  # fmt: skip
+        ax.set_xticks(ticks, [str(labels.get(str(t), t)) for t in ticks])
         ax.set_ylim(0, 100)
         ax.set_xlabel(chart.get("x_axis", ""))
         ax.grid(color="#e5e7eb")

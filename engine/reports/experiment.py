@@ -19,6 +19,7 @@ from engine.errors import UserError
 from engine.reports.shapes import table
 
 if TYPE_CHECKING:
+    from engine.reports.layouts import RunData
     from engine.reports.shapes import Report, Section, Table
     from engine.store import Store
     from engine.types import JSONDict
@@ -45,6 +46,20 @@ def grid_table(experiment: JSONDict) -> Table:
         f"Data set {spec.get('dataset')}; models {', '.join(spec.get('models') or [])}"
         + (f"; the first {spec['limit']} items" if spec.get("limit") else ""),
     )
+
+
+def experiment_runs(store: Store, experiment: JSONDict) -> list[tuple[JSONDict, RunData]]:
+    """The experiment's cells that have a run with answers, each run once (a run two cells
+    share comes with the first), with that run's data: what a preset's figures draw."""
+    from engine.reports.layouts import RunData
+
+    out, seen = [], set()
+    for cell in experiment["cells"]:
+        run = cell.get("run")
+        if run is not None and int(run.get("n_done") or 0) > 0 and run["id"] not in seen:
+            seen.add(run["id"])
+            out.append((cell, RunData(store, run)))
+    return out
 
 
 def experiment_section(store: Store, experiment: JSONDict) -> Section:

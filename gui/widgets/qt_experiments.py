@@ -1,6 +1,7 @@
 """Experiments: each grid of runs played as one job (``medexam experiment run``, see
 :mod:`engine.experiments`) with its runs and their status, refreshed while one is running;
-the selected experiment's tables and figures (ExplainCPE's Table 8, Table 3, Figure 3…), its
+the selected experiment's tables and figures (ExplainCPE's Table 8, Table 3, Figure 3; the
+consultation's Table 3 and Figures 5, 6 and 7…), its
 report saved as HTML, and Go on / Stop to play the rest of it here."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -35,8 +37,10 @@ from gui.widgets.common import (
 
 #: How often the list is read again while an experiment runs (ms).
 REFRESH_MS = 2000
-#: The width a figure is shown at (px).
+#: The width a figure of one panel is shown at (px); two panels or more, twice that.
 FIGURE_PX = 640
+#: The most figures an experiment shows (the consultation's Figures 5, 6 and 7).
+MAX_FIGURES = 4
 
 
 def _figure_png(chart: dict[str, Any]) -> bytes:
@@ -95,15 +99,21 @@ class ExperimentsScreen(QWidget):
         for column, width in ((1, 60), (2, 160), (3, 70)):
             self.tree.setColumnWidth(column, width)
         self.view = text_view()
-        self.figure = QLabel()
-        self.figure.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.figures = [QLabel() for _ in range(MAX_FIGURES)]  # one per figure, stacked
+        self.figure = self.figures[0]
+        holder = QWidget()
+        stack = QVBoxLayout(holder)
+        for label in self.figures:
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            stack.addWidget(label)
+        stack.addStretch(1)
         scroll = QScrollArea()
-        scroll.setWidget(self.figure)
+        scroll.setWidget(holder)
         scroll.setWidgetResizable(True)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.view, "Tables")
-        self.tabs.addTab(scroll, "Figure")
+        self.tabs.addTab(scroll, "Figures")
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.tabs)
@@ -186,7 +196,7 @@ class ExperimentsScreen(QWidget):
         self.save_button.setEnabled(e is not None and any(c["run_id"] for c in e["cells"]))
         if e is None:
             self.view.setHtml("<p>No experiment yet.</p>")
-            self.figure.clear()
+            self._show_figures([])
             return
         section = experiment_section(self.ctx.store, e)
         tables = section["tables"][1:] or section["tables"]  # the paper's, else its grid
@@ -195,15 +205,23 @@ class ExperimentsScreen(QWidget):
         if tables[1:]:
             page["sections"] = [{**section, "tables": tables[1:], "name": "More"}]
         self.view.setHtml(to_html(page, charts=False))  # type: ignore[arg-type]
-        lines = [c for c in section["charts"] if c["kind"] == "lines" and c.get("series")]
-        if lines:
+        self._show_figures(
+            [c for c in section["charts"] if c["kind"] == "lines" and c.get("series")]
+        )
+
+    def _show_figures(self, charts: list[dict[str, Any]]) -> None:
+        """The experiment's figures, one under the other (as wide as the first's panels)."""
+        for n, label in enumerate(self.figures):
+            if n >= len(charts):
+                label.clear()
+                label.hide()
+                continue
+            panels = len({str(s.get("panel") or "") for s in charts[n]["series"]})
             pixmap = QPixmap()
-            pixmap.loadFromData(_figure_png(lines[0]))
-            self.figure.setPixmap(
-                pixmap.scaledToWidth(FIGURE_PX, Qt.TransformationMode.SmoothTransformation)
-            )
-        else:
-            self.figure.clear()
+            pixmap.loadFromData(_figure_png(charts[n]))
+            width = FIGURE_PX * max(1, min(panels, 2))
+            label.setPixmap(pixmap.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation))
+            label.show()
 
     # -- actions -----------------------------------------------------------------------------
 
