@@ -445,6 +445,11 @@ def consult_export_dialogues(
     show_default=True,
     help="How the patient plays (see 'consult run --help').",
 )
+@click.option("--writer", "--converter", "writer", help="Model that writes the doctor's "
+              "question for each key and the closing analysis, as the paper had ChatGPT "
+              "write them (each checked; a question that fails is the template's).")  # fmt: skip
+@click.option("--template", is_flag=True, help="The template question per key and a one-line "
+              "closing (the default when no --writer is given).")  # fmt: skip
 @click.option("--limit", type=COUNT, help="Only the first N cases.")
 @click.option("--replace", is_flag=True, help="Replace a golden set of that name.")
 @run_options
@@ -455,43 +460,68 @@ def consult_golden(
     name: str | None,
     patient_name: str | None,
     patient_mode: str,
+    writer: str | None,
+    template: bool,
     limit: int | None,
     replace: bool,
     run: RunOptions,
 ) -> None:
     """Build golden dialogues to fine-tune a doctor on: in each turn the doctor asks about
     one key of the case and the patient model answers; the doctor ends with the case's
-    diagnosis. Stored as a consultation run (show it with 'consult show', write it with
-    'consult export-dialogues'); the last line is the summary as JSON.
+    diagnosis. With --writer a model writes each question and the closing analysis.
+    Stored as a consultation run (show it with 'consult show', write it with 'consult
+    export-dialogues'); Ctrl-C, then the same command goes on where it stopped; the last
+    line is the summary as JSON.
 
     \b
     medexam consult golden --cases agentclinic-train --patient smollm2 --name golden-train
+    medexam consult golden --cases medqa-cases --writer smollm2 --name golden-written
     """
-    from engine.consult.golden import forget_runs, golden_settings
+    from dataclasses import replace as replaced
 
+    from engine.consult.golden import forget_runs, golden_settings, writer_counts
+
+    if template and writer:
+        raise click.UsageError("give --writer MODEL or --template, not both")
     settings: Any = ConsultSettings()
     tags, old = None, []
     if run.resume is None:
         if not name:
             raise click.UsageError("give --name (or --resume RUN)")
         cases_name = _cases_name(app, cases_name)
-        settings, tags, old = golden_settings(
+        plan = golden_settings(
             app.store, name, patient=patient_name, limit=limit, patient_mode=patient_mode,
-            replace=replace,
+            writer=writer, replace=replace, cases=cases_name,
         )  # fmt: skip
+        settings, tags, old = plan.settings, plan.tags, plan.old
+        if plan.resume is not None:
+            run, tags = replaced(run, resume=plan.resume), None
+            if not run.quiet:
+                click.echo(f"going on with golden set {name!r} (run {plan.resume})", err=True)
 
     def show(summary: dict[str, Any]) -> None:
+        counts = writer_counts(app.store, summary["run_id"])
         if not run.quiet:
             found = app.store.run(summary["run_id"])["settings"].get("golden")
             click.echo(
                 f"golden set {found!r}: run {summary['run_id']} ({summary['status']}), "
                 f"{summary['n']} dialogues, {summary.get('avg_turns') or 0:.1f} questions each"
             )
+            if counts["writer"]:
+                why = "; ".join(f"{n} {k}" for k, n in counts["why"].items())
+                click.echo(visible(
+                    f"written by {counts['writer']}: {counts['written']} of "
+                    f"{counts['questions']} questions ({counts['template']} the template's"
+                    f"{': ' + why if why else ''}), {counts['closings_written']} of "
+                    f"{counts['closings_written'] + counts['closings_template']} closings"
+                ))  # fmt: skip
             click.echo(f"train a doctor on it: medexam train doctor --dialogues {found} "
                        f"--name {found}-doctor")  # fmt: skip
-        click.echo(json.dumps(summary, default=str))
+        click.echo(json.dumps(summary | ({"writer": counts} if counts["writer"] else {}),
+                              default=str))  # fmt: skip
 
-    summary = execute_run(app, "consult", cases_name, settings, run, title=f"golden set {name or ''}",
+    title = f"golden set {name or ''}" + (f" written by {writer}" if writer else "")
+    summary = execute_run(app, "consult", cases_name, settings, run, title=title,
                           show=show, note=_note, tags=tags)  # fmt: skip
     forget_runs(app.store, old, summary)
 

@@ -246,15 +246,19 @@ class OracleDoctor:
         self.order = order
         self.seed = seed
 
-    def questions(self, case: Case) -> list[str]:
-        """Every question this doctor will ask for ``case``, one per distinct key."""
+    def keys(self, case: Case) -> list[str]:
+        """The distinct keys of ``case`` in the order this doctor asks about them."""
         keys = list(dict.fromkeys(case.keys))
         if self.order == "reverse":
             keys.reverse()
         elif self.order == "random":
             random.Random(f"{self.seed}:{case.id}").shuffle(keys)
+        return keys
+
+    def questions(self, case: Case) -> list[str]:
+        """Every question this doctor will ask for ``case``, one per distinct key."""
         template = ORACLE_TEMPLATES.get(case.language, ORACLE_TEMPLATES["en"])
-        return [template.format(key=oracle_key(k)) for k in keys]
+        return [template.format(key=oracle_key(k)) for k in self.keys(case)]
 
     def next(self, case: Case, turns: list[Turn]) -> DoctorMove:
         asked = sum(1 for t in turns if t["role"] == "doctor")

@@ -6,9 +6,13 @@ case's diagnosis.
 A golden set is a consultation run of the ``oracle-direct`` doctor (every key asked, in the
 case's order) with the chosen patient model, tagged with the set's name: it is stored,
 resumed, shown and exported like any run (``medexam consult show``, ``consult
-export-dialogues``). :func:`doctor_dialogues` reads a set (or a JSON Lines file of chat
-dialogues) as the doctor's training conversations: the doctor's own system prompt, the
-opening request, the questions and answers, and a closing turn naming the diagnosis.
+export-dialogues``), and a set that was stopped goes on when it is built again. Its questions
+are the template's (``Can you tell me about {key}?``) or, with a ``writer`` model, written by
+that model for each key with the doctor's closing analysis, as the paper had ChatGPT write
+them (:mod:`engine.consult.golden_writer`; each checked, the template where one fails).
+:func:`doctor_dialogues` reads a set (or a JSON Lines file of chat dialogues) as the
+doctor's training conversations: the doctor's own system prompt, the opening request, the
+questions and answers, and a closing turn naming the diagnosis (after the written analysis).
 
 >>> build_golden(store, "agentclinic-train", "golden-train", patient="smollm2")  # doctest: +SKIP
 >>> len(doctor_dialogues(store, "golden-train"))                                 # doctest: +SKIP
@@ -17,6 +21,7 @@ opening request, the questions and answers, and a closing turn naming the diagno
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +53,31 @@ def golden_sets(store: Store) -> dict[str, list[int]]:
     return out
 
 
+@dataclass
+class GoldenPlan:
+    """How a call builds golden set ``name``: the run's settings and tags, the runs of an
+    older set of that name it replaces (deleted once it finishes), and the set's stopped run
+    it goes on with (None: a new run)."""
+
+    settings: ConsultSettings
+    tags: JSONDict
+    old: list[int]
+    resume: int | None = None
+
+
+def _differences(run: JSONDict, cases: str | None, settings: ConsultSettings) -> list[str]:
+    """What a stopped golden run was started with that this call asks otherwise."""
+    stored = run.get("settings") or {}
+    wanted: JSONDict = {"writer": settings.writer, "limit": settings.limit,
+                        "patient_mode": settings.patient_mode}  # fmt: skip
+    if settings.patient is not None:
+        wanted["patient"] = settings.patient
+    out = [f"{k} {stored.get(k)!r}, not {v!r}" for k, v in wanted.items() if stored.get(k) != v]
+    if cases is not None and run["dataset"] != cases:
+        out.insert(0, f"cases {run['dataset']!r}, not {cases!r}")
+    return out
+
+
 def golden_settings(
     store: Store,
     name: str,
@@ -55,25 +85,36 @@ def golden_settings(
     patient: str | None = None,
     limit: int | None = None,
     patient_mode: str = "paper",
+    writer: str | None = None,
     replace: bool = False,
-) -> tuple[ConsultSettings, JSONDict, list[int]]:
-    """The run that builds golden set ``name``: its settings (the ``oracle-direct`` doctor,
-    ``patient`` — the default chat model when None — answering every key), its tags, and
-    the runs of an older set of that name it replaces. A name in use is refused unless
-    ``replace``."""
+    cases: str | None = None,
+) -> GoldenPlan:
+    """The run that builds golden set ``name`` from case set ``cases``: the ``oracle-direct``
+    doctor (its questions and closing written by ``writer`` when given, else the template's),
+    ``patient`` (the default chat model when None) answering every key. A set of that name
+    that was stopped is gone on with (the same settings only); a finished one is refused
+    unless ``replace``."""
     from engine.consult.settings import ConsultSettings
     from engine.train.artefacts import check_name
 
     check_name(name)
-    old = golden_sets(store).get(name, [])
-    if old and not replace:
+    runs = golden_sets(store).get(name, [])
+    settings = ConsultSettings(doctor=GOLDEN_DOCTOR, patient=patient, limit=limit,
+                               patient_mode=patient_mode, writer=writer)  # fmt: skip
+    if not runs or replace:
+        return GoldenPlan(settings, {TAG: name}, runs)
+    last = store.run(runs[-1])
+    if last["status"] == "finished":
         raise GoldenError(
-            f"golden set {name!r} exists (run {old[-1]}); give --replace or another name"
+            f"golden set {name!r} exists (run {runs[-1]}); give --replace or another name"
         )
-    settings = ConsultSettings(
-        doctor=GOLDEN_DOCTOR, patient=patient, limit=limit, patient_mode=patient_mode
-    )
-    return settings, {TAG: name}, old
+    differ = _differences(last, cases, settings)
+    if differ:
+        raise GoldenError(
+            f"golden set {name!r} was stopped (run {runs[-1]}) and was started with "
+            f"{'; '.join(differ)}: go on with its settings, or give --replace"
+        )
+    return GoldenPlan(settings, {TAG: name}, runs[:-1], runs[-1])
 
 
 def forget_runs(store: Store, runs: list[int], summary: JSONDict) -> None:
@@ -91,21 +132,52 @@ def build_golden(
     patient: str | None = None,
     limit: int | None = None,
     patient_mode: str = "paper",
+    writer: str | None = None,
     replace: bool = False,
     **loop: Any,
 ) -> JSONDict:
     """Build golden set ``name`` from the cases of data set ``cases`` (see
-    :func:`golden_settings`); return the run's summary. ``loop`` holds
-    :func:`engine.runs.run`'s keywords (``progress``, ``cancel``, ``on_start``…; a stopped
-    set goes on with ``resume=RUN``, as any run)."""
+    :func:`golden_settings`), or go on with it where it stopped; return the run's summary.
+    ``loop`` holds :func:`engine.runs.run`'s keywords (``progress``, ``cancel``,
+    ``on_start``…)."""
     from engine.consult.run import run_consult
 
-    settings, tags, old = golden_settings(
-        store, name, patient=patient, limit=limit, patient_mode=patient_mode, replace=replace
-    )
-    summary = run_consult(store, cases, settings=settings, tags=tags, **loop)
-    forget_runs(store, old, summary)
+    if loop.get("resume") is not None:
+        return run_consult(store, cases, **loop)
+    plan = golden_settings(store, name, patient=patient, limit=limit, patient_mode=patient_mode,
+                           writer=writer, replace=replace, cases=cases)  # fmt: skip
+    if plan.resume is not None:
+        summary = run_consult(store, cases, resume=plan.resume, **loop)
+    else:
+        summary = run_consult(store, cases, settings=plan.settings, tags=plan.tags, **loop)
+    forget_runs(store, plan.old, summary)
     return summary
+
+
+def writer_counts(store: Store, run_id: int) -> JSONDict:
+    """Who wrote a golden set's finished consultations: the ``writer`` (None: the
+    template), its ``questions`` ``written`` and those that fell back to the ``template``
+    (``why``: how many for each reason), and the closings written or the template's."""
+    from engine.consult.golden_writer import TEMPLATE, WRITTEN
+
+    done = store.answered_keys(run_id)
+    out: JSONDict = {"writer": (store.run(run_id).get("settings") or {}).get("writer"),
+                     "questions": 0, WRITTEN: 0, TEMPLATE: 0, "why": {},
+                     "closings_written": 0, "closings_template": 0}  # fmt: skip
+    for t in store.turns(run_id):
+        extra = t.get("extra") or {}
+        who = extra.get("writer")
+        if t["role"] != "doctor" or who not in (WRITTEN, TEMPLATE) or t["item_key"] not in done:
+            continue
+        if extra.get("kind") == "conclusion":
+            out[f"closings_{who}"] += 1
+            continue
+        out["questions"] += 1
+        out[who] += 1
+        if who == TEMPLATE:
+            why = str(extra.get("fallback") or "")
+            out["why"][why] = out["why"].get(why, 0) + 1
+    return out
 
 
 def _from_file(path: Path) -> list[list[dict[str, str]]]:

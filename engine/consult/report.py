@@ -243,7 +243,8 @@ def dialogue_records(
     consultations whose task was answered right. ``for_doctor`` gives the dialogue as a
     model doctor meets it in a run (:class:`~engine.consult.doctor.ModelDoctor`'s own
     system prompt, no task) ending with the diagnosis in words (:func:`closing_words`): what
-    a doctor is fine-tuned on."""
+    a doctor is fine-tuned on. A golden dialogue whose closing a writer model wrote
+    (:mod:`engine.consult.golden_writer`) ends with that closing (with ``gold``)."""
     from engine.consult.cases import load_cases
     from engine.consult.doctor import ModelDoctor
     from engine.consult.solve import task_text
@@ -264,14 +265,19 @@ def dialogue_records(
         if not for_doctor:
             system = f"{system}\n\nTask:\n{task_text(case.task)}"
         messages = [{"role": "system", "content": system}]
+        written = None  # a golden dialogue's closing written by its writer
         for t in store.turns(run_id, a["item_key"]):
             if (t["extra"] or {}).get("kind") == "conclusion":
+                written = t if t["extra"].get("writer") else written
                 continue
             role = "assistant" if t["role"] == "doctor" else "user"
             messages.append({"role": role, "content": t["text"]})
         use_gold = answer == "gold"
         closing = closing_words(case, a["chosen"], use_gold) if for_doctor else final_answer(
             case, a["chosen"], use_gold)  # fmt: skip
+        if written is not None and use_gold:  # its analysis before the case's answer
+            analysis = written["extra"].get("analysis")
+            closing = written["text"] if for_doctor else f"{analysis or ''} {closing}".strip()
         messages.append({"role": "assistant", "content": closing})
         yield {
             "messages": messages,

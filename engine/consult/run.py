@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
+from engine.consult.golden_writer import WrittenDoctor
 from engine.consult.judging import judged_summary
 from engine.consult.metrics import ASKED_NOTHING, summarize
 from engine.consult.session import Consultation
@@ -82,6 +83,7 @@ def consult_one(
     patient_model: ChatModel | None,
     solver: Solver,
     doctor_model: ChatModel | None = None,
+    writer_model: ChatModel | None = None,
     store: Store | None = None,
     run_id: int | None = None,
     position: int | None = None,
@@ -94,14 +96,18 @@ def consult_one(
     store and a run id each turn is stored as it happens; the answer is the caller's to
     store. ``on_turn(turn)`` is called with each turn once it is recorded (``turn``, ``role``,
     ``text``, ``extra``…; the opening request is turn 0). An oracle asks every key of the case
-    whatever ``max_turns`` says."""
+    whatever ``max_turns`` says; with ``writer_model`` (the ``writer`` setting) its questions
+    and closing are written by that model (:mod:`engine.consult.golden_writer`)."""
     doctor, max_turns, seed = settings.doctor, settings.max_turns, settings.seed
     if doctor in BASELINES:
         return _bound_answer(case, doctor, solver)
     if settings.format == "vignette":
         return _bound_answer(case, "vignette", solver)
     if doctor in ORACLES:
-        agent: OracleDoctor | ModelDoctor = OracleDoctor(doctor.split("-", 1)[1], seed=seed)
+        agent: OracleDoctor | ModelDoctor | WrittenDoctor
+        agent = OracleDoctor(doctor.split("-", 1)[1], seed=seed)
+        if writer_model is not None:
+            agent = WrittenDoctor(agent, writer_model, seed, settings.temperature)
         max_turns = max(max_turns, len(set(case.keys)))
     else:
         agent = ModelDoctor(
@@ -144,7 +150,7 @@ def consult_one(
             cancel.check()
         move = agent.next(case, consultation.turns)
         if move.stop:
-            consultation.conclude(move.raw, move.reason)
+            consultation.conclude(move.raw, move.reason, move.extra)
             tell()
             break
         extra = {"raw": move.raw} if move.raw and move.raw != move.question else {}
@@ -152,8 +158,8 @@ def consult_one(
             extra |= {"latency_s": move.latency_s, "completion_tokens": move.completion_tokens}
         consultation.ask(move.question, extra | move.extra)
         tell()
-        if consultation.questions_left == 0:
-            break
+        if consultation.questions_left == 0 and not isinstance(agent, WrittenDoctor):
+            break  # a written golden dialogue still closes with its analysis
     answer = consultation.finish().answer_fields(consultation.questions_asked)
     if consultation.questions_asked == 0 and isinstance(agent, ModelDoctor):
         answer["extra"]["note"] = ASKED_NOTHING
@@ -208,6 +214,8 @@ class ConsultJob(Job):
             self.patient = self._lease(pool, settings["patient"]) if needs_patient else None
             model_doctor = self.runner == "model"
             self.doctor_model = self._lease(pool, self.doctor) if model_doctor else None
+            writer = settings.get("writer")
+            self.writer = self._lease(pool, writer) if writer and needs_patient else None
         except BaseException:
             self.close()
             raise
@@ -257,6 +265,7 @@ class ConsultJob(Job):
             patient_model=self.patient,
             solver=self.solver,
             doctor_model=self.doctor_model,
+            writer_model=self.writer,
             store=store if run_id is not None else None,
             run_id=run_id,
             position=position,

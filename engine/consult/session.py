@@ -239,14 +239,15 @@ class Consultation:
         turn = self._record_question(question, doctor_extra)
         return ReplyStream(self, turn, question, self.patient.stream(question))
 
-    def conclude(self, text: str, reason: str | None = None) -> None:
-        """Record what a model doctor said instead of a question (not a question turn)."""
+    def conclude(self, text: str, reason: str | None = None, extra: JSONDict | None = None) -> None:
+        """Record what a model doctor said instead of a question (not a question turn);
+        ``extra`` is kept with it (who wrote a golden dialogue's closing)."""
         if text.strip():
             self._record(
                 self.questions_asked + 1,
                 "doctor",
                 text.strip(),
-                {"kind": "conclusion", "reason": reason},
+                {"kind": "conclusion", "reason": reason, **(extra or {})},
             )
 
     def finish(self, answer: str | None = None) -> ConsultResult:

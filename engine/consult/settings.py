@@ -117,6 +117,14 @@ class ConsultSettings(Settings):
         kind="model",
         form=False,
     )
+    writer: str | None = setting(
+        None,
+        help="Model that writes an oracle doctor's question for each key and its closing "
+        "analysis, each checked (a question that fails the check is the template's), as the "
+        "paper's golden dialogues; default: the template question and closing.",
+        kind="model",
+        form=False,
+    )
     doctor_max_tokens: int = setting(
         128,
         help="Length cap of one doctor turn (an unfinished last sentence is dropped).",
@@ -180,4 +188,8 @@ def default_solver() -> str:
 def consult_settings(given: Mapping[str, Any]) -> JSONDict:
     """A consultation run's settings with their defaults, checked and resolved
     (:meth:`ConsultSettings.resolved`)."""
-    return ConsultSettings.from_dict(given).resolved().as_dict()
+    chosen = ConsultSettings.from_dict(given).resolved()
+    if chosen.writer and chosen.doctor not in ORACLES:
+        raise ValueError(f"a writer writes an oracle doctor's questions: the doctor "
+                         f"{chosen.doctor!r} is not one of {', '.join(ORACLES)}")  # fmt: skip
+    return chosen.as_dict()
