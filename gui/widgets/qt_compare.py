@@ -81,15 +81,14 @@ def comparisons(store: Any) -> list[dict[str, Any]]:
     return [e for e in all_experiments(store) if e["spec"].get("preset") == PRESET]
 
 
-def table_rows(store: Any, experiment: dict[str, Any]) -> tuple[list[str], list[list[str]], Any]:
-    """The comparison's headers and rows (a status first) and the comparison itself (None
+def table_rows(
+    experiment: dict[str, Any], result: dict[str, Any] | None
+) -> tuple[list[str], list[list[str]]]:
+    """The headers and rows (a status first) of ``experiment`` compared (``result``, None
     before two runs finished): a finished run's row from the comparison, the others' status
     and items done."""
     from engine.experiments.compare import compare_table
-    from engine.experiments.presets import compare_summary
 
-    found = compare_summary(store, experiment)
-    result = found[0] if found else None
     headers, rows = compare_table(result) if result else (["Run", "Model", "Items"], [])
     by_run = {row[0]: row for row in rows}
     out = []
@@ -103,7 +102,7 @@ def table_rows(store: Any, experiment: dict[str, Any]) -> tuple[list[str], list[
         done = f"{run.get('n_done', 0)}/{run.get('n_total', 0)}" if run else ""
         out.append([status, key, str(cell["coords"].get("model") or cell["label"]), done])
     out += [["person", *row] for row in by_run.values()]  # a person's run on the same items
-    return ["Status", *headers], out, result
+    return ["Status", *headers], out
 
 
 class CompareScreen(QWidget):
@@ -113,6 +112,7 @@ class CompareScreen(QWidget):
         self.job: Any = None
         self.shown_id: int | None = None
         self.wanted: list[str] = []  # the models of the comparison shown, ticked once listed
+        self.cached: tuple[tuple[Any, ...], dict[str, Any] | None] = ((), None)
         outer = page_column(
             self,
             Header(
@@ -291,7 +291,8 @@ class CompareScreen(QWidget):
             self.notes.setText("No comparison yet: tick two models or more, then Compare.")
             self.chart.clear()
             return
-        headers, rows, result = table_rows(self.ctx.store, experiment)
+        result = self._compared(experiment)
+        headers, rows = table_rows(experiment, result)
         self.table.setColumnCount(len(headers))
         self.table.setHorizontalHeaderLabels(headers)
         self.table.setRowCount(len(rows))
@@ -315,6 +316,18 @@ class CompareScreen(QWidget):
             title = f"Compared on {result['items']['shared']} items of {result['dataset']}."
             self.notes.setText("\n\n".join([title, *result["notes"]]))
         self._chart(result)
+
+    def _compared(self, experiment: dict[str, Any]) -> dict[str, Any] | None:
+        """The comparison of the experiment's finished runs (None before two), worked out
+        again only when another run finished or a finished one changed (scored again)."""
+        from engine.experiments.presets import compare_summary
+
+        finished = [c for c in experiment["cells"] if c["status"] == "finished"]
+        key = tuple((c["run_id"], repr(c["run"].get("summary"))) for c in finished)
+        if self.cached[0] != key:
+            found = compare_summary(self.ctx.store, experiment)
+            self.cached = (key, found[0] if found else None)
+        return self.cached[1]
 
     def _chart(self, result: dict[str, Any] | None) -> None:
         from engine.experiments.compare import size_png
