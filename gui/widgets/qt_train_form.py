@@ -59,7 +59,12 @@ IN_VIEW = frozenset({"epochs"})
 #: Kinds that train on dialogues (a golden set or a JSON Lines file), not on a data set.
 DIALOGUE_KINDS = frozenset({"doctor"})
 #: The name a new training of a kind is offered (else the kind's artefact: "reader"…).
-DEFAULT_NAMES = {"french-reader": "reader", "doctor": "doctor", "french-writer": "writer"}
+DEFAULT_NAMES = {
+    "french-reader": "reader",
+    "doctor": "doctor",
+    "french-writer": "writer",
+    "french-seq2seq": "seq2seq",
+}
 #: What each kind makes, in a line under the kind picker (else said from the kind).
 NOTES = {
     "french-reader": "An encoder fine-tuned to pick the right options of a FrenchMedMCQA "
@@ -70,6 +75,9 @@ NOTES = {
     "french-writer": "A local GGUF chat model fine-tuned with LoRA to write the right letters "
     'of a FrenchMedMCQA question ("A + D"), with or without a retrieved passage; it becomes '
     "the model BASE+NAME, evaluated by French runs.",
+    "french-seq2seq": "An encoder–decoder you bring as a folder (BART, T5…) fine-tuned to write "
+    'the right letters of a FrenchMedMCQA question ("A + D + E"), with or without a retrieved '
+    "passage; it answers French runs.",
 }
 GOLDEN_HINT = "medexam consult golden --cases CASES --name NAME"
 #: The names a data set of the training split and of the dev split ends with.
