@@ -178,7 +178,9 @@ def test_seq2seq_training_stopped_resumes_to_the_same_weights(
     store: Store, home: Path, indexes: Path, tiny_bart: Path
 ) -> None:
     ensure_sample(store)
-    whole = train(store, "french-seq2seq", "frenchmedmcqa-sample", settings(tiny_bart), name="whole")
+    whole = train(
+        store, "french-seq2seq", "frenchmedmcqa-sample", settings(tiny_bart), name="whole"
+    )
     assert whole["status"] == "finished" and whole["step"] == whole["n_steps"] == 4
     assert whole["data"]["index"] and whole["data"]["n_train"] == 8
     cancel = Cancel()
@@ -210,9 +212,7 @@ def test_seq2seq_training_stopped_resumes_to_the_same_weights(
         assert a["scores"]["hamming"] is not None and len(a["extra"]["passages"]) == 1
 
 
-def test_seq2seq_refuses_folders_it_cannot_train(
-    db_path: str, home: Path, tmp_path: Path
-) -> None:
+def test_seq2seq_refuses_folders_it_cannot_train(db_path: str, home: Path, tmp_path: Path) -> None:
     import train_fixtures
 
     assert invoke(db_path, "french", "sample").exit_code == 0
