@@ -210,6 +210,9 @@ def test_consult_table2_draws_table3_and_figures_5_6_7_a_line_per_run(
                                                    "oracle-reverse"}  # fmt: skip
     assert len({s["name"] for s in fig7["series"]}) == len(cells)  # bounds too
     assert fig7["x_labels"] and all("facts" in v for v in fig7["x_labels"].values())
+    by_facts = section["tables"][titles.index(fig7["title"] + ": the points")]
+    upper = next(row for row in by_facts["rows"] if row[0] == "upper")
+    assert upper[4] is not None and upper[-1] is None  # a bound asks nothing: no doctor recall
     points = section["tables"][titles.index(fig5["title"] + ": the points")]
     assert len(points["rows"]) == 2 * 5 and points["rows"][0][2] == 20
 

@@ -205,9 +205,10 @@ def figure7(found: Found) -> tuple[Chart, Table] | None:
             for key, name in MEASURES:
                 values = [float(v) for a in chosen
                           if isinstance(v := _score(a, key), int | float)]  # fmt: skip
-                point = _point(values, key == "correct")
+                asked = not (bound and key == "doctor_recall")  # a bound asks nothing
+                point = _point(values, key == "correct") if asked else None
                 cells.append(point)  # type: ignore[arg-type]
-                if point is not None and not (bound and key == "doctor_recall"):
+                if point is not None:
                     lines[name]["points"].append({**point, "x": x, "run_id": r.id})
             rows.append([cell["label"], f"#{r.id}", _bin_name(low, high), len(chosen), *cells])
         series += [line for line in lines.values() if line["points"]]
