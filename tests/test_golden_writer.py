@@ -16,6 +16,7 @@ from engine.cli import cli
 from engine.consult.cases import add_case, ensure_sample, load_cases, validate_case
 from engine.consult.golden import GoldenError, build_golden, doctor_dialogues, writer_counts
 from engine.consult.golden_writer import written_analysis, written_question
+from engine.consult.report import dialogue_records
 from engine.models.scripted import Request, ScriptedModel
 from engine.progress import Cancel
 from engine.runs import RunError
@@ -127,6 +128,8 @@ def test_a_writer_writes_the_questions_and_the_closing_and_failures_are_the_temp
     dialogue = doctor_dialogues(store, "g")[0]
     assert dialogue[-1] == {"role": "assistant", "content": f"{ANALYSIS} {CLOSING}"}
     assert dialogue[2]["content"] == "Could you tell me about your age?"
+    exported = next(dialogue_records(store, summary["run_id"]))  # consult export-dialogues
+    assert exported["messages"][-1]["content"] == f"{ANALYSIS} The answer is B. Acute appendicitis"
     # the trainer learns the doctor's turns, the written closing among them
     learned = [text for text, yes in pieces(chatml, dialogue) if yes]
     assert learned[-1] == f"{ANALYSIS} {CLOSING}<|end|>" and len(learned) == 5
