@@ -12,14 +12,29 @@ descriptor in :mod:`engine.registry`; this module knows none of them by name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
-from engine.registry import SCORERS, UnknownActivity, activities, get_activity, load
+from engine.registry import (
+    SCORERS,
+    Kind,
+    Lazy,
+    PartError,
+    UnknownActivity,
+    activities,
+    get_activity,
+)
 
 if TYPE_CHECKING:
+    import click
+
+    from engine.ratings.perspectives import Explained
+    from engine.reports.layouts import RunData
+    from engine.reports.shapes import Section
+    from engine.review.cards import Face
     from engine.runs import RunSpec
+    from engine.store import Store
     from engine.types import JSONDict, Row
 
 __all__ = ["Activity", "UnknownActivity", "activity", "activity_name", "metric_label"]
@@ -39,13 +54,26 @@ COMMON_LABELS = {
     "pass_mark": "Pass mark (%)",
 }
 
+_SPEC_METHODS = ("settings", "items", "key", "open", "summarize")
+
+
+def _is_run_spec(found: object) -> bool:
+    return hasattr(found, "activity") and all(
+        callable(getattr(found, m, None)) for m in _SPEC_METHODS
+    )
+
+
+#: A run spec (:class:`engine.runs.RunSpec`: an activity, and the methods the run loop calls).
+RUN_SPEC: Kind[RunSpec] = Kind("a run spec", _is_run_spec)
+
 
 @dataclass(frozen=True)
 class Activity:
     """An activity: what the app shows of it, and where its parts are.
 
-    The parts are ``"module:attribute"`` references, imported on first use so that listing
-    activities loads no model code: ``spec`` the run spec (:class:`engine.runs.RunSpec`: its
+    The parts are :class:`engine.registry.Lazy` references (a module, an attribute and the
+    kind of thing it must be), imported on first use so that listing activities loads no
+    model code: ``spec`` the run spec (:class:`engine.runs.RunSpec`: its
     settings, how a model answers an item, its summary), ``settings`` the settings dataclass,
     ``cli`` the click group, ``import_commands`` the ``medexam import`` subcommands,
     ``report`` the report section builder, ``run_label`` the few words that tell its runs
@@ -69,23 +97,33 @@ class Activity:
     item_noun: str
     labels: Mapping[str, str] = field(default_factory=dict)
     run_keys: tuple[str, ...] = ()  # the summary entries a model run ends with, in order
-    spec: str = ""
-    settings: str = ""
+    spec: Lazy[RunSpec] | None = None
+    settings: Lazy[type] | None = None
     scorers: tuple[str, ...] = ()
     scorers_from: tuple[str, ...] = ()
-    cli: str = ""
-    import_commands: Mapping[str, str] = field(default_factory=dict)
+    cli: Lazy[click.Command] | None = None
+    import_commands: Mapping[str, Lazy[click.Command]] = field(default_factory=dict)
     import_title: str = ""
-    report: str = ""
-    run_label: str = ""
-    card: str = ""
+    report: Lazy[Callable[[Store, list[RunData]], Section]] | None = None
+    run_label: Lazy[Callable[[Row], list[str]]] | None = None
+    card: Lazy[Callable[[JSONDict], Face]] | None = None
     compare_warnings: Mapping[str, str] = field(default_factory=dict)
     topic_fields: tuple[str, ...] = ()
     mastery_fields: tuple[str, ...] = ()
-    explained: str = ""
+    explained: Lazy[Callable[[Row, Any, Row], Explained | None]] | None = None
     presets_from: tuple[str, ...] = ()
-    screen: str = ""
+    screen: Lazy[type] | None = None
     description: str = ""
+
+    def __post_init__(self) -> None:
+        parts = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in _PARTS]
+        parts += [(f"import_commands[{k!r}]", v) for k, v in self.import_commands.items()]
+        for name, part in parts:
+            if part is not None and not isinstance(part, Lazy):
+                raise TypeError(
+                    f"activity {self.id!r}: {name} is {type(part).__name__} "
+                    f"{part!r}, not a Lazy(module, attribute, kind) reference"
+                )
 
     def label(self, key: str) -> str:
         """A summary key in words ("avg_turns" → "Questions per case")."""
@@ -93,11 +131,19 @@ class Activity:
 
     def run_spec(self) -> RunSpec:
         """The activity's run spec (its module imported on first use)."""
-        return load(self.spec)  # type: ignore[return-value]
+        if self.spec is None:
+            raise PartError(f"the {self.name} activity has no run spec")
+        return self.spec.load()
 
     def settings_class(self) -> type:
         """The activity's settings dataclass."""
-        return load(self.settings)  # type: ignore[return-value]
+        if self.settings is None:
+            raise PartError(f"the {self.name} activity has no settings")
+        return self.settings.load()
+
+
+#: The fields of :class:`Activity` that are lazily loaded parts.
+_PARTS = ("spec", "settings", "cli", "report", "run_label", "card", "explained", "screen")
 
 
 def activity(activity_id: str) -> Activity:

@@ -15,9 +15,11 @@ registry beside the model code, in :mod:`engine.models.backend`, so that nothing
 
 Every list of activities in medexam (the CLI's choices, the import menu, report sections, the
 Results screen, the app's sidebar…) iterates :func:`activities`, so a new activity is one
-package that registers one object. Registration is light: an activity names the modules of its
-heavy parts (its run spec, CLI group, report section, screen) as ``"module:attribute"``
-strings imported on first use.
+package that registers one object. Registration is light: an activity names its heavy parts
+(its run spec, CLI group, report section, screen) with :class:`Lazy` references, each the
+module and attribute of one part and the :class:`Kind` of thing it must be, imported and
+checked on first use (:meth:`Lazy.load`; a part that is missing or of another kind is one
+:class:`PartError`).
 
 Other installed packages add activities through the entry-point group :data:`PLUGIN_GROUP`
 (``medexam.activities``): each entry point names a module whose import registers its activity
@@ -30,18 +32,27 @@ out with one warning line.
 ['exam', 'consult', 'french']
 >>> get_activity("french").name
 'French QA'
+>>> Lazy("engine.exam.activity", "EXAM", CLASS).load()
+Traceback (most recent call last):
+...
+engine.registry.PartError: engine.exam.activity:EXAM is an Activity, not a class
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from engine.errors import UserError
 
 if TYPE_CHECKING:
+    import click
+
     from engine.activities import Activity
     from engine.experiments.plan import Preset
     from engine.scoring import Scorer
@@ -71,6 +82,65 @@ class UnknownScorer(UserError, ValueError):
 
 class UnknownPreset(UserError, ValueError):
     """An experiment preset medexam does not have."""
+
+
+class PartError(UserError, LookupError):
+    """A part a :class:`Lazy` reference names cannot be imported, or is not what it must be."""
+
+
+T = TypeVar("T", covariant=True)
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """What a lazily loaded part must be: ``name`` in words, ``check`` tells (called with
+    the part, importing what it needs only then)."""
+
+    name: str
+    check: Callable[[object], bool]
+
+
+def _is_command(found: object) -> bool:
+    import click
+
+    return isinstance(found, click.Command)
+
+
+#: A class (a settings dataclass, a screen).
+CLASS: Kind[type] = Kind("a class", inspect.isclass)
+#: A function, or anything called like one.
+FUNCTION: Kind[Callable[..., Any]] = Kind("a function", callable)
+#: A click command or group (a CLI group, an ``import`` subcommand).
+COMMAND: Kind[click.Command] = Kind("a click command", _is_command)
+
+
+@dataclass(frozen=True)
+class Lazy(Generic[T]):
+    """A part imported on first use: the ``attribute`` of ``module``, which must be of
+    ``kind``. Naming a part costs nothing until :meth:`load` (so listing activities loads no
+    model code); written ``module:attribute`` in messages."""
+
+    module: str
+    attribute: str
+    kind: Kind[T]
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.attribute}"
+
+    def load(self) -> T:
+        """The part, its module imported; :class:`PartError` when it cannot be imported,
+        is not there, or is not of its kind."""
+        try:
+            found = getattr(importlib.import_module(self.module), self.attribute)
+        except (ImportError, AttributeError) as exc:
+            raise PartError(f"{self} cannot be loaded: {exc}") from exc
+        if not self.kind.check(found):
+            raise PartError(f"{self} is {_article(type(found).__name__)}, not {self.kind.name}")
+        return cast("T", found)
+
+
+def _article(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _load_builtin() -> None:
@@ -140,12 +210,6 @@ def get_activity(activity_id: str) -> Activity:
             f"unknown activity {activity_id!r} (choose from {', '.join(activities())})"
         )
     return found
-
-
-def load(reference: str) -> object:
-    """The object a ``"module:attribute"`` reference names, importing its module."""
-    module, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module), attribute)
 
 
 def scorers(activity_id: str | None = None) -> dict[str, Scorer]:

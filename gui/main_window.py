@@ -6,7 +6,6 @@ Screens are built the first time they are shown, so the window opens at once.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt
@@ -187,8 +186,7 @@ class MainWindow(QMainWindow):
         """The screen ``key`` (built on first use)."""
         if key not in self.screens:
             found = next(s for s in self.screen_list if s.key == key)
-            module, _, cls = found.widget.partition(":")
-            widget = getattr(importlib.import_module(module), cls)(self.ctx)
+            widget = found.widget.load()(self.ctx)
             widget.setObjectName("page")
             self.screens[key] = widget
             self.stack.addWidget(widget)

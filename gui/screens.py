@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.registry import CLASS, Lazy
+
 
 @dataclass(frozen=True)
 class Screen:
-    """A screen of the sidebar: its key, label, ``module:Class`` and tooltip."""
+    """A screen of the sidebar: its key, label, widget class (made with the app's context,
+    imported when first shown) and tooltip."""
 
     key: str
     label: str
-    widget: str
+    widget: Lazy[type]
     tip: str
 
 
@@ -26,37 +29,37 @@ TOOLS = (
     Screen(
         "review",
         "Review",
-        "gui.widgets.qt_review:ReviewScreen",
+        Lazy("gui.widgets.qt_review", "ReviewScreen", CLASS),
         "Questions you missed, back when they are due; mastery by topic; Anki decks",
     ),
     Screen(
         "results",
         "Results",
-        "gui.widgets.qt_results:ResultsScreen",
+        Lazy("gui.widgets.qt_results", "ResultsScreen", CLASS),
         "Every run: details, comparisons, charts and exports",
     ),
     Screen(
         "experiments",
         "Experiments",
-        "gui.widgets.qt_experiments:ExperimentsScreen",
+        Lazy("gui.widgets.qt_experiments", "ExperimentsScreen", CLASS),
         "Grids of runs played as one job: their runs, progress, tables and figures",
     ),
     Screen(
         "compare",
         "Compare",
-        "gui.widgets.qt_compare:CompareScreen",
+        Lazy("gui.widgets.qt_compare", "CompareScreen", CLASS),
         "The same items through several models: scores, paired tests, speed and memory",
     ),
     Screen(
         "train",
         "Train",
-        "gui.widgets.qt_train:TrainScreen",
+        Lazy("gui.widgets.qt_train", "TrainScreen", CLASS),
         "Train a French reader or a consultation doctor: loss curve, Stop, evaluate",
     ),
     Screen(
         "models",
         "Models",
-        "gui.widgets.qt_models:ModelsScreen",
+        Lazy("gui.widgets.qt_models", "ModelsScreen", CLASS),
         "Local GGUF models: add, inspect, load and test",
     ),
 )

@@ -34,17 +34,19 @@ BROKEN = {
     "broken": """
 from engine.activities import Activity
 from engine.importers import Format, register_format
-from engine.registry import register_activity
+from engine.registry import COMMAND, Lazy, register_activity
 
-register_activity(Activity("broken", "Broken", "accuracy", "item", cli="medexam_broken:none"))
+none = Lazy("medexam_broken", "none", COMMAND)
+register_activity(Activity("broken", "Broken", "accuracy", "item", cli=none))
 register_format(Format("broken", "any", "Anything", lambda store, req: {}))
 raise RuntimeError("no sums today")
 """,
     "halfway": """
 from engine.activities import Activity
-from engine.registry import register_activity
+from engine.registry import COMMAND, Lazy, register_activity
 
-register_activity(Activity("halfway", "Halfway", "accuracy", "item", cli="medexam_halfway:none"))
+none = Lazy("medexam_halfway", "none", COMMAND)
+register_activity(Activity("halfway", "Halfway", "accuracy", "item", cli=none))
 """,
 }
 

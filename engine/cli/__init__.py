@@ -9,40 +9,40 @@ option decorators live in :mod:`engine.cli.common`. Every command runs inside
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from engine.cli.common import AppContext, user_errors
+from engine.registry import COMMAND, Lazy
 
-#: Top-level commands beside the activities' own groups: name -> ``module:attribute``.
-COMMANDS = {
-    "experiment": "engine.cli.experiment:experiment",
-    "generate": "engine.cli.models:generate",
-    "gui": "engine.cli.gui:gui",
-    "models": "engine.cli.models:models",
-    "notes": "engine.cli.bank:notes",
-    "rate": "engine.cli.rate:rate",
-    "rescore": "engine.cli.rescore:rescore",
-    "review": "engine.cli.review:review",
-    "report": "engine.cli.report:report",
-    "runs": "engine.cli.runs:runs",
-    "scorers": "engine.cli.rescore:scorers_list",
-    "stats": "engine.cli.bank:stats",
-    "train": "engine.cli.train:train",
+#: Top-level commands beside the activities' own groups, imported when first used.
+COMMANDS: dict[str, Lazy[click.Command]] = {
+    "experiment": Lazy("engine.cli.experiment", "experiment", COMMAND),
+    "generate": Lazy("engine.cli.models", "generate", COMMAND),
+    "gui": Lazy("engine.cli.gui", "gui", COMMAND),
+    "models": Lazy("engine.cli.models", "models", COMMAND),
+    "notes": Lazy("engine.cli.bank", "notes", COMMAND),
+    "rate": Lazy("engine.cli.rate", "rate", COMMAND),
+    "rescore": Lazy("engine.cli.rescore", "rescore", COMMAND),
+    "review": Lazy("engine.cli.review", "review", COMMAND),
+    "report": Lazy("engine.cli.report", "report", COMMAND),
+    "runs": Lazy("engine.cli.runs", "runs", COMMAND),
+    "scorers": Lazy("engine.cli.rescore", "scorers_list", COMMAND),
+    "stats": Lazy("engine.cli.bank", "stats", COMMAND),
+    "train": Lazy("engine.cli.train", "train", COMMAND),
 }
 
 
-def activity_commands() -> dict[str, str]:
+def activity_commands() -> dict[str, Lazy[click.Command]]:
     """Each registered activity's click group, by its id."""
     from engine.registry import activities
 
     return {a.id: a.cli for a in activities().values() if a.cli}
 
 
-def import_commands() -> dict[str, str]:
+def import_commands() -> dict[str, Lazy[click.Command]]:
     """The ``medexam import`` subcommands the registered activities bring."""
     from engine.registry import activities
 
@@ -50,7 +50,7 @@ def import_commands() -> dict[str, str]:
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported from ``module:attribute`` on first use;
+    """A click group whose subcommands are imported from their references on first use;
     ``more`` names further ones when asked (the registry's, which may grow: an activity from
     another installed package brings its own, and one of those that cannot be loaded is left
     out with one warning line)."""
@@ -58,8 +58,8 @@ class LazyGroup(click.Group):
     def __init__(
         self,
         *args: object,
-        lazy: dict[str, str] | None = None,
-        more: Callable[[], dict[str, str]] | None = None,
+        lazy: dict[str, Lazy[click.Command]] | None = None,
+        more: Callable[[], dict[str, Lazy[click.Command]]] | None = None,
         **kwargs: object,
     ):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -68,7 +68,7 @@ class LazyGroup(click.Group):
         self._broken: set[str] = set()
 
     @property
-    def lazy(self) -> dict[str, str]:
+    def lazy(self) -> dict[str, Lazy[click.Command]]:
         return {**self._lazy, **(self._more() if self._more else {})}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -94,11 +94,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def _load(self, cmd_name: str) -> click.Command:
-        module_name, _, attribute = self.lazy[cmd_name].partition(":")
-        command = getattr(importlib.import_module(module_name), attribute)
-        if not isinstance(command, click.Command):
-            raise TypeError(f"{self.lazy[cmd_name]} is not a click command")
-        return command
+        return self.lazy[cmd_name].load()
 
 
 class MedexamGroup(LazyGroup):

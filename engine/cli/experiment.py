@@ -266,7 +266,7 @@ def _summary(app: AppContext, experiment_id: int) -> tuple[JSONDict, str] | None
     """What the experiment's preset makes of its runs (compare-models: the comparison), as
     JSON and text; None when it has nothing to say (yet)."""
     from engine.experiments.records import get
-    from engine.registry import UnknownPreset, get_preset, load
+    from engine.registry import UnknownPreset, get_preset
 
     found = get(app.store, experiment_id)
     try:
@@ -275,7 +275,7 @@ def _summary(app: AppContext, experiment_id: int) -> tuple[JSONDict, str] | None
         return None
     if not preset.summary:
         return None
-    return load(preset.summary)(app.store, found)  # type: ignore[operator,no-any-return]
+    return preset.summary.load()(app.store, found)
 
 
 def _shown(app: AppContext, experiment_id: int) -> JSONDict:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.activities import Activity
-from engine.importers import Format, Request, register_format
-from engine.registry import load, register_activity
+from engine.activities import RUN_SPEC, Activity
+from engine.importers import Format, Importer, Request, register_format
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
 
@@ -56,8 +56,8 @@ CONSULT = register_activity(
             "judged.kappa": "Judge vs letter, Cohen's kappa",
         },
         ("accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"),
-        spec="engine.consult.run:SPEC",
-        settings="engine.consult.settings:ConsultSettings",
+        spec=Lazy("engine.consult.run", "SPEC", RUN_SPEC),
+        settings=Lazy("engine.consult.settings", "ConsultSettings", CLASS),
         scorers=("consult.task", "consult.dialogue", "consult.patient-audit", "consult.answer-at"),
         scorers_from=(
             "engine.consult.scorers",
@@ -66,16 +66,16 @@ CONSULT = register_activity(
             "engine.ratings.scorers",
         ),
         presets_from=("engine.consult.presets",),
-        explained="engine.consult.cases:explained",
-        cli="engine.cli.consult:consult",
+        explained=Lazy("engine.consult.cases", "explained", FUNCTION),
+        cli=Lazy("engine.cli.consult", "consult", COMMAND),
         import_commands={
-            "agentclinic": "engine.cli.consult:import_agentclinic",
-            "cases": "engine.cli.consult:import_cases",
+            "agentclinic": Lazy("engine.cli.consult", "import_agentclinic", COMMAND),
+            "cases": Lazy("engine.cli.consult", "import_cases", COMMAND),
         },
         import_title="Consultation cases",
-        report="engine.reports.layouts:consult_section",
-        run_label="engine.reports.label:consult_parts",
-        screen="gui.widgets.qt_consult:ConsultScreen",
+        report=Lazy("engine.reports.layouts", "consult_section", FUNCTION),
+        run_label=Lazy("engine.reports.label", "consult_parts", FUNCTION),
+        screen=Lazy("gui.widgets.qt_consult", "ConsultScreen", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
         compare_warnings={
             "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "
@@ -87,12 +87,12 @@ CONSULT = register_activity(
 _CASES = "Imported {n_items} cases as “{name}”."
 
 
-def _cases_from(reference: str) -> Callable[[Store, Request], Row]:
-    """An importer of cases with the reader ``reference`` (``module:function``)."""
+def _cases_from(reader: Lazy[Callable[[Store, str, str, bool], object]]) -> Importer:
+    """An importer of cases with ``reader`` (``reader(store, source, name, replace)``)."""
 
     def run(store: Store, req: Request) -> Row:
         name = req.name or req.stem
-        load(reference)(store, req.source, name, req.replace)  # type: ignore[operator]
+        reader.load()(store, req.source, name, req.replace)
         return store.dataset(name)
 
     return run
@@ -103,7 +103,7 @@ register_format(
         "consult",
         "cases",
         "medexam cases (JSON or JSON Lines)",
-        _cases_from("engine.consult.cases:import_cases"),
+        _cases_from(Lazy("engine.consult.cases", "import_cases", FUNCTION)),
         "Cases (*.json *.jsonl);;All files (*)",
         message=_CASES,
     )
@@ -113,7 +113,7 @@ register_format(
         "consult",
         "agentclinic",
         "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
-        _cases_from("engine.consult.agentclinic:import_agentclinic"),
+        _cases_from(Lazy("engine.consult.agentclinic", "import_agentclinic", FUNCTION)),
         "AgentClinic (*.jsonl *.json);;All files (*)",
         message=_CASES,
     )

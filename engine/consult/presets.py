@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from engine.consult.settings import ORACLES
 from engine.experiments.plan import Cell, Preset, Request
-from engine.registry import register_preset
+from engine.registry import FUNCTION, Lazy, register_preset
 
 STYLES = ("long", "short")
 #: The shares of each consultation after which the solver answers too (Figures 5 and 6).
@@ -46,7 +46,7 @@ register_preset(
         "Consultation Table 2: doctors, prompts, bounds and oracles",
         "consult",
         table2_cells,
-        report="engine.consult.figures:table2_report",
+        report=Lazy("engine.consult.figures", "table2_report", FUNCTION),
         dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
     )
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.activities import Activity
+from engine.activities import RUN_SPEC, Activity
 from engine.importers import Format, Request, register_format
-from engine.registry import register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
 
@@ -41,24 +41,24 @@ EXAM = register_activity(
             "unmatched_responses": "Responses matching no question",
         },
         ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
-        spec="engine.exam.runner:SPEC",
-        settings="engine.exam.settings:ExamSettings",
+        spec=Lazy("engine.exam.runner", "SPEC", RUN_SPEC),
+        settings=Lazy("engine.exam.settings", "ExamSettings", CLASS),
         # exam.published applies to published judged responses, exam.letter to the rest.
         scorers=("exam.published", "exam.letter", "exam.rouge"),
         scorers_from=("engine.exam.scorers", "engine.ratings.scorers"),
         presets_from=("engine.exam.presets",),
-        explained="engine.exam.dataset:explained",
-        cli="engine.cli.exam:exam",
+        explained=Lazy("engine.exam.dataset", "explained", FUNCTION),
+        cli=Lazy("engine.cli.exam", "exam", COMMAND),
         import_commands={
-            "explaincpe": "engine.cli.exam:import_explaincpe",
-            "mcq": "engine.cli.exam:import_mcq",
-            "responses": "engine.cli.exam:import_responses",
+            "explaincpe": Lazy("engine.cli.exam", "import_explaincpe", COMMAND),
+            "mcq": Lazy("engine.cli.exam", "import_mcq", COMMAND),
+            "responses": Lazy("engine.cli.exam", "import_responses", COMMAND),
         },
         import_title="Exam questions",
-        report="engine.reports.layouts:exam_section",
-        run_label="engine.reports.label:exam_parts",
-        card="engine.review.cards:exam_face",
-        screen="gui.widgets.qt_exam:ExamScreen",
+        report=Lazy("engine.reports.layouts", "exam_section", FUNCTION),
+        run_label=Lazy("engine.reports.label", "exam_parts", FUNCTION),
+        card=Lazy("engine.review.cards", "exam_face", FUNCTION),
+        screen=Lazy("gui.widgets.qt_exam", "ExamScreen", CLASS),
         description="Pharmacist exam practice, timed exams and model evaluation",
         topic_fields=("type3", "type2", "type1"),
         mastery_fields=("type1", "type2", "type3"),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine.exam.prompts import SHOT_COUNTS
 from engine.experiments.plan import Cell, Preset, Request
-from engine.registry import register_preset
+from engine.registry import FUNCTION, Lazy, register_preset
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -49,7 +49,7 @@ register_preset(
         "ExplainCPE Table 8: examples × instruction",
         "exam",
         table8_cells,
-        report="engine.exam.figures:table8_report",
+        report=Lazy("engine.exam.figures", "table8_report", FUNCTION),
         dataset_hint="an ExplainCPE data set: medexam import explaincpe test.json --name cpe-test",
     )
 )

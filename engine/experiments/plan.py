@@ -43,6 +43,7 @@ from engine.errors import UserError
 
 if TYPE_CHECKING:
     from engine.estimate import Estimate
+    from engine.registry import Lazy
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -82,18 +83,18 @@ class Request:
 @dataclass(frozen=True)
 class Preset:
     """A paper's protocol as a grid: ``cells(request)`` lists its runs; ``report`` is a
-    ``"module:attribute"`` of ``(store, experiment) → {"tables", "charts"}`` drawing the
-    paper's tables and figures from them; ``summary`` one of ``(store, experiment) →
-    (JSON, text)`` that ``experiment run`` and ``show`` print after the runs (None: nothing
+    :class:`engine.registry.Lazy` reference to ``(store, experiment) → {"tables", "charts"}``
+    drawing the paper's tables and figures from them; ``summary`` one to ``(store,
+    experiment) → (JSON, text)`` that ``experiment run`` and ``show`` print after the runs (None: nothing
     yet); ``dataset_hint`` says what data set it wants."""
 
     name: str
     title: str
     activity: str | None
     cells: Callable[[Request], list[Cell]]
-    report: str = ""
+    report: Lazy[Callable[[Store, JSONDict], JSONDict]] | None = None
     dataset_hint: str = ""
-    summary: str = ""
+    summary: Lazy[Callable[[Store, JSONDict], tuple[JSONDict, str] | None]] | None = None
 
 
 @dataclass

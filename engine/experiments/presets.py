@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
-from engine.registry import register_preset
+from engine.registry import FUNCTION, Lazy, register_preset
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
@@ -97,8 +97,8 @@ register_preset(
         "The same items through every model",
         None,
         compare_cells,
-        report="engine.experiments.presets:compare_report",
+        report=Lazy("engine.experiments.presets", "compare_report", FUNCTION),
         dataset_hint="any data set: medexam import …",
-        summary="engine.experiments.presets:compare_summary",
+        summary=Lazy("engine.experiments.presets", "compare_summary", FUNCTION),
     )
 )

@@ -3,9 +3,9 @@ and the importers of the retrieval corpora its readers search."""
 
 from __future__ import annotations
 
-from engine.activities import Activity
+from engine.activities import RUN_SPEC, Activity
 from engine.importers import TITLES, Format, Request, register_format
-from engine.registry import register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
 
@@ -27,19 +27,21 @@ FRENCH = register_activity(
             "oracle": "Oracle run (own passages given)",
         },
         ("hamming", "emr", "answered", "recall_at_k.recall"),
-        spec="engine.french.runner:SPEC",
-        settings="engine.french.settings:FrenchSettings",
+        spec=Lazy("engine.french.runner", "SPEC", RUN_SPEC),
+        settings=Lazy("engine.french.settings", "FrenchSettings", CLASS),
         scorers=("french.options", "french.retrieval"),
         scorers_from=("engine.french.scorers", "engine.ratings.scorers"),
         presets_from=("engine.french.presets",),
-        explained="engine.french.items:explained",
-        cli="engine.cli.french:french",
-        import_commands={"frenchmedmcqa": "engine.cli.french:import_frenchmedmcqa"},
+        explained=Lazy("engine.french.items", "explained", FUNCTION),
+        cli=Lazy("engine.cli.french", "french", COMMAND),
+        import_commands={
+            "frenchmedmcqa": Lazy("engine.cli.french", "import_frenchmedmcqa", COMMAND)
+        },
         import_title="French questions",
-        report="engine.reports.layouts:french_section",
-        run_label="engine.reports.label:french_parts",
-        card="engine.review.cards:french_face",
-        screen="gui.widgets.qt_french:FrenchScreen",
+        report=Lazy("engine.reports.layouts", "french_section", FUNCTION),
+        run_label=Lazy("engine.reports.label", "french_parts", FUNCTION),
+        card=Lazy("engine.review.cards", "french_face", FUNCTION),
+        screen=Lazy("gui.widgets.qt_french", "FrenchScreen", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",
         topic_fields=("type", "category", "subject_name"),

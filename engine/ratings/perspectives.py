@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.errors import UserError
-from engine.registry import get_activity, load
+from engine.registry import get_activity
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from engine.types import JSONDict, Row
 
 
@@ -128,8 +126,7 @@ def explained(run: Row, item: Row, answer: Row) -> Explained | None:
     extra = answer.get("extra")
     if isinstance(extra, dict) and extra.get("error"):
         return None
-    view: Callable[[Row, Row, Row], Explained | None] = load(act.explained)  # type: ignore[assignment]
-    found = view(run, item, answer)
+    found = act.explained.load()(run, item, answer)
     return found if found is not None and found.explanation.strip() else None
 
 

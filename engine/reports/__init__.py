@@ -64,7 +64,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     raises :class:`engine.store.StoreError`): one section per activity."""
     from engine.activities import activity_name
     from engine.ratings.table import rating_tables
-    from engine.registry import activities, load
+    from engine.registry import activities
     from engine.reports.layouts import RunData, comparison_table, coverage_note
     from engine.trials import trial_tables
 
@@ -77,7 +77,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         data = [RunData(store, r) for r in runs if r["activity"] == act]
         if not data or not found.report:
             continue
-        section = load(found.report)(store, data)  # type: ignore[operator]
+        section = found.report.load()(store, data)
         note = coverage_note(data)
         if note and section["tables"]:
             section["tables"][0]["notes"].append(note)

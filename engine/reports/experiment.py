@@ -64,7 +64,7 @@ def experiment_runs(store: Store, experiment: JSONDict) -> list[tuple[JSONDict, 
 
 def experiment_section(store: Store, experiment: JSONDict) -> Section:
     """The experiment's own section: its grid, then its preset's tables and figures."""
-    from engine.registry import UnknownPreset, get_preset, load
+    from engine.registry import UnknownPreset, get_preset
 
     tables, charts = [grid_table(experiment)], []
     name = experiment["spec"].get("preset")
@@ -74,7 +74,7 @@ def experiment_section(store: Store, experiment: JSONDict) -> Section:
         except UnknownPreset:
             preset = None
         if preset is not None and preset.report:
-            part = load(preset.report)(store, experiment)  # type: ignore[operator]
+            part = preset.report.load()(store, experiment)
             tables += part["tables"]
             charts += part["charts"]
     return {

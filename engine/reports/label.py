@@ -146,12 +146,12 @@ def run_label(run: Row) -> str:
     activity words them (``Activity.run_label``): the method, examples, prompt language and
     instruction of an exam; the doctor, patient and solver of a consultation; the
     retriever, k and corpus of French QA. A person's session starts with ``you``."""
-    from engine.registry import activities, load
+    from engine.registry import activities
 
     person = run.get("runner") == "person"
     found = activities().get(str(run.get("activity")))
-    words = load(found.run_label) if found is not None and found.run_label else None
-    parts: list[str] = list(words(run)) if callable(words) else []
+    words = found.run_label.load() if found is not None and found.run_label else None
+    parts: list[str] = list(words(run)) if words is not None else []
     if person and parts[:1] != ["you"]:
         parts.insert(0, "you")
     return SEP.join(parts)

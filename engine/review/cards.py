@@ -136,12 +136,12 @@ def topic_of(activity: str, item: Item) -> str | None:
 
 def face(activity: str, item: Item) -> Face:
     """The front and back of ``item``'s card, as its activity draws it (``Activity.card``)."""
-    from engine.registry import get_activity, load
+    from engine.registry import get_activity
 
     found = get_activity(activity)
     if not found.card:
         raise ValueError(f"{found.name} items have no review cards")
-    return load(found.card)(item)  # type: ignore[operator,no-any-return]
+    return found.card.load()(item)
 
 
 def french_face(item: Item) -> Face:

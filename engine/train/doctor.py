@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.fields import setting
+from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
 from engine.train.settings import TrainSettings
 
@@ -59,10 +60,10 @@ KIND = register_kind(
         "consultation doctor (LoRA)",
         "consult",
         "adapter",
-        "engine.train.doctor:DoctorSettings",
-        "engine.train.chat_lora:prepare_doctor",
+        Lazy("engine.train.doctor", "DoctorSettings", CLASS),
+        Lazy("engine.train.chat_lora", "prepare_doctor", FUNCTION),
         data_flag="--dialogues",
         data_help="Golden set (medexam consult golden) or a JSON Lines file of chat dialogues.",
-        check="engine.train.chat_lora:check_dialogues",
+        check=Lazy("engine.train.chat_lora", "check_dialogues", FUNCTION),
     )
 )

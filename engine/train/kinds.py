@@ -3,7 +3,8 @@ settings, and how one training's work is prepared.
 
 A kind is one :class:`TrainingKind`, registered with :func:`register_kind` when its module is
 imported (medexam's own are in :data:`BUILTIN`). Like an activity, it names its heavy parts
-as ``"module:attribute"`` strings imported on first use, so listing the kinds loads no torch:
+with :class:`engine.registry.Lazy` references imported on first use, so listing the kinds
+loads no torch:
 
 * ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
   kind's own fields, declared with :func:`engine.fields.setting`);
@@ -28,13 +29,14 @@ as ``"module:attribute"`` strings imported on first use, so listing the kinds lo
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
-from engine.registry import load
 
 if TYPE_CHECKING:
+    from engine.registry import Lazy
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -61,29 +63,29 @@ class TrainingKind:
     name: str
     activity: str
     artefact: str
-    settings: str
-    prepare: str
+    settings: Lazy[type]
+    prepare: Lazy[Callable[..., Any]]
     #: The option that names the data (``--dataset``: a data set of the activity).
     data_flag: str = "--dataset"
     data_help: str = "Data set to train on."
     #: ``check(store, data)`` refusing data the kind cannot train on, before anything is
     #: created (default: a data set of the kind's activity), and saying what a data file is.
-    check: str | None = None
+    check: Lazy[Callable[[Store, str], JSONDict | None]] | None = None
     #: The class that answers with a trained artefact of this kind, loaded by its name
     #: (a reader: ``medexam french run --reader NAME``).
-    answerer: str | None = None
+    answerer: Lazy[type] | None = None
 
     def settings_class(self) -> type:
-        return load(self.settings)  # type: ignore[return-value]
+        return self.settings.load()
 
-    def prepare_function(self) -> object:
-        return load(self.prepare)
+    def prepare_function(self) -> Callable[..., Any]:
+        return self.prepare.load()
 
     def check_data(self, store: Store, data: str) -> JSONDict:
         """Refuse ``data`` when the kind cannot train on it; return what it is when it is a
         file (its absolute ``path`` and ``sha256``), else ``{}``."""
         if self.check is not None:
-            return load(self.check)(store, data) or {}  # type: ignore[operator,no-any-return]
+            return self.check.load()(store, data) or {}
         from engine.runs import check_dataset
 
         check_dataset(store, self.activity, data)
@@ -129,4 +131,4 @@ def trained_answerer(name: str, artefact: str) -> object:
         raise ArtefactError(
             f"trained {artefact} {name!r} is of kind {manifest.get('kind')!r}, which cannot answer"
         )
-    return load(kind.answerer)(name)  # type: ignore[operator]
+    return kind.answerer.load()(name)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.fields import setting
+from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
 from engine.train.settings import TrainSettings
 
@@ -59,8 +60,8 @@ KIND = register_kind(
         "FrenchMedMCQA reader",
         "french",
         "reader",
-        "engine.train.reader:ReaderSettings",
-        "engine.train.reader_task:prepare",
-        answerer="engine.train.reader_task:TrainedReader",
+        Lazy("engine.train.reader", "ReaderSettings", CLASS),
+        Lazy("engine.train.reader_task", "prepare", FUNCTION),
+        answerer=Lazy("engine.train.reader_task", "TrainedReader", CLASS),
     )
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.fields import setting
+from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
 from engine.train.reader import RETRIEVERS
 from engine.train.settings import TrainSettings
@@ -49,8 +50,8 @@ KIND = register_kind(
         "FrenchMedMCQA seq2seq reader (BART, T5…)",
         "french",
         "reader",
-        "engine.train.seq2seq:Seq2SeqSettings",
-        "engine.train.seq2seq_task:prepare",
-        answerer="engine.french.seq2seq:Seq2SeqReader",
+        Lazy("engine.train.seq2seq", "Seq2SeqSettings", CLASS),
+        Lazy("engine.train.seq2seq_task", "prepare", FUNCTION),
+        answerer=Lazy("engine.french.seq2seq", "Seq2SeqReader", CLASS),
     )
 )

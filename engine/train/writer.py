@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.fields import setting
+from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.doctor import LoraSettings
 from engine.train.kinds import TrainingKind, register_kind
 from engine.train.reader import RETRIEVERS
@@ -70,7 +71,7 @@ KIND = register_kind(
         "FrenchMedMCQA generative reader (LoRA)",
         "french",
         "adapter",
-        "engine.train.writer:WriterSettings",
-        "engine.train.writer:prepare",
+        Lazy("engine.train.writer", "WriterSettings", CLASS),
+        Lazy("engine.train.writer", "prepare", FUNCTION),
     )
 )

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from engine.fields import SettingInfo
+from engine.registry import FUNCTION, Lazy
 from gui.widgets.common import AppContext, ModelCombo, combo, muted, text_view
 from gui.widgets.consult_person import PersonPanel, transcript_html
 from gui.widgets.run_panel import RunPanel
@@ -42,7 +43,9 @@ SUBTITLE = (
 
 class ConsultScreen(ActivityScreen):
     def __init__(self, ctx: AppContext) -> None:
-        super().__init__(ctx, "consult", SUBTITLE, sample="engine.consult.cases:ensure_sample")
+        super().__init__(
+            ctx, "consult", SUBTITLE, sample=Lazy("engine.consult.cases", "ensure_sample", FUNCTION)
+        )
         self.person = self.add_tab(PersonPanel(ctx), "See a patient")
         self.models = self.add_tab(ConsultRunPanel(ctx), "Model vs model")
 

@@ -10,6 +10,7 @@ settings.
 
 from __future__ import annotations
 
+from engine.registry import FUNCTION, Lazy
 from gui.widgets.common import AppContext
 from gui.widgets.exam_practice import PracticePanel
 from gui.widgets.run_panel import RunPanel
@@ -23,7 +24,9 @@ SUBTITLE = (
 
 class ExamScreen(ActivityScreen):
     def __init__(self, ctx: AppContext) -> None:
-        super().__init__(ctx, "exam", SUBTITLE, sample="engine.exam.dataset:ensure_sample")
+        super().__init__(
+            ctx, "exam", SUBTITLE, sample=Lazy("engine.exam.dataset", "ensure_sample", FUNCTION)
+        )
         self.practice = self.add_tab(PracticePanel(ctx), "Practice")
         self.evaluation = self.add_tab(ExamRunPanel(ctx), "Model evaluation")
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWidget
 
 from engine.fields import SettingInfo
 from engine.progress import Cancelled
+from engine.registry import FUNCTION, Lazy
 from gui.widgets.common import AppContext
 from gui.widgets.french_passages import RetrievalControls, build_message, load_retriever
 from gui.widgets.french_practice import FrenchPractice
@@ -34,7 +35,11 @@ class FrenchScreen(ActivityScreen):
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(
-            ctx, "french", SUBTITLE, sample="engine.french.dataset:ensure_sample", background=True
+            ctx,
+            "french",
+            SUBTITLE,
+            sample=Lazy("engine.french.dataset", "ensure_sample", FUNCTION),
+            background=True,
         )
         self.practice = self.add_tab(FrenchPractice(ctx), "Practice")
         self.runs = self.add_tab(FrenchModelRun(ctx), "Model run")

@@ -7,7 +7,7 @@ which keeps a panel whole in a narrow window)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtWidgets import QScrollArea, QTabWidget, QWidget
@@ -17,6 +17,7 @@ from gui.widgets.common import AppContext, Header, page_column, show_error
 
 if TYPE_CHECKING:
     from engine.progress import Progress
+    from engine.registry import Lazy
     from engine.store import Store
     from gui.workers import Job, Worker
 
@@ -30,8 +31,8 @@ class ActivityScreen(QWidget):
     """An activity's screen: its name and a line saying what it is for, over its tabs
     (:meth:`add_tab`). ``closing()`` is called when the window closes.
 
-    ``sample`` names the activity's ``ensure_sample(store)`` (``"module:attribute"``): the
-    sample data set is imported once, before the panels are made, or with ``background``
+    ``sample`` is the activity's ``ensure_sample(store)``, imported when used: the sample data
+    set is imported once, before the panels are made, or with ``background``
     in a worker (the pickers hear of it when it is in); the app works without it."""
 
     def __init__(
@@ -39,7 +40,7 @@ class ActivityScreen(QWidget):
         ctx: AppContext,
         activity_id: str,
         subtitle: str,
-        sample: str = "",
+        sample: Lazy[Callable[[Store], object]] | None = None,
         background: bool = False,
     ) -> None:
         super().__init__()
@@ -53,11 +54,9 @@ class ActivityScreen(QWidget):
         if sample:
             self._load_sample(sample, background)
 
-    def _load_sample(self, sample: str, background: bool) -> None:
-        from engine.registry import load
-
+    def _load_sample(self, sample: Lazy[Callable[[Store], object]], background: bool) -> None:
         def ensure(store: Store) -> object:
-            return cast("Callable[[Store], object]", load(sample))(store)
+            return sample.load()(store)
 
         def failed(exc: BaseException) -> None:
             self.ctx.status(f"The sample {self.activity.item_noun}s could not be loaded: {exc}")

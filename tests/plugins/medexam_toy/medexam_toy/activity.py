@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from engine.activities import Activity
+from engine.activities import RUN_SPEC, Activity
 from engine.importers import Format, Request, register_format
-from engine.registry import register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
 
@@ -18,15 +18,15 @@ TOY = register_activity(
         "sum",
         {"accuracy": "Sums right (%)"},
         ("accuracy", "answered"),
-        spec="medexam_toy.parts:SPEC",
-        settings="medexam_toy.parts:ToySettings",
+        spec=Lazy("medexam_toy.parts", "SPEC", RUN_SPEC),
+        settings=Lazy("medexam_toy.parts", "ToySettings", CLASS),
         scorers=("toy.exact",),
         scorers_from=("medexam_toy.parts",),
-        cli="medexam_toy.parts:toy",
-        import_commands={"sums": "medexam_toy.parts:import_sums"},
+        cli=Lazy("medexam_toy.parts", "toy", COMMAND),
+        import_commands={"sums": Lazy("medexam_toy.parts", "import_sums", COMMAND)},
         import_title="Sums to do",
-        report="medexam_toy.parts:section",
-        screen="medexam_toy.screen:SumsScreen",
+        report=Lazy("medexam_toy.parts", "section", FUNCTION),
+        screen=Lazy("medexam_toy.screen", "SumsScreen", CLASS),
         description="Sums for a model to add up",
     )
 )
