@@ -15,6 +15,7 @@ every reading command works, and the first write says the database is read-only.
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 from dataclasses import dataclass
@@ -37,6 +38,25 @@ if TYPE_CHECKING:
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 HEADER_SIZE = 100
+#: The connections this process holds on each database file (by its real path). Such a file
+#: is not opened and closed beside them: every POSIX lock a process holds on a file goes
+#: with the first close of any of its handles, and another process closing its connection
+#: would then find no one else on the database and delete its write-ahead log under ours
+#: (the next write: "disk I/O error").
+_HELD: collections.Counter[str] = collections.Counter()
+
+
+def hold(path: str) -> None:
+    """Count one more connection of this process on the database at ``path``."""
+    _HELD[os.path.realpath(path)] += 1
+
+
+def release(path: str) -> None:
+    """Count one connection fewer on the database at ``path`` (see :func:`hold`)."""
+    key = os.path.realpath(path)
+    _HELD[key] -= 1
+    if _HELD[key] <= 0:
+        del _HELD[key]
 
 
 def now() -> str:
@@ -92,7 +112,10 @@ def check_file(path: Path, create_folder: bool) -> None:
         if not create_folder:
             raise StoreError(f"folder {path.parent} does not exist")
         path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and (size := path.stat().st_size) > 0:
+    # a file this process holds open was checked when it was opened, and opening and closing
+    # it again would drop the locks SQLite holds on it (see _HELD)
+    held = _HELD[os.path.realpath(path)] > 0
+    if path.is_file() and (size := path.stat().st_size) > 0 and not held:
         with path.open("rb") as fh:
             header = fh.read(HEADER_SIZE)
         if not header.startswith(SQLITE_HEADER):

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from engine.dbfile import StoreError, check_file, now, open_database
+from engine.dbfile import StoreError, check_file, hold, now, open_database, release
 from engine.owner import current_owner, host, owner_alive
 from engine.paths import default_db_path
 from engine.scorerows import ScoreRows
@@ -119,9 +119,15 @@ class Store(ScoreRows):
         self.db: sqlite_utils.Database = opened.db
         self.version = opened.version
         self.read_only = opened.read_only
+        self._held = self.path != ":memory:"
+        if self._held:
+            hold(self.path)
 
     def close(self) -> None:
         self.db.close()
+        if self._held:
+            self._held = False
+            release(self.path)
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[None]:
