@@ -91,6 +91,8 @@ def test_an_analysis_cites_what_was_told_and_names_no_other_diagnosis(store) -> 
         "Your pain in the lower right side could be acute cholecystitis.": "another diagnosis",
         "Does it hurt? The pain moved to the lower right side.": "asks a question",
         "You are unwell.": "cites no fact",
+        "Your pain moved to the lower right side. Your pain moved to the lower right side.": "repeats itself",
+        "The patient told me the pain moved to the lower right side.": "speaks of the patient",
     }
     for text, why in fails.items():
         analysis, reason = written_analysis(text, case, [TOLD])

@@ -64,6 +64,7 @@ MAX_ANALYSIS_WORDS = 120
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?:doctor|dr|question|q|answer|response|analysis)\s*"
                     r"(?:\*\*)?\s*[:：]\s*", re.IGNORECASE)  # fmt: skip
+_ABOUT_PATIENT = re.compile(r"\b(?:the|this) patient\b|\ble patient|\bla patiente|患者", re.I)
 _QUOTES = "\"'“”‘’«» `*"
 
 
@@ -119,16 +120,22 @@ def _diagnosis(case: Case) -> str:
 
 def written_analysis(text: str, case: Case, told: list[str]) -> tuple[str | None, str]:
     """The model's closing analysis when it passes the check, else None; with the reason it
-    failed. It must ask nothing, cite a fact the patient told (two of its content words, or
-    all of a shorter one), name no number the patient did not say and no other option."""
+    failed. It must speak to the patient, ask nothing, say no sentence twice, cite a fact the
+    patient told (two of its content words, or all of a shorter one), and name no number the
+    patient did not say and no other option."""
     analysis = " ".join(_clean(text).split())
     language = case.language
     if not analysis:
         return None, "empty"
     if len(analysis.split()) > MAX_ANALYSIS_WORDS:
         return None, "too long"
-    if any(is_question(s) for s in sentences(analysis)):
+    parts = sentences(analysis)
+    if any(is_question(s) for s in parts):
         return None, "asks a question"
+    if len({" ".join(content_words(p, language)) for p in parts}) < len(parts):
+        return None, "repeats itself"
+    if _ABOUT_PATIENT.search(analysis):
+        return None, "speaks of the patient instead of to them"
     said = " ".join(told)
     if _numbers(analysis) - _numbers(said):
         return None, "names a number the patient did not tell"
