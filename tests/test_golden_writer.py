@@ -70,6 +70,7 @@ def test_a_question_is_one_question_on_the_key_s_subject_that_keeps_the_value() 
     assert written_question('Doctor: "What was your temperature?"', "Vital signs - Temperature",
                             "38.2 °C")[0] == "What was your temperature?"  # fmt: skip
     assert written_question("Which medicines do you take?", "Medications", "None")[0]
+    assert written_question("\n\nHow old are you?\nI hope", "Age", "22")[0] == "How old are you?"
     fails = {
         ("Was your temperature 38.2?", "Vital signs - Temperature", "38.2 °C"): "gives the value away",
         ("Are you male?", "Sex", "Male"): "gives the value away",

@@ -90,7 +90,7 @@ def written_question(
 ) -> tuple[str | None, str]:
     """The model's question for ``key`` when it passes the check, else None; with the reason
     it failed (empty when it passed)."""
-    question = _clean(text.splitlines()[0] if text.strip() else "")
+    question = _clean(text.strip().splitlines()[0] if text.strip() else "")
     if not question:
         return None, "empty"
     parts = sentences(question)
