@@ -77,7 +77,7 @@ def test_contradict_leaves_words_both_stated_and_denied_alone():
         (Fact("Demographics", "9-month-old infant"), "I've brought my child in", "My child is a 9-month-old infant."),
         (Fact("Review of systems", "Patient denies experiencing any chest pain."), "", "I haven't had any chest pain."),
         (Fact("Social history", "Non-smoker, drinks wine occasionally. Works as a designer."), "",
-         "I don't smoke, I drink wine occasionally. I work as a designer."),
+         "I don't smoke. I drink wine occasionally. I work as a designer."),
         (Fact("History", "She notes that her symptoms worsen after activity."), "",
          "I notice that my symptoms worsen after activity."),
         (Fact("Vital signs - Heart rate", "72 bpm"), "", "My heart rate is 72 bpm."),
@@ -88,3 +88,24 @@ def test_contradict_leaves_words_both_stated_and_denied_alone():
 def test_a_fact_in_the_patients_voice(fact, opening, said):
     assert in_first_person(fact, opening) == said
     assert not contradicted(said, [fact])  # the patient's words still agree with the fact
+
+
+def test_no_read_out_fact_contradicts_its_agentclinic_case(shared_data):
+    """Every fact of the 107 AgentClinic MedQA cases, said in the patient's voice as the
+    grounded patient reads it out, contradicts no fact of its case (the check has no false
+    alarm on what replaces a reply)."""
+    from engine.consult.agentclinic import read_agentclinic
+    from engine.consult.facts import Match
+    from engine.consult.patient import Patient
+
+    path = shared_data / "agentclinic" / "agentclinic_medqa.jsonl"
+    if not path.is_file():
+        pytest.skip("the AgentClinic MedQA file is not in the shared data")
+    wrong = []
+    for case in read_agentclinic(path):
+        patient = Patient(case, None, match="bm25")
+        for i, f in enumerate(case.facts):
+            said = patient.read_out([Match(i, f.key, f.value, 1.0, 1.0, None)])
+            if contradictions(said, case.facts, case.language):
+                wrong.append((case.id, said))
+    assert wrong == []

@@ -72,7 +72,7 @@ def test_grounded_patient_contradicts_no_fact_scripted_check():
     said = {t["text"] for t in c.turns if t["role"] == "patient"}
     assert "I'm a 35-year-old female." in said
     assert "I haven't had chest pain or cough." in said
-    assert "I don't smoke, I drink wine occasionally." in said
+    assert "I don't smoke. I drink wine occasionally." in said
     assert "My temperature is 38.9°C (102°F)." in said
     # every wrong reply was asked again once, at the next seed and sampled
     seeds = [(r.options.get("seed"), r.options.get("temperature")) for r in model.requests]
@@ -111,7 +111,7 @@ def test_a_question_that_asks_two_things_gets_both():
     # a part the model cannot answer is the fact's own words
     model = ScriptedModel("patient", replies=lambda r: right.get(asked(r), "Hmm."))
     reply = Patient(CASE, model, match="bm25").reply("How old are you? Do you smoke?")
-    assert reply.text == "I'm 35 years old. I don't smoke, I drink wine occasionally."
+    assert reply.text == "I'm 35 years old. I don't smoke. I drink wine occasionally."
 
 
 def test_a_streamed_grounded_reply_shows_only_the_checked_text():

@@ -12,7 +12,7 @@ from engine.models.scripted import ScriptedModel
 from tests.test_patient_grounded import CASE
 
 pytestmark = pytest.mark.gui
-LONG = 120_000
+LONG = 300_000
 
 
 def click(qtbot, widget):

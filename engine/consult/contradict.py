@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from engine.consult.cases import Fact
-from engine.consult.text import content_words
+from engine.consult.text import content_words, lay_words
 
 
 @dataclass(frozen=True)
@@ -224,27 +224,47 @@ def _number_contradictions(reply: str, facts: Sequence[Fact]) -> list[Contradict
 #: "I can't climb stairs" states a symptom).
 _CUE = re.compile(
     r"\b(?:no|not|never|without|none|neither|nor|denies|denied|deny|denying|negative(?: for)?"
-    r"|free of|absence of|absent|(?:do|does|did|have|has|had|is|are|was|were)n[’']t)\b",
+    r"|free of|absence of|(?:do|does|did|have|has|had|is|are|was|were)n[’']t)\b",
     re.IGNORECASE,
 )
 _NON = re.compile(r"\bnon-?(\w+)", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.;:!?\n]+|\b(?:but|however|although|though|except|yet|apart from)\b", re.I)
 #: A comma followed by one of these starts a new clause, out of a denial's scope.
+_SUBJECTS_AND_VERBS = (
+    "i he she it they we patient has have had is was are were does do did drinks smokes works "
+    "takes reports notes lives uses eats feels complains presents says enjoys exercises walks "
+    "drives sleeps needs wears attends plays visits travels consumes follows denies endorses "
+    "mentions admits states describes notices"
+)
+_STARTS = [
+    *_SUBJECTS_AND_VERBS.split(),
+    *(  # and each verb's own form: "…, and enjoy walks"
+        w[:-3] + "y" if w.endswith("ies") else w[:-1]
+        for w in _SUBJECTS_AND_VERBS.split()
+        if w.endswith("s") and w not in ("has", "is", "was", "does")
+    ),
+]
 _CLAUSE_START = re.compile(
-    r"^\s*(?:and\s+)?(?:i|he|she|it|they|we|my|his|her|the patient|patient|has|have|had|is|was"
-    r"|are|were|does|do|did|drinks|smokes|works|takes|reports|notes|lives|uses|eats|feels"
-    r"|complains|presents|says)\b",
-    re.IGNORECASE,
+    r"^\s*(?:and\s+)?(?:the\s+)?(?:" + "|".join(_STARTS) + r")\b", re.IGNORECASE
 )
 _ANSWER = re.compile(r"^\s*(yes|yeah|yep|no|nope|nah)\s*(?:[,.!]+\s*|$)", re.IGNORECASE)
 _YES_NO_QUESTION = re.compile(
     r"^\s*(?:and\s+)?(?:do|does|did|have|has|had|are|is|was|were|any|can|could|would|will)\b",
     re.IGNORECASE,
 )
+#: A value that is a measurement, and a key of measurements, examinations or tests: their
+#: words state no symptom.
+_MEASURED = re.compile(r"^\s*[<>~]?\s*\d")
+_MEASURED_KEY = re.compile(
+    r"vital|exam|test|laborator|imaging|finding|result|blood|urin|scan|x-ray|ecg|ekg|\bct\b"
+    r"|mri|ultrasound|biopsy|culture|panel|level|count",
+    re.IGNORECASE,
+)
 #: Words that say nothing for or against a fact.
 NEUTRAL = (
     "experiencing noticed get got go went felt ever recent recently time past patient reports "
-    "notes problem issues significant current history sure something other also still"
+    "notes problem issues significant current history sure something other also still medical "
+    "condition child baby infant kid son daughter parents normal"
 )
 #: Words for the same thing, mapped to one stem.
 SAME = {"smoker": "smoke", "drinker": "drink", "febril": "fever", "feverish": "fever"}
@@ -274,23 +294,28 @@ def polarity(text: str, language: str = "en") -> tuple[set[str], set[str]]:
     denied: set[str] = set()
     for m in _NON.finditer(text):
         denied |= _terms(m.group(1), language)
-    text = _NON.sub(" ", text)
-    for clause in _CLAUSE.split(text):
-        if _UNSURE.search(clause):
-            continue
-        cue = _CUE.search(clause)
-        if cue is None:
-            stated |= _terms(clause, language)
-            continue
-        stated |= _terms(clause[: cue.start()], language)
-        first, *rest = clause[cue.end() :].split(",")
-        denied |= _terms(first, language)
-        for i, part in enumerate(rest):
-            if _CLAUSE_START.match(part):
-                stated |= _terms(",".join(rest[i:]), language)
-                break
-            denied |= _terms(part, language)
+    for clause in _CLAUSE.split(_NON.sub(" ", text)):
+        _clause_polarity(clause, language, stated, denied)
     return stated, denied
+
+
+def _clause_polarity(clause: str, language: str, stated: set[str], denied: set[str]) -> None:
+    """Add one clause's stated and denied terms; a comma followed by a new subject or verb
+    ("…, I drink wine", "…, has a cough") starts a clause of its own."""
+    if _UNSURE.search(clause):
+        return
+    cue = _CUE.search(clause)
+    if cue is None:
+        stated |= _terms(clause, language)
+        return
+    stated |= _terms(clause[: cue.start()], language)
+    first, *rest = clause[cue.end() :].split(",")
+    denied |= _terms(first, language)
+    for i, part in enumerate(rest):
+        if _CLAUSE_START.match(part):
+            _clause_polarity(",".join(rest[i:]), language, stated, denied)
+            return
+        denied |= _terms(part, language)
 
 
 def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str], set[str]]]:
@@ -299,10 +324,19 @@ def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str],
     states or denies a fever."""
     out = []
     for f in facts:
-        stated, denied = polarity(f.value, language)
-        key = _terms(f.key, language)
         value = f.value.strip().lower()
-        (denied if _CUE.match(value) or value in ("none", "no", "negative") else stated).update(key)
+        if _MEASURED.match(value):  # "18 breaths/min" states no "breath"
+            stated, denied = set(), set()
+        else:  # the words of a record and the everyday words a patient says it in
+            stated, denied = polarity(f.value, language)
+            if language == "en":
+                lay = polarity(lay_words(f.value), language)
+                stated, denied = stated | lay[0], denied | lay[1]
+        if not _MEASURED_KEY.search(f.key):  # "Heart rate" states no heart trouble
+            key = _terms(f.key, language)
+            (denied if _CUE.match(value) or value in ("none", "no", "negative") else stated).update(
+                key
+            )
         for number in measures(f.value)["temperature"]:
             celsius = float(number) if float(number) < 50 else (float(number) - 32) / 1.8
             if celsius >= 38.0:
@@ -313,11 +347,23 @@ def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str],
     return out
 
 
+def _words_of(text: str, language: str) -> dict[str, str]:
+    """The words of ``text`` by their stem (to say which word contradicted a fact)."""
+    out: dict[str, str] = {}
+    for word in re.findall(r"[\w'-]+", text):
+        for stem in _terms(word, language):
+            out.setdefault(stem, word.lower())
+    return out
+
+
 def _reply_polarity(reply: str, question: str, language: str) -> tuple[set[str], set[str]]:
     """The reply's stated and denied terms; a reply that opens with yes or no also states or
     denies the words of a yes-no question ("Do you have a fever?" "No.")."""
     answer = _ANSWER.match(reply)
-    stated, denied = polarity(reply[answer.end() :] if answer else reply, language)
+    said = reply[answer.end() :] if answer else reply
+    for pattern in _MEASURE.values():  # "16 breaths/min" is a measurement, not breathing
+        said = pattern.sub(" ", said)
+    stated, denied = polarity(said, language)
     if answer and _YES_NO_QUESTION.match(question):
         asked = _terms(question, language)
         (stated if answer.group(1).lower().startswith("y") else denied).update(asked)
@@ -331,13 +377,18 @@ def _negation_contradictions(
     all_stated = set().union(*(s for s, _ in sides)) if sides else set()
     all_denied = set().union(*(d for _, d in sides)) if sides else set()
     stated, denied = _reply_polarity(reply, question, language)
+    # "my heart rate is 72": the name of a measurement of the case states no symptom
+    stated -= {t for f in facts if _MEASURED_KEY.search(f.key) for t in _terms(f.key, language)}
     out: dict[int, Contradiction] = {}
+    words = _words_of(f"{reply} {question}", language)
     for term in sorted(denied & (all_stated - all_denied)):
         i = next(i for i, (s, _) in enumerate(sides) if term in s)
-        out.setdefault(i, Contradiction("negation", f"not {term}", i, facts[i].key, facts[i].value))
+        said = f"not {words.get(term, term)}"
+        out.setdefault(i, Contradiction("negation", said, i, facts[i].key, facts[i].value))
     for term in sorted((stated - denied) & (all_denied - all_stated)):
         i = next(i for i, (_, d) in enumerate(sides) if term in d)
-        out.setdefault(i, Contradiction("negation", term, i, facts[i].key, facts[i].value))
+        said = words.get(term, term)
+        out.setdefault(i, Contradiction("negation", said, i, facts[i].key, facts[i].value))
     return list(out.values())
 
 

@@ -81,8 +81,11 @@ def _verb(word: str) -> str | None:
 
 def _first_person(sentence: str) -> str:
     """One sentence of a record about the patient said by the patient."""
-    s = re.sub(r"^non-?smoker\b", "I don't smoke", sentence, flags=re.I)
-    s = re.sub(r"^no\b", "I have no", s, flags=re.I)
+    smoker = re.match(r"non-?smoker\b(?:,|;|\s+and\b)?\s*", sentence, flags=re.I)
+    if smoker:  # "Non-smoker, drinks wine": "I don't smoke. I drink wine."
+        rest = sentence[smoker.end() :]
+        return "I don't smoke." + (f" {_first_person(rest[:1].upper() + rest[1:])}" if rest else "")
+    s = re.sub(r"^no\b", "I have no", sentence, flags=re.I)
     s = _POSSESSIVE.sub("my", s)
     s = _SELF.sub("myself", s)
     s = re.sub(r"\bhim\b", "me", s, flags=re.I)
