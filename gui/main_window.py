@@ -6,6 +6,7 @@ Screens are built the first time they are shown, so the window opens at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt
@@ -23,7 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.errors import UserError
 from gui.models import ModelHost, set_setting, setting
+from gui.navigator import Practising
 from gui.screens import screens
 from gui.widgets.common import AppContext
 from gui.workers import Jobs
@@ -191,6 +194,17 @@ class MainWindow(QMainWindow):
             self.screens[key] = widget
             self.stack.addWidget(widget)
         return self.screens[key]
+
+    def widget(self) -> QWidget:
+        """The window as a widget (:class:`gui.navigator.Navigator`)."""
+        return self
+
+    def practise(self, activity_id: str, dataset: str, keys: Sequence[str]) -> None:
+        """Show the activity's screen and start a practice session of ``keys`` there."""
+        screen = self.go(activity_id)
+        if not isinstance(screen, Practising):
+            raise UserError(f"{activity_id} questions cannot be practised from here")
+        screen.practise(dataset, keys)
 
     def go(self, key: str) -> QWidget:
         """Show screen ``key`` and return it."""

@@ -139,6 +139,27 @@ def test_practise_marked_starts_an_exam_session_of_those_questions(qtbot, window
     assert practice.item["id"] == questions[0]
 
 
+def test_practise_marked_during_a_session_says_so_and_keeps_it(qtbot, window, monkeypatch):
+    said: list[str] = []
+    monkeypatch.setattr(
+        "gui.widgets.qt_notebook.show_error", lambda _parent, exc, *_: said.append(str(exc))
+    )
+    store = window.ctx.store
+    dataset = ensure_sample(store)
+    mark(store, "default", "exam", dataset, "sample-03")
+    nb = notebook(window)
+    select(nb, "sample-03")
+    click(qtbot, nb.practise_button)
+    practice = window.go("exam").practice
+    qtbot.waitUntil(lambda: practice.session is not None and not practice.busy)
+    session = practice.session
+    nb = notebook(window)
+    select(nb, "sample-03")
+    click(qtbot, nb.practise_button)  # the window shows Exam, whose session is under way
+    assert said == ["A session is under way in Exam → Practice: end it first."]
+    assert practice.session is session and window.stack.currentWidget() is window.screen("exam")
+
+
 def model_runs(store, scripted_pool) -> None:
     """The two scripted models each answer the 14 sample questions with their letter."""
     for name, letter in MODELS.items():

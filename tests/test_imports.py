@@ -1,9 +1,11 @@
-"""Imports: no cycles inside ``engine``, light packages and CLI, thread-safe lazy names."""
+"""Imports: no cycles inside ``engine`` nor ``gui`` (whose screens reach the window through
+its navigator), light packages and CLI, thread-safe lazy names."""
 
 from __future__ import annotations
 
 import ast
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 ENGINE = REPO / "engine"
+GUI = REPO / "gui"
 HEAVY = ("bm25s", "scipy", "torch", "sentence_transformers", "llama_cpp", "jieba", "PySide6")
 
 
@@ -42,14 +45,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(path: Path, known: set[str]) -> set[str]:
-    """Engine modules ``path`` imports anywhere (functions included, type checking not)."""
+def imported(path: Path, known: set[str], typing: bool = False) -> set[str]:
+    """Modules of ``known`` that ``path`` imports anywhere (functions included, what only
+    type checking imports too when ``typing``)."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) and not typing:
             for child in node.orelse:
                 visit(child)
             return
@@ -107,6 +111,27 @@ def test_engine_has_no_import_cycles():
     graph = {module_name(p): imported(p, known) for p in paths}
     assert graph["engine.french.corpus"] and graph["engine.french.dataset"]
     assert cycles(graph) == []
+
+
+def test_gui_has_no_import_cycles_type_checking_included():
+    """The screens reach the main window through :class:`gui.navigator.Navigator`: no gui
+    module imports :mod:`gui.main_window` back, not even for its type."""
+    paths = sorted(GUI.rglob("*.py"))
+    known = {module_name(p) for p in paths}
+    graph = {module_name(p): imported(p, known, typing=True) for p in paths}
+    assert "gui.widgets.common" in graph["gui.main_window"]
+    assert cycles(graph) == []
+
+
+def test_every_gui_module_imports_in_any_order():
+    names = [module_name(p) for p in sorted(GUI.rglob("*.py"))]
+    seed = random.randrange(1000)
+    random.Random(seed).shuffle(names)
+    code = (
+        "import importlib, os\nos.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        f"for name in {names!r}:\n    importlib.import_module(name)\nprint('ok')"
+    )
+    assert python(code).strip() == "ok", f"order of seed {seed}: {names}"
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -35,14 +35,15 @@ if TYPE_CHECKING:
     from engine.models.backend import ModelInfo
     from engine.store import Store
     from engine.types import JSONValue, Row, Summary
-    from gui.main_window import MainWindow
     from gui.models import ModelHost
+    from gui.navigator import Navigator
     from gui.workers import Jobs
 
 
 class AppContext:
     """What every screen is given: the database, its UI-thread store, the model host, the
-    job runner, and ways to talk to the window."""
+    job runner, and ways to talk to the window: ``status(text)`` for the status bar and
+    ``window``, the :class:`gui.navigator.Navigator` (None in a screen shown alone)."""
 
     def __init__(
         self,
@@ -51,7 +52,7 @@ class AppContext:
         host: ModelHost,
         jobs: Jobs,
         status: Callable[[str], None] = print,
-        window: MainWindow | None = None,
+        window: Navigator | None = None,
     ) -> None:
         self.db_path, self.store, self.host, self.jobs = db_path, store, host, jobs
         self.status, self.window = status, window
@@ -59,6 +60,10 @@ class AppContext:
         self.runs_changed: list[Callable[[], None]] = []
         self.models_changed: list[Callable[[], None]] = []
         self.model_list: list[ModelInfo] | None = None  # catalog ModelInfo objects, once read
+
+    def window_widget(self) -> QWidget | None:
+        """The window as a widget: the parent of dialogs and message boxes."""
+        return self.window.widget() if self.window is not None else None
 
     def refresh_models(self) -> None:
         """Read the model catalog in the background (reading GGUF headers takes a moment)."""
@@ -72,7 +77,7 @@ class AppContext:
         self.jobs.start(
             lambda job: catalog.list_models(),
             on_done=done,
-            on_error=lambda e: show_error(self.window, e, self),
+            on_error=lambda e: show_error(self.window_widget(), e, self),
         )
 
     def notify_data(self) -> None:
@@ -482,7 +487,7 @@ def restart_model(ctx: AppContext) -> None:
     ctx.jobs.start(
         lambda job: ctx.host.restart(),
         on_done=lambda _m: ctx.status("The model is running again."),
-        on_error=lambda e: show_error(ctx.window, e, None, "The model could not restart"),
+        on_error=lambda e: show_error(ctx.window_widget(), e, None, "The model could not restart"),
     )
 
 
@@ -491,9 +496,10 @@ def check_crash(ctx: AppContext, summary: Summary | None) -> bool:
     if summary and summary.get("status") == "failed":
         if any(m["state"] == "crashed" for m in ctx.host.pool.status()):
             ctx.host.mark_crashed(summary.get("error") or "")
-            offer_restart(ctx.window, summary.get("error") or "", ctx)
+            offer_restart(ctx.window_widget(), summary.get("error") or "", ctx)
             return True
-        show_error(ctx.window, summary.get("error") or "The run failed.", ctx, "The run failed")
+        parent = ctx.window_widget()
+        show_error(parent, summary.get("error") or "The run failed.", ctx, "The run failed")
         return True
     return False
 

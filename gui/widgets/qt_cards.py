@@ -149,6 +149,5 @@ class CardsPanel(QWidget):
     def _changed(self, what: str) -> None:
         self.ctx.status(f"Card {what}")
         self.refresh()
-        update = getattr(self.ctx.window, "update_review_count", None)
-        if update is not None:
-            update()
+        if self.ctx.window is not None:
+            self.ctx.window.update_review_count()

@@ -10,6 +10,9 @@ settings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from engine.errors import UserError
 from engine.registry import FUNCTION, Lazy
 from gui.widgets.common import AppContext
 from gui.widgets.exam_practice import PracticePanel
@@ -29,6 +32,16 @@ class ExamScreen(ActivityScreen):
         )
         self.practice = self.add_tab(PracticePanel(ctx), "Practice")
         self.evaluation = self.add_tab(ExamRunPanel(ctx), "Model evaluation")
+
+    def practise(self, dataset: str, keys: Sequence[str]) -> None:
+        """Start a practice session of the questions ``keys`` of ``dataset`` (with the count
+        and mode of the setup page), unless one is under way (:class:`UserError`)."""
+        practice = self.practice
+        if practice.busy or practice.stack.currentIndex() == 1:
+            raise UserError("A session is under way in Exam → Practice: end it first.")
+        self.tabs.setCurrentWidget(practice)
+        practice.dataset.select(dataset)
+        practice.start(keys=list(keys))
 
 
 class ExamRunPanel(RunPanel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.bank.notebook import REASONS
+from engine.errors import UserError
 from engine.text.columns import short_text
 from gui.tables import RowsModel, table_view
 from gui.widgets.common import (
@@ -411,14 +412,10 @@ class NotebookPanel(QWidget):
         window = self.ctx.window
         if not keys or self.current is None or window is None:
             return
-        exam: Any = window.go("exam")
-        practice = exam.practice
-        if practice.busy or practice.stack.currentIndex() == 1:
-            show_error(self, "A session is under way in Exam → Practice: end it first.", self.ctx)
-            return
-        exam.tabs.setCurrentWidget(practice)
-        practice.dataset.select(self.current.dataset)
-        practice.start(keys=keys)
+        try:
+            window.practise(self.current.activity, self.current.dataset, keys)
+        except UserError as exc:
+            show_error(self, exc, self.ctx)
 
     def shown(self) -> None:
         """The tab is shown: the notebook may have changed meanwhile."""

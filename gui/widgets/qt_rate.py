@@ -211,8 +211,9 @@ class RateDialog(QDialog):
         self.stack.addWidget(self._done_page())
         lay.addWidget(self.stack, 1)
         self._fit_screen()
-        if ctx.window is not None:
-            ctx.window.installEventFilter(self)  # closes with the main window
+        window = ctx.window_widget()
+        if window is not None:
+            window.installEventFilter(self)  # closes with the main window
         self.show_next()
 
     # -- layout ----------------------------------------------------------------------------
@@ -448,7 +449,7 @@ class RateDialog(QDialog):
         event filters go (a closed dialog is not shown again): at the app's exit, a filter
         left in place was called by its line edit's destructor, half torn down, and crashed."""
         self.rater.lineEdit().removeEventFilter(self)
-        window = self.ctx.window
+        window = self.ctx.window_widget()
         if window is not None:
             window.removeEventFilter(self)
         if self.stored and (window is None or window.isVisible()):
@@ -463,7 +464,7 @@ class RateDialog(QDialog):
             if enter and event.type() == QEvent.Type.KeyPress:
                 self.change_rater()
                 return True
-        elif watched is self.ctx.window and event.type() == QEvent.Type.Close:
+        elif watched is self.ctx.window_widget() and event.type() == QEvent.Type.Close:
             self.close()
         return super().eventFilter(watched, event)
 

@@ -350,9 +350,8 @@ class ReviewScreen(QWidget):
         )
         self.due_view.setChart(due_chart(s["due_per_day"]))
         self.mastery_view.setChart(charts.bars(mastery_rows(s["mastery"]), "Mastery by topic"))
-        update = getattr(self.ctx.window, "update_review_count", None)
-        if update is not None:
-            update()
+        if self.ctx.window is not None:
+            self.ctx.window.update_review_count()
 
     # -- the session -----------------------------------------------------------------------
 
