@@ -37,8 +37,9 @@ from gui.widgets.common import (
 
 #: How often the list is read again while an experiment runs (ms).
 REFRESH_MS = 2000
-#: The width a figure of one panel is shown at (px); two panels or more, twice that.
+#: The width a figure is shown at per panel (px), and the most any figure is given.
 FIGURE_PX = 640
+MAX_FIGURE_PX = 1000
 #: The most figures an experiment shows (the consultation's Figures 5, 6 and 7).
 MAX_FIGURES = 4
 
@@ -210,7 +211,8 @@ class ExperimentsScreen(QWidget):
         )
 
     def _show_figures(self, charts: list[dict[str, Any]]) -> None:
-        """The experiment's figures, one under the other (as wide as the first's panels)."""
+        """The experiment's figures, one under the other, each as wide as its panels need
+        (up to :data:`MAX_FIGURE_PX`)."""
         for n, label in enumerate(self.figures):
             if n >= len(charts):
                 label.clear()
@@ -219,7 +221,7 @@ class ExperimentsScreen(QWidget):
             panels = len({str(s.get("panel") or "") for s in charts[n]["series"]})
             pixmap = QPixmap()
             pixmap.loadFromData(_figure_png(charts[n]))
-            width = FIGURE_PX * max(1, min(panels, 2))
+            width = min(FIGURE_PX * max(1, panels), MAX_FIGURE_PX)
             label.setPixmap(pixmap.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation))
             label.show()
 
