@@ -169,3 +169,14 @@ def test_consult_chat_shows_the_audit(db_path: str, home: Path) -> None:
     assert "The patient audited:" in result.output
     assert "Replies contradicting a fact of the case: 0 of 1 (0%)" in result.output
     assert "Replies checked before they were shown: 1 the case's own words" in result.output
+
+
+def test_the_audit_counts_the_facts_own_words_in_the_patients_voice_as_supported():
+    """What the grounded patient reads out ("I don't smoke.") matches its fact
+    ("Non-smoker") in the audit's word overlap."""
+    from engine.consult.audit import audit
+
+    said = Patient(CASE, None, match="bm25").read_out(Patient(CASE, None).facts_for("Smoking?"))
+    assert said == "I don't smoke. I drink wine occasionally."
+    turns = [{"role": "patient", "turn": 1, "text": said, "extra": {"kind": "reply"}}]
+    assert audit(CASE, turns)["patient_unsupported"] == 0.0

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.consult.text import UNKNOWN_PHRASES, content_words
+from engine.consult.text import UNKNOWN_PHRASES, content_words, lay_words
 
 if TYPE_CHECKING:
     from engine.consult.cases import Case
@@ -55,6 +55,17 @@ def statements(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
 
+def _fact_words(text: str, language: str) -> frozenset[str]:
+    """The content words of a fact and of the everyday words a patient says it in
+    ("dysuria": "pain when peeing"; "non-smoker": "smoke")."""
+    from engine.consult.contradict import SAME
+
+    words = content_words(text, language)
+    if language == "en":
+        words += content_words(lay_words(text), language)
+    return frozenset(words + [SAME[w] for w in words if w in SAME])
+
+
 def supported(sentence: str, facts: Sequence[frozenset[str]], language: str) -> bool | None:
     """Whether some fact covers :data:`SUPPORT` of the sentence's content words (None for a
     sentence without any: a greeting, "yes")."""
@@ -69,8 +80,8 @@ def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
     case's facts, replies, the share not in a patient's voice (fractions 0–1; none without
     replies)."""
     language = case.language
-    facts = [frozenset(content_words(f"{f.key} {f.value}", language)) for f in case.facts]
-    facts.append(frozenset(content_words(case.initial_request, language)))
+    facts = [_fact_words(f"{f.key} {f.value}", language) for f in case.facts]
+    facts.append(_fact_words(case.initial_request, language))
     unknown = UNKNOWN_PHRASES.get(language, UNKNOWN_PHRASES["en"])
     replies = [
         str(t.get("text") or "")
