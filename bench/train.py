@@ -86,7 +86,8 @@ def bare_round(task, chosen: dict) -> dict:
     from transformers import get_linear_schedule_with_warmup
 
     torch.manual_seed(chosen["seed"])
-    model = _load_model(encoder_dir("minilm"), "minilm", task.data["classes"]).train()
+    model = _load_model(encoder_dir("minilm"), "minilm", task.data["classes"], task.data["head"])
+    model.train()
     n_steps = EPOCHS * -(-len(task.examples) // chosen["batch_size"])
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01, fused=True)
     schedule = get_linear_schedule_with_warmup(optimizer, round(0.1 * n_steps), n_steps)

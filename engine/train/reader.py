@@ -5,10 +5,13 @@ The input is ``[CLS] question [SEP] (A) a [SEP] (B) b … (E) e [SEP] context [S
 encoder's own special tokens (:mod:`engine.train.reader_data`); the context is the best
 passage the French activity's retrieval gives for the question (BM25 or dense over a stored
 corpus, the question's own passage never among them: :func:`engine.french.context.reader_passages`),
-or none. The multi-label problem is made multi-class over the combinations of right letters
-present in the training set (31 in FrenchMedMCQA's), with transformers'
-``AutoModelForSequenceClassification`` on the encoder's folder; the best epoch on the dev
-set (``dev``, or ``dev_fraction`` of the training set held out) is kept.
+or none. On it, transformers' ``AutoModelForSequenceClassification`` on the encoder's folder
+puts one of two heads (:mod:`engine.train.reader_heads`): a yes/no per option, its threshold
+picked on the dev set (the default), or, as the paper made the multi-label problem
+multi-class, a class per combination of right letters present in the training set (31 in
+FrenchMedMCQA's). The best epoch on the dev set (``dev``, or ``dev_fraction`` of the
+training set held out) by ``pick_on`` is kept; ``freeze`` keeps the embeddings and the lowest
+layers as they are (cheaper steps on a CPU).
 
 This module only declares the kind and its settings (nothing heavy is imported); the work is
 in :mod:`engine.train.reader_task`. A trained reader answers French runs:
@@ -52,6 +55,25 @@ class ReaderSettings(TrainSettings):
         max=0.5,
     )
     max_length: int = setting(256, help="Tokens per input (the context is cut first).", min=16)
+    head: str = setting(
+        "options",
+        help="options: a yes/no per option (its threshold picked on the dev set); "
+        "combinations: one class per combination of right letters in the training set.",
+        choices=("options", "combinations"),
+    )
+    pick_on: str = setting(
+        "emr",
+        help="The dev measure that picks the best epoch and the options head's threshold "
+        "(Hamming rewards choosing many options: all five score 38.5 on FrenchMedMCQA's test).",
+        choices=("hamming", "emr"),
+    )
+    freeze: int = setting(
+        0,
+        help="Encoder layers kept as they are, from the bottom, with the embeddings (0: train "
+        "all; more than the encoder has: only the head learns).",
+        min=0,
+        max=1000,
+    )
 
 
 KIND = register_kind(

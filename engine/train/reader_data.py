@@ -200,5 +200,7 @@ def collate(examples: Sequence[Encoded], pad_id: int, device: str) -> dict[str, 
     if "token_type_ids" in examples[0]:
         batch["token_type_ids"] = types
     if "label" in examples[0]:
-        batch["labels"] = torch.tensor([e["label"] for e in examples], dtype=torch.long)
+        wanted = [e["label"] for e in examples]  # a class, or a 0/1 per option
+        kind = torch.float32 if isinstance(wanted[0], list) else torch.long
+        batch["labels"] = torch.tensor(wanted, dtype=kind)
     return {k: v.to(device) for k, v in batch.items()}

@@ -10,23 +10,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.french.items import gold
-from engine.french.reader import ReaderAnswer, format_letters
+from engine.french.reader import THRESHOLD, ReaderAnswer, format_letters
 from engine.french.scoring import summarise
 from engine.train.loop import Task, check_memory, pick_device
 from engine.train.reader_data import (
     Encoded,
     ReaderError,
     collate,
-    combination,
     contexts,
     encode,
     encoder_dir,
     encoder_label,
-    labels,
     load_pretrained,
     load_tokenizer,
     offline,
     pad_id,
+)
+from engine.train.reader_heads import (
+    best_threshold,
+    choose,
+    classes_for,
+    dev_loss,
+    freeze,
+    head_config,
+    kept_threshold,
+    option_chances,
+    prior_loss,
+    targets,
 )
 
 if TYPE_CHECKING:
@@ -40,20 +50,15 @@ if TYPE_CHECKING:
 EVAL_BATCH = 32
 
 
-def _load_model(folder: Path, what: str, classes: list[str] | None = None) -> Any:
-    """The encoder in ``folder`` with a classification head (a new one over ``classes``,
-    or the trained one when none are given)."""
+def _load_model(
+    folder: Path, what: str, classes: list[str] | None = None, head: str = "combinations"
+) -> Any:
+    """The encoder in ``folder`` with a classification head (a new ``head`` over
+    ``classes``, :mod:`engine.train.reader_heads`, or the trained one when none are given)."""
     offline()
     from transformers import AutoModelForSequenceClassification
 
-    extra: JSONDict = {}
-    if classes is not None:
-        extra = {
-            "num_labels": len(classes),
-            "id2label": dict(enumerate(classes)),
-            "label2id": {c: i for i, c in enumerate(classes)},
-            "problem_type": "single_label_classification",
-        }
+    extra = head_config(head, classes) if classes is not None else {}
     return load_pretrained(AutoModelForSequenceClassification, folder, what, "an encoder", **extra)
 
 
@@ -91,15 +96,17 @@ def prepare(
     folder = encoder_dir(settings["encoder"])
     what = f"encoder {settings['encoder']!r}"
     items, dev_items, dev_name = _split(store, dataset, settings)
-    classes = labels(items)
-    if len(classes) < 2:
+    head = settings["head"]
+    classes = classes_for(head, items)
+    if head == "combinations" and len(classes) < 2:
         raise ReaderError(f"data set {dataset!r} has fewer than two answer combinations to learn")
     # the weights, their gradients and AdamW's two moments, and room for the activations
     weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) or sum(
         f.stat().st_size for f in folder.glob("*.bin"))  # fmt: skip
     check_memory(4 * weights + 2**28, "a smaller encoder")
     tokenizer = load_tokenizer(folder, what)
-    model = _load_model(folder, what, classes).to(device)
+    model = _load_model(folder, what, classes, head).to(device)
+    frozen = freeze(model, settings["freeze"])
     length = _max_length(tokenizer, model, settings["max_length"])
     retriever, corpus = settings["retriever"], settings["corpus"]
     found, index = contexts(store, dataset, items, retriever, corpus)
@@ -107,7 +114,7 @@ def prepare(
     for item, context in zip(items, found, strict=True):
         if cancel is not None:
             cancel.check()
-        label = classes.index(combination(gold(item)))
+        label = targets(head, classes, item)
         examples.append({**encode(tokenizer, item, context, length), "label": label})
     pad = pad_id(tokenizer)
     evaluate = None
@@ -116,16 +123,15 @@ def prepare(
         dev_examples = [encode(tokenizer, i, c, length) for i, c in zip(dev_items, dev_context, strict=True)]  # fmt: skip
 
         def evaluate(m: torch.nn.Module) -> JSONDict:
-            found = predict(m, dev_examples, classes, pad, device)
-            scores = summarise(zip(found, (gold(i) for i in dev_items), strict=True))
-            return {"n": scores["n"], "hamming": scores["hamming"], "emr": scores["emr"],
-                    "score": scores["hamming"]}  # fmt: skip
+            return evaluation(m, dev_examples, dev_items, head, classes, pad, device, settings["pick_on"])  # fmt: skip
 
     described = {
         "encoder": settings["encoder"],
         "encoder_label": encoder_label(settings["encoder"], folder),
         "encoder_path": str(folder),
+        "head": head,
         "classes": classes,
+        "frozen_layers": frozen,
         "retriever": retriever,
         "corpus": corpus if retriever != "none" else None,
         "index": index,
@@ -142,23 +148,59 @@ def prepare(
         "n_train": len(items),
         "dev": dev_name if dev_items else None,
         "n_dev": len(dev_items),
+        "dev_prior_loss": prior_loss(head, classes, items, dev_items),
     }
     return Task(model, examples, lambda batch: collate(batch, pad, device), save, data, evaluate)
 
 
-def predict(
-    model: torch.nn.Module, examples: list[Encoded], classes: list[str], pad: int, device: str
-) -> list[list[str]]:
-    """The letters ``model`` chooses for each encoded question."""
+def _logits(model: torch.nn.Module, examples: list[Encoded], pad: int, device: str) -> torch.Tensor:  # fmt: skip
+    """The head's outputs for every encoded question, one row each (on the CPU)."""
     import torch
 
-    out: list[list[str]] = []
+    rows = []
     with torch.no_grad():
         for start in range(0, len(examples), EVAL_BATCH):
             batch = collate(examples[start : start + EVAL_BATCH], pad, device)
-            best = model(**batch).logits.argmax(dim=-1).tolist()
-            out += [sorted(classes[i]) for i in best]
-    return out
+            rows.append(model(**batch).logits.float().cpu())
+    return torch.cat(rows)
+
+
+def predict(
+    model: torch.nn.Module,
+    examples: list[Encoded],
+    classes: list[str],
+    pad: int,
+    device: str,
+    head: str = "combinations",
+    threshold: float = THRESHOLD,
+) -> list[list[str]]:
+    """The letters ``model`` chooses for each encoded question."""
+    return choose(head, classes, _logits(model, examples, pad, device), threshold)
+
+
+def evaluation(
+    model: torch.nn.Module,
+    examples: list[Encoded],
+    items: list[JSONDict],
+    head: str,
+    classes: list[str],
+    pad: int,
+    device: str,
+    measure: str,
+) -> JSONDict:
+    """One epoch's measures on the dev set: Hamming score, EMR and loss, the ``score``
+    (``measure``) that picks the best epoch and, for the options head, the threshold that
+    gives them (:func:`engine.train.reader_heads.best_threshold`)."""
+    logits = _logits(model, examples, pad, device)
+    golds = [gold(i) for i in items]
+    extra: JSONDict = {}
+    if head == "options":
+        threshold, scores = best_threshold(option_chances(head, classes, logits), golds, measure)
+        extra["threshold"] = threshold
+    else:
+        scores = summarise(zip(choose(head, classes, logits, THRESHOLD), golds, strict=True))
+    return {"n": scores["n"], "hamming": scores["hamming"], "emr": scores["emr"],
+            "loss": dev_loss(head, classes, logits, items), "score": scores[measure], **extra}  # fmt: skip
 
 
 class TrainedReader:
@@ -180,6 +222,8 @@ class TrainedReader:
         self.device = pick_device()
         self.model = _load_model(folder, what).to(self.device).eval()
         self.classes: list[str] = list(self.manifest["classes"])
+        self.head = str(self.manifest.get("head") or "combinations")
+        self.threshold = kept_threshold(self.manifest)
         self.max_length = int(self.manifest["max_length"])
         self.pad = pad_id(self.tokenizer)
         self._torch = torch
@@ -193,14 +237,15 @@ class TrainedReader:
         started = time.perf_counter()
         encoded = encode(self.tokenizer, item, " ".join(passages or []), self.max_length)
         with self._torch.no_grad():
-            logits = self.model(**collate([encoded], self.pad, self.device)).logits[0]
-        chances = self._torch.softmax(logits.float(), dim=-1).tolist()
-        best = self.classes[max(range(len(chances)), key=chances.__getitem__)]
-        letters = sorted(best)
-        options = {
-            c: round(sum(p for k, p in zip(self.classes, chances, strict=True) if c in k), 4)
-            for c in "abcde"
-        }
+            logits = self.model(**collate([encoded], self.pad, self.device)).logits.float()
+        letters = choose(self.head, self.classes, logits, self.threshold)[0]
+        options = {c: round(p, 4) for c, p in option_chances(self.head, self.classes, logits)[0].items()}  # fmt: skip
+        if self.head == "options":
+            extra: JSONDict = {"head": "options", "threshold": self.threshold}
+        else:
+            chances = self._torch.softmax(logits[0], dim=-1).tolist()
+            best = self.classes[max(range(len(chances)), key=chances.__getitem__)]
+            extra = {"combination": best, "p": round(max(chances), 4)}
         return ReaderAnswer(
             letters,
             format_letters(letters),
@@ -208,5 +253,5 @@ class TrainedReader:
             len(encoded["input_ids"]),
             0,
             time.perf_counter() - started,
-            {"combination": best, "p": round(max(chances), 4)},
+            extra,
         )
