@@ -35,6 +35,7 @@ from pathlib import Path
 
 from engine.errors import UserError
 from engine.progress import Cancel, ProgressCallback, report
+from engine.registry import FORMATS  # (activity, format) → its importer
 from engine.store import Store
 from engine.types import Row
 
@@ -92,8 +93,6 @@ class Format:
         return self.source == "folder"
 
 
-#: ``(activity, format)`` → its importer, registered with :func:`register_format`.
-FORMATS: dict[tuple[str, str], Format] = {}
 _ALIASES = {("corpus", "path"): "file"}
 
 

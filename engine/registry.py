@@ -7,7 +7,9 @@
   :func:`engine.scoring.scorer` by the modules an activity names in ``Activity.scorers_from``;
 * :data:`PRESETS` — name → :class:`engine.experiments.plan.Preset` (a paper's protocol as a
   grid of runs), registered with :func:`register_preset` by the modules an activity names in
-  ``Activity.presets_from`` and by :data:`GENERAL_PRESETS`.
+  ``Activity.presets_from`` and by :data:`GENERAL_PRESETS`;
+* :data:`FORMATS` — ``(activity, format)`` → :class:`engine.importers.Format`, registered
+  with :func:`engine.importers.register_format` by the activity packages.
 
 Model backends (GGUF files, OpenAI-compatible servers, the scripted test model) have their
 registry beside the model code, in :mod:`engine.models.backend`, so that nothing outside
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 
     from engine.activities import Activity
     from engine.experiments.plan import Preset
+    from engine.importers import Format
     from engine.scoring import Scorer
 
 #: The activity packages medexam ships, in the order they are listed.
@@ -69,6 +72,8 @@ PLUGIN_GROUP = "medexam.activities"
 ACTIVITIES: dict[str, Activity] = {}
 SCORERS: dict[str, Scorer] = {}
 PRESETS: dict[str, Preset] = {}
+#: ``(activity, format)`` → its importer (:func:`engine.importers.register_format`).
+FORMATS: dict[tuple[str, str], Format] = {}
 _loaded = False
 
 
@@ -159,8 +164,6 @@ def load_plugins(group: str = PLUGIN_GROUP) -> dict[str, str]:
     activity under an id already taken, is left out: what it registered (activities,
     scorers, presets, importers) is taken back and one ``Warning:`` line on stderr names it;
     the others load."""
-    from engine.importers import FORMATS
-
     registries: list[dict[Any, Any]] = [ACTIVITIES, SCORERS, PRESETS, FORMATS]
     failed: dict[str, str] = {}
     for point in entry_points(group=group):
