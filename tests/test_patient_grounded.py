@@ -180,3 +180,6 @@ def test_the_audit_counts_the_facts_own_words_in_the_patients_voice_as_supported
     assert said == "I don't smoke. I drink wine occasionally."
     turns = [{"role": "patient", "turn": 1, "text": said, "extra": {"kind": "reply"}}]
     assert audit(CASE, turns)["patient_unsupported"] == 0.0
+    # one part's "I don't know" in a two-part reply states nothing either
+    turns[0]["text"] = f"{said} {Patient(CASE, None).unknown()}"
+    assert audit(CASE, turns)["patient_unsupported"] == 0.0

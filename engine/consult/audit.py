@@ -88,7 +88,9 @@ def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
         for t in turns
         if t.get("role") == "patient" and int(t.get("turn") or 0) > 0
     ]
-    replies = [r for r in replies if r.strip() and r.strip() != unknown]
+    # "I don't know" (a whole reply, or one part's answer of a two-part question) states nothing
+    replies = [r.replace(unknown, " ").strip() for r in replies]
+    replies = [r for r in replies if r]
     verdicts = [  # a reply out of voice states nothing of the patient's
         found
         for r in replies
