@@ -76,6 +76,13 @@ SUMMARY_KEYS = (
 
 #: Turn-analysis steps (Figure 5 of the paper: 20% of each consultation at a time).
 FRACTIONS = (0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+def share_key(kind: str, share: float) -> str:
+    """The score key of ``kind`` at ``share`` of a consultation: ``correct_at_20``."""
+    return f"{kind}_at_{round(share * 100)}"
+
+
 DIVERSITY_KINDS = ("rouge1", "rouge2", "rougeL")
 #: An answer's ``extra["note"]`` when a model doctor ended the consultation before asking
 #: anything: its dialogue scores are 0 and question diversity has nothing to measure.
@@ -433,7 +440,6 @@ def turn_analysis(
     stored at that share (:mod:`engine.consult.shares`); without either it is None.
     """
     from engine.consult.cases import load_cases
-    from engine.consult.shares import share_key
 
     run = store.run(run_id)
     cases = {c.id: c for c in load_cases(store, run["dataset"])}

@@ -24,7 +24,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.consult.cases import Case, Turn
-from engine.consult.metrics import FRACTIONS, dialogue, doctor_score, patient_score, truncate
+from engine.consult.metrics import (
+    FRACTIONS,
+    dialogue,
+    doctor_score,
+    patient_score,
+    share_key,
+    truncate,
+)
 from engine.fields import SettingError
 from engine.scoring import Context, ScoreValue, scorer
 
@@ -63,11 +70,6 @@ def parse_shares(text: str) -> tuple[float, ...]:
 def shares_text(shares: Sequence[float]) -> str:
     """The shares as stored on a run: ``0.2,0.4,1``."""
     return ",".join(f"{s:g}" for s in shares)
-
-
-def share_key(kind: str, share: float) -> str:
-    """The score key of ``kind`` at ``share``: ``correct_at_20``."""
-    return f"{kind}_at_{round(share * 100)}"
 
 
 def run_shares(settings: JSONDict) -> tuple[float, ...]:
