@@ -100,7 +100,7 @@ class Metric:
     """A summary entry a scorer gives: ``reduce`` over the values of its key ``of`` in the
     run's answers (:data:`Reducer`), named ``label`` (the activity's label for its summary
     key when empty: :func:`engine.activities.metric_label`); ``optional`` leaves it out of a
-    summary where no answer carries the key."""
+    summary where no answer carries a value for the key."""
 
     of: str
     reduce: Reducer = field(default_factory=percent)
@@ -129,6 +129,6 @@ def metric_values(
             if key in out:
                 continue
             values = [row[m.of] for row in rows if m.of in row]
-            if values or not m.optional:
+            if not m.optional or any(v is not None for v in values):
                 out[key] = m.reduce(values, n)
     return out

@@ -91,7 +91,8 @@ def test_the_load_is_read_again_while_a_model_works():
         here.start("mine", worker=4242)
         assert wait_for(lambda: len(machine.asked) >= 3)
         assert here.share(2, 1) == 2 and changes == []  # only its own model works
-        assert {4242, os.getpid()} in machine.asked  # its model process and itself: left out
+        # its model process and itself left out (with any model this process started)
+        assert any({4242, os.getpid()} <= asked for asked in machine.asked)
         machine.other = 1.0  # a program takes a core
         assert wait_for(lambda: changes == [1]) and here.share(2, 1) == 1
         machine.other = 0.1

@@ -1,6 +1,5 @@
-"""Flash attention for local models: on for a model on the CPU alone (llama-server's auto
-there), off where layers go to a GPU, or as the ``flash_attn`` setting says; each run stores
-what its models had."""
+"""Flash attention for local models: off unless the ``flash_attn`` setting (or a model's own
+settings) turn it on; each run stores what its models had."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.models.hardware import ModelSettings, flash_attn_for
+from engine.models.hardware import ModelSettings
 
 
 @pytest.fixture(autouse=True)
@@ -19,15 +18,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_flash_attention_is_on_for_the_cpu_alone_unless_set() -> None:
-    assert ModelSettings().resolved().flash_attn is None  # auto: the model process decides
-    assert flash_attn_for(None, 0) is True and flash_attn_for(None, 12) is False
-    assert flash_attn_for(False, 0) is False and flash_attn_for(True, 12) is True
-    out = CliRunner().invoke(cli, ["models", "flash-attn", "off"])
-    assert out.exit_code == 0 and "flash attention: off" in out.output
+def test_flash_attention_is_off_unless_set() -> None:
     assert ModelSettings().resolved().flash_attn is False
-    CliRunner().invoke(cli, ["models", "flash-attn", "on"])
+    out = CliRunner().invoke(cli, ["models", "flash-attn", "on"])
+    assert out.exit_code == 0 and "flash attention: on" in out.output
     assert ModelSettings().resolved().flash_attn is True
     assert ModelSettings(flash_attn=False).resolved().flash_attn is False  # a model's own
+    CliRunner().invoke(cli, ["models", "flash-attn", "off"])
+    assert ModelSettings().resolved().flash_attn is False
     bad = CliRunner().invoke(cli, ["models", "flash-attn", "sometimes"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output

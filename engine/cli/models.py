@@ -122,12 +122,11 @@ def models_info(name: str, as_json: bool) -> None:
 
 
 @models.command("flash-attn")
-@click.argument("use", type=click.Choice(["auto", "on", "off"]), required=False)
+@click.argument("use", type=click.Choice(["on", "off"]), required=False)
 def models_flash_attn(use: str | None) -> None:
-    """llama.cpp's flash attention for local models: 'auto' (the default) turns it on for a
-    model on the CPU alone (faster, most of all for several sequences at once) and off where
-    layers go to a GPU; 'on' or 'off' always. It changes greedy answers slightly: each run
-    stores it, so a re-run can match an earlier one."""
+    """llama.cpp's flash attention for local models: 'off' (the default) or 'on'. On, several
+    sequences at once decode faster on a CPU, but log-probabilities move slightly and greedy
+    answers may change: each run stores it, so a re-run can match an earlier one."""
     from engine import settings
 
     if use is not None:

@@ -39,8 +39,7 @@ class ModelSettings:
     #: Sequences decoded at once, each with a context of ``n_ctx`` tokens (None: decide).
     slots: int | None = None
     slots_note: str = ""  # why that many, in one line (:meth:`for_model`)
-    #: llama.cpp's flash attention (None: the ``flash_attn`` setting; its ``auto``: on for a
-    #: model on the CPU alone, decided by the model process once its GPU layers are known).
+    #: llama.cpp's flash attention (None: the ``flash_attn`` setting, off by default).
     flash_attn: bool | None = None
 
     def resolved(self) -> ModelSettings:
@@ -54,7 +53,7 @@ class ModelSettings:
             layers = 0
         flash = self.flash_attn
         if flash is None:
-            flash = {"on": True, "off": False}.get(_flash_setting())
+            flash = _flash_setting() == "on"
         return dataclasses.replace(self, n_threads=threads, n_gpu_layers=layers, flash_attn=flash)
 
     def for_model(self, path: str | Path) -> ModelSettings:
@@ -85,13 +84,6 @@ def _flash_setting() -> str:
     from engine import settings
 
     return str(settings.get("flash_attn"))
-
-
-def flash_attn_for(flash_attn: bool | None, n_gpu_layers: int) -> bool:
-    """Flash attention for a model loaded with ``n_gpu_layers`` on a GPU: as set, else on
-    for a model on the CPU alone (llama-server's ``auto`` there: 1.8× the tokens per second
-    of 8 sequences at once here, against 1.4× without), off on a GPU."""
-    return flash_attn if flash_attn is not None else n_gpu_layers == 0
 
 
 def cpu_forced() -> bool:

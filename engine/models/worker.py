@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from engine.models.batch import Generate, Scheduler, Score
-from engine.models.hardware import ModelSettings, flash_attn_for
+from engine.models.hardware import ModelSettings
 from engine.models.protocol import Message, ModelError
 
 _IDLE_POLL_S = 0.1  # how often an idle worker looks for a new thread count
@@ -269,13 +269,12 @@ def _load(
     from engine.models import gpu
 
     layers, plan, note = settings.n_gpu_layers, None, ""
-    flash: dict[str, bool] = {}
+    flash_attn = bool(settings.extra.get("flash_attn", settings.flash_attn))
     if layers is None:
         plan = gpu.plan(path, settings.n_ctx * slots)
         layers, note = plan.layers, plan.note
 
     def load(n_gpu_layers: int) -> Any:
-        flash["on"] = flash_attn_for(settings.flash_attn, n_gpu_layers)
         with _sequences(slots):
             return llama_cpp.Llama(
                 model_path=path,
@@ -287,7 +286,7 @@ def _load(
                 seed=settings.seed,
                 logits_all=False,
                 verbose=False,
-                **{"flash_attn": flash["on"], **settings.extra},
+                **{**settings.extra, "flash_attn": flash_attn},
             )
 
     log = gpu.LoadLog()
@@ -302,7 +301,6 @@ def _load(
             log.lines.clear()
             llm = load(0)
     total = int(llama_cpp.llama_model_n_layer(llm.model)) + 1
-    flash_attn = bool(settings.extra.get("flash_attn", flash["on"]))
     return llm, {"n_gpu_layers": layers, "flash_attn": flash_attn, **gpu.outcome(log, total, note)}
 
 
