@@ -100,12 +100,14 @@ class Metric:
     """A summary entry a scorer gives: ``reduce`` over the values of its key ``of`` in the
     run's answers (:data:`Reducer`), named ``label`` (the activity's label for its summary
     key when empty: :func:`engine.activities.metric_label`); ``optional`` leaves it out of a
-    summary where no answer carries a value for the key."""
+    summary where no answer carries the key, ``valued`` where none carries a value for it
+    (not None)."""
 
     of: str
     reduce: Reducer = field(default_factory=percent)
     label: str = ""
     optional: bool = False
+    valued: bool = False
 
 
 def answer_values(answer: Row) -> dict[str, ScoreValue]:
@@ -129,6 +131,8 @@ def metric_values(
             if key in out:
                 continue
             values = [row[m.of] for row in rows if m.of in row]
-            if not m.optional or any(v is not None for v in values):
+            if m.valued and all(v is None for v in values):
+                continue
+            if values or not m.optional:
                 out[key] = m.reduce(values, n)
     return out

@@ -51,7 +51,7 @@ AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "p
     keys=("correct", "similarity"),
     metrics={
         "accuracy": Metric("correct", share_of_all()),
-        "similarity": Metric("similarity", percent_of_mean(), optional=True),
+        "similarity": Metric("similarity", percent_of_mean(), optional=True, valued=True),
     },
 )
 def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
@@ -104,8 +104,7 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
     activities=("consult",),
     keys=AUDIT_KEYS,
     metrics={  # when the audit was run (None when no case had anything to audit)
-        k: Metric(k, percent(), optional=True)
-        for k in ("patient_unsupported", "patient_off_voice")
+        k: Metric(k, percent(), optional=True) for k in ("patient_unsupported", "patient_off_voice")
     },
 )
 def patient_audit(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
