@@ -103,17 +103,10 @@ class Seq2SeqReader:
     writes, read by :func:`read_letters`."""
 
     def __init__(self, name: str) -> None:
-        from engine.train.artefacts import find
-        from engine.train.loop import pick_device
-        from engine.train.reader_data import load_tokenizer
+        from engine.train.reader_data import open_trained
 
-        self.manifest = find(name, "reader")
         self.name = name
-        folder = Path(self.manifest["path"])
-        what = f"trained reader {name!r}"
-        self.tokenizer = load_tokenizer(folder, what)
-        self.device = pick_device()
-        self.model = load_model(folder, what).to(self.device).eval()
+        self.manifest, self.tokenizer, self.device, self.model = open_trained(name, load_model)
         self.max_length = int(self.manifest["max_length"])
         self.max_new_tokens = int(self.manifest["max_new_tokens"])
 

@@ -12,7 +12,7 @@ context of each question and the encoded inputs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +79,20 @@ def offline() -> None:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
+
+
+def open_trained(name: str, load: Callable[[Path, str], Any]) -> tuple[JSONDict, Any, Any, Any]:
+    """A trained reader ``name`` opened to answer: its manifest, its tokenizer, the device it
+    runs on and its model (``load(folder, what)``, in evaluation mode there)."""
+    from engine.train.artefacts import find
+    from engine.train.loop import pick_device
+
+    manifest = find(name, "reader")
+    folder = Path(manifest["path"])
+    what = f"trained reader {name!r}"
+    tokenizer = load_tokenizer(folder, what)
+    device = pick_device()
+    return manifest, tokenizer, device, load(folder, what).to(device).eval()
 
 
 def load_tokenizer(folder: Path, what: str) -> Any:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.french.items import gold
 from engine.french.reader import THRESHOLD, ReaderAnswer, format_letters
 from engine.french.scoring import summarise
-from engine.train.loop import Task, check_memory, pick_device
+from engine.train.loop import Task, check_memory
 from engine.train.reader_data import (
     Encoded,
     ReaderError,
@@ -24,6 +24,7 @@ from engine.train.reader_data import (
     load_pretrained,
     load_tokenizer,
     offline,
+    open_trained,
     pad_id,
 )
 from engine.train.reader_heads import (
@@ -212,15 +213,8 @@ class TrainedReader:
     def __init__(self, name: str) -> None:
         import torch
 
-        from engine.train.artefacts import find
-
-        self.manifest = find(name, "reader")
         self.name = name
-        folder = Path(self.manifest["path"])
-        what = f"trained reader {name!r}"
-        self.tokenizer = load_tokenizer(folder, what)
-        self.device = pick_device()
-        self.model = _load_model(folder, what).to(self.device).eval()
+        self.manifest, self.tokenizer, self.device, self.model = open_trained(name, _load_model)
         self.classes: list[str] = list(self.manifest["classes"])
         self.head = str(self.manifest.get("head") or "combinations")
         self.threshold = kept_threshold(self.manifest)
