@@ -42,6 +42,18 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 
+def progress_line(info: JSONDict, message: str = "") -> str:
+    """An experiment's progress in one line: the run it plays, of how many, and the time
+    left (``message`` when the progress names no run)."""
+    from engine.estimate import duration_text
+
+    if "cell" not in info:
+        return message
+    left = info.get("left_s")
+    at = f"run {info['cell']}/{info['cells']} · {info['label']}"
+    return at + (f" · {duration_text(left)} left" if isinstance(left, int | float) else "")
+
+
 def open_experiment(store: Store, plan: Plan) -> tuple[int, bool]:
     """The experiment of ``plan``: the newest stored one with the same runs (to go on with),
     else a new one. Returns its id and whether it is new."""

@@ -383,13 +383,9 @@ class CompareScreen(QWidget):
         self.reload()
 
     def _progress(self, p: Progress) -> None:
-        from engine.estimate import duration_text
+        from engine.experiments.run import progress_line
 
-        info = p.info
-        at = f"run {info['cell']}/{info['cells']} · {info['label']}" if "cell" in info else ""
-        left = info.get("left_s")
-        at += f" · {duration_text(left)} left" if at and isinstance(left, int | float) else ""
-        self.progress.update(p, at or p.message)
+        self.progress.update(p, progress_line(p.info, p.message))
 
     def stop(self) -> None:
         if self.job is not None:

@@ -246,9 +246,9 @@ class ExperimentsScreen(QWidget):
         self.reload()
 
     def _progress(self, p: Progress) -> None:
-        info = p.info
-        at = f"run {info['cell']}/{info['cells']} · {info['label']}" if "cell" in info else ""
-        self.progress.update(p, at or p.message)
+        from engine.experiments.run import progress_line
+
+        self.progress.update(p, progress_line(p.info, p.message))
 
     def stop(self) -> None:
         if self.job is not None:
