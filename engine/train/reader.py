@@ -34,14 +34,10 @@ DEFAULT_ENCODER = "minilm"
 
 
 @dataclass
-class ReaderSettings(TrainSettings):
-    """A French reader's settings: the training ones, its encoder, its context and its dev
-    set."""
+class ReaderInputs(TrainSettings):
+    """What every French reader reads and is picked on: its context and its dev set (the
+    encoder reader's and the seq2seq reader's settings add their own)."""
 
-    encoder: str = setting(
-        DEFAULT_ENCODER,
-        help="minilm (the embedded all-MiniLM-L6-v2) or a Hugging Face encoder folder.",
-    )
     retriever: str = setting(
         "none", help="Context: none, or the best BM25 or dense passage.", choices=RETRIEVERS
     )
@@ -55,6 +51,17 @@ class ReaderSettings(TrainSettings):
         max=0.5,
     )
     max_length: int = setting(256, help="Tokens per input (the context is cut first).", min=16)
+
+
+@dataclass
+class ReaderSettings(ReaderInputs):
+    """A French reader's settings: the training ones, its encoder, its context and its dev
+    set."""
+
+    encoder: str = setting(
+        DEFAULT_ENCODER,
+        help="minilm (the embedded all-MiniLM-L6-v2) or a Hugging Face encoder folder.",
+    )
     head: str = setting(
         "options",
         help="options: a yes/no per option (its threshold picked on the dev set); "

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from engine.fields import setting
 from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
-from engine.train.reader import RETRIEVERS
-from engine.train.settings import TrainSettings
+from engine.train.reader import ReaderInputs
 
 
 @dataclass
-class Seq2SeqSettings(TrainSettings):
+class Seq2SeqSettings(ReaderInputs):
     """A seq2seq reader's settings: the training ones, its base model, its context and its
     dev set."""
 
@@ -29,19 +28,6 @@ class Seq2SeqSettings(TrainSettings):
         None, help="The encoder–decoder fine-tuned: a transformers model folder (BART, T5…)."
     )
     batch_size: int = setting(8, help="Questions per step.", min=1, max=4096)
-    retriever: str = setting(
-        "none", help="Context: none, or the best BM25 or dense passage.", choices=RETRIEVERS
-    )
-    corpus: str | None = setting(None, help="Stored corpus the context is retrieved from.")
-    dev: str | None = setting(None, help="Data set that picks the best epoch.")
-    dev_fraction: float = setting(
-        0.0,
-        help="Without --dev: share of the training questions held out to pick the best epoch "
-        "(0: keep the last epoch).",
-        min=0.0,
-        max=0.5,
-    )
-    max_length: int = setting(256, help="Tokens per input (the context is cut first).", min=16)
 
 
 KIND = register_kind(
