@@ -81,6 +81,18 @@ def offline() -> None:
     hf_logging.disable_progress_bar()
 
 
+def saver(tokenizer: Any, described: JSONDict) -> Callable[[Any, Path], JSONDict]:
+    """A trained reader's ``save(model, folder)``: the model and its tokenizer written there
+    (transformers' own files), ``described`` returned for its manifest."""
+
+    def save(model: Any, target: Path) -> JSONDict:
+        model.save_pretrained(str(target))
+        tokenizer.save_pretrained(str(target))
+        return described
+
+    return save
+
+
 def open_trained(name: str, load: Callable[[Path, str], Any]) -> tuple[JSONDict, Any, Any, Any]:
     """A trained reader ``name`` opened to answer: its manifest, its tokenizer, the device it
     runs on and its model (``load(folder, what)``, in evaluation mode there)."""

@@ -26,6 +26,7 @@ from engine.train.reader_data import (
     offline,
     open_trained,
     pad_id,
+    saver,
 )
 from engine.train.reader_heads import (
     best_threshold,
@@ -139,11 +140,7 @@ def prepare(
         "max_length": length,
     }
 
-    def save(m: torch.nn.Module, target: Path) -> JSONDict:
-        m.save_pretrained(str(target))  # type: ignore[operator]
-        tokenizer.save_pretrained(str(target))
-        return described
-
+    save = saver(tokenizer, described)
     data = {
         **described,
         "n_train": len(items),

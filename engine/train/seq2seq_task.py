@@ -21,7 +21,14 @@ from engine.french.seq2seq import (
     target,
 )
 from engine.train.loop import Task, check_memory
-from engine.train.reader_data import ReaderError, collate, contexts, load_tokenizer, pad_id
+from engine.train.reader_data import (
+    ReaderError,
+    collate,
+    contexts,
+    load_tokenizer,
+    pad_id,
+    saver,
+)
 from engine.train.reader_task import _max_length, _split
 
 if TYPE_CHECKING:
@@ -122,11 +129,7 @@ def prepare(
         "max_new_tokens": max_new,
     }
 
-    def save(m: torch.nn.Module, target_folder: Path) -> JSONDict:
-        m.save_pretrained(str(target_folder))  # type: ignore[operator]
-        tokenizer.save_pretrained(str(target_folder))
-        return described
-
+    save = saver(tokenizer, described)
     data = {
         **described,
         "about": _about(folder, retriever, corpus, len(items)),
