@@ -245,7 +245,7 @@ def run(
     n = concurrency or job.default_concurrency()
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
-    job.settings = {**job.settings, "concurrency": n, **_slots(job), **kept, **(tags or {})}
+    job.settings = {**job.settings, "concurrency": n, **_decoding(job), **kept, **(tags or {})}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -262,7 +262,7 @@ def run(
         job.close()
 
 
-def _slots(job: Job) -> JSONDict:
+def _decoding(job: Job) -> JSONDict:
     """``{"slots": {model: n}, "flash_attn": {model: bool}}`` for the job's local models as
     their load decided (:mod:`engine.models.slots`; flash attention changes greedy answers
     slightly, so a re-run can match it); empty where none says."""
