@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.cli.exam import _summary_lines
+from engine.exam.cli import _summary_lines
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import metrics_of
 from engine.models.scripted import ScriptedModel

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from test_runs import medexam, scripted_home
 
 from engine.cli import cli
-from engine.cli.consult import _note
+from engine.consult.cli import _note
 from engine.consult.cases import ensure_sample
 from engine.consult.metrics import ASKED_NOTHING
 from engine.models.scripted import ScriptedModel

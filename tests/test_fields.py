@@ -119,19 +119,19 @@ def test_the_decorator_adds_one_option_per_field_and_parses_them():
     ("command", "options"),
     [
         (
-            "engine.cli.exam:exam_run",
+            "engine.exam.cli:exam_run",
             {"--model": None, "--shots": "0", "--instruction": True, "--lang": "zh",
              "--method": "generate", "--limit": None, "--template": "auto", "--seed": 0,
              "--max-tokens": 320, "--shots-from": None, "--resume": None, "--n-ctx": 4096},
         ),
         (
-            "engine.cli.french:french_run",
+            "engine.french.cli:french_run",
             {"--model": None, "--index": None, "-k": 1, "--method": "generate",
              "--threshold": 0.5, "--limit": None, "--oracle-passages": False,
              "--no-context": False, "--resume": None},
         ),
         (
-            "engine.cli.consult:consult_run",
+            "engine.consult.cli:consult_run",
             {"--doctor": "model", "--patient": None, "--patient-mode": "paper",
              "--solver": None, "--style": "long", "--max-turns": 10,
              "--doctor-max-tokens": 128, "--drop-conclusions": False, "--limit": None,

@@ -61,7 +61,7 @@ def test_cancel_after_the_first_batch_leaves_no_index(tiny, indexes):
 def test_ctrl_c_during_a_build_on_the_command_line(tiny, indexes, monkeypatch):
     from click.testing import CliRunner
 
-    import engine.cli.french as cli_french
+    import engine.french.cli as cli_french
     from engine.cli import cli
 
     def interrupted(*args, progress, **kwargs):

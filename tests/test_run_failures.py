@@ -48,7 +48,7 @@ def test_a_run_with_one_failed_item_finishes_and_counts_it_wrong(tmp_path, scrip
 
 
 def test_a_run_with_nothing_answered_prints_no_empty_type_headings(capsys):
-    from engine.cli.exam import _by_type_lines
+    from engine.exam.cli import _by_type_lines
 
     _by_type_lines({"type1": {}, "type2": {}, "type3": {"常识题": {"n": 1, "accuracy": 100.0}}})
     assert capsys.readouterr().out.splitlines() == ["type3:", "  常识题     n=1    accuracy 100.0"]

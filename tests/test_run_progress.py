@@ -4,7 +4,7 @@ and a rescore naming the item it scored."""
 
 from __future__ import annotations
 
-from engine.cli.exam import _note_right
+from engine.exam.cli import _note_right
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import run_exam
 from engine.exam.settings import ExamSettings

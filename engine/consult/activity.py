@@ -67,10 +67,10 @@ CONSULT = register_activity(
         ),
         presets_from=("engine.consult.presets",),
         explained=Lazy("engine.consult.cases", "explained", FUNCTION),
-        cli=Lazy("engine.cli.consult", "consult", COMMAND),
+        cli=Lazy("engine.consult.cli", "consult", COMMAND),
         import_commands={
-            "agentclinic": Lazy("engine.cli.consult", "import_agentclinic", COMMAND),
-            "cases": Lazy("engine.cli.consult", "import_cases", COMMAND),
+            "agentclinic": Lazy("engine.consult.cli", "import_agentclinic", COMMAND),
+            "cases": Lazy("engine.consult.cli", "import_cases", COMMAND),
         },
         import_title="Consultation cases",
         report=Lazy("engine.reports.layouts", "consult_section", FUNCTION),

@@ -33,9 +33,9 @@ FRENCH = register_activity(
         scorers_from=("engine.french.scorers", "engine.ratings.scorers"),
         presets_from=("engine.french.presets",),
         explained=Lazy("engine.french.items", "explained", FUNCTION),
-        cli=Lazy("engine.cli.french", "french", COMMAND),
+        cli=Lazy("engine.french.cli", "french", COMMAND),
         import_commands={
-            "frenchmedmcqa": Lazy("engine.cli.french", "import_frenchmedmcqa", COMMAND)
+            "frenchmedmcqa": Lazy("engine.french.cli", "import_frenchmedmcqa", COMMAND)
         },
         import_title="French questions",
         report=Lazy("engine.reports.layouts", "french_section", FUNCTION),

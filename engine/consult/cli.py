@@ -575,7 +575,7 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
 
 
 def _add_data_commands() -> None:
-    from engine.cli.consult_data import consult_convert, consult_stats
+    from engine.consult.cli_data import consult_convert, consult_stats
 
     consult.add_command(consult_convert)
     consult.add_command(consult_stats)
