@@ -86,7 +86,8 @@ class Activity:
     ``explained`` is what a rater reads of one answer (``(run, item, answer) →``
     :class:`engine.ratings.perspectives.Explained` or None: nothing to rate);
     ``presets_from`` are the modules registering its experiment presets (its papers'
-    protocols, :mod:`engine.experiments`); ``screen`` is its screen in the app (a QWidget
+    protocols, :mod:`engine.experiments`) and ``trainings_from`` those registering its
+    training kinds (:mod:`engine.train.kinds`); ``screen`` is its screen in the app (a QWidget
     class made with the app's context; none: it has no place in the sidebar) and
     ``description`` one line on it (the sidebar's tooltip).
     """
@@ -112,6 +113,7 @@ class Activity:
     mastery_fields: tuple[str, ...] = ()
     explained: Lazy[Callable[[Row, Any, Row], Explained | None]] | None = None
     presets_from: tuple[str, ...] = ()
+    trainings_from: tuple[str, ...] = ()
     screen: Lazy[type] | None = None
     description: str = ""
 
