@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gui.testing import message_boxes
-from gui.widgets.french_passages import HIGHLIGHT
+from gui.french.passages import HIGHLIGHT
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000

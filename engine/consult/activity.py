@@ -75,7 +75,7 @@ CONSULT = register_activity(
         import_title="Consultation cases",
         report=Lazy("engine.reports.layouts", "consult_section", FUNCTION),
         run_label=Lazy("engine.reports.label", "consult_parts", FUNCTION),
-        screen=Lazy("gui.widgets.qt_consult", "ConsultScreen", CLASS),
+        screen=Lazy("gui.consult.screen", "ConsultScreen", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
         compare_warnings={
             "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "

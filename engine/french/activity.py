@@ -41,7 +41,7 @@ FRENCH = register_activity(
         report=Lazy("engine.reports.layouts", "french_section", FUNCTION),
         run_label=Lazy("engine.reports.label", "french_parts", FUNCTION),
         card=Lazy("engine.review.cards", "french_face", FUNCTION),
-        screen=Lazy("gui.widgets.qt_french", "FrenchScreen", CLASS),
+        screen=Lazy("gui.french.screen", "FrenchScreen", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",
         topic_fields=("type", "category", "subject_name"),

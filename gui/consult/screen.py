@@ -1,5 +1,5 @@
 """Consultation: interview a simulated patient as the doctor, then answer the case's task
-(:mod:`gui.widgets.consult_person`). A second tab runs a model doctor (or an oracle, or a
+(:mod:`gui.consult.person`). A second tab runs a model doctor (or an oracle, or a
 baseline) against the model patient on the shared run panel, the transcript shown as it
 happens.
 
@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from engine.fields import SettingInfo
 from engine.registry import FUNCTION, Lazy
+from gui.consult.person import PersonPanel, transcript_html
 from gui.widgets.common import AppContext, ModelCombo, combo, muted, text_view
-from gui.widgets.consult_person import PersonPanel, transcript_html
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 

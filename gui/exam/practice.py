@@ -1,6 +1,6 @@
 """Exam practice: a person's session over a question set, with feedback after each question
 (practice) or only at the end (a timed exam), a model's explanation streamed on request
-(:mod:`gui.widgets.exam_explain`), and the report at the end (:mod:`gui.widgets.exam_report`).
+(:mod:`gui.exam.explain`), and the report at the end (:mod:`gui.exam.report`).
 Keys a–e or 1–5 choose, Shift+letter (or a right-click) strikes an option through; Previous
 shows the questions answered before, as answered.
 
@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 
 from engine.exam.dataset import LETTERS
 from engine.exam.settings import PracticeSettings
+from gui.exam.explain import ExplainBox
+from gui.exam.report import ReportPage, duration
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, table_view
 from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
@@ -47,8 +49,6 @@ from gui.widgets.common import (
     show_error,
     spin_box,
 )
-from gui.widgets.exam_explain import ExplainBox
-from gui.widgets.exam_report import ReportPage, duration
 from gui.widgets.question import (
     QuestionCard,
     SessionClock,
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from engine.exam.session import ExamSession, Feedback, SessionResult
     from engine.types import Row
     from gui.workers import Job, Worker
+
 
 def _past_result(run: Row) -> str:
     summary = run.get("summary")
@@ -136,7 +137,9 @@ class PracticePanel(QWidget, SessionCalls):
         self.count.setToolTip("How many questions, drawn at random (or in file order)")
         self.in_order = order_box("exam")
         self.minutes = spin_box(1, 600, setting("exam/minutes", 15, int), suffix=" min")
-        self.pass_mark = spin_box(0, 100, setting("exam/pass_mark", int(PracticeSettings.pass_mark), int), suffix=" %")
+        self.pass_mark = spin_box(
+            0, 100, setting("exam/pass_mark", int(PracticeSettings.pass_mark), int), suffix=" %"
+        )
         self.only_missed = QCheckBox("Only the ones I got wrong")
         modes = self._modes()
         self.block = BlockControls(self.ctx, "exam", self, count=self.count, minutes=self.minutes)

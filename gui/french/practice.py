@@ -26,6 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from engine.progress import Cancelled
+from gui.french.passages import (
+    RETRIEVERS,
+    RetrievalControls,
+    build_message,
+    load_retriever,
+    passages_html,
+)
 from gui.models import set_setting, setting
 from gui.widgets.bank_block import drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar
@@ -43,13 +50,6 @@ from gui.widgets.common import (
     show_error,
     spin_box,
     text_view,
-)
-from gui.widgets.french_passages import (
-    RETRIEVERS,
-    RetrievalControls,
-    build_message,
-    load_retriever,
-    passages_html,
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.screen import SessionCalls, scrolled

@@ -1,5 +1,5 @@
 """French QA: FrenchMedMCQA questions (one or more right options) with the passages a
-retriever finds for them (:mod:`gui.widgets.french_practice`), and model runs over a
+retriever finds for them (:mod:`gui.french.practice`), and model runs over a
 question set on the shared run panel, with the retrieval settings.
 
 Retrieval, the highlighted spans, scoring and the model reader are :mod:`engine.french`'s.
@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QWidget
 from engine.fields import SettingInfo
 from engine.progress import Cancelled
 from engine.registry import FUNCTION, Lazy
+from gui.french.passages import RetrievalControls, build_message, load_retriever
+from gui.french.practice import FrenchPractice
 from gui.widgets.common import AppContext
-from gui.widgets.french_passages import RetrievalControls, build_message, load_retriever
-from gui.widgets.french_practice import FrenchPractice
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 

@@ -133,7 +133,9 @@ class PersonPanel(QWidget, SessionCalls):
         cases.add(self.case_list, 1)
         row = QHBoxLayout()
         row.addWidget(QLabel("Questions allowed"))
-        self.max_turns = spin_box(1, 50, setting("consult/max_turns", ConsultSettings.max_turns, int))
+        self.max_turns = spin_box(
+            1, 50, setting("consult/max_turns", ConsultSettings.max_turns, int)
+        )
         row.addWidget(self.max_turns)
         cases.add_layout(row)
         self.start_button = primary(button("Start consultation", self.start))
