@@ -65,3 +65,17 @@ def test_french_trials_sample_and_report_their_spread(db_path, chat_model):
     assert len(last["run_ids"]) == 2 and {"hamming", "emr"} <= last["spread"].keys()
     store = Store(db_path)
     assert [store.run(r)["settings"]["seed"] for r in last["run_ids"]] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("activity", "said"), [("french", "hamming 55.5%"), ("exam", "accuracy 40.0%")]
+)
+def test_a_trial_line_gives_the_activitys_headline_score(db_path, capsys, activity, said):
+    from engine.cli.common import AppContext
+    from engine.cli.running import _trial_line
+
+    app = AppContext(db_path)
+    run_id = app.store.start_run(activity, "set", "smollm2", {"trial": 2}, n_total=3)
+    summary = {"run_id": run_id, "status": "finished", "n": 3, "accuracy": 40.0, "hamming": 55.5}
+    _trial_line(app, summary)
+    assert capsys.readouterr().out == f"trial 2: run {run_id} (finished), 3 items, {said}\n"

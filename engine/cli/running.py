@@ -320,9 +320,14 @@ def execute_trials(
 
 
 def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
-    """``trial 2: run 14 (finished), 30 items, accuracy 40.0%``."""
-    trial = (app.store.run(int(summary["run_id"]))["settings"] or {}).get("trial")
-    score = next((k for k in ("accuracy", "hamming") if summary.get(k) is not None), None)
+    """``trial 2: run 14 (finished), 30 items, accuracy 40.0%``: the run's headline score
+    (:attr:`engine.activities.Activity.headline`)."""
+    from engine.registry import activities
+
+    run = app.store.run(int(summary["run_id"]))
+    trial = (run["settings"] or {}).get("trial")
+    found = activities().get(str(run["activity"]))
+    score = found.headline if found and summary.get(found.headline) is not None else None
     said = f", {score} {summary[score]:.1f}%" if score else ""
     click.echo(
         f"trial {trial}: run {summary['run_id']} ({summary['status']}), "
