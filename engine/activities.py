@@ -89,7 +89,9 @@ class Activity:
     protocols, :mod:`engine.experiments`) and ``trainings_from`` those registering its
     training kinds (:mod:`engine.train.kinds`); ``screen`` is its screen in the app (a QWidget
     class made with the app's context; none: it has no place in the sidebar) and
-    ``description`` one line on it (the sidebar's tooltip).
+    ``description`` one line on it (the sidebar's tooltip); ``cli_standing`` prints a
+    person's standing for ``medexam stats --activity ID`` (``(store, profile, as_json) →``;
+    none: the standing by subject, when it has ``topic_fields``).
     """
 
     id: str
@@ -116,6 +118,7 @@ class Activity:
     trainings_from: tuple[str, ...] = ()
     screen: Lazy[type] | None = None
     description: str = ""
+    cli_standing: Lazy[Callable[[Store, str, bool], None]] | None = None
 
     def __post_init__(self) -> None:
         parts = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in _PARTS]
@@ -145,7 +148,17 @@ class Activity:
 
 
 #: The fields of :class:`Activity` that are lazily loaded parts.
-_PARTS = ("spec", "settings", "cli", "report", "run_label", "card", "explained", "screen")
+_PARTS = (
+    "spec",
+    "settings",
+    "cli",
+    "report",
+    "run_label",
+    "card",
+    "explained",
+    "screen",
+    "cli_standing",
+)
 
 
 def activity(activity_id: str) -> Activity:

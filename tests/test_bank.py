@@ -261,3 +261,18 @@ def test_a_consultation_case_is_marked_and_noted_and_logged(store, chat_model):
     (seen,) = log["cases"]
     assert seen["case"] == "sample-01" and seen["correct"] and seen["facts"] > 0
     assert sum(m["times"] for m in log["most_missed"]) <= seen["facts"] - seen["elicited"]
+    said = CliRunner().invoke(cli, ["--db", store.path, "stats", "--activity", "consult"])
+    assert said.exit_code == 0, said.output
+    assert said.output.startswith("1 consultations, 1 right\n")
+    assert f"sample-01: right, {seen['elicited']}/{seen['facts']} facts" in said.output
+
+
+def test_stats_of_an_activity_without_subjects_is_said_its_own_way(store):
+    runner = CliRunner()
+    said = runner.invoke(cli, ["--db", store.path, "stats", "--activity", "consult"])
+    assert said.exit_code == 0 and said.output == "0 consultations, 0 right\n", said.output
+    shown = runner.invoke(cli, ["--db", store.path, "stats", "--activity", "consult", "--json"])
+    assert json.loads(shown.output) == {"cases": [], "right": 0, "most_missed": []}
+    assert "no exam questions yet" in runner.invoke(cli, ["--db", store.path, "stats"]).output
+    bad = runner.invoke(cli, ["--db", store.path, "stats", "--activity", "chess"])
+    assert bad.exit_code == 1 and bad.output.startswith("Error: unknown activity 'chess'")

@@ -5,12 +5,15 @@ and in-session marks of ``exam take`` (:func:`block_options`, :func:`take_comman
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.text.columns import pad, short_text, visible
+
+if TYPE_CHECKING:
+    from engine.bank.standing import Standing
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -252,41 +255,43 @@ def notes(
 @click.option(
     "--activity",
     "activity_id",
-    default="exam",
-    show_default=True,
     metavar="ID",
-    help="exam or french.",
+    help="An activity's id (default: the first whose questions have subjects).",
 )
 @click.option("--dataset", help="One data set (default: every one you practised).")
 @json_option
 @pass_app
 def stats(
-    app: AppContext, profile: str | None, activity_id: str, dataset: str | None, as_json: bool
+    app: AppContext,
+    profile: str | None,
+    activity_id: str | None,
+    dataset: str | None,
+    as_json: bool,
 ) -> None:
     """Where you stand: per subject your score beside the models evaluated on the same
-    questions, your trend, the subjects to work on first, why you missed questions."""
-    from engine.bank.notebook import REASONS
-    from engine.bank.standing import FIELD_NAMES, consult_log, standing
+    questions, your trend, the subjects to work on first, why you missed questions (an
+    activity without subjects says it its own way: ``Activity.cli_standing``)."""
+    from engine.bank.standing import standing
+    from engine.registry import activities, get_activity
     from engine.review.profiles import resolve
 
     who = resolve(app.store, profile)
-    if activity_id == "consult":
-        log = consult_log(app.store, who)
-        if as_json:
-            echo_json(log)
-            return
-        click.echo(f"{len(log['cases'])} consultations, {log['right']} right")
-        for c in log["cases"]:
-            click.echo(
-                f"  {c['date']} {c['case']}: {'right' if c['correct'] else 'wrong'}, {c['elicited']}/{c['facts']} facts"
-            )
-        if log["most_missed"]:
-            click.echo(
-                "facts most often missed: "
-                + ", ".join(f"{m['fact']} ({m['times']})" for m in log["most_missed"])
-            )
+    if activity_id is None:
+        activity_id = next((a.id for a in activities().values() if a.topic_fields), "")
+    found_activity = get_activity(activity_id)
+    if found_activity.cli_standing is not None:
+        found_activity.cli_standing.load()(app.store, who, as_json)
         return
-    found = standing(app.store, who, activity_id, dataset)
+    _standing_lines(standing(app.store, who, activity_id, dataset), as_json)
+
+
+def _standing_lines(found: Standing, as_json: bool) -> None:
+    """A standing by subject: the person's score per subject beside the models', the
+    subjects to work on first, why questions were missed, the sessions' trend."""
+    from engine.bank.notebook import REASONS
+    from engine.bank.standing import FIELD_NAMES
+
+    who, activity_id = found.profile, found.activity
     if as_json:
         echo_json(found.as_dict())
         return

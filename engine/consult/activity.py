@@ -68,6 +68,7 @@ CONSULT = register_activity(
         presets_from=("engine.consult.presets",),
         explained=Lazy("engine.consult.cases", "explained", FUNCTION),
         cli=Lazy("engine.consult.cli", "consult", COMMAND),
+        cli_standing=Lazy("engine.consult.cli_person", "standing", FUNCTION),
         import_commands={
             "agentclinic": Lazy("engine.consult.cli", "import_agentclinic", COMMAND),
             "cases": Lazy("engine.consult.cli", "import_cases", COMMAND),

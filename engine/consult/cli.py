@@ -23,6 +23,7 @@ from engine.cli.running import (
 )
 from engine.consult import agentclinic
 from engine.consult import cases as cases_mod
+from engine.consult.cli_person import case_set, consult_chat
 from engine.consult.metrics import SUMMARY_KEYS, asked_nothing_line, fact_view, turn_analysis
 from engine.consult.report import FORMATS
 from engine.consult.settings import MAX_TURNS, ConsultSettings
@@ -85,108 +86,19 @@ def consult() -> None:
     """Consultations with a simulated patient: chat, run doctors, convert questions."""
 
 
-def _cases_name(app: AppContext, name: str | None) -> str:
-    return name or cases_mod.ensure_sample(app.store)
-
-
 @consult.command("cases")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @json_option
 @pass_app
 def consult_cases(app: AppContext, cases_name: str | None, as_json: bool) -> None:
     """List the cases of a data set."""
-    found = cases_mod.load_cases(app.store, _cases_name(app, cases_name))
+    found = cases_mod.load_cases(app.store, case_set(app, cases_name))
     if as_json:
         echo_json([c.to_dict() for c in found])
         return
     for c in found:
         line = f"{c.id:<18} {c.task.kind:<9} {len(c.facts):>3} facts  {c.initial_request[:60]}"
         click.echo(visible(line))
-
-
-def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> bool:
-    """``/mark`` (again: unmark) and ``/note TEXT`` on the case; True when ``typed`` was one."""
-    from engine.bank.notebook import set_note, toggle_mark
-    from engine.review.profiles import DEFAULT_PROFILE
-
-    word, _, rest = typed.partition(" ")
-    if word == "/mark":
-        on = toggle_mark(store, DEFAULT_PROFILE, "consult", dataset, case_id)
-        click.echo("(case marked)" if on else "(case unmarked)")
-        return True
-    if word == "/note":
-        set_note(store, DEFAULT_PROFILE, "consult", dataset, case_id, rest)
-        click.echo("(note kept)")
-        return True
-    return False
-
-
-@consult.command("chat")
-@click.option("--case", "case_id", required=True, help="Case id.")
-@click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
-@click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
-@click.option(
-    "--max-turns",
-    type=click.IntRange(1, MAX_TURNS),
-    default=ConsultSettings.max_turns,
-    show_default=True,
-)
-@pass_app
-def consult_chat(
-    app: AppContext,
-    case_id: str,
-    cases_name: str | None,
-    patient_name: str | None,
-    max_turns: int,
-) -> None:
-    """Be the doctor: ask questions (/done or an empty line to stop), then answer the task.
-    /mark marks the case to come back to it, /note TEXT writes a note on it (your notebook:
-    `medexam notes`)."""
-    from engine.consult import session
-    from engine.models.pool import default_pool
-
-    store = app.store
-    name = _cases_name(app, cases_name)
-    case = cases_mod.get_case(store, name, case_id)
-    with default_pool().lease(patient_name) as model:
-        c = session.start_person_consultation(store, name, case, model, max_turns)
-        run_id = c.run_id
-        try:
-            click.echo(visible(f"Patient: {c.case.initial_request}", newlines=True))
-            while c.questions_left:
-                try:
-                    question = click.prompt("Doctor", default="", show_default=False).strip()
-                except click.Abort:
-                    question = ""
-                if not question or question == "/done":
-                    break
-                if _notebook_command(store, name, case_id, question):
-                    continue
-                click.echo(visible(f"Patient: {c.ask(question)['text']}", newlines=True))
-            click.echo("")
-            click.echo(visible(c.task_text, newlines=True))
-            try:
-                answer = click.prompt("Your answer", default="", show_default=False)
-            except click.Abort:
-                answer = ""
-            result = session.finish_person_consultation(c, answer)
-        except BaseException:
-            session.abandon_person_consultation(c)
-            raise
-    verdict = "correct" if result.correct else "wrong"
-    click.echo(f"{verdict}: the answer is {result.task.gold}")
-    if result.task.similarity is not None:
-        click.echo(f"similarity to the gold diagnosis: {result.task.similarity:.2f}")
-    view = fact_view(case, result.turns)
-    revealed = [v["key"] for v in view if v["status"] == "revealed"]
-    never = [v["key"] for v in view if v["status"] == "never_asked"]
-    click.echo(f"facts revealed: {len(revealed)}/{len(view)}; never asked: {', '.join(never)}")
-    from engine.consult.audit import audit_lines, person_audit
-
-    click.echo("The patient audited:")
-    for line in audit_lines(person_audit(case, result.turns)):
-        click.echo(visible(f"  {line}"))
-    click.echo(json.dumps({"run_id": run_id, **result.metrics}, default=str))
 
 
 @consult.command("run")
@@ -208,7 +120,7 @@ def consult_run(
     \b
     medexam consult run --cases osce --doctor model --temperature 0.7 --trials 5
     """
-    name = _cases_name(app, cases_name) if run.resume is None and resume_set is None else None
+    name = case_set(app, cases_name) if run.resume is None and resume_set is None else None
 
     def show(summary: dict[str, Any]) -> None:
         if not run.quiet:
@@ -293,7 +205,7 @@ def consult_budget(
     from engine.progress import Cancel
 
     budgets = parse_turns(turns)
-    name = _cases_name(app, cases_name)
+    name = case_set(app, cases_name)
     given = {k: v for k, v in as_dict(settings).items() if k != "max_turns"}
     at: list[str] = [""]
     started: list[int] = []
@@ -488,7 +400,7 @@ def consult_golden(
     if run.resume is None:
         if not name:
             raise click.UsageError("give --name (or --resume RUN)")
-        cases_name = _cases_name(app, cases_name)
+        cases_name = case_set(app, cases_name)
         plan = golden_settings(
             app.store, name, patient=patient_name, limit=limit, patient_mode=patient_mode,
             writer=writer, replace=replace, cases=cases_name,
@@ -577,6 +489,7 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
 def _add_data_commands() -> None:
     from engine.consult.cli_data import consult_convert, consult_stats
 
+    consult.add_command(consult_chat)
     consult.add_command(consult_convert)
     consult.add_command(consult_stats)
 
