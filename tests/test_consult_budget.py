@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from engine.cli import cli
 from engine.consult.budget import BudgetError, parse_turns, turn_budget
 from engine.consult.cases import ensure_sample
+from engine.consult.section import budget_tables
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
-from engine.reports.layouts import budget_tables
 
 ROLES = {
     "doctor": "model",

@@ -89,7 +89,7 @@ def test_a_consultation_task_of_six_options_scores_option_f() -> None:
 
 
 def test_a_question_of_six_options_shows_all_six_on_its_card_and_in_the_app() -> None:
-    from engine.review.cards import exam_face
+    from engine.exam.card import exam_face
     from gui.widgets.question import item_html
 
     item = {"id": 1, "question": "Q?", "options": list(SIX.values()), "answer": "F"}

@@ -74,8 +74,8 @@ CONSULT = register_activity(
             "cases": Lazy("engine.consult.cli", "import_cases", COMMAND),
         },
         import_title="Consultation cases",
-        report=Lazy("engine.reports.layouts", "consult_section", FUNCTION),
-        run_label=Lazy("engine.reports.label", "consult_parts", FUNCTION),
+        report=Lazy("engine.consult.section", "consult_section", FUNCTION),
+        run_label=Lazy("engine.consult.label", "consult_parts", FUNCTION),
         screen=Lazy("gui.consult.screen", "ConsultScreen", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
         compare_warnings={

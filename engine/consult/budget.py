@@ -3,7 +3,7 @@ questions a doctor may ask (AgentClinic saw accuracy fall sharply from 20 to 10 
 :func:`turn_budget` plays the same settings at each budget — reusing a finished run of those
 settings and that budget when there is one — and :func:`budget_groups` finds the runs that
 differ only in their budget (the report lays each group out as a table and a chart:
-:func:`engine.reports.layouts.budget_tables`).
+:func:`engine.consult.section.budget_tables`).
 
 >>> rows = turn_budget(store, "osce", {"doctor": "model"}, [1, 2, 4, 8])       # doctest: +SKIP
 >>> [(r["turns"], r["accuracy"]) for r in rows]                                # doctest: +SKIP

@@ -38,9 +38,9 @@ FRENCH = register_activity(
             "frenchmedmcqa": Lazy("engine.french.cli", "import_frenchmedmcqa", COMMAND)
         },
         import_title="French questions",
-        report=Lazy("engine.reports.layouts", "french_section", FUNCTION),
-        run_label=Lazy("engine.reports.label", "french_parts", FUNCTION),
-        card=Lazy("engine.review.cards", "french_face", FUNCTION),
+        report=Lazy("engine.french.section", "french_section", FUNCTION),
+        run_label=Lazy("engine.french.label", "french_parts", FUNCTION),
+        card=Lazy("engine.french.card", "french_face", FUNCTION),
         screen=Lazy("gui.french.screen", "FrenchScreen", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",

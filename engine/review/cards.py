@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from fsrs import Card, State
 
 from engine.store import Store
-from engine.text.options import LETTERS as EXAM_LETTERS  # up to ten options (MedQA, mcq)
 
 if TYPE_CHECKING:
     from engine.types import Item, JSONDict, Row, Scalar
@@ -142,32 +141,6 @@ def face(activity: str, item: Item) -> Face:
     if not found.card:
         raise ValueError(f"{found.name} items have no review cards")
     return found.card.load()(item)
-
-
-def french_face(item: Item) -> Face:
-    """A French question's card: several options may be right."""
-    from engine.french.items import gold, options
-
-    return Face(
-        item["question"],
-        [(letter.upper(), text) for letter, text in options(item)],
-        sorted(letter.upper() for letter in gold(item)),
-        str(item.get("explanation") or ""),
-        multi=True,
-        tags=topics("french", item),
-    )
-
-
-def exam_face(item: Item) -> Face:
-    """An exam question's card: one right option of up to ten."""
-    return Face(
-        item["question"],
-        list(zip(EXAM_LETTERS, item["options"], strict=False)),
-        [str(item["answer"]).upper()],
-        str(item.get("explanation") or ""),
-        multi=False,
-        tags=topics("exam", item),
-    )
 
 
 # -- storage ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The FrenchMedMCQA paper's Table 2 layout: trained readers (:mod:`engine.train.reader`),
+"""The FrenchMedMCQA paper's Table 2 layout: trained readers (:mod:`engine.french.train.reader`),
 one row per encoder, one pair of columns (Hamming score, EMR) per context — without
 context, then each corpus with BM25 and with MiniLM (dense) retrieval.
 
