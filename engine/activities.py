@@ -88,10 +88,12 @@ class Activity:
     ``presets_from`` are the modules registering its experiment presets (its papers'
     protocols, :mod:`engine.experiments`) and ``trainings_from`` those registering its
     training kinds (:mod:`engine.train.kinds`); ``screen`` is its screen in the app (a QWidget
-    class made with the app's context; none: it has no place in the sidebar) and
-    ``description`` one line on it (the sidebar's tooltip); ``cli_standing`` prints a
-    person's standing for ``medexam stats --activity ID`` (``(store, profile, as_json) →``;
-    none: the standing by subject, when it has ``topic_fields``).
+    class made with the app's context; none: it has no place in the sidebar),
+    ``description`` one line on it (the sidebar's tooltip) and ``standing`` its page in the
+    Review screen's Where I stand tab (a QWidget class made with the app's context,
+    :class:`gui.widgets.qt_standing.StandingPage`; none: its standing by subject, when it
+    has ``topic_fields``); ``cli_standing`` prints it for ``medexam stats --activity ID``
+    (``(store, profile, as_json) →``; none: its standing by subject).
     """
 
     id: str
@@ -118,6 +120,7 @@ class Activity:
     trainings_from: tuple[str, ...] = ()
     screen: Lazy[type] | None = None
     description: str = ""
+    standing: Lazy[type] | None = None
     cli_standing: Lazy[Callable[[Store, str, bool], None]] | None = None
 
     def __post_init__(self) -> None:
@@ -157,6 +160,7 @@ _PARTS = (
     "card",
     "explained",
     "screen",
+    "standing",
     "cli_standing",
 )
 

@@ -75,8 +75,8 @@ class Format:
     """One registered importer and how an import dialog offers it.
 
     ``source`` is what it reads: ``file``, ``folder`` or ``dataset`` (the name of a stored
-    data set); ``filter`` is a file-dialog filter (empty unless ``source`` is ``file``);
-    ``message`` is the report, formatted with the returned row.
+    data set of the activity ``datasets``); ``filter`` is a file-dialog filter (empty unless
+    ``source`` is ``file``); ``message`` is the report, formatted with the returned row.
     """
 
     activity: str
@@ -86,6 +86,7 @@ class Format:
     filter: str = ""
     source: str = "file"
     message: str = "Imported {n_items} questions as “{name}”."
+    datasets: str = ""
 
     @property
     def folder(self) -> bool:

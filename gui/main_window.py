@@ -256,8 +256,8 @@ class MainWindow(QMainWindow):
     # -- settings ----------------------------------------------------------------------
 
     def _restore(self) -> None:
-        key = setting("window/screen", "exam")
         rows = [s.key for s in self.screen_list]
+        key = setting("window/screen", rows[0])
         row = rows.index(key) if key in rows else 0
         if self.nav.currentRow() == row:
             self._show_row(row)

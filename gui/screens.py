@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.registry import CLASS, Lazy
+from engine.registry import CLASS, Lazy, activities
+from gui.navigator import Practising
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,15 @@ TOOLS = (
 
 def screens() -> list[Screen]:
     """The sidebar's screens in order: the registered activities' that have one, the tools."""
-    from engine.registry import activities
-
     found = activities().values()
     shown = [Screen(a.id, a.name, a.screen, a.description) for a in found if a.screen]
     return [*shown, *TOOLS]
+
+
+def practising(activity_id: str) -> bool:
+    """Whether the activity's screen starts practice sessions of given questions
+    (:class:`gui.navigator.Practising`: the Exam screen); its module is imported."""
+    found = activities().get(activity_id)
+    if found is None or found.screen is None:
+        return False
+    return issubclass(found.screen.load(), Practising)

@@ -18,7 +18,7 @@ from engine.models.scripted import ScriptedModel
 from engine.runs import run
 from gui.widgets.qt_notebook import EMPTY as EMPTY_NOTEBOOK
 from gui.widgets.qt_notebook import NONE_MATCH
-from gui.widgets.qt_standing import EMPTY
+from gui.widgets.qt_standing import empty_text
 
 pytestmark = pytest.mark.gui
 
@@ -183,9 +183,16 @@ def test_where_i_stand_beside_two_models(qtbot, window, scripted_pool):
     r = window.go("review")
     r.tabs.setCurrentWidget(r.standing)
     st = r.standing
-    assert st.stack.currentIndex() == 0 and st.empty.text() == EMPTY["exam"]
+    assert [st.activity.itemData(i) for i in range(st.activity.count())] == [
+        "exam",
+        "french",
+        "consult",
+    ]
+    assert st.stack.currentIndex() == 0 and st.empty.text() == empty_text("exam")
+    assert "Answer some questions in Exam → Practice first" in st.empty.text()
     st.activity.setCurrentIndex(st.activity.findData("consult"))
-    assert st.empty.text() == EMPTY["consult"]
+    assert st.empty.text() == empty_text("consult")
+    assert st.empty.text().startswith("See a patient in Consultation first")
     st.activity.setCurrentIndex(st.activity.findData("exam"))
 
     model_runs(store, scripted_pool)
@@ -236,18 +243,19 @@ def test_where_i_stand_in_the_consultation_is_the_practice_log(qtbot, window):
     r.tabs.setCurrentWidget(r.standing)
     st = r.standing
     st.activity.setCurrentIndex(st.activity.findData("consult"))
-    assert st.stack.currentIndex() == 2
+    log = st.page("consult")
+    assert st.stack.currentWidget() is log and st.stack.currentIndex() == 2
     assert st.summary.text() == "2 consultations, 1 right diagnosis"
     facts = len(case.facts)
-    shown = [[st.cases.index(i, c).data() for c in (1, 2, 3)] for i in range(2)]
+    shown = [[log.cases.index(i, c).data() for c in (1, 2, 3)] for i in range(2)]
     assert shown == [
         ["sample-01", "wrong", f"1 of {facts}"],
         ["sample-01", "right", f"1 of {facts}"],
     ]
-    assert st.facts_view.chart().series()[0].count() == 2
+    assert log.facts_view.chart().series()[0].count() == 2
     assert (
-        "Age" not in st.most_missed.text()
-        and f"{case.facts[1].key}: <b>2</b>" in st.most_missed.text()
+        "Age" not in log.most_missed.text()
+        and f"{case.facts[1].key}: <b>2</b>" in log.most_missed.text()
     )
 
 

@@ -78,6 +78,7 @@ CONSULT = register_activity(
         run_label=Lazy("engine.consult.label", "consult_parts", FUNCTION),
         screen=Lazy("gui.consult.screen", "ConsultScreen", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
+        standing=Lazy("gui.consult.standing", "PracticeLog", CLASS),
         compare_warnings={
             "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "
             "accuracies differ"

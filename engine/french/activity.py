@@ -119,5 +119,6 @@ register_format(
         _corpus_from_dataset,
         source="dataset",
         message=_PASSAGES,
+        datasets="french",
     )
 )

@@ -135,13 +135,14 @@ class ImportDialog(QDialog):
 
     def _format_changed(self) -> None:
         key = self._format()[0]
-        from_dataset = key == "dataset"
+        found = next((f for f in formats(self.kind.currentData()) if f.key == key), None)
+        from_dataset = found is not None and found.source == "dataset"
         self.path.setVisible(not from_dataset)
         self.browse.setVisible(not from_dataset)
         self.dataset.setVisible(from_dataset)
-        if from_dataset:
+        if found is not None and from_dataset:
             self.dataset.clear()
-            for ds in self.ctx.store.datasets("french"):
+            for ds in self.ctx.store.datasets(found.datasets or None):
                 self.dataset.addItem(ds["name"], ds["name"])
             if not self.name.text() and self.dataset.count():
                 self.name.setText(f"{self.dataset.currentData()}-passages")

@@ -2,8 +2,9 @@
 (:mod:`engine.bank.notebook`), filtered by mark, note, words of the note and activity; the
 selected question in full with its options, gold answer and explanation, its note (saved
 when the box loses focus or on Enter), why it was missed, a Mark/Unmark button, and
-"Practise marked", which starts an Exam practice session of the marked questions of the
-selected question's data set (:func:`engine.bank.pools.pool_keys`).
+"Practise marked", which starts a practice session of the marked questions of the selected
+question's data set (:func:`engine.bank.pools.pool_keys`) on its activity's screen, when that
+screen practises given questions (the Exam screen).
 
 The work is quick SQLite reads and writes, done on the UI thread's store.
 """
@@ -28,9 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.activities import activity_name
 from engine.bank.notebook import REASONS
 from engine.errors import UserError
+from engine.registry import activities
 from engine.text.columns import short_text
+from gui.screens import practising
 from gui.tables import RowsModel, table_view
 from gui.widgets.common import (
     AppContext,
@@ -50,8 +54,6 @@ if TYPE_CHECKING:
     from engine.bank.notebook import Entry
     from engine.types import JSONDict, Row
 
-#: The activities whose questions a notebook holds, for the filter ("": every one).
-ACTIVITIES = [("", "All activities"), ("exam", "Exam"), ("french", "French QA")]
 GONE = "(no longer in the data set)"
 EMPTY = (
     "Nothing in this notebook yet. Mark a question or write a note on it while you practise "
@@ -59,6 +61,13 @@ EMPTY = (
 )
 NONE_MATCH = "No question in the notebook matches these filters."
 GOLD = "#15803d"  # the colour of a right option
+
+
+def notebook_activities() -> list[tuple[str, str]]:
+    """The activities whose questions a notebook holds (those reviewed: their descriptors
+    draw a card), for the filter ("": every one)."""
+    found = [(a.id, a.name) for a in activities().values() if a.card]
+    return [("", "All activities"), *found]
 
 
 def when(iso: str | None, minutes: bool = False) -> str:
@@ -162,7 +171,7 @@ class NotebookPanel(QWidget):
         self.search.setPlaceholderText("Search your notes…")
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(200)
-        self.activity = combo(ACTIVITIES)
+        self.activity = combo(notebook_activities())
         for box in (self.marked_only, self.with_note):
             box.toggled.connect(self.refresh)
         self.search.textChanged.connect(self.refresh)
@@ -382,13 +391,14 @@ class NotebookPanel(QWidget):
     # -- practice ----------------------------------------------------------------------------
 
     def marked_keys(self) -> list[str]:
-        """The marked questions of the selected question's data set (an exam's), in order."""
+        """The marked questions of the selected question's data set, in order (none when its
+        activity's screen does not practise given questions)."""
         from engine.bank.pools import pool_keys
 
         e = self.current
-        if e is None or e.activity != "exam":
+        if e is None or not practising(e.activity):
             return []
-        return pool_keys(self.ctx.store, "exam", e.dataset, self.profile(), "marked")
+        return pool_keys(self.ctx.store, e.activity, e.dataset, self.profile(), "marked")
 
     def _enable_practise(self) -> None:
         e = self.current
@@ -397,17 +407,18 @@ class NotebookPanel(QWidget):
         self.practise_button.setText(
             f"Practise marked ({len(keys)})" if keys else "Practise marked"
         )
-        if e is not None and e.activity != "exam":
-            tip = "Only exam questions can be practised from here"
-        elif e is None:
+        if e is None:
             tip = "Select a question: its data set's marked questions are practised"
+        elif not practising(e.activity):
+            tip = f"{activity_name(e.activity)} questions cannot be practised from here"
         else:
-            tip = f"An Exam practice session of the marked questions of {e.dataset}"
+            where = f"{activity_name(e.activity)} → Practice"
+            tip = f"A practice session of the marked questions of {e.dataset} ({where})"
         self.practise_button.setToolTip(tip)
 
     def practise_marked(self) -> None:
-        """Start an Exam practice session of the marked questions of the selected question's
-        data set (with the count and mode of the Exam screen's setup page)."""
+        """Start a practice session of the marked questions of the selected question's data
+        set on its activity's screen (with the count and mode of its setup page)."""
         keys = self.marked_keys()
         window = self.ctx.window
         if not keys or self.current is None or window is None:

@@ -1,9 +1,10 @@
-"""The Where I stand tab of the Review screen (:mod:`engine.bank.standing`): per subject
-field (wording, kind of question, subject) a table of the subjects with the questions
-answered, the profile's score and each model's score on those same questions, the subjects
-to work on first highlighted; the trend of session scores; why questions were missed; and
-for the consultation, the practice log (cases seen, right diagnoses, facts elicited per
-case, the facts most often missed).
+"""The Where I stand tab of the Review screen (:mod:`engine.bank.standing`): for an activity
+with subject fields (its descriptor's ``topic_fields``: wording, kind of question, subject),
+per field a table of the subjects with the questions answered, the profile's score and each
+model's score on those same questions, the subjects to work on first highlighted; the trend
+of session scores; why questions were missed. An activity may bring a page of its own
+instead (its descriptor's ``standing``, a :class:`StandingPage`: the consultation's practice
+log).
 
 The work is quick SQLite reads, done on the UI thread's store.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -26,31 +27,54 @@ from PySide6.QtWidgets import (
 
 from engine.bank.notebook import REASONS
 from engine.bank.standing import FIELD_NAMES
-from gui.tables import RowsModel, table_view
+from engine.registry import activities
+from gui.tables import table_view
 from gui.widgets import charts
 from gui.widgets.common import AppContext, Card, combo, esc, flush_column, muted, selectable
 
 if TYPE_CHECKING:
+    from engine.activities import Activity
     from engine.bank.standing import Standing, Subject
     from engine.store import Store
     from engine.types import JSONDict
 
-#: The activities a standing is shown for.
-ACTIVITIES = [("exam", "Exam"), ("french", "French QA"), ("consult", "Consultation")]
-EMPTY = {
-    "exam": "Answer some questions in Exam → Practice first: your score per subject is shown "
-    "here, beside the models evaluated on the same questions.",
-    "french": "Answer some questions in French QA → Practice first: your score per subject is "
-    "shown here, beside the models run on the same questions.",
-    "consult": "See a patient in Consultation first: each case you close is logged here, "
-    "with the facts you asked about.",
-}
+EMPTY = (
+    "Answer some questions in {name} → Practice first: your score per subject is shown "
+    "here, beside the models run on the same questions."
+)
 NO_MODELS = (
-    "No model has answered these questions yet: evaluate one (Exam → Model evaluation) to "
-    "see its score beside yours."
+    "No model has answered these questions yet: run one on them in {name} to see its score "
+    "beside yours."
 )
 WORK_FIRST = "#fef3c7"  # the background of a subject to work on first
 HEADING = "#eef2f7"
+
+
+class StandingPage(Protocol):
+    """An activity's own page of Where I stand (its descriptor's ``standing``), made with the
+    app's context: ``empty`` is said while the profile has nothing to show."""
+
+    empty: str
+
+    def show_standing(self, profile: str) -> str | None:
+        """Show where ``profile`` stands; return the line over the page (None: nothing to
+        show yet)."""
+        ...
+
+
+def standing_activities() -> list[Activity]:
+    """The activities Where I stand is shown for: those with subject fields, then those
+    with a page of their own, in the registry's order."""
+    found = [a for a in activities().values() if a.topic_fields or a.standing]
+    return sorted(found, key=lambda a: a.standing is not None)
+
+
+def empty_text(activity_id: str) -> str:
+    """What Where I stand says while the profile has nothing to show in the activity."""
+    found = activities()[activity_id]
+    if found.standing is not None:
+        return str(found.standing.load().empty)
+    return EMPTY.format(name=found.name)
 
 
 def pct(value: float | None) -> str:
@@ -167,14 +191,6 @@ def trend_points(store: Store, trend: list[JSONDict]) -> list[tuple[datetime, fl
     return points
 
 
-CASE_COLUMNS = [
-    ("Date", lambda c: c["date"]),
-    ("Case", lambda c: c["case"]),
-    ("Diagnosis", lambda c: "right" if c["correct"] else "wrong"),
-    ("Facts elicited", lambda c: f"{c['elicited']} of {c['facts']}"),
-]
-
-
 class StandingPanel(QWidget):
     """Where the profile ``profile()`` names (the Review screen's choice) stands."""
 
@@ -182,12 +198,12 @@ class StandingPanel(QWidget):
         super().__init__()
         self.ctx, self.profile = ctx, profile
         self.found: Standing | None = None
-        self.log: JSONDict | None = None
+        self.pages: dict[str, QWidget] = {}  # the activities' own pages, made when first shown
         lay = flush_column(self, spacing=10)
         lay.setContentsMargins(0, 10, 0, 0)
         top = QHBoxLayout()
         top.addWidget(QLabel("Activity"))
-        self.activity = combo(ACTIVITIES)
+        self.activity = combo([(a.id, a.name) for a in standing_activities()])
         self.activity.currentIndexChanged.connect(self.refresh)
         top.addWidget(self.activity)
         top.addSpacing(12)
@@ -200,7 +216,6 @@ class StandingPanel(QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._subjects_page())
-        self.stack.addWidget(self._consult_page())
         lay.addWidget(self.stack, 1)
 
     # -- layout ----------------------------------------------------------------------------
@@ -219,17 +234,16 @@ class StandingPanel(QWidget):
         left.add(self.models_note)
         self.trend_view = charts.view()
         self.reasons = selectable(QLabel(""))
-        return _page(left, self.trend_view, "Why you missed questions", self.reasons, 1)
+        return side_by_side(left, self.trend_view, "Why you missed questions", self.reasons, 1)
 
-    def _consult_page(self) -> QWidget:
-        left = Card("Cases seen")
-        self.cases = RowsModel(CASE_COLUMNS)
-        self.cases.colour = lambda c: "#15803d" if c["correct"] else "#b91c1c"
-        self.cases.colour_columns = {2}
-        left.add(table_view(self.cases, stretch=1, fit=(0, 2, 3)), 1)
-        self.facts_view = charts.view()
-        self.most_missed = selectable(QLabel(""))
-        return _page(left, self.facts_view, "Facts most often left unasked", self.most_missed, 2)
+    def page(self, activity_id: str) -> QWidget:
+        """The activity's own page (its descriptor's ``standing``), made on first use."""
+        if activity_id not in self.pages:
+            found = activities()[activity_id].standing
+            assert found is not None
+            self.pages[activity_id] = found.load()(self.ctx)
+            self.stack.addWidget(self.pages[activity_id])
+        return self.pages[activity_id]
 
     # -- content ---------------------------------------------------------------------------
 
@@ -239,21 +253,31 @@ class StandingPanel(QWidget):
 
     def refresh(self) -> None:
         """Read the standing of the profile in the chosen activity and show it."""
-        if self.activity_id == "consult":
-            self._show_log()
+        if activities()[self.activity_id].standing is not None:
+            self._show_page()
         else:
             self._show_standing()
 
     def _say_empty(self) -> None:
         self.summary.setText("")
-        self.empty.setText(EMPTY[self.activity_id])
+        self.empty.setText(empty_text(self.activity_id))
         self.stack.setCurrentIndex(0)
+
+    def _show_page(self) -> None:
+        page = self.page(self.activity_id)
+        self.found = None
+        line = cast("StandingPage", page).show_standing(self.profile())
+        if line is None:
+            self._say_empty()
+            return
+        self.summary.setText(line)
+        self.stack.setCurrentWidget(page)
 
     def _show_standing(self) -> None:
         from engine.bank.standing import standing
 
         found = standing(self.ctx.store, self.profile(), self.activity_id)
-        self.found, self.log = found, None
+        self.found = found
         if not found.answered:
             self._say_empty()
             return
@@ -276,7 +300,7 @@ class StandingPanel(QWidget):
         self.models_note.setText(
             "Each model's score counts the questions you answered, by its latest answer to each."
             if found.models
-            else NO_MODELS
+            else NO_MODELS.format(name=activities()[self.activity_id].name)
         )
         points = trend_points(self.ctx.store, found.trend)
         chart = charts.scores_over_time({"You": points}, "Your sessions")
@@ -294,45 +318,12 @@ class StandingPanel(QWidget):
             header.setSectionResizeMode(i, header.ResizeMode.ResizeToContents)
         header.setMinimumSectionSize(64)
 
-    def _show_log(self) -> None:
-        from engine.bank.standing import consult_log
-
-        log = consult_log(self.ctx.store, self.profile())
-        self.found, self.log = None, log
-        cases = cast("list[JSONDict]", log["cases"])
-        if not cases:
-            self._say_empty()
-            return
-        n = len(cases)
-        self.summary.setText(
-            f"{n} consultation{'s' if n != 1 else ''}, {log['right']} right diagnos"
-            f"{'es' if log['right'] != 1 else 'is'}"
-        )
-        self.cases.set_rows(list(reversed(cases)))  # newest first
-        points = []
-        for c in cases:
-            started = self.ctx.store.run(int(str(c["run_id"]))).get("started")
-            facts, told = int(str(c["facts"])), int(str(c["elicited"]))
-            if started and facts:
-                points.append((local_time(str(started)), 100 * told / facts))
-        chart = charts.scores_over_time({"Facts elicited": points}, "Facts elicited per case")
-        chart.legend().setVisible(False)
-        for axis in chart.axes(Qt.Orientation.Vertical):
-            axis.setTitleText("Facts elicited (%)")
-        self.facts_view.setChart(chart)
-        missed = cast("list[JSONDict]", log["most_missed"])
-        self.most_missed.setText(
-            "<br>".join(f"{esc(m['fact'])}: <b>{m['times']}</b>" for m in missed)
-            or "None: every fact was asked about."
-        )
-        self.stack.setCurrentIndex(2)
-
     def shown(self) -> None:
         """The tab is shown: new sessions may have been stored meanwhile."""
         self.refresh()
 
 
-def _page(left: Card, chart: QWidget, title: str, label: QLabel, below: int) -> QWidget:
+def side_by_side(left: Card, chart: QWidget, title: str, label: QLabel, below: int) -> QWidget:
     """A page of the view: ``left`` (a table's card) beside a chart over a card ``title``
     holding ``label`` (``below``: its share of the column's height, against the chart's 3)."""
     page = QWidget()

@@ -251,12 +251,20 @@ class RunPanel(QWidget):
             ("Chose", lambda a: short_text(a.get("chosen") or "—", ANSWER_COLUMNS)),
             ("Answer", lambda a: short_text(a.get("gold") or "", ANSWER_COLUMNS)),
         ]
-        if self.activity.headline != "accuracy":
+        if not self._right_or_wrong():
             columns.append((self._headline_name(), lambda a: f"{a['score']:.0f}%"))
         return columns
 
     def _colour(self, answer: dict[str, Any]) -> str:
         return MARKS[answer["mark"]][1]
+
+    def _right_or_wrong(self) -> bool:
+        """Whether the headline is the share of answers right (each answer right or wrong,
+        one unanswered wrong) rather than a mean of scores per answer (the Hamming score)."""
+        from engine.scoring import activity_metrics
+
+        found = activity_metrics(self.activity.id).get(self.activity.headline)
+        return found is None or found.of == "correct"
 
     def _headline_name(self) -> str:
         return metric_label(self.activity.headline, self.activity.id).removesuffix(" (%)")
@@ -417,7 +425,7 @@ class RunPanel(QWidget):
             self.live.setText(f"{headline:.0f}%")
             n = summary.get("n") or summary.get("answered")
             over = f"{self._headline_name()} over {n} {self.activity.item_noun}s"
-            wrong = " (unanswered count as wrong)" if self.activity.headline == "accuracy" else ""
+            wrong = " (unanswered count as wrong)" if self._right_or_wrong() else ""
             self.live_note.setText(over + wrong)
 
     def _failed(self, exc: BaseException) -> None:
