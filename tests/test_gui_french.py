@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.testing import message_boxes
 from gui.french.passages import HIGHLIGHT
+from gui.testing import message_boxes
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000
