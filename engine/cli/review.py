@@ -132,7 +132,7 @@ def _ask(session: ReviewSession, shown: Shown, say: Callable[..., None], as_json
     for letter in fb.gold if not fb.correct else []:
         say(f"  {letter}. {texts.get(letter, '')}")
     if fb.explanation:
-        say(f"解析：{fb.explanation}" if fb.activity == "exam" else fb.explanation)
+        say(f"{shown.face.heading}{fb.explanation}")
     _noted(session, shown, say)
     return _rate(session, fb.suggested, say, as_json)
 

@@ -21,4 +21,5 @@ def exam_face(item: Item) -> Face:
         str(item.get("explanation") or ""),
         multi=False,
         tags=topics(EXAM.id, item),
+        heading="解析：",
     )

@@ -96,7 +96,8 @@ class ReviewCard:
 @dataclass
 class Face:
     """What a card shows: the question and options (front), the right letters and the gold
-    explanation (back), and its tags. French questions may have several right letters."""
+    explanation (back), and its tags. French questions may have several right letters;
+    ``heading`` introduces the explanation in the terminal (the exam's: ``解析：``)."""
 
     question: str
     options: list[tuple[str, str]]
@@ -104,6 +105,7 @@ class Face:
     explanation: str
     multi: bool
     tags: dict[str, str] = field(default_factory=dict)
+    heading: str = ""
 
     @property
     def letters(self) -> str:
