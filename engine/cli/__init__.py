@@ -1,8 +1,9 @@
 """The ``medexam`` command line: a thin shell over the engine's Python API.
 
-Each activity defines its commands in its own module (``exam``, ``consult``, ``french``…);
-the groups here name them and import a module only when one of its commands runs or help
-lists them, so ``medexam runs list`` never loads a retriever or a model library. Shared
+Each activity brings its command group and ``import`` subcommands from its own package
+(``engine/<activity>/cli.py``, named by its descriptor); the groups here list them from the
+registry and import a module only when one of its commands runs or help lists them, so
+``medexam runs list`` never loads a retriever or a model library. Shared
 option decorators live in :mod:`engine.cli.common`. Every command runs inside
 :func:`engine.cli.common.user_errors`: an error for the user ends it with one ``Error:`` line.
 """
