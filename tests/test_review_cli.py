@@ -83,6 +83,12 @@ def test_after_an_exam_the_missed_questions_are_due_reviewed_and_exported(db_pat
     assert [c["key"] for c in left["cards"]] == [qs[3]["id"]]  # Hard: back in minutes
     stats = json.loads(medexam(db_path, "review", "stats", "--json").output)
     assert stats["cards"] == 4 and stats["due_now"] == 1 and stats["due_per_day"][0]["due"] == 1
+    assert list(stats) == [
+        "profile", "cards", "learned", "due_now", "reviews", "accuracy", "retention",
+        "retention_n", "due_per_day", "by_activity", "mastery",
+    ]  # fmt: skip
+    said = medexam(db_path, "review", "stats").output
+    assert "profile default: 4 cards, " in said and "reviews 6, right 50.0%, retention —" in said
 
     out_file = tmp_path / "missed.apkg"
     exported = medexam(

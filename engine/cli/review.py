@@ -203,25 +203,22 @@ def review_due(app: AppContext, profile: str | None, as_json: bool) -> None:
 def review_stats(app: AppContext, profile: str | None, as_json: bool) -> None:
     """Cards learned, retention, due cards per day for the next 14 days, mastery by question
     type and category."""
-    from engine.review.stats import stats
+    from engine.review.stats import review_stats as stats_of
 
-    s = stats(app.store, _profile(app, profile))
+    s = stats_of(app.store, _profile(app, profile))
     if as_json:
-        echo_json(s)
+        echo_json(s.as_dict())
         return
-    click.echo(
-        f"profile {s['profile']}: {s['cards']} cards, {s['learned']} learned, "
-        f"{s['due_now']} due now"
-    )
-    right = "—" if s["accuracy"] is None else f"{s['accuracy']:.1f}%"
+    click.echo(f"profile {s.profile}: {s.cards} cards, {s.learned} learned, {s.due_now} due now")
+    right = "—" if s.accuracy is None else f"{s.accuracy:.1f}%"
     kept = "— (no review after an interval yet)"
-    if s["retention"] is not None:
-        kept = f"{s['retention']:.1f}% (n={s['retention_n']})"
-    click.echo(f"reviews {s['reviews']}, right {right}, retention {kept}")
+    if s.retention is not None:
+        kept = f"{s.retention:.1f}% (n={s.retention_n})"
+    click.echo(f"reviews {s.reviews}, right {right}, retention {kept}")
     click.echo("due per day:")
-    for day in s["due_per_day"]:
+    for day in s.due_per_day:
         click.echo(f"  {day['date']}  {'█' * min(day['due'], 40)} {day['due']}")
-    for activity, fields in s["mastery"].items():
+    for activity, fields in s.mastery.items():
         for name, values in fields.items():
             click.echo(f"mastery, {activity} by {visible(name)}:")
             for value, cell in values.items():

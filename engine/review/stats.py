@@ -10,6 +10,7 @@ the next days, and mastery by question type and category.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
@@ -83,9 +84,38 @@ def mastery(store: Store, all_cards: list[ReviewCard]) -> Mastery:
     return out
 
 
+@dataclass
+class ReviewStats:
+    """A profile's review statistics (see the module's description): cards, reviews, the
+    percent of the reviews answered right (``accuracy``) and of those after an interval
+    (``retention``), due cards per day, and by activity, mastery."""
+
+    profile: str
+    cards: int
+    learned: int
+    due_now: int
+    reviews: int
+    accuracy: float | None
+    retention: float | None
+    retention_n: int
+    due_per_day: list[DayDue]
+    by_activity: dict[str, dict[str, int]]
+    mastery: Mastery
+
+    def as_dict(self) -> JSONDict:
+        return asdict(self)
+
+
 def stats(
     store: Store, profile: str = DEFAULT_PROFILE, now: datetime | None = None, days: int = DAYS
 ) -> JSONDict:
+    """The profile's review statistics as a dict (:class:`ReviewStats`' fields)."""
+    return review_stats(store, profile, now, days).as_dict()
+
+
+def review_stats(
+    store: Store, profile: str = DEFAULT_PROFILE, now: datetime | None = None, days: int = DAYS
+) -> ReviewStats:
     """The profile's review statistics (see the module's description)."""
     now = now or utcnow().astimezone()
     all_cards = cards(store, profile)
@@ -99,19 +129,19 @@ def stats(
         block["cards"] += 1
         block["learned"] += _learned(card)
         block["due"] += card.due <= due_by and not card.suspended
-    return {
-        "profile": profile,
-        "cards": len(all_cards),
-        "learned": sum(_learned(c) for c in all_cards),
-        "due_now": sum(c.due <= due_by for c in active),
-        "reviews": len(log),
-        "accuracy": _percent(sum(bool(r["correct"]) for r in log), len(log)),
-        "retention": _percent(sum(bool(r["correct"]) for r in mature), len(mature)),
-        "retention_n": len(mature),
-        "due_per_day": due_per_day(active, now, days),
-        "by_activity": by_activity,
-        "mastery": mastery(store, all_cards),
-    }
+    return ReviewStats(
+        profile=profile,
+        cards=len(all_cards),
+        learned=sum(_learned(c) for c in all_cards),
+        due_now=sum(c.due <= due_by for c in active),
+        reviews=len(log),
+        accuracy=_percent(sum(bool(r["correct"]) for r in log), len(log)),
+        retention=_percent(sum(bool(r["correct"]) for r in mature), len(mature)),
+        retention_n=len(mature),
+        due_per_day=due_per_day(active, now, days),
+        by_activity=by_activity,
+        mastery=mastery(store, all_cards),
+    )
 
 
 def _learned(card: ReviewCard) -> bool:
