@@ -12,7 +12,7 @@ descriptor in :mod:`engine.registry`; this module knows none of them by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Activity", "UnknownActivity", "activity", "activity_name", "metric_label"]
 
-# Labels of the summary keys every activity shares.
+# Labels of the summary keys every activity shares (the share right is labelled by each
+# activity, whose scorers name it).
 COMMON_LABELS = {
-    "accuracy": "Accuracy (%)",
     "n": "Items",
     "answered": "Answered",
     "accuracy_answered": "Accuracy of the answered (%)",
@@ -53,6 +53,9 @@ COMMON_LABELS = {
     "passed": "Passed",
     "pass_mark": "Pass mark (%)",
 }
+
+#: A run's scores by category: what they are by, and ``(category, score %, n)`` each.
+Breakdown = tuple[str, list[tuple[str, float, int]]]
 
 _SPEC_METHODS = ("settings", "items", "key", "open", "summarize")
 
@@ -93,7 +96,9 @@ class Activity:
     Review screen's Where I stand tab (a QWidget class made with the app's context,
     :class:`gui.widgets.qt_standing.StandingPage`; none: its standing by subject, when it
     has ``topic_fields``); ``cli_standing`` prints it for ``medexam stats --activity ID``
-    (``(store, profile, as_json) →``; none: its standing by subject).
+    (``(store, profile, as_json) →``; none: its standing by subject); ``breakdown`` reads
+    a run's scores by category from its summary (``summary → (what, [(category, score %,
+    n)])`` or None; none: by its items' categories, :func:`engine.results.category_scores`).
     """
 
     id: str
@@ -122,6 +127,7 @@ class Activity:
     description: str = ""
     standing: Lazy[type] | None = None
     cli_standing: Lazy[Callable[[Store, str, bool], None]] | None = None
+    breakdown: Lazy[Callable[[JSONDict], Breakdown | None]] | None = None
 
     def __post_init__(self) -> None:
         parts = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in _PARTS]
@@ -162,6 +168,7 @@ _PARTS = (
     "screen",
     "standing",
     "cli_standing",
+    "breakdown",
 )
 
 
@@ -212,10 +219,25 @@ def headline_value(run: Row) -> float | None:
     if summary.get("answered") == 0:
         return None  # nothing answered: no score to show
     found = activities().get(str(run.get("activity", "")))
-    keys = ["score"] if run.get("runner") == "person" else []
-    keys += [found.headline if found else "accuracy", "accuracy", "hamming", "score"]
-    for key in keys:
+    for key in _headline_keys(found, run.get("runner") == "person"):
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
     return None
+
+
+def _headline_keys(found: Activity | None, person: bool) -> Iterator[str]:
+    """The summary keys a run's headline is read from, in turn: a person's ``score``, its
+    activity's headline and share right, any activity's (a run of an activity no longer
+    installed, or whose summary lacks them), then ``score``."""
+    from engine.scoring import right_key
+
+    if person:
+        yield "score"
+    for act in [found] if found is not None else []:
+        yield act.headline
+        yield right_key(act.id) or act.headline
+    for act in activities().values():
+        yield right_key(act.id) or act.headline
+        yield act.headline
+    yield "score"

@@ -101,13 +101,16 @@ class Metric:
     run's answers (:data:`Reducer`), named ``label`` (the activity's label for its summary
     key when empty: :func:`engine.activities.metric_label`); ``optional`` leaves it out of a
     summary where no answer carries the key, ``valued`` where none carries a value for it
-    (not None)."""
+    (not None). ``short`` is its header where columns are narrow (a trials table,
+    :func:`engine.trials.table_keys`): a metric with one is among the scores a trial set is
+    summed up by, in its activity's order."""
 
     of: str
     reduce: Reducer = field(default_factory=percent)
     label: str = ""
     optional: bool = False
     valued: bool = False
+    short: str = ""
 
 
 def answer_values(answer: Row) -> dict[str, ScoreValue]:

@@ -14,10 +14,8 @@ from engine.activities import activity as activity_of
 from engine.activities import find_label, metric_label
 
 if TYPE_CHECKING:
+    from engine.activities import Breakdown
     from engine.store import Store
-
-# The question type fields of ExplainCPE, in words.
-TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
 
 # Summary entries that are not metrics.
 _NOT_METRICS = {"run_id", "dataset", "model", "settings", "status", "items", "error"}
@@ -47,17 +45,21 @@ def summary_rows(
 def running_score(activity: str, answers: Sequence[dict[str, Any]]) -> tuple[float | None, int]:
     """The activity's headline score (percent) over the answers given so far, and how many
     of them are wholly right. Each answer is what a run reports as it goes (``correct``,
-    ``scores``): accuracy from ``correct``, any other headline (the Hamming score) from
-    ``scores``, where 1 is wholly right.
+    ``scores``): a headline of each answer's ``correct`` (accuracy) from ``correct``, any
+    other (the Hamming score) from the score its metric reduces, where 1 is wholly right.
 
     >>> running_score("french", [{"scores": {"hamming": 1.0}}, {"scores": {"hamming": 0.5}}])
     (75.0, 1)
     """
+    from engine.scoring import activity_metrics
+
     headline = activity_of(activity).headline
-    if headline == "accuracy":
+    m = activity_metrics(activity).get(headline)
+    of = m.of if m is not None else headline
+    if of == "correct":
         values = [1.0 if a.get("correct") else 0.0 for a in answers]
     else:
-        values = [float((a.get("scores") or {}).get(headline) or 0.0) for a in answers]
+        values = [float((a.get("scores") or {}).get(of) or 0.0) for a in answers]
     if not values:
         return None, 0
     return 100 * sum(values) / len(values), sum(1 for v in values if v == 1.0)
@@ -81,23 +83,15 @@ def _all_summary_rows(
     return out
 
 
-def _from_summary(summary: dict[str, Any]) -> tuple[str, list[tuple[str, float, int]]] | None:
-    by_type = summary.get("by_type")
-    if isinstance(by_type, dict) and by_type:
-        field = next((f for f in ("type2", "type1", "type3") if f in by_type), next(iter(by_type)))
-        block = by_type[field]
-        if isinstance(block, dict) and all(isinstance(v, dict) for v in block.values()):
-            return f"Accuracy by {TYPE_NAMES.get(field, field)}", [
-                (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0)) for k, v in block.items()
-            ]
-    by_n = summary.get("by_n_answers")
-    if isinstance(by_n, dict) and by_n:
-        return "Hamming score by number of right answers", [
-            (f"{k} right", float(v.get("hamming") or 0.0), int(v.get("n") or 0))
-            for k, v in by_n.items()
-            if isinstance(v, dict)
-        ]
-    return None
+def _from_summary(run: dict[str, Any]) -> Breakdown | None:
+    """The run's scores by category as its activity reads them from its summary
+    (``Activity.breakdown``); None when it gives none."""
+    from engine.registry import activities
+
+    found = activities().get(str(run.get("activity")))
+    if found is None or found.breakdown is None:
+        return None
+    return found.breakdown.load()(run.get("summary") or {})
 
 
 def category_scores(
@@ -105,13 +99,13 @@ def category_scores(
 ) -> tuple[str, list[tuple[str, float, int]]]:
     """Scores by category of one run, as ``(what, [(category, score %, n)])``.
 
-    Taken from the run's summary where the activity gave a breakdown (``by_type`` of exams:
-    the kind of question first, else the wording or the subject; ``by_n_answers`` of French
-    runs); otherwise, with ``store``, the share of correct answers per item category
+    Taken from the run's summary where the activity gives a breakdown
+    (``Activity.breakdown``: an exam's by question type, French QA's by number of right
+    answers); otherwise, with ``store``, the share of correct answers per item category
     (``type1`` or ``category``) of the run's data set. ``("", [])`` when there is none, or
     when the data set is gone.
     """
-    found = _from_summary(run.get("summary") or {})
+    found = _from_summary(run)
     if found is not None:
         return found
     if store is None:

@@ -49,6 +49,7 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
 )
 from engine.progress import Cancel, ProgressCallback, report
 from engine.registry import SCORERS, get_activity, get_scorer
+from engine.registry import activities as all_activities
 from engine.registry import scorers as registered
 from engine.types import JSONDict, Row
 
@@ -260,24 +261,27 @@ def activity_metrics(activity_id: str, *, added: bool = False) -> dict[str, Metr
     return out
 
 
+def right_key(activity_id: str) -> str | None:
+    """The summary key of an activity's share of items answered right: its metric over each
+    answer's ``correct`` (None when its scorers give none)."""
+    if activity_id not in all_activities():
+        return None
+    return next((k for k, m in activity_metrics(activity_id).items() if m.of == "correct"), None)
+
+
 def failed(answer: Row) -> bool:
     """Whether the model could not answer this item (its error is in ``extra["error"]``)."""
     extra = answer.get("extra")
     return isinstance(extra, dict) and bool(extra.get("error"))
 
 
-def counts(answers: Sequence[Row], n_total: int, digits: int = 2) -> JSONDict:
-    """The entries every run summary shares: ``n`` (the run's items, answered or not),
-    ``answered`` (an item whose answer failed is not) and ``accuracy`` over all ``n`` items
-    (an item not answered counts wrong), from each answer's ``correct`` score; ``failed``
-    when some answers failed."""
+def counts(answers: Sequence[Row], n_total: int) -> JSONDict:
+    """The entries every run summary shares: ``n`` (the run's items, answered or not) and
+    ``answered`` (an item whose answer failed is not); ``failed`` when some answers failed.
+    The share right is a metric of the activity's scorers (:func:`right_key`), beside its
+    others (:func:`run_metrics`)."""
     n = max(int(n_total or 0), len(answers))
-    right = sum(1 for a in answers if a.get("correct") and not failed(a))
-    out: JSONDict = {
-        "n": n,
-        "answered": sum(1 for a in answers if not failed(a)),
-        "accuracy": round(100 * right / n, digits) if n else 0.0,
-    }
+    out: JSONDict = {"n": n, "answered": sum(1 for a in answers if not failed(a))}
     broken = sum(1 for a in answers if failed(a))
     if broken:
         out["failed"] = broken

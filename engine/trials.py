@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import UserError
 from engine.progress import Progress, ProgressCallback
 from engine.reports.stats import TOO_FEW, enough
-from engine.scoring import failed
+from engine.scoring import failed, right_key
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -263,11 +263,13 @@ def _over_set(progress: ProgressCallback | None, k: int, trials: int) -> Progres
 
 
 def _per_case(store: Store, run_ids: Sequence[int], key: str) -> dict[str, list[float]]:
-    """Each case's value of ``key`` in every trial (accuracy: 100 for right, 0 otherwise)."""
+    """Each case's value of ``key`` in every trial (the share right, :func:`_is_right`: 100
+    for right, 0 otherwise)."""
     out: dict[str, list[float]] = {}
+    right = _is_right(store, run_ids, key)
     for run_id in run_ids:
         for a in store.answers(run_id):
-            if key == "accuracy":
+            if right:
                 value = 0.0 if failed(a) else 100.0 * bool(a["correct"])
             else:
                 raw = (a.get("scores") or {}).get(key)
@@ -276,6 +278,17 @@ def _per_case(store: Store, run_ids: Sequence[int], key: str) -> dict[str, list[
                 value = float(raw)
             out.setdefault(str(a["item_key"]), []).append(value)
     return out
+
+
+def _activity(store: Store, run_ids: Sequence[int]) -> str:
+    """The activity of the runs ``run_ids`` (of the first; "" for none)."""
+    return str(store.run(int(run_ids[0]))["activity"]) if run_ids else ""
+
+
+def _is_right(store: Store, run_ids: Sequence[int], key: str) -> bool:
+    """Whether ``key`` is the runs' share of items answered right
+    (:func:`engine.scoring.right_key`), whose per-case values are each answer's ``correct``."""
+    return bool(run_ids) and key == right_key(_activity(store, run_ids))
 
 
 def _clustered_means(
@@ -315,10 +328,11 @@ def clustered_interval(
 
 
 def paired_sets(
-    store: Store, a: Sequence[int], b: Sequence[int], key: str = "accuracy", scale: float = 1.0
+    store: Store, a: Sequence[int], b: Sequence[int], key: str | None = None, scale: float = 1.0
 ) -> JSONDict | None:
     """Two trial sets (their runs in trial order; one run each is a set of one trial)
-    compared on ``key`` (accuracy, or a score each answer carries: ``patient_recall``,
+    compared on ``key`` (by default the share right, :func:`engine.scoring.right_key`, or a
+    score each answer carries: ``patient_recall``,
     ``turns``…), each case of trial ``k`` of one paired with the same case of trial ``k`` of
     the other: the pairs, the cases, how many pairs are higher in A (``only_a``: right in A
     only, for accuracy) and in B, the means of A and B, the mean difference B − A with the
@@ -327,6 +341,7 @@ def paired_sets(
     percent). None when the sets share no case and trial."""
     import numpy as np
 
+    key = key or right_key(_activity(store, a)) or ""
     diffs: dict[str, list[float]] = {}
     pairs: list[tuple[float, float]] = []
     only_a = only_b = 0
@@ -364,13 +379,16 @@ def paired_sets(
 
 
 def spread(
-    store: Store, run_ids: Sequence[int], keys: Sequence[str] = ("accuracy",)
+    store: Store, run_ids: Sequence[int], keys: Sequence[str] | None = None
 ) -> dict[str, JSONDict]:
-    """Per summary key: each trial's value (from its run's summary), their ``mean`` and
-    between-trial ``sd`` (None for one trial), and for per-case scores (``accuracy``, and
+    """Per summary key (by default the scores a trial set is summed up by,
+    :func:`short_headers`): each trial's value (from its run's summary), their ``mean`` and
+    between-trial ``sd`` (None for one trial), and for per-case scores (the share right, and
     the scores answers carry) the 95% interval ``low``–``high`` of a bootstrap clustered by
-    case."""
+    case (only for the share right)."""
     runs = [store.run(int(r)) for r in run_ids]
+    if keys is None:
+        keys = list(short_headers([_activity(store, run_ids)] if run_ids else []))
     out: dict[str, JSONDict] = {}
     for key in keys:
         values = [
@@ -386,10 +404,11 @@ def spread(
             "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
         }
         per_case = _per_case(store, [int(r["id"]) for r in runs], key)
-        ci = clustered_interval(per_case) if key == "accuracy" else None
+        right = _is_right(store, run_ids, key)
+        ci = clustered_interval(per_case) if right else None
         entry["low"], entry["high"] = (round(ci[0], 2), round(ci[1], 2)) if ci else (None, None)
         entry["cases"] = len(per_case)
-        entry["too_few"] = key == "accuracy" and not enough(len(per_case))
+        entry["too_few"] = right and not enough(len(per_case))
         out[key] = entry
     return out
 
@@ -415,26 +434,43 @@ def trial_sets(store: Store, run_ids: Sequence[int]) -> dict[str, list[int]]:
     return {n: [r for _, r in sorted(t.items())] for n, t in found.items()}
 
 
-#: The scores a trials table reports first (those the runs' summaries have), with short
-#: headers; every other metric of the runs' scorers follows (:func:`table_keys`).
-TABLE_KEYS = {
-    "accuracy": "Accuracy (%)",
-    "hamming": "Hamming (%)",
-    "emr": "EMR (%)",
-    "patient_recall": "Patient R",
-    "patient_f1": "Patient F1",
-    "doctor_f1": "Doctor F1",
-    "avg_turns": "Turns",
-}
+def short_headers(activity_ids: Sequence[str]) -> dict[str, str]:
+    """The scores a trial set of these activities' runs is summed up by, with their short
+    headers: the metrics their scorers give a short header (``Metric.short``), in order."""
+    from engine.scoring import activity_metrics
+
+    out: dict[str, str] = {}
+    for activity_id in activity_ids:
+        for key, m in activity_metrics(activity_id).items():
+            if m.short:
+                out.setdefault(key, m.short)
+    return out
+
+
+def header(key: str, activity_id: str | None = None) -> str:
+    """A score's header in a narrow column: the short header of its metric (of
+    ``activity_id``'s, else any activity's; the metric of that key, or of the per-answer
+    score ``key``: ``turns`` for the questions per case), else its label."""
+    from engine.activities import metric_label
+    from engine.registry import activities
+    from engine.scoring import activity_metrics
+
+    for act in [activity_id] if activity_id else list(activities()):
+        found = activity_metrics(act)
+        m = found.get(key) or next((m for m in found.values() if m.of == key), None)
+        if m is not None and m.short:
+            return m.short
+    return metric_label(key, activity_id)
 
 
 def table_keys(activity_ids: Sequence[str]) -> dict[str, str]:
     """The scores a trials table of these activities' runs reports, with their headers:
-    :data:`TABLE_KEYS`, then the other metrics their scorers give, by their labels."""
+    those with a short header (:func:`short_headers`), then the other metrics their scorers
+    give, by their labels."""
     from engine.activities import metric_label
     from engine.scoring import activity_metrics
 
-    out = dict(TABLE_KEYS)
+    out = short_headers(activity_ids)
     for activity_id in activity_ids:
         for key in activity_metrics(activity_id):
             out.setdefault(key, metric_label(key, activity_id))
@@ -471,7 +507,7 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
                 run_label(first),
                 temperature,
                 len(ids),
-                values.get("accuracy", {}).get("cases"),
+                values.get(right_key(str(first["activity"])) or "", {}).get("cases"),
                 *cells,
             ]
         )

@@ -45,16 +45,16 @@ def test_summary_rows_keep_scalars_and_flatten_one_level():
 def test_category_scores_from_the_summary():
     by_type = {"type1": {"正向": {"accuracy": 80.0, "n": 5}},
                "type2": {"常识题": {"accuracy": 50.0, "n": 2}, "案例题": {"n": 1}}}  # fmt: skip
-    assert category_scores({"summary": {"by_type": by_type}}) == (
+    assert category_scores({"activity": "exam", "summary": {"by_type": by_type}}) == (
         "Accuracy by kind of question",
         [("常识题", 50.0, 2), ("案例题", 0.0, 1)],
     )
     by_n = {"1": {"hamming": 75.0, "n": 4}, "2": {"hamming": 40.0, "n": 1}}
-    assert category_scores({"summary": {"by_n_answers": by_n}}) == (
+    assert category_scores({"activity": "french", "summary": {"by_n_answers": by_n}}) == (
         "Hamming score by number of right answers",
         [("1 right", 75.0, 4), ("2 right", 40.0, 1)],
     )
-    assert category_scores({"summary": {}}) == ("", [])
+    assert category_scores({"activity": "exam", "summary": {}}) == ("", [])
 
 
 def test_category_scores_from_the_items(bank):

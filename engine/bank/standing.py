@@ -1,7 +1,8 @@
 """Where a student stands: per subject, their score beside the scores of the models evaluated
 on the same questions (the models as peers), their trend from session to session, the
-subjects to work on first, why they missed questions; and for the consultation, a practice
-log (cases seen, right diagnoses, facts elicited, the facts most often missed).
+subjects to work on first, why they missed questions. (An activity may show a standing of
+its own: ``Activity.standing``, such as the consultation's practice log,
+:mod:`engine.consult.practice`.)
 
 A student's score on a subject counts each question once, by its latest answer; a model's
 counts the same questions, by that model's latest answer to each.
@@ -21,6 +22,7 @@ from engine.bank.notebook import entries
 from engine.bank.pools import latest, omitted, person_runs
 from engine.registry import get_activity
 from engine.review.cards import NO_TOPIC
+from engine.scoring import right_key
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -138,9 +140,7 @@ def _subjects(
     return found, answered, right, sorted(names)
 
 
-def standing(
-    store: Store, profile: str, activity: str = "exam", dataset: str | None = None
-) -> Standing:
+def standing(store: Store, profile: str, activity: str, dataset: str | None = None) -> Standing:
     """Where ``profile`` stands in ``activity`` (over one data set, or all it practised)."""
     runs = person_runs(store, activity, profile, dataset)
     datasets = [dataset] if dataset else sorted({str(r["dataset"]) for r in runs})
@@ -156,7 +156,7 @@ def standing(
                 "date": str(run.get("started") or "")[:10],
                 "dataset": run["dataset"],
                 "n": summary.get("n"),
-                "score": summary.get("score", summary.get("accuracy")),
+                "score": summary.get("score", summary.get(right_key(activity) or "")),
             }
         )
     overall = out.score or 0.0
@@ -175,39 +175,3 @@ def standing(
     reasons = Counter(e.reason for e in entries(store, profile, activity=activity) if e.reason)
     out.reasons = dict(reasons.most_common())
     return out
-
-
-def consult_log(store: Store, profile: str) -> JSONDict:
-    """A profile's consultation practice: each case seen (date, right or not, facts elicited
-    of the case's facts) and the facts most often left unasked."""
-    from engine.consult.cases import get_case
-    from engine.consult.metrics import uncovered_facts
-
-    seen: list[JSONDict] = []
-    missed: Counter[str] = Counter()
-    for run in person_runs(store, "consult", profile):
-        for a in store.answers(int(run["id"])):
-            try:
-                case = get_case(store, str(run["dataset"]), str(a["item_key"]))
-            except Exception:  # noqa: BLE001 - a case deleted since: its row is left out
-                continue
-            told = {
-                f["index"]
-                for f in uncovered_facts(case, store.turns(int(run["id"]), a["item_key"]))
-            }
-            missed.update(f.key for i, f in enumerate(case.facts) if i not in told)
-            seen.append(
-                {
-                    "run_id": run["id"],
-                    "date": str(run.get("started") or "")[:10],
-                    "case": a["item_key"],
-                    "correct": bool(a["correct"]),
-                    "facts": len(case.facts),
-                    "elicited": len(told),
-                }
-            )
-    return {
-        "cases": seen,
-        "right": sum(1 for s in seen if s["correct"]),
-        "most_missed": [{"fact": k, "times": n} for k, n in missed.most_common(10)],
-    }

@@ -340,7 +340,7 @@ def _show_lines(found: JSONDict) -> None:
 
 def _trial_lines(sets: list[JSONDict]) -> None:
     """Each cell's spread over its trials: its first score's mean ± SD [95% interval]."""
-    from engine.trials import TABLE_KEYS, spread_text
+    from engine.trials import header, spread_text
 
     if not sets:
         return
@@ -348,7 +348,7 @@ def _trial_lines(sets: list[JSONDict]) -> None:
     rows = []
     for s in sets:
         key = next(iter(s["spread"]), None)
-        shown = f"{TABLE_KEYS[key]} {spread_text(s['spread'][key])}" if key else "–"
+        shown = f"{header(key)} {spread_text(s['spread'][key])}" if key else "–"
         rows.append([s["label"], f"{len(s['runs'])}/{s['trials']} trials", shown])
     for line in align_rows(["setting", "finished", "score"], rows):
         click.echo(f"  {line}")

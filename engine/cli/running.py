@@ -336,14 +336,14 @@ def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
 
 
 def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[str, Any]:
-    """A trial set's numbers, each score its runs' summaries have (:data:`TABLE_KEYS`):
+    """A trial set's numbers, each score its runs' summaries have (:func:`engine.trials.short_headers`):
     mean ± between-trial SD [95% interval]; the last line is the set and its spread as
     JSON. Returns that."""
     import json
 
-    from engine.trials import TABLE_KEYS, spread, spread_text
+    from engine.trials import spread, spread_text
 
-    values = spread(app.store, found["run_ids"], list(TABLE_KEYS))
+    values = spread(app.store, found["run_ids"])
     if not quiet:
         click.echo(f"trial set {found['trial_set']}: {len(found['run_ids'])} trials")
         for key, v in values.items():

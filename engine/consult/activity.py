@@ -18,6 +18,7 @@ CONSULT = register_activity(
         "accuracy",
         "case",
         {
+            "accuracy": "Accuracy (%)",
             # ROUGE-1 word overlap (Table 2 of the consultation paper), not fact coverage: the
             # patient's replies against the facts' values, the doctor's questions against their keys
             "patient_recall": "Patient word overlap with fact values (ROUGE-1 recall, %)",

@@ -291,7 +291,7 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
     two-sided p of a bootstrap over cases, and how many cases are higher in each."""
     from engine.consult.metrics import PERCENT_SCORES
     from engine.reports.stats import TOO_FEW
-    from engine.trials import TABLE_KEYS, paired_sets
+    from engine.trials import header, paired_sets
 
     for run_id in (run_a, run_b):
         if app.store.run(run_id)["activity"] != "consult":
@@ -313,7 +313,7 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
         none = TOO_FEW if f.get("too_few") else "—"  # engine.reports.stats.MIN_ITEMS
         span = f"[{f['low']:.2f}, {f['high']:.2f}]" if f["low"] is not None else none
         p = f"{f['p']:.3f}" if f["p"] is not None else none
-        label = TABLE_KEYS.get(key) or TABLE_KEYS[f"avg_{key}"]
+        label = header(key, "consult")
         click.echo(
             f"{label:<13} {f['mean_a']:>7.2f} {f['mean_b']:>7.2f} {f['diff']:>7.2f}  "
             f"{span:<17} {p:>6}  {f['only_a']:>3}  {f['only_b']:>3}"

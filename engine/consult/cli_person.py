@@ -110,7 +110,7 @@ def consult_chat(
 def standing(store: Store, profile: str, as_json: bool) -> None:
     """``medexam stats --activity consult``: the person's consultations, each case's date,
     diagnosis right or wrong and facts elicited, then the facts most often missed."""
-    from engine.bank.standing import consult_log
+    from engine.consult.practice import consult_log
 
     log = consult_log(store, profile)
     if as_json:

@@ -48,7 +48,7 @@ from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
 from engine.progress import Cancel
 from engine.runs import Job, Spec
-from engine.scoring import Context, answer_values, counts, run_scorers
+from engine.scoring import Context, answer_values, counts, right_key, run_metrics, run_scorers
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -307,7 +307,12 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     for key in ("patient_mode", "solver", "solver_model"):
         if settings.get(key) is not None:
             out[key] = settings[key]
-    out.update(counts(answers, int(run.get("n_total") or 0)))
+    n_total = int(run.get("n_total") or 0)
+    tally = counts(answers, n_total)
+    right = right_key(CONSULT.id)
+    if right:  # the share right over all the run's cases (one not consulted yet counts wrong)
+        tally[right] = run_metrics(store, run, answers, n_total).get(right)
+    out.update(tally)
     asked_nothing = sum((a.get("extra") or {}).get("note") == ASKED_NOTHING for a in answers)
     if asked_nothing:
         out["asked_nothing"] = asked_nothing

@@ -41,6 +41,8 @@ DIALOGUE_KEYS = (
 #: The question diversities a summary averages (``diversity`` is ROUGE-L's).
 DIVERSITY = ("diversity", *(f"diversity_{kind}" for kind in DIVERSITY_KINDS))
 BOUNDS = ("upper", "lower")
+#: The short headers of the measures a trial set is summed up by (:func:`engine.trials.table_keys`).
+SHORT = {"patient_recall": "Patient R", "patient_f1": "Patient F1", "doctor_f1": "Doctor F1"}
 #: What the patient audit gives each consultation (:mod:`engine.consult.audit`).
 AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "patient_off_voice")
 
@@ -50,7 +52,7 @@ AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "p
     activities=("consult",),
     keys=("correct", "similarity"),
     metrics={
-        "accuracy": Metric("correct", share_of_all()),
+        "accuracy": Metric("correct", share_of_all(), short="Accuracy (%)"),
         "similarity": Metric("similarity", percent_of_mean(), optional=True, valued=True),
     },
 )
@@ -77,8 +79,11 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     activities=("consult",),
     keys=DIALOGUE_KEYS,
     metrics={
-        **{k: Metric(k, percent_of_mean(empty=0.0)) for k in SUMMARY_KEYS[:6]},
-        "avg_turns": Metric("turns", rounded_mean(empty=0.0)),
+        **{
+            k: Metric(k, percent_of_mean(empty=0.0), short=SHORT.get(k, ""))
+            for k in SUMMARY_KEYS[:6]
+        },
+        "avg_turns": Metric("turns", rounded_mean(empty=0.0), short="Turns"),
         # averaged over the consultations of two turns or more (None when there is none)
         **{k: Metric(k, percent()) for k in DIVERSITY},
     },

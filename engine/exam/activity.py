@@ -17,6 +17,7 @@ EXAM = register_activity(
         "accuracy",
         "question",
         {
+            "accuracy": "Accuracy (%)",
             "rouge1": "ROUGE-1",
             "rouge2": "ROUGE-2",
             "rougeL": "ROUGE-L",
@@ -58,6 +59,7 @@ EXAM = register_activity(
         report=Lazy("engine.exam.section", "exam_section", FUNCTION),
         run_label=Lazy("engine.exam.label", "exam_parts", FUNCTION),
         card=Lazy("engine.exam.card", "exam_face", FUNCTION),
+        breakdown=Lazy("engine.exam.section", "by_type_scores", FUNCTION),
         screen=Lazy("gui.exam.screen", "ExamScreen", CLASS),
         description="Pharmacist exam practice, timed exams and model evaluation",
         topic_fields=("type3", "type2", "type1"),

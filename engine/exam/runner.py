@@ -256,7 +256,7 @@ def summarize(
         "shots": settings.shots,
         "instruction": settings.instruction,
         "lang": settings.lang,
-        **counts(tried, len(items), digits=1),
+        **counts(tried, len(items)),
         **run_metrics(store, run, tried, len(items)),  # accuracy, ROUGE of generated answers…
         "accuracy_answered": round(accuracy(correct), 1),
         "no_letter": sum(1 for i in answered if not answers[str(i["id"])]["chosen"]),

@@ -17,7 +17,7 @@ from engine.solvers import PERSON
 from engine.types import Item, Row
 
 #: The exam's accuracy: over every question of the run (one not answered counts wrong).
-ACCURACY = {"accuracy": Metric("correct", share_of_all(1))}
+ACCURACY = {"accuracy": Metric("correct", share_of_all(1), short="Accuracy (%)")}
 
 
 def _published_judged(context: Context) -> bool:

@@ -20,8 +20,10 @@ from engine.reports.shapes import table
 from engine.reports.stats import reliability_bins
 
 if TYPE_CHECKING:
+    from engine.activities import Breakdown
     from engine.reports.shapes import ChartSeries, Section, Table
     from engine.store import Store
+    from engine.types import JSONDict
 
 TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
 #: A table of accuracy by type holds at most this many types; more are split into parts.
@@ -144,3 +146,19 @@ def exam_section(store: Store, runs: list[RunData]) -> Section:
         charts.append({"kind": "reliability", "title": "Reliability diagram", "series": series})
     comparisons = compare_all(runs, "rougeL", "ROUGE-L")
     return {"tables": tables, "comparisons": comparisons, "charts": charts}
+
+
+def by_type_scores(summary: JSONDict) -> Breakdown | None:
+    """A run's accuracy by question type from its summary (``Activity.breakdown``): the kind
+    of question first, else the wording or the subject; None when it has none."""
+    by_type = summary.get("by_type")
+    if not isinstance(by_type, dict) or not by_type:
+        return None
+    field = next((f for f in ("type2", "type1", "type3") if f in by_type), next(iter(by_type)))
+    block = by_type[field]
+    if not isinstance(block, dict) or not all(isinstance(v, dict) for v in block.values()):
+        return None
+    return f"Accuracy by {TYPE_NAMES.get(field, field)}", [
+        (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0))  # type: ignore[union-attr]
+        for k, v in block.items()
+    ]

@@ -284,7 +284,7 @@ def trial_spreads(store: Store, experiment: JSONDict) -> list[JSONDict]:
     trial), ``trial_set``, ``trials`` (asked), ``runs`` (those finished) and per score the
     ``spread`` over them (:func:`engine.trials.spread`: mean ± SD between trials, the 95%
     interval of a bootstrap clustered by item)."""
-    from engine.trials import TABLE_KEYS, spread
+    from engine.trials import spread
 
     sets: dict[str, JSONDict] = {}
     for cell in experiment["cells"]:
@@ -303,5 +303,5 @@ def trial_spreads(store: Store, experiment: JSONDict) -> list[JSONDict]:
         if cell["status"] == "finished" and cell["run_id"] not in entry["runs"]:
             entry["runs"].append(int(cell["run_id"]))
     for entry in sets.values():
-        entry["spread"] = spread(store, entry["runs"], list(TABLE_KEYS)) if entry["runs"] else {}
+        entry["spread"] = spread(store, entry["runs"]) if entry["runs"] else {}
     return list(sets.values())

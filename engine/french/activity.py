@@ -16,6 +16,7 @@ FRENCH = register_activity(
         "hamming",
         "question",
         {
+            "accuracy": "Accuracy (%)",
             "hamming": "Hamming score (%)",
             "emr": "Exact match ratio (%)",
             "recall_at_k": "Recall at k",
@@ -41,6 +42,7 @@ FRENCH = register_activity(
         report=Lazy("engine.french.section", "french_section", FUNCTION),
         run_label=Lazy("engine.french.label", "french_parts", FUNCTION),
         card=Lazy("engine.french.card", "french_face", FUNCTION),
+        breakdown=Lazy("engine.french.section", "by_answers_scores", FUNCTION),
         screen=Lazy("gui.french.screen", "FrenchScreen", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",

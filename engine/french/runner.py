@@ -26,7 +26,7 @@ from engine.french.context import answer_fields, reader_context
 from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
 from engine.runs import Job, Spec
-from engine.scoring import counts, percent_mean, run_metrics
+from engine.scoring import counts, percent_mean, right_key, run_metrics
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -48,13 +48,17 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     run = store.run(run_id)
     answers = store.answers(run_id)
     out: dict[str, Any] = {"run_id": run_id, "dataset": run["dataset"], "model": run["model"]}
-    out.update(run_metrics(store, run, answers, int(run.get("n_total") or 0)))  # Hamming, EMR…
+    scored = run_metrics(store, run, answers, int(run.get("n_total") or 0))  # Hamming, EMR…
+    right = right_key(FRENCH.id)  # exact matches over all questions: after the counts
+    out.update({k: v for k, v in scored.items() if k != right})
     groups: dict[int, list[dict[str, Any]]] = {}
     for a in answers:
         groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)
     out["by_n_answers"] = {str(n): _options_block(groups[n]) for n in sorted(groups)}
     # Hamming and EMR are over the answered questions; accuracy (exact matches) is over all.
     out.update(counts(answers, int(run.get("n_total") or 0)))
+    if right in scored:
+        out[right] = scored[right]
     hits = [a["scores"]["retrieved"] for a in answers if a["scores"].get("retrieved") is not None]
     settings = run["settings"] or {}
     k = settings.get("k")

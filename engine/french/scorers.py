@@ -9,7 +9,7 @@ match), and whether retrieval found the question's own passage.
 from __future__ import annotations
 
 from engine.french.scoring import exact, hamming
-from engine.scoring import Context, ScoreValue, scorer
+from engine.scoring import Context, Metric, ScoreValue, scorer, share_of_all
 from engine.types import Item, Row
 
 
@@ -22,7 +22,12 @@ def _letters(extra: object, key: str) -> set[str]:
     "french.options",
     activities=("french",),
     keys=("hamming", "exact", "correct"),
-    metrics={"hamming": "hamming", "emr": "exact"},
+    metrics={
+        # exact matches over every question of the run (one not answered counts wrong)
+        "accuracy": Metric("correct", share_of_all(), short="Accuracy (%)"),
+        "hamming": Metric("hamming", short="Hamming (%)"),
+        "emr": Metric("exact", short="EMR (%)"),
+    },
 )
 def options(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """Hamming score ``|pred ∩ gold| / |pred ∪ gold|`` and exact match of the options

@@ -12,8 +12,10 @@ from engine.reports.shapes import table
 from engine.reports.stats import MIN_ITEMS, mean_cell
 
 if TYPE_CHECKING:
+    from engine.activities import Breakdown
     from engine.reports.shapes import Cell, ScoreCell, Section
     from engine.store import Store
+    from engine.types import JSONDict
 
 
 def _hamming_cell(r: RunData) -> ScoreCell | None:
@@ -73,3 +75,16 @@ def french_section(store: Store, runs: list[RunData]) -> Section:
         "comparisons": compare_all(runs, "hamming", "Hamming"),
         "charts": [ci_chart(main, 5, "Hamming score (%)")],
     }
+
+
+def by_answers_scores(summary: JSONDict) -> Breakdown | None:
+    """A run's Hamming score by number of right answers from its summary
+    (``Activity.breakdown``); None when it has none."""
+    by_n = summary.get("by_n_answers")
+    if not isinstance(by_n, dict) or not by_n:
+        return None
+    return "Hamming score by number of right answers", [
+        (f"{k} right", float(v.get("hamming") or 0.0), int(v.get("n") or 0))
+        for k, v in by_n.items()
+        if isinstance(v, dict)
+    ]

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 from engine.errors import UserError
 from engine.ratings import judge as judging
 from engine.ratings.perspectives import KEYS, explained
+from engine.registry import activities
 from engine.scoring import Context, ScoreValue, Value, scorer
 
 if TYPE_CHECKING:
     from engine.types import Row
 
-ACTIVITIES = ("exam", "french", "consult")
+#: The activities whose answers carry an explanation to rate (``Activity.explained``).
+ACTIVITIES = tuple(a.id for a in activities().values() if a.explained)
 PERSON = "explanation-rating"
 JUDGE = "explanation-judge"
 REPLY_CHARS = 2000  # of a judge's reply kept with its scores

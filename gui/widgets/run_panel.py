@@ -454,7 +454,7 @@ def _run_job(
     loop (:func:`engine.runs.run`), or ``trials`` of them (:func:`engine.trials.run_trials`:
     the last trial's summary, with the set's ``trial_set``, ``run_ids`` and ``spread``)."""
     from engine.runs import run
-    from engine.trials import TABLE_KEYS, run_trials, spread
+    from engine.trials import run_trials, spread
 
     if resume is None:
         given = prepare(job, given)
@@ -465,7 +465,7 @@ def _run_job(
     found = run_trials(job.store, activity_id, dataset, given, trials, **options)
     last = found.summaries[-1]
     return {**last, "trial_set": found.name, "run_ids": found.run_ids,
-            "spread": spread(job.store, found.run_ids, list(TABLE_KEYS))}  # fmt: skip
+            "spread": spread(job.store, found.run_ids)}  # fmt: skip
 
 
 def _spread_html(summary: dict[str, Any], activity_id: str) -> str:

@@ -14,7 +14,7 @@ from engine.cli.running import RunOptions, execute_run, metric_lines, run_option
 from engine.fields import Settings, from_dict, setting, settings_options
 from engine.models.pool import ModelPool
 from engine.runs import Job, Spec
-from engine.scoring import counts, scorer
+from engine.scoring import Metric, counts, run_metrics, scorer, share_of_all
 from engine.store import Store
 from engine.types import JSONDict, Row
 from medexam_toy.activity import TOY
@@ -28,7 +28,12 @@ class ToySettings(Settings):
     limit: int | None = setting(None, help="Only the first N sums.", min=1, form=False)
 
 
-@scorer("toy.exact", activities=("toy",), keys=("correct",))
+@scorer(
+    "toy.exact",
+    activities=("toy",),
+    keys=("correct",),
+    metrics={"accuracy": Metric("correct", share_of_all())},
+)
 def exact(answer: Row, item: Row, context: Any) -> dict[str, bool]:
     """Whether the reply is the sum."""
     return {"correct": (answer.get("chosen") or "").strip() == str(item["answer"])}
@@ -53,7 +58,8 @@ def _settings(given: JSONDict) -> JSONDict:
 
 
 def _summary(store: Store, run_id: int) -> JSONDict:
-    return counts(store.answers(run_id), store.run(run_id)["n_total"])
+    run, answers = store.run(run_id), store.answers(run_id)
+    return {**counts(answers, run["n_total"]), **run_metrics(store, run, answers, run["n_total"])}
 
 
 SPEC = Spec(TOY, _settings, ToyJob, _summary)

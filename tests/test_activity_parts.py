@@ -1,0 +1,84 @@
+"""What shared code reads from an activity rather than naming it: the share right is one of
+its scorers' metrics (not a count every summary adds), a metric's short header heads its
+column in a trials table, a run's scores by category come from its descriptor's
+``breakdown``, and the explanation scorers fit the activities whose answers are explained."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from engine.activities import Activity
+from engine.ratings.scorers import ACTIVITIES
+from engine.registry import (
+    FUNCTION,
+    SCORERS,
+    Lazy,
+    activities,
+    register_activity,
+    unregister_activity,
+)
+from engine.results import category_scores
+from engine.scoring import Metric, counts, percent, right_key, scorer
+from engine.trials import header, short_headers, table_keys
+
+BY_PARITY = ("Right by parity", [("even", 50.0, 2), ("odd", 100.0, 1)])
+
+
+def parity(summary: dict) -> tuple[str, list[tuple[str, float, int]]] | None:
+    """The test activity's breakdown: what its summary says, whatever the items."""
+    return BY_PARITY if summary.get("by_parity") else None
+
+
+@pytest.fixture
+def tally() -> Iterator[Activity]:
+    found = register_activity(
+        Activity("tally", "Tally", "right", "tally", breakdown=Lazy(__name__, "parity", FUNCTION))
+    )
+    yield found
+    unregister_activity("tally")
+
+
+@pytest.fixture
+def brief() -> Iterator[str]:
+    name = "exam.brief"
+    scorer(
+        name,
+        activities=("exam",),
+        keys=("brief",),
+        metrics={"brief_replies": Metric("brief", percent(1), "Brief replies (%)", short="Brief")},
+    )(lambda answer, item, context: {"brief": True})
+    yield "brief_replies"
+    del SCORERS[name]
+
+
+def test_the_share_right_is_a_metric_of_each_activitys_scorers() -> None:
+    answers = [{"correct": True}, {"correct": False, "extra": {"error": "timed out"}}]
+    assert counts(answers, 3) == {"n": 3, "answered": 1, "failed": 1}
+    for activity_id in activities():
+        if activity_id in ("exam", "consult", "french"):
+            assert right_key(activity_id) == "accuracy"
+    assert right_key("no such activity") is None
+
+
+def test_a_metrics_short_header_heads_its_trials_column(brief: str) -> None:
+    assert list(short_headers(["exam"])) == ["accuracy", brief]
+    assert table_keys(["exam"])[brief] == "Brief"
+    assert table_keys(["exam"])["rouge1"] == "ROUGE-1"  # no short header: its label
+    assert header(brief) == header(brief, "exam") == "Brief"
+    assert header("turns", "consult") == "Turns"  # the metric of each case's turns
+    assert list(short_headers(["french"])) == ["accuracy", "hamming", "emr"]
+
+
+def test_a_runs_scores_by_category_come_from_its_activitys_breakdown(tally) -> None:
+    run = {"activity": "tally", "summary": {"by_parity": True}}
+    assert category_scores(run) == BY_PARITY
+    assert category_scores({**run, "summary": {}}) == ("", [])
+
+
+def test_explanations_are_rated_for_the_activities_that_explain_their_answers() -> None:
+    explained = [a for a, found in activities().items() if found.explained]
+    assert set(ACTIVITIES) == set(explained)
+    for name in ("explanation-rating", "explanation-judge"):
+        assert set(SCORERS[name].activities) == set(explained)
