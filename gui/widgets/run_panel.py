@@ -261,10 +261,9 @@ class RunPanel(QWidget):
     def _right_or_wrong(self) -> bool:
         """Whether the headline is the share of answers right (each answer right or wrong,
         one unanswered wrong) rather than a mean of scores per answer (the Hamming score)."""
-        from engine.scoring import activity_metrics
+        from engine.scoring import right_key
 
-        found = activity_metrics(self.activity.id).get(self.activity.headline)
-        return found is None or found.of == "correct"
+        return self.activity.headline == right_key(self.activity.id)
 
     def _headline_name(self) -> str:
         return metric_label(self.activity.headline, self.activity.id).removesuffix(" (%)")
