@@ -269,8 +269,11 @@ def stats(
     as_json: bool,
 ) -> None:
     """Where you stand: per subject your score beside the models evaluated on the same
-    questions, your trend, the subjects to work on first, why you missed questions (an
-    activity without subjects says it its own way: ``Activity.cli_standing``)."""
+    questions, your trend, the subjects to work on first, why you missed questions; an
+    activity whose questions have no subjects shows its own practice log.
+
+    \f
+    That log is the activity's ``Activity.cli_standing``."""
     from engine.bank.standing import standing
     from engine.registry import activities, get_activity
     from engine.review.profiles import resolve
