@@ -82,3 +82,19 @@ def test_explanations_are_rated_for_the_activities_that_explain_their_answers() 
     assert set(ACTIVITIES) == set(explained)
     for name in ("explanation-rating", "explanation-judge"):
         assert set(SCORERS[name].activities) == set(explained)
+
+
+def test_a_chart_kind_is_drawn_by_what_registered_it() -> None:
+    import engine.exam.section  # noqa: F401 - the exam's sections draw its reliability diagram
+    from engine.reports.charts import CHARTS, chart_svg, register_chart
+
+    assert {"interval", "lines", "reliability"} <= set(CHARTS)
+    register_chart("dots", lambda chart: f"<svg>{len(chart['series'])} dots</svg>")
+    try:
+        assert (
+            chart_svg({"kind": "dots", "title": "Dots", "series": [{}, {}]}) == "<svg>2 dots</svg>"
+        )
+    finally:
+        del CHARTS["dots"]
+    with pytest.raises(ValueError, match="unknown chart kind 'dots'"):
+        chart_svg({"kind": "dots", "title": "Dots", "series": [{}]})

@@ -17,8 +17,9 @@ import report_fixtures
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.exam.reliability import reliability_bins
 from engine.reports import build_report, render, run_label
-from engine.reports.stats import mcnemar, paired_bootstrap, reliability_bins, wilson_interval
+from engine.reports.stats import mcnemar, paired_bootstrap, wilson_interval
 
 runs = report_fixtures.runs
 Z = 1.959963984540054

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.exam.activity import EXAM
+from engine.exam.reliability import reliability_bins
 from engine.reports.layouts import (
     CI_NOTE,
     HEAD,
@@ -17,7 +18,6 @@ from engine.reports.layouts import (
     metric_columns,
 )
 from engine.reports.shapes import table
-from engine.reports.stats import reliability_bins
 
 if TYPE_CHECKING:
     from engine.activities import Breakdown

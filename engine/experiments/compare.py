@@ -389,9 +389,9 @@ def _drawn(chart: JSONDict, kind: str) -> bytes:
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
         fig = _size_figure(chart)
         if kind == "svg":
-            from engine.reports.charts import _svg
+            from engine.reports.charts import svg
 
-            return _svg(fig).encode("utf-8")
+            return svg(fig).encode("utf-8")
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=90)
         return out.getvalue()

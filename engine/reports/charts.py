@@ -1,16 +1,18 @@
 """A report's charts drawn with matplotlib as inline SVG (no file, no network).
 
-Three kinds: ``interval`` (each run's score with its 95% interval), ``reliability`` (mean
-confidence against the share right, per confidence bin, for ``logprob`` runs) and ``lines``
-(a score against a number, one line per series, each point with its 95% interval, a panel
-per ``panel`` of the series, the ticks named by ``x_labels`` where it has them: an
-experiment's figures, :mod:`engine.reports.experiment`). Every text is
+Two kinds every activity may use: ``interval`` (each run's score with its 95% interval) and
+``lines`` (a score against a number, one line per series, each point with its 95% interval,
+a panel per ``panel`` of the series, the ticks named by ``x_labels`` where it has them: an
+experiment's figures, :mod:`engine.reports.experiment`); an activity registers the kinds
+only its sections draw (:func:`register_chart`: the exam's reliability diagram,
+:mod:`engine.exam.reliability`). Every text is
 drawn as it is written: a ``$`` in a model's name is a dollar sign, never math markup.
 """
 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,7 +24,8 @@ WIDTH_IN = 7.0
 ROW_IN = 0.42
 
 
-def _figure(height: float) -> Figure:
+def figure(height: float) -> Figure:
+    """A figure of the report's width and ``height`` inches."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -31,7 +34,8 @@ def _figure(height: float) -> Figure:
     return Figure(figsize=(WIDTH_IN, height), layout="constrained")
 
 
-def _svg(fig: Figure) -> str:
+def svg(fig: Figure) -> str:
+    """The SVG text of ``fig``, to be put inline in a page."""
     out = io.StringIO()
     fig.savefig(out, format="svg")
     text = out.getvalue()
@@ -40,7 +44,7 @@ def _svg(fig: Figure) -> str:
 
 def interval_svg(chart: Chart) -> str:
     points = chart["points"]
-    fig = _figure(1.2 + ROW_IN * len(points))
+    fig = figure(1.2 + ROW_IN * len(points))
     ax = fig.add_subplot()
     ys = list(range(len(points)))[::-1]
     values = [p["value"] for p in points]
@@ -54,36 +58,15 @@ def interval_svg(chart: Chart) -> str:
     ax.set_xlabel(chart["axis"])
     ax.grid(axis="x", color="#e5e7eb")
     ax.set_title(chart["title"], fontsize=10)
-    return _svg(fig)
+    return svg(fig)
 
 
-def reliability_svg(chart: Chart) -> str:
-    fig = _figure(4.2)
-    ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], linestyle="--", color="#9ca3af", label="perfect calibration")
-    for s in chart["series"]:
-        xs = [b["confidence"] for b in s["bins"]]
-        ys = [b["accuracy"] for b in s["bins"]]
-        sizes = [12 + 8 * b["n"] for b in s["bins"]]
-        line = ax.plot(xs, ys, linewidth=1.2, label=s["name"])[0]
-        ax.scatter(xs, ys, s=sizes, color=line.get_color(), alpha=0.8)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_aspect("equal")
-    ax.set_xlabel("Confidence (probability of the chosen letter)")
-    ax.set_ylabel("Share right")
-    ax.grid(color="#e5e7eb")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(chart["title"] + " (marker size: items in the bin)", fontsize=10)
-    return _svg(fig)
-
-
-def lines_figure(chart: Chart) -> Figure:
+def linesfigure(chart: Chart) -> Figure:
     """The figure of a ``lines`` chart: ``series`` of ``{name, panel, dashed, points}``, each
     point ``{x, value, low, high}``; x ``x_axis``, y ``axis`` (0–100)."""
     series: list[Any] = list(chart.get("series") or [])
     panels = list(dict.fromkeys(str(s.get("panel") or "") for s in series))
-    fig = _figure(4.2)
+    fig = figure(4.2)
     fig.set_figwidth(max(WIDTH_IN, 4.2 * len(panels)))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     ticks = sorted({p["x"] for s in series for p in s["points"]})
@@ -116,15 +99,29 @@ def lines_figure(chart: Chart) -> Figure:
 
 
 def lines_svg(chart: Chart) -> str:
-    return _svg(lines_figure(chart))
+    return svg(linesfigure(chart))
+
+
+#: A chart's kind → what draws it as SVG text (:func:`register_chart`).
+CHARTS: dict[str, Callable[[Chart], str]] = {}
+
+
+def register_chart(kind: str, draw: Callable[[Chart], str]) -> Callable[[Chart], str]:
+    """Draw the charts of ``kind`` with ``draw`` (again under the same kind replaces it);
+    return ``draw``."""
+    CHARTS[kind] = draw
+    return draw
+
+
+register_chart("interval", interval_svg)
+register_chart("lines", lines_svg)
 
 
 def chart_svg(chart: Chart) -> str:
     """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
     import matplotlib
 
-    draws = {"interval": interval_svg, "reliability": reliability_svg, "lines": lines_svg}
-    draw = draws.get(chart["kind"])
+    draw = CHARTS.get(chart["kind"])
     if draw is None:
         raise ValueError(f"unknown chart kind {chart['kind']!r}")
     if not chart["points" if chart["kind"] == "interval" else "series"]:

@@ -68,7 +68,7 @@ class PairedBootstrap(TypedDict):
 
 
 class ReliabilityBin(TypedDict):
-    """One confidence bin of a reliability diagram (see :func:`reliability_bins`)."""
+    """One confidence bin of a reliability diagram (:func:`engine.exam.reliability.reliability_bins`)."""
 
     low: float
     high: float
@@ -259,24 +259,3 @@ def paired_bootstrap(
     p = 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0)))
     out.update(low=float(low), high=float(high), p=min(1.0, p))
     return out
-
-
-def reliability_bins(
-    confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
-) -> list[ReliabilityBin]:
-    """The points of a reliability diagram: for each non-empty equal-width confidence bin,
-    ``{low, high, n, confidence, accuracy}`` (mean confidence and share right, 0–1)."""
-    groups: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
-    for conf, ok in zip(confidences, correct, strict=True):
-        groups[min(int(conf * bins), bins - 1)].append((conf, bool(ok)))
-    return [
-        {
-            "low": i / bins,
-            "high": (i + 1) / bins,
-            "n": len(g),
-            "confidence": math.fsum(c for c, _ in g) / len(g),
-            "accuracy": sum(ok for _, ok in g) / len(g),
-        }
-        for i, g in enumerate(groups)
-        if g
-    ]
