@@ -37,17 +37,17 @@ os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-bench-tra
 from engine.french.dataset import ensure_sample, import_frenchmedmcqa, load_questions  # noqa: E402
 from engine.french.items import gold  # noqa: E402
 from engine.french.scoring import summarise  # noqa: E402
+from engine.french.train.reader_data import combination, encoder_dir  # noqa: E402
+from engine.french.train.reader_task import _load_model, prepare  # noqa: E402
 from engine.store import Store  # noqa: E402
 from engine.train.loop import epoch_order, train  # noqa: E402
-from engine.train.reader_data import combination, encoder_dir  # noqa: E402
-from engine.train.reader_task import _load_model, prepare  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "frenchmedmcqa"
 EPOCHS = 2
 
 
 def settings(examples: int, max_length: int, batch: int) -> dict:
-    from engine.train.reader import ReaderSettings
+    from engine.french.train.reader import ReaderSettings
 
     return ReaderSettings.from_dict(
         {

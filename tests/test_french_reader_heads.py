@@ -1,4 +1,4 @@
-"""The trained French reader's heads (:mod:`engine.train.reader_heads`): a yes/no per option
+"""The trained French reader's heads (:mod:`engine.french.train.reader_heads`): a yes/no per option
 (the default) whose threshold is picked on the dev set and kept with the reader, or a class
 per combination of right letters; the dev loss beside the loss of the training set's
 frequencies alone; lower layers kept frozen. On a tiny encoder made from a config and the
@@ -13,11 +13,11 @@ import train_fixtures
 from safetensors.torch import load_file
 
 from engine.french.dataset import SAMPLE_DATASET, ensure_sample
+from engine.french.train.reader_heads import best_threshold, kept_threshold, prior_loss, targets
+from engine.french.train.reader_task import TrainedReader
 from engine.store import Store
 from engine.train.artefacts import artefact_dir, find
 from engine.train.loop import train
-from engine.train.reader_heads import best_threshold, kept_threshold, prior_loss, targets
-from engine.train.reader_task import TrainedReader
 
 tiny_encoder = train_fixtures.tiny_encoder
 

@@ -16,9 +16,9 @@ from engine.consult.cases import ensure_sample as ensure_cases
 from engine.french.dataset import ensure_sample as ensure_french
 from engine.train import records
 from engine.train.records import all_trainings
+from gui.consult.training import DialoguePicker
 from gui.testing import close_message_boxes, idle, message_boxes
 from gui.widgets.common import DatasetPicker
-from gui.widgets.qt_train_form import DialoguePicker
 
 pytestmark = pytest.mark.gui
 LONG = 120_000

@@ -62,7 +62,8 @@ def test_every_part_medexam_names_loads_as_its_kind():
     for preset in presets().values():
         parts += [p for p in (preset.report, preset.summary) if p]
     for kind in kinds().values():
-        parts += [p for p in (kind.settings, kind.prepare, kind.check, kind.answerer) if p]
+        found = (kind.settings, kind.prepare, kind.check, kind.answerer, kind.evaluation)
+        parts += [p for p in (*found, kind.data_picker) if p]
     assert len(parts) > 40
     for part in parts:
         part.load()  # raises PartError naming the part

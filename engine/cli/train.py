@@ -41,30 +41,31 @@ def _started(app: AppContext, quiet: bool, found: list[int]) -> Any:
         found.append(training_id)
         if not quiet:
             row = get(app.store, training_id)
-            data = row["data"] or {}
-            about = data.get("about")
-            if not about:  # a reader
-                context = data.get("retriever") or "none"
-                where = "no context" if context == "none" else f"{context} context from {data['corpus']}"  # fmt: skip
-                about = (f"{data.get('encoder_label', '')}, {where}, {data.get('n_train')} "
-                         f"examples, {len(data.get('classes') or [])} classes")  # fmt: skip
+            about = (row["data"] or {}).get("about")
             click.echo(
                 f"training {training_id} ({row['kind']} {row['name']!r}) on {row['device']}: "
-                f"{about}, {row['n_steps']} steps",
+                + (f"{about}, " if about else "")
+                + f"{row['n_steps']} steps",
                 err=True,
             )
 
     return on_start
 
 
+def _kind_of(row: dict[str, Any]) -> TrainingKind | None:
+    """The kind of training ``row`` (None: no installed package registers it now)."""
+    return kinds().get(str(row["kind"]))
+
+
 def _show(row: dict[str, Any]) -> None:
     result = row.get("result") or {}
+    kind = _kind_of(row)
     if row["status"] == "finished":
         best = result.get("best")
+        measured = kind.said(best, 2) if best and kind is not None else ""
         scores = (
-            f" (best epoch {best['epoch']}: Hamming {best['hamming']:.2f}, EMR {best['emr']:.2f} "
-            f"on {best['n']} dev questions)"
-            if best
+            f" (best epoch {best['epoch']}: {measured} on {best['n']} dev questions)"
+            if best and measured
             else ""
         )
         click.echo(
@@ -72,7 +73,7 @@ def _show(row: dict[str, Any]) -> None:
             f"{row['name']!r}{scores}, {result.get('examples_per_s')} examples/s"
         )
         click.echo(f"saved in {result.get('path')}")
-        if get_kind(row["kind"]).artefact == "adapter":  # a LoRA: a model of the catalog
+        if kind is not None and kind.artefact == "adapter":  # a LoRA: a model of the catalog
             click.echo(f"it is the model {trained_model(row)} ('medexam models list')")
         click.echo(f"evaluate it: medexam train evaluate {row['id']} --dataset DATASET")
         return
@@ -181,13 +182,6 @@ def train_resume(app: AppContext, training_id: int, as_json: bool) -> None:
     execute_training(app, "", None, None, resume=training_id, quiet=as_json)
 
 
-#: What `train evaluate` prints of a run's summary, by activity.
-SHOWN = {
-    "french": ("hamming", "emr"),
-    "consult": ("patient_recall", "patient_f1", "doctor_f1", "accuracy", "avg_turns"),
-}
-
-
 @train.command("evaluate")
 @click.argument("training_id", type=int)
 @click.option("--dataset", required=True, help="French data set, or case data set for a doctor.")
@@ -208,7 +202,7 @@ def train_evaluate(
     def show(summary: dict[str, Any]) -> None:
         if not run.quiet:
             click.echo(f"run {summary['run_id']} ({summary['status']}), {summary['n']} items")
-            metric_lines(activity_id, summary, SHOWN[activity_id])
+            metric_lines(activity_id, summary, get_kind(row["kind"]).shown_keys())
         click.echo(json.dumps(summary, default=str))
 
     execute_run(app, activity_id, dataset, settings, run, title=f"{row['name']} on {dataset}",
@@ -237,7 +231,9 @@ def train_list(app: AppContext, as_json: bool) -> None:
         curve = r.get("loss_curve") or []
         loss = f"{curve[-1][1]:.3f}" if curve else "—"
         best = (r.get("result") or {}).get("best") or {}
-        dev = f"{best['hamming']:.1f}" if best.get("hamming") is not None else "—"
+        kind = _kind_of(r)
+        key = next(iter(kind.measures), None) if kind is not None else None  # its first measure
+        dev = f"{best[key]:.1f}" if key and best.get(key) is not None else "—"
         click.echo(
             f"{r['id']:>4}  {r['kind']:<14} {r['name'][:20]:<20} {r['status']:<11} "
             f"{r['step']:>4}/{r['n_steps']:<4} {loss:>6}  {dev:>6}  {(r['device'] or '')[:18]:<18} "
@@ -263,10 +259,10 @@ def train_show(app: AppContext, training_id: int, as_json: bool) -> None:
     )
     for key, value in (row["settings"] or {}).items():
         click.echo(f"  {key:<17} {value}")
+    kind = _kind_of(row)
     for e in row.get("evals") or []:
-        click.echo(
-            f"epoch {e['epoch']}: Hamming {e['hamming']:.2f}  EMR {e['emr']:.2f} (n={e['n']})"
-        )
+        measured = kind.said(e, 2, "  ") if kind is not None else ""
+        click.echo(f"epoch {e['epoch']}: {measured} (n={e['n']})")
     curve = row.get("loss_curve") or []
     if curve:
         every = max(1, len(curve) // 10)

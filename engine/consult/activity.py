@@ -67,6 +67,7 @@ CONSULT = register_activity(
             "engine.ratings.scorers",
         ),
         presets_from=("engine.consult.presets",),
+        trainings_from=("engine.consult.training",),
         explained=Lazy("engine.consult.cases", "explained", FUNCTION),
         cli=Lazy("engine.consult.cli", "consult", COMMAND),
         cli_standing=Lazy("engine.consult.cli_person", "standing", FUNCTION),

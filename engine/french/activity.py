@@ -33,6 +33,11 @@ FRENCH = register_activity(
         scorers=("french.options", "french.retrieval"),
         scorers_from=("engine.french.scorers", "engine.ratings.scorers"),
         presets_from=("engine.french.presets",),
+        trainings_from=(
+            "engine.french.train.reader",
+            "engine.french.train.writer",
+            "engine.french.train.seq2seq",
+        ),
         explained=Lazy("engine.french.items", "explained", FUNCTION),
         cli=Lazy("engine.french.cli", "french", COMMAND),
         import_commands={

@@ -1,7 +1,7 @@
 """What a French reader sees of the passages: the top k retrieved for a question, its own
 passage (one made from the question itself) left out and the next best taking its place,
 unless the run is an oracle. Used by every reader, chat model, trained or a person
-(:mod:`engine.french.runner`, :mod:`engine.train.reader_data`,
+(:mod:`engine.french.runner`, :mod:`engine.french.train.reader_data`,
 :mod:`engine.french.session`): :func:`reader_context` is what each is given,
 :func:`answer_fields` what each answer stores."""
 

@@ -3,14 +3,14 @@
 loads) reads a question, its options and the retrieved passage, and writes the right
 letters.
 
-It reads what the encoder reader reads (:func:`engine.train.reader_data.encode`: the
+It reads what the encoder reader reads (:func:`engine.french.train.reader_data.encode`: the
 question and ``(A) …`` to ``(E) …`` between the tokenizer's separators, then the best
 passage of the French activity's retrieval, the question's own passage never among them:
 :func:`engine.french.context.reader_passages`), and learns to write :func:`target` (the
 letters as French runs store them, :func:`engine.french.reader.format_letters`). What it
 writes is read back into letters by :func:`read_letters`, however it is written.
 
-Trained by ``medexam train french-seq2seq --base FOLDER`` (:mod:`engine.train.seq2seq`);
+Trained by ``medexam train french-seq2seq --base FOLDER`` (:mod:`engine.french.train.seq2seq`);
 :class:`Seq2SeqReader` answers French runs with a trained one (``medexam french run
 --reader NAME``), registered as its kind's answerer.
 
@@ -59,9 +59,9 @@ def read_letters(text: str, item: JSONDict) -> tuple[list[str], str]:
 
 def encode_source(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> JSONDict:
     """The reader's input for ``item`` with ``context``: the encoder reader's
-    (:func:`engine.train.reader_data.encode`), without token types (an encoder–decoder
+    (:func:`engine.french.train.reader_data.encode`), without token types (an encoder–decoder
     takes none)."""
-    from engine.train.reader_data import encode
+    from engine.french.train.reader_data import encode
 
     return {"input_ids": encode(tokenizer, item, context, max_length)["input_ids"]}
 
@@ -73,7 +73,7 @@ def generate(
     decoded without its special tokens."""
     import torch
 
-    from engine.train.reader_data import collate, pad_id
+    from engine.french.train.reader_data import collate, pad_id
 
     pad = pad_id(tokenizer)
     texts: list[str] = []
@@ -92,7 +92,7 @@ def load_model(folder: Path, what: str) -> Any:
     """The encoder–decoder in ``folder``; one line naming ``what`` when it is not one."""
     from transformers import AutoModelForSeq2SeqLM
 
-    from engine.train.reader_data import load_pretrained
+    from engine.french.train.reader_data import load_pretrained
 
     return load_pretrained(AutoModelForSeq2SeqLM, folder, what, "an encoder–decoder")
 
@@ -103,7 +103,7 @@ class Seq2SeqReader:
     writes, read by :func:`read_letters`."""
 
     def __init__(self, name: str) -> None:
-        from engine.train.reader_data import open_trained
+        from engine.french.train.reader_data import open_trained
 
         self.name = name
         self.manifest, self.tokenizer, self.device, self.model = open_trained(name, load_model)

@@ -7,7 +7,7 @@
 * Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
   folder.
-* Fine-tuned models (:mod:`engine.train.doctor`): a base GGUF with a trained LoRA,
+* Fine-tuned models (:mod:`engine.consult.training`): a base GGUF with a trained LoRA,
   named ``BASE+NAME`` (``smollm2+doctor-ft``), found among the trained artefacts.
 * Models served over the OpenAI API (vLLM, llama-server, Ollama…) added by address
   (:func:`add_served`), remembered there too: the address, the server's model id and the

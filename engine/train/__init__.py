@@ -1,14 +1,13 @@
 """Training models, as a job like a run: a kind, a data set, typed settings, progress, cancel,
 checkpoints and resume, a seed, and an end (finished, cancelled or failed).
 
-In stage order: :mod:`~engine.train.kinds` (the registry of what can be trained) →
-:mod:`~engine.train.settings` (what every training takes) → a kind's ``prepare`` (the
-French reader's: :mod:`~engine.train.reader`, :mod:`~engine.train.reader_data`,
-:mod:`~engine.train.reader_task`; LoRA on a GGUF chat model for the doctor and the French
-writer: :mod:`~engine.train.doctor`, :mod:`~engine.train.writer`,
-:mod:`~engine.train.chat_lora`, :mod:`~engine.train.lora`) → :mod:`~engine.train.loop` (the loop) with
-:mod:`~engine.train.checkpoints` → :mod:`~engine.train.records` (the ``trainings`` table)
-→ :mod:`~engine.train.artefacts` (the trained folder, found by name).
+In stage order: :mod:`~engine.train.kinds` (the registry of what can be trained, each kind
+registered by the activity it serves, in its own package: ``engine/<activity>/``) →
+:mod:`~engine.train.settings` (what every training takes, and LoRA's) → a kind's ``prepare``
+(LoRA on a GGUF chat model: :mod:`~engine.train.chat_lora`, :mod:`~engine.train.lora`) →
+:mod:`~engine.train.loop` (the loop) with :mod:`~engine.train.checkpoints` →
+:mod:`~engine.train.records` (the ``trainings`` table) → :mod:`~engine.train.artefacts` (the
+trained folder, found by name) → :mod:`~engine.train.evaluate` (a run of what it made).
 
 >>> from engine.train import all_trainings, train                                 # doctest: +SKIP
 >>> train(store, "french-reader", "train", {"epochs": 1, "retriever": "bm25",
@@ -29,6 +28,5 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "kinds": ["TrainingKind", "get_kind", "kinds", "register_kind"],
         "loop": ["Task", "TrainError", "train"],
         "records": ["all_trainings", "get"],
-        "reader_task": ["TrainedReader"],
     },
 )

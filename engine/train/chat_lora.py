@@ -2,8 +2,10 @@
 loop's :class:`~engine.train.loop.Task` (the base GGUF loaded by transformers with a peft
 LoRA, the conversations rendered by the base's own chat template and tokenized as llama.cpp
 tokenizes them, the loss on the assistant's turns only, the adapter saved and converted to a
-GGUF LoRA). Two kinds use it: the doctor (:func:`prepare_doctor`, golden dialogues; see
-:mod:`engine.train.doctor`) and the French writer (:mod:`engine.train.writer`)."""
+GGUF LoRA). The kinds that train a LoRA make their conversations and call
+:func:`lora_task` (a consultation doctor: :mod:`engine.consult.training`; the French writer:
+:mod:`engine.french.train.writer`), their settings extending
+:class:`engine.train.settings.LoraSettings`."""
 
 from __future__ import annotations
 
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
 
     from engine.models.local import GGUFInfo
     from engine.progress import Cancel
-    from engine.store import Store
     from engine.types import JSONDict
 
 #: The label of a token that is not learned (transformers' ignore index).
@@ -33,25 +34,6 @@ IGNORE = -100
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 Message = dict[str, str]
-
-
-def check_dialogues(store: Store, data: str) -> JSONDict:
-    """Refuse a source that is neither a golden set nor a file of chat dialogues; a file's
-    absolute ``path`` and ``sha256`` (what a training records of it), ``{}`` for a golden
-    set."""
-    import hashlib
-
-    from engine.consult.golden import doctor_dialogues, golden_sets
-
-    doctor_dialogues(store, data)
-    if data in golden_sets(store):
-        return {}
-    path = Path(data).expanduser().resolve()
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return {"path": str(path), "sha256": digest.hexdigest()}
 
 
 def base_model(name: str) -> GGUFInfo:
@@ -172,7 +154,7 @@ def load_base(info: GGUFInfo, device: str) -> Any:
     """The base GGUF as a transformers causal LM in fp32 (dequantized)."""
     import torch
 
-    from engine.train.reader_data import offline
+    from engine.french.train.reader_data import offline
 
     offline()
     from transformers import AutoModelForCausalLM
@@ -272,13 +254,3 @@ def lora_task(
         f"{len(examples)} {about}, {learned:,} tokens learned, {trainable:,} weights trained",
     }
     return Task(model, examples, lambda batch: collate(batch, pad, device), save, data)
-
-
-def prepare_doctor(
-    store: Store, dataset: str, settings: JSONDict, device: str, cancel: Cancel | None = None
-) -> Task:
-    """The doctor's task: the golden dialogues of ``dataset`` (a golden set or a file)."""
-    from engine.consult.golden import doctor_dialogues
-
-    dialogues = doctor_dialogues(store, dataset)[: settings["limit"] or None]
-    return lora_task(settings, dialogues, device, "dialogues", cancel)

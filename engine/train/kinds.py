@@ -1,10 +1,11 @@
 """The registry of training kinds: what can be trained, on which kind of data set, with which
 settings, and how one training's work is prepared.
 
-A kind is one :class:`TrainingKind`, registered with :func:`register_kind` when its module is
-imported (medexam's own are in :data:`BUILTIN`). Like an activity, it names its heavy parts
-with :class:`engine.registry.Lazy` references imported on first use, so listing the kinds
-loads no torch:
+A kind is one :class:`TrainingKind`, registered with :func:`register_kind` by a module of the
+activity it serves (the modules in its descriptor's ``trainings_from``, imported by
+:func:`kinds`): the training machinery here names no activity. Like an activity, a kind names
+its heavy parts with :class:`engine.registry.Lazy` references imported on first use, so
+listing the kinds loads no torch:
 
 * ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
   kind's own fields, declared with :func:`engine.fields.setting`);
@@ -19,7 +20,9 @@ loads no torch:
   does the rest;
 * ``answerer`` (a kind whose artefact answers an activity's items itself, a reader): the
   class that loads a trained artefact by name and answers (``answer(item, passages)``);
-  :func:`trained_answerer` finds it from the artefact's manifest.
+  :func:`trained_answerer` finds it from the artefact's manifest;
+* ``evaluation`` (optional): ``evaluation(training row) →`` the settings of a run of the
+  kind's activity that uses what the training made (:mod:`engine.train.evaluate`).
 
 >>> from engine.train.kinds import kinds
 >>> kinds()["french-reader"].activity
@@ -29,8 +32,8 @@ loads no torch:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
@@ -39,14 +42,6 @@ if TYPE_CHECKING:
     from engine.registry import Lazy
     from engine.store import Store
     from engine.types import JSONDict
-
-#: The training kinds medexam ships (their modules register them when imported).
-BUILTIN = (
-    "engine.train.reader",
-    "engine.train.doctor",
-    "engine.train.writer",
-    "engine.train.seq2seq",
-)
 
 
 class UnknownKind(UserError, ValueError):
@@ -74,12 +69,49 @@ class TrainingKind:
     #: The class that answers with a trained artefact of this kind, loaded by its name
     #: (a reader: ``medexam french run --reader NAME``).
     answerer: Lazy[type] | None = None
+    #: ``evaluation(row)``: the run settings that use what training ``row`` made (none: what
+    #: it makes cannot be evaluated by a run).
+    evaluation: Lazy[Callable[[JSONDict], JSONDict]] | None = None
+    #: What a training of the kind is judged by, with their short names: the measures of
+    #: its dev set after each epoch (when it has one: the first is the one a list of
+    #: trainings shows) and of an evaluation run in a line; ``shown`` are the summary keys
+    #: the CLI says after an evaluation run (none: the measures').
+    measures: Mapping[str, str] = field(default_factory=dict)
+    shown: tuple[str, ...] = ()
+    #: The name a new training is offered (none: ``artefact``), what it makes in words (the
+    #: app's line under the kind) and what an evaluation run of it is (the button's tip).
+    default_name: str = ""
+    note: str = ""
+    evaluation_note: str = ""
+    #: Where the kind comes among the kinds (lower first, then as registered): the order of
+    #: the app's kind picker, whose first kind is the one it opens on.
+    order: int = 100
+    #: The app's widget choosing the data (made with the app's context; none: a data set
+    #: picker of the kind's activity).
+    data_picker: Lazy[type] | None = None
 
     def settings_class(self) -> type:
         return self.settings.load()
 
     def prepare_function(self) -> Callable[..., Any]:
         return self.prepare.load()
+
+    def shown_keys(self) -> tuple[str, ...]:
+        """The summary keys of an evaluation run said after it."""
+        return self.shown or tuple(self.measures)
+
+    def said(
+        self, values: Mapping[str, Any], digits: int = 1, sep: str = ", ", first: bool = False
+    ) -> str:
+        """Its measures found in ``values`` (an epoch's evaluation, a run's summary) in
+        words: ``"Hamming 40.0, EMR 10.0"`` (only the first with ``first``); empty when
+        none is there."""
+        found = [
+            f"{short} {values[key]:.{digits}f}"
+            for key, short in self.measures.items()
+            if isinstance(values.get(key), int | float)
+        ]
+        return sep.join(found[:1] if first else found)
 
     def check_data(self, store: Store, data: str) -> JSONDict:
         """Refuse ``data`` when the kind cannot train on it; return what it is when it is a
@@ -93,7 +125,6 @@ class TrainingKind:
 
 
 KINDS: dict[str, TrainingKind] = {}
-_loaded = False
 
 
 def register_kind(kind: TrainingKind) -> TrainingKind:
@@ -103,13 +134,14 @@ def register_kind(kind: TrainingKind) -> TrainingKind:
 
 
 def kinds() -> dict[str, TrainingKind]:
-    """Every registered training kind by id (medexam's own imported first)."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILTIN:
+    """Every registered training kind by id, in their ``order`` (the activities' modules
+    that register them, their ``trainings_from``, imported first)."""
+    from engine.registry import activities
+
+    for act in activities().values():
+        for module in act.trainings_from:
             importlib.import_module(module)
-    return dict(KINDS)
+    return {k.id: k for k in sorted(KINDS.values(), key=lambda k: k.order)}
 
 
 def get_kind(kind_id: str) -> TrainingKind:

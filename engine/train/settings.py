@@ -43,3 +43,29 @@ class TrainSettings(Settings):
         "auto", help="Where to train: auto is CUDA when torch sees a GPU, else the CPU.",
         choices=("auto", "cpu", "cuda"),
     )  # fmt: skip
+
+
+@dataclass
+class LoraSettings(TrainSettings):
+    """LoRA's settings (:mod:`engine.train.chat_lora`): the training ones with LoRA's
+    defaults, the base model, the adapter's rank, scale and dropout, and the tokens kept of a
+    conversation. The kinds that train a LoRA extend them."""
+
+    epochs: int = setting(2, help="Passes over the conversations.", min=1, max=1000)
+    batch_size: int = setting(2, help="Conversations per step.", min=1, max=4096)
+    learning_rate: float = setting(
+        3e-4, help="Peak learning rate (AdamW).", min=1e-8, max=1.0, flag="--lr"
+    )
+    weight_decay: float = setting(0.0, help="AdamW weight decay.", min=0.0, max=1.0)
+    checkpoint_every: int = setting(
+        10, help="Steps between checkpoints (one is also written at each epoch's end).", min=1
+    )
+    base: str = setting(
+        "smollm2", help="The local GGUF chat model fine-tuned (llama or gemma3).", kind="model"
+    )
+    rank: int = setting(8, help="LoRA rank.", min=1, max=512)
+    alpha: float = setting(16.0, help="LoRA scale (alpha).", min=0.0)
+    dropout: float = setting(0.05, help="LoRA dropout.", min=0.0, max=0.9)
+    max_length: int = setting(
+        2048, help="Tokens kept of a conversation (the rest is cut).", min=64, max=131072
+    )

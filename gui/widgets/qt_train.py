@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import UserError
-from engine.train.evaluate import EVALUATED_ON, trained_model
+from engine.train.evaluate import trained_model
+from engine.train.kinds import TrainingKind, kinds
 from gui.widgets import charts
 from gui.widgets.common import (
     AppContext,
@@ -52,7 +53,6 @@ SUBTITLE = (
     "on golden dialogues). Stop and resume a training; evaluate what it made."
 )
 COLUMNS = ["Id", "Kind", "Name", "Status", "Steps", "Dev score", "Final loss", "Device"]
-#: The activity whose data sets a finished training of a kind is evaluated on.
 
 
 def train_job(job: Job, kind: str, data: str, settings: JSONDict, name: str) -> JSONDict:
@@ -77,23 +77,29 @@ def evaluate_job(job: Job, training_id: int, dataset: str, pool: Any) -> JSONDic
     )
 
 
-def evaluated_text(summary: JSONDict) -> str:
-    """A run's summary in a line: Hamming and EMR of a French run, accuracy of a
-    consultation run."""
+def kind_of(row: JSONDict) -> TrainingKind | None:
+    """The kind of training ``row`` (None: no installed package registers it now)."""
+    return kinds().get(str(row["kind"]))
+
+
+def evaluated_text(summary: JSONDict, kind: TrainingKind) -> str:
+    """An evaluation run's summary in a line: the measures of the training's kind
+    (``Hamming 40.0, EMR 10.0``) over its items."""
+    from engine.activities import activity
+
     head = f"Run {summary['run_id']} {summary.get('status', '')}".rstrip()
-    if "hamming" in summary:
-        return (f"{head}: Hamming {summary['hamming']:.1f}, EMR {summary['emr']:.1f} "
-                f"on {summary['n']} questions")  # fmt: skip
+    said = kind.said(summary)
     n = summary.get("n") or summary.get("answered") or 0
-    accuracy = summary.get("accuracy")
-    said = f"diagnosis accuracy {accuracy:.0f}%" if isinstance(accuracy, int | float) else ""
-    return f"{head}: {said} over {n} cases" if said else head
+    noun = activity(kind.activity).item_noun
+    return f"{head}: {said} on {n} {noun}{'s' if n != 1 else ''}" if said else head
 
 
 def dev_score(row: JSONDict) -> str:
-    """The best epoch's score on the dev set (a reader's Hamming), or — without one."""
+    """The best epoch's first measure on the dev set (a reader's Hamming), or — without
+    one."""
     best = (row.get("result") or {}).get("best") or {}
-    return f"Hamming {best['hamming']:.1f}" if "hamming" in best else "—"
+    kind = kind_of(row)
+    return (kind.said(best, first=True) if kind is not None else "") or "—"
 
 
 class LossCurve(QWidget):
@@ -172,8 +178,10 @@ class TrainScreen(QWidget):
         self.table.itemSelectionChanged.connect(self._chosen)
         card.add(self.table, 1)
         row = QHBoxLayout()
+        self.evaluated = {k.id: k for k in kinds().values() if k.evaluation is not None}
         self.evaluate_pickers = {
-            activity: self._picker(activity) for activity in dict.fromkeys(EVALUATED_ON.values())
+            activity: self._picker(activity)
+            for activity in dict.fromkeys(k.activity for k in self.evaluated.values())
         }
         self.evaluate = button("Evaluate now", self.evaluate_now)
         self.resume = button("Resume", self.resume_chosen, "Go on from the last checkpoint")
@@ -223,22 +231,24 @@ class TrainScreen(QWidget):
             self.curve.show_curve(row.get("loss_curve") or [], int(row.get("n_steps") or 0))
         self._show_evaluate_on()
 
+    def evaluated_kind(self) -> TrainingKind | None:
+        """The kind of the chosen training (else the one in the form), when a run can
+        evaluate what it makes."""
+        row = self.chosen()
+        return self.evaluated.get(row["kind"] if row is not None else self.form.kind_id)
+
     def evaluate_on(self) -> DatasetPicker | None:
         """The data sets the chosen training (else the kind in the form) is evaluated on."""
-        row = self.chosen()
-        kind = row["kind"] if row is not None else self.form.kind_id
-        activity = EVALUATED_ON.get(kind)
-        return self.evaluate_pickers[activity] if activity else None
+        kind = self.evaluated_kind()
+        return self.evaluate_pickers[kind.activity] if kind is not None else None
 
     def _show_evaluate_on(self) -> None:
         shown = self.evaluate_on()
         for picker in self.evaluate_pickers.values():
             picker.setVisible(picker is shown)
-        row = self.chosen()
-        kind = row["kind"] if row is not None else self.form.kind_id
-        tip = {"french": "A French run of what it made",
-               "consult": "A consultation run of the doctor it made on these cases"}  # fmt: skip
-        self.evaluate.setToolTip(tip.get(EVALUATED_ON.get(kind, ""), "No evaluation here"))
+        kind = self.evaluated_kind()
+        tip = kind.evaluation_note if kind is not None else ""
+        self.evaluate.setToolTip(tip or "No evaluation here")
         self.evaluate.setEnabled(shown is not None and self.evaluation is None)
 
     # -- jobs -------------------------------------------------------------------------------
@@ -287,9 +297,11 @@ class TrainScreen(QWidget):
 
     def _done(self, row: JSONDict) -> None:
         best = (row.get("result") or {}).get("best")
-        scores = f", dev Hamming {best['hamming']:.1f}, EMR {best['emr']:.1f}" if best else ""
+        kind = kind_of(row)
+        said = kind.said(best) if best and kind is not None else ""
+        scores = f", dev {said}" if said else ""
         text = f"Training {row['id']} {row['status']} on {row['device']}{scores}."
-        if row["status"] == "finished" and row["kind"] in ("doctor", "french-writer"):
+        if row["status"] == "finished" and kind is not None and kind.artefact == "adapter":
             text += f" The model {trained_model(row)} is in the model list."
             self.ctx.refresh_models()
         self.state.setText(text)
@@ -324,8 +336,11 @@ class TrainScreen(QWidget):
             self.result.setText("Choose a finished training and a data set.")
             return
 
+        kind = self.evaluated_kind()
+
         def shown(summary: JSONDict) -> None:
-            self.result.setText(evaluated_text(summary))
+            if kind is not None:
+                self.result.setText(evaluated_text(summary, kind))
             self.ctx.notify_runs()
 
         def ended() -> None:

@@ -1,11 +1,14 @@
 """The Train screen's form of a new training: the kind (:func:`engine.train.kinds.kinds`: a
 FrenchMedMCQA reader, a consultation doctor…), what it trains on (a data set of the kind's
-activity; for a doctor a golden set or a JSON Lines file of chat dialogues), the name of
-what it makes, and the kind's settings, made from its settings dataclass
+activity, or what its own picker offers), the name of what it makes, and the kind's
+settings, made from its settings dataclass
 (:func:`engine.fields.form_rows`, one widget of its kind per setting:
 :func:`gui.widgets.run_panel.setting_widget`). The kind's own settings and the epochs are
 in view; the other training settings (how many examples and steps, the batch, the learning
 rate, the seed, the device…) are under "More settings".
+
+A kind may bring its own picker of what it trains on (a doctor's: golden sets or a file of
+dialogues, :mod:`gui.consult.training`); the others train on a data set of their activity.
 
 One page per kind, kept while the screen lives: going back to a kind finds it as it was
 left. A page trains on the data set whose name says it is a training split
@@ -18,19 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QSizePolicy,
     QWidget,
 )
 
@@ -53,33 +52,22 @@ if TYPE_CHECKING:
     from engine.train.kinds import TrainingKind
     from engine.types import JSONDict
 
+
+class DataPicker(Protocol):
+    """A kind's own data picker (:attr:`engine.train.kinds.TrainingKind.data_picker`; else a
+    data set picker of its activity): a widget made with the app's context, with the
+    ``name`` of the data chosen (None: none) and what to do when there is none to choose
+    (``missing``)."""
+
+    missing: str
+
+    @property
+    def name(self) -> str | None: ...
+
+
 #: The settings every training has: under "More settings", but for those in :data:`IN_VIEW`.
 COMMON = frozenset(f.name for f in fields(TrainSettings))
 IN_VIEW = frozenset({"epochs"})
-#: Kinds that train on dialogues (a golden set or a JSON Lines file), not on a data set.
-DIALOGUE_KINDS = frozenset({"doctor"})
-#: The name a new training of a kind is offered (else the kind's artefact: "reader"…).
-DEFAULT_NAMES = {
-    "french-reader": "reader",
-    "doctor": "doctor",
-    "french-writer": "writer",
-    "french-seq2seq": "seq2seq",
-}
-#: What each kind makes, in a line under the kind picker (else said from the kind).
-NOTES = {
-    "french-reader": "An encoder fine-tuned to pick the right options of a FrenchMedMCQA "
-    "question, with or without a retrieved passage; it answers French runs.",
-    "doctor": "A local GGUF chat model fine-tuned with LoRA on golden dialogues (medexam "
-    "consult golden) or a JSON Lines file of chat dialogues; it becomes the model BASE+NAME, "
-    "a doctor for consultations.",
-    "french-writer": "A local GGUF chat model fine-tuned with LoRA to write the right letters "
-    'of a FrenchMedMCQA question ("A + D"), with or without a retrieved passage; it becomes '
-    "the model BASE+NAME, evaluated by French runs.",
-    "french-seq2seq": "An encoder–decoder you bring as a folder (BART, T5…) fine-tuned to write "
-    'the right letters of a FrenchMedMCQA question ("A + D + E"), with or without a retrieved '
-    "passage; it answers French runs.",
-}
-GOLDEN_HINT = "medexam consult golden --cases CASES --name NAME"
 #: The names a data set of the training split and of the dev split ends with.
 TRAIN_SPLITS = ("train",)
 DEV_SPLITS = ("dev", "val", "validation")
@@ -97,63 +85,7 @@ def split_named(names: Sequence[str], splits: Sequence[str]) -> str | None:
 
 
 def kind_note(kind: TrainingKind) -> str:
-    return NOTES.get(kind.id) or f"{kind.name[:1].upper()}{kind.name[1:]}: {kind.data_help}"
-
-
-class DialoguePicker(QWidget):
-    """A doctor's dialogues: a golden set (consultation runs tagged with its name, listed
-    as they are made) or a JSON Lines file of chat dialogues chosen with File…."""
-
-    def __init__(self, ctx: AppContext) -> None:
-        super().__init__()
-        self.ctx = ctx
-        self.files: list[str] = []
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        self.combo = whole_text(QComboBox(), QSizePolicy.Policy.MinimumExpanding)
-        self.file_button = button("File…", self.choose_file, "A JSON Lines file of dialogues")
-        lay.addWidget(self.combo, 1)
-        lay.addWidget(self.file_button)
-        ctx.runs_changed.append(self.reload)
-        ctx.data_changed.append(self.reload)
-        self.reload()
-
-    def reload(self, select: str | None = None) -> None:
-        from engine.consult.golden import golden_sets
-
-        current = select or self.name
-        self.combo.clear()
-        for name, runs in golden_sets(self.ctx.store).items():
-            n = len(runs)
-            self.combo.addItem(f"{name} (golden set, {n} run{'s' if n != 1 else ''})", name)
-        for path in self.files:
-            self.combo.addItem(f"{Path(path).name} (dialogue file)", path)
-            self.combo.setItemData(self.combo.count() - 1, path, Qt.ItemDataRole.ToolTipRole)
-        if not self.combo.count():
-            self.combo.addItem(f"No golden set yet: {GOLDEN_HINT}", None)
-        self.combo.setCurrentIndex(max(self.combo.findData(current), 0))
-
-    def add_file(self, path: str) -> None:
-        """Offer the dialogues of file ``path`` and choose them."""
-        if path not in self.files:
-            self.files.append(path)
-        self.reload(select=path)
-
-    def choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Dialogues to train on", "", "JSON Lines (*.jsonl *.json);;All files (*)"
-        )
-        if path:
-            self.add_file(path)
-
-    @property
-    def name(self) -> str | None:
-        return self.combo.currentData()
-
-    def names(self) -> list[str]:
-        """What it offers (golden sets, then files)."""
-        found = (self.combo.itemData(i) for i in range(self.combo.count()))
-        return [str(x) for x in found if x is not None]
+    return kind.note or f"{kind.name[:1].upper()}{kind.name[1:]}: {kind.data_help}"
 
 
 class StoreChoice(QComboBox):
@@ -242,8 +174,8 @@ class KindForm(QWidget):
         self.ctx, self.kind = ctx, kind
         self.settings_class = kind.settings_class()
         self.fields: dict[str, QWidget] = {}
-        self.data: DialoguePicker | DatasetPicker = self._data_picker()
-        self.name = QLineEdit(DEFAULT_NAMES.get(kind.id, kind.artefact))
+        self.data: DatasetPicker | DataPicker = self._data_picker()
+        self.name = QLineEdit(kind.default_name or kind.artefact)
         self.name.setToolTip("The name of what the training makes (a folder of trained models)")
         infos = form_rows(self.settings_class)
         shown = [i for i in infos if i.name not in COMMON or i.name in IN_VIEW]
@@ -282,9 +214,9 @@ class KindForm(QWidget):
         if isinstance(dev, QComboBox) and found is not None and found != self.data.name:
             dev.setCurrentIndex(dev.findData(found))
 
-    def _data_picker(self) -> DialoguePicker | DatasetPicker:
-        if self.kind.id in DIALOGUE_KINDS:
-            return DialoguePicker(self.ctx)
+    def _data_picker(self) -> DatasetPicker | DataPicker:
+        if self.kind.data_picker is not None:
+            return self.kind.data_picker.load()(self.ctx)
         picker = DatasetPicker(self.ctx, self.kind.activity, compact=True)
         window = self.ctx.window
         if window is not None:
@@ -337,12 +269,9 @@ class KindForm(QWidget):
         when something is missing)."""
         data = self.data.name
         if not data:
-            if self.kind.id in DIALOGUE_KINDS:
-                raise ValueError(
-                    f"Choose the dialogues to train on: build a golden set first ({GOLDEN_HINT}) "
-                    "or choose a JSON Lines file of dialogues with File…."
-                )
-            raise ValueError(f"Import a {self.kind.activity} data set to train on first.")
+            if isinstance(self.data, DatasetPicker):
+                raise ValueError(f"Import a {self.kind.activity} data set to train on first.")
+            raise ValueError(self.data.missing)
         name = self.name.text().strip()
         if not name:
             raise ValueError("Give what the training makes a name.")

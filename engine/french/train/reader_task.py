@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.french.items import gold
 from engine.french.reader import THRESHOLD, ReaderAnswer, format_letters
 from engine.french.scoring import summarise
-from engine.train.loop import Task, check_memory
-from engine.train.reader_data import (
+from engine.french.train.reader_data import (
     Encoded,
     ReaderError,
     collate,
@@ -28,7 +27,7 @@ from engine.train.reader_data import (
     pad_id,
     saver,
 )
-from engine.train.reader_heads import (
+from engine.french.train.reader_heads import (
     best_threshold,
     choose,
     classes_for,
@@ -40,6 +39,7 @@ from engine.train.reader_heads import (
     prior_loss,
     targets,
 )
+from engine.train.loop import Task, check_memory
 
 if TYPE_CHECKING:
     import torch
@@ -56,7 +56,7 @@ def _load_model(
     folder: Path, what: str, classes: list[str] | None = None, head: str = "combinations"
 ) -> Any:
     """The encoder in ``folder`` with a classification head (a new ``head`` over
-    ``classes``, :mod:`engine.train.reader_heads`, or the trained one when none are given)."""
+    ``classes``, :mod:`engine.french.train.reader_heads`, or the trained one when none are given)."""
     offline()
     from transformers import AutoModelForSequenceClassification
 
@@ -90,10 +90,17 @@ def _split(store: Store, dataset: str, settings: JSONDict) -> tuple[list[JSONDic
     return kept, [x for i, x in enumerate(items) if i in held], dataset
 
 
+def about(label: str, retriever: str, corpus: str | None, n: int, makes: str) -> str:
+    """A reader's training in a line: its model, its context, its examples and what it
+    makes of them (said as it starts)."""
+    where = "no context" if retriever == "none" else f"{retriever} context from {corpus}"
+    return f"{label}, {where}, {n} examples, {makes}"
+
+
 def prepare(
     store: Store, dataset: str, settings: JSONDict, device: str, cancel: Cancel | None = None
 ) -> Task:
-    """The reader's task for the loop (see :mod:`engine.train.reader`); ``cancel`` is
+    """The reader's task for the loop (see :mod:`engine.french.train.reader`); ``cancel`` is
     checked as the questions are encoded."""
     folder = encoder_dir(settings["encoder"])
     what = f"encoder {settings['encoder']!r}"
@@ -127,9 +134,10 @@ def prepare(
         def evaluate(m: torch.nn.Module) -> JSONDict:
             return evaluation(m, dev_examples, dev_items, head, classes, pad, device, settings["pick_on"])  # fmt: skip
 
+    folder_label = encoder_label(settings["encoder"], folder)
     described = {
         "encoder": settings["encoder"],
-        "encoder_label": encoder_label(settings["encoder"], folder),
+        "encoder_label": folder_label,
         "encoder_path": str(folder),
         "head": head,
         "classes": classes,
@@ -143,6 +151,7 @@ def prepare(
     save = saver(tokenizer, described)
     data = {
         **described,
+        "about": about(folder_label, retriever, corpus, len(items), f"{len(classes)} classes"),
         "n_train": len(items),
         "dev": dev_name if dev_items else None,
         "n_dev": len(dev_items),
@@ -188,7 +197,7 @@ def evaluation(
 ) -> JSONDict:
     """One epoch's measures on the dev set: Hamming score, EMR and loss, the ``score``
     (``measure``) that picks the best epoch and, for the options head, the threshold that
-    gives them (:func:`engine.train.reader_heads.best_threshold`)."""
+    gives them (:func:`engine.french.train.reader_heads.best_threshold`)."""
     logits = _logits(model, examples, pad, device)
     golds = [gold(i) for i in items]
     extra: JSONDict = {}

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from engine.french.items import LETTERS, gold
 from engine.french.reader import THRESHOLD, select_options
 from engine.french.scoring import summarise
-from engine.train.reader_data import ReaderError, combination, labels
+from engine.french.train.reader_data import ReaderError, combination, labels
 
 if TYPE_CHECKING:
     import torch

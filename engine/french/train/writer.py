@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.fields import setting
+from engine.french.train.reader import EVALUATION_NOTE, MEASURES, RETRIEVERS
 from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.doctor import LoraSettings
 from engine.train.kinds import TrainingKind, register_kind
-from engine.train.reader import RETRIEVERS
+from engine.train.settings import LoraSettings
 
 if TYPE_CHECKING:
     from engine.progress import Cancel
@@ -48,8 +48,8 @@ def prepare(
     from engine.french.items import gold
     from engine.french.prompts import answer_messages
     from engine.french.reader import format_letters
+    from engine.french.train.reader_data import contexts
     from engine.train.chat_lora import lora_task
-    from engine.train.reader_data import contexts
 
     items = store.items(dataset, settings["limit"])
     found, index = contexts(store, dataset, items, settings["retriever"], settings["corpus"])
@@ -65,13 +65,30 @@ def prepare(
     )  # fmt: skip
 
 
+def evaluation(row: JSONDict) -> JSONDict:
+    """A French run's settings with the model training ``row`` made (``BASE+NAME``), given
+    the passage it was trained with (the best one of its index) when it had one."""
+    from engine.train.evaluate import trained_model
+
+    index = (row.get("data") or {}).get("index")
+    return {"model": trained_model(row), **({"index": index, "k": 1} if index else {})}
+
+
 KIND = register_kind(
     TrainingKind(
         "french-writer",
         "FrenchMedMCQA generative reader (LoRA)",
         "french",
         "adapter",
-        Lazy("engine.train.writer", "WriterSettings", CLASS),
-        Lazy("engine.train.writer", "prepare", FUNCTION),
+        Lazy("engine.french.train.writer", "WriterSettings", CLASS),
+        Lazy("engine.french.train.writer", "prepare", FUNCTION),
+        evaluation=Lazy("engine.french.train.writer", "evaluation", FUNCTION),
+        measures=MEASURES,
+        default_name="writer",
+        order=30,
+        note="A local GGUF chat model fine-tuned with LoRA to write the right letters of a "
+        'FrenchMedMCQA question ("A + D"), with or without a retrieved passage; it becomes the '
+        "model BASE+NAME, evaluated by French runs.",
+        evaluation_note=EVALUATION_NOTE,
     )
 )

@@ -1,4 +1,4 @@
-"""The seq2seq reader's work (:mod:`engine.train.seq2seq`): :func:`prepare` makes the loop's
+"""The seq2seq reader's work (:mod:`engine.french.train.seq2seq`): :func:`prepare` makes the loop's
 :class:`~engine.train.loop.Task` — the user's encoder–decoder, each question encoded as the
 encoder reader encodes it with its right letters as the text to write, the dev evaluation
 (what it writes on the dev set, read back into letters and scored), and how the artefact is
@@ -20,8 +20,7 @@ from engine.french.seq2seq import (
     read_letters,
     target,
 )
-from engine.train.loop import Task, check_memory
-from engine.train.reader_data import (
+from engine.french.train.reader_data import (
     ReaderError,
     collate,
     contexts,
@@ -29,7 +28,8 @@ from engine.train.reader_data import (
     pad_id,
     saver,
 )
-from engine.train.reader_task import _max_length, _split
+from engine.french.train.reader_task import _max_length, _split, about
+from engine.train.loop import Task, check_memory
 
 if TYPE_CHECKING:
     import torch
@@ -60,7 +60,7 @@ def target_ids(tokenizer: Any, text: str) -> list[int]:
 
 
 def collate_pairs(examples: list[JSONDict], pad: int, device: str) -> dict[str, Any]:
-    """A batch: the inputs padded (:func:`engine.train.reader_data.collate`) and the texts
+    """A batch: the inputs padded (:func:`engine.french.train.reader_data.collate`) and the texts
     to write as ``labels``, padded with -100 (no loss there)."""
     import torch
 
@@ -71,11 +71,6 @@ def collate_pairs(examples: list[JSONDict], pad: int, device: str) -> dict[str, 
         labels[row, : len(e["target"])] = torch.tensor(e["target"])
     batch["labels"] = labels.to(device)
     return batch
-
-
-def _about(folder: Path, retriever: str, corpus: str | None, n: int) -> str:
-    where = "no context" if retriever == "none" else f"{retriever} context from {corpus}"
-    return f"{folder.name}, {where}, {n} examples, writes the letters"
 
 
 def prepare(
@@ -132,7 +127,7 @@ def prepare(
     save = saver(tokenizer, described)
     data = {
         **described,
-        "about": _about(folder, retriever, corpus, len(items)),
+        "about": about(folder.name, retriever, corpus, len(items), "writes the letters"),
         "n_train": len(items),
         "dev": dev_name if dev_items else None,
         "n_dev": len(dev_items),

@@ -48,7 +48,7 @@ def labels(items: Iterable[JSONDict]) -> list[str]:
 def encoder_dir(encoder: str) -> Path:
     """The folder of ``encoder``: ``minilm`` is the embedded all-MiniLM-L6-v2; else a
     Hugging Face model folder on disk (its ``config.json`` there)."""
-    from engine.train.reader import DEFAULT_ENCODER
+    from engine.french.train.reader import DEFAULT_ENCODER
 
     if encoder in ("", DEFAULT_ENCODER):
         from engine.text.embedder import default_model_dir
@@ -65,7 +65,7 @@ def encoder_dir(encoder: str) -> Path:
 def encoder_label(encoder: str, folder: Path) -> str:
     """The encoder in the report's rows: ``MiniLM`` for the embedded one, else its folder's
     name."""
-    from engine.train.reader import DEFAULT_ENCODER
+    from engine.french.train.reader import DEFAULT_ENCODER
 
     return "MiniLM" if encoder in ("", DEFAULT_ENCODER) else folder.name
 

@@ -5,8 +5,8 @@ write the right letters of a question from the question, its options and the bes
 retrieved passage, or none (:mod:`engine.french.seq2seq`).
 
 This module only declares the kind and its settings (nothing heavy is imported); the work is
-in :mod:`engine.train.seq2seq_task`. A trained one is a reader like the encoder's
-(:mod:`engine.train.reader`): ``medexam french run --reader NAME``.
+in :mod:`engine.french.train.seq2seq_task`. A trained one is a reader like the encoder's
+(:mod:`engine.french.train.reader`): ``medexam french run --reader NAME``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.fields import setting
+from engine.french.train.reader import EVALUATION_NOTE, MEASURES, ReaderInputs
 from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
-from engine.train.reader import ReaderInputs
 
 
 @dataclass
@@ -36,8 +36,16 @@ KIND = register_kind(
         "FrenchMedMCQA seq2seq reader (BART, T5…)",
         "french",
         "reader",
-        Lazy("engine.train.seq2seq", "Seq2SeqSettings", CLASS),
-        Lazy("engine.train.seq2seq_task", "prepare", FUNCTION),
+        Lazy("engine.french.train.seq2seq", "Seq2SeqSettings", CLASS),
+        Lazy("engine.french.train.seq2seq_task", "prepare", FUNCTION),
         answerer=Lazy("engine.french.seq2seq", "Seq2SeqReader", CLASS),
+        evaluation=Lazy("engine.french.train.reader", "evaluation", FUNCTION),
+        measures=MEASURES,
+        default_name="seq2seq",
+        order=40,
+        note="An encoder–decoder you bring as a folder (BART, T5…) fine-tuned to write the "
+        'right letters of a FrenchMedMCQA question ("A + D + E"), with or without a retrieved '
+        "passage; it answers French runs.",
+        evaluation_note=EVALUATION_NOTE,
     )
 )

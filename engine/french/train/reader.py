@@ -2,11 +2,11 @@
 classifies a question into one of the answer combinations of the training set.
 
 The input is ``[CLS] question [SEP] (A) a [SEP] (B) b … (E) e [SEP] context [SEP]`` with the
-encoder's own special tokens (:mod:`engine.train.reader_data`); the context is the best
+encoder's own special tokens (:mod:`engine.french.train.reader_data`); the context is the best
 passage the French activity's retrieval gives for the question (BM25 or dense over a stored
 corpus, the question's own passage never among them: :func:`engine.french.context.reader_passages`),
 or none. On it, transformers' ``AutoModelForSequenceClassification`` on the encoder's folder
-puts one of two heads (:mod:`engine.train.reader_heads`): a yes/no per option, its threshold
+puts one of two heads (:mod:`engine.french.train.reader_heads`): a yes/no per option, its threshold
 picked on the dev set (the default), or, as the paper made the multi-label problem
 multi-class, a class per combination of right letters present in the training set (31 in
 FrenchMedMCQA's). The best epoch on the dev set (``dev``, or ``dev_fraction`` of the
@@ -14,23 +14,41 @@ training set held out) by ``pick_on`` is kept; ``freeze`` keeps the embeddings a
 layers as they are (cheaper steps on a CPU).
 
 This module only declares the kind and its settings (nothing heavy is imported); the work is
-in :mod:`engine.train.reader_task`. A trained reader answers French runs:
+in :mod:`engine.french.train.reader_task`. A trained reader answers French runs:
 ``medexam french run --reader NAME``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine.fields import setting
 from engine.registry import CLASS, FUNCTION, Lazy
 from engine.train.kinds import TrainingKind, register_kind
 from engine.train.settings import TrainSettings
 
+if TYPE_CHECKING:
+    from engine.types import JSONDict
+
 #: Where the context comes from: none, or the French activity's BM25 or dense retrieval.
 RETRIEVERS = ("none", "bm25", "dense")
 #: ``--encoder minilm``: the embedded all-MiniLM-L6-v2 folder.
 DEFAULT_ENCODER = "minilm"
+#: What a French reader or writer is judged by (its dev set's and its runs' measures), with
+#: their short names.
+MEASURES = {"hamming": "Hamming", "emr": "EMR"}
+#: What a reader makes, and what a run of it is (the app's lines).
+READER_NOTE = (
+    "An encoder fine-tuned to pick the right options of a FrenchMedMCQA question, with or "
+    "without a retrieved passage; it answers French runs."
+)
+EVALUATION_NOTE = "A French run of what it made"
+
+
+def evaluation(row: JSONDict) -> JSONDict:
+    """A French run's settings with the reader training ``row`` made."""
+    return {"reader": row["name"]}
 
 
 @dataclass
@@ -72,7 +90,7 @@ class ReaderSettings(ReaderInputs):
         "emr",
         help="The dev measure that picks the best epoch and the options head's threshold "
         "(Hamming rewards choosing many options: all five score 38.5 on FrenchMedMCQA's test).",
-        choices=("hamming", "emr"),
+        choices=tuple(MEASURES),
     )
     freeze: int = setting(
         0,
@@ -89,8 +107,14 @@ KIND = register_kind(
         "FrenchMedMCQA reader",
         "french",
         "reader",
-        Lazy("engine.train.reader", "ReaderSettings", CLASS),
-        Lazy("engine.train.reader_task", "prepare", FUNCTION),
-        answerer=Lazy("engine.train.reader_task", "TrainedReader", CLASS),
+        Lazy("engine.french.train.reader", "ReaderSettings", CLASS),
+        Lazy("engine.french.train.reader_task", "prepare", FUNCTION),
+        answerer=Lazy("engine.french.train.reader_task", "TrainedReader", CLASS),
+        evaluation=Lazy("engine.french.train.reader", "evaluation", FUNCTION),
+        measures=MEASURES,
+        default_name="reader",
+        order=10,
+        note=READER_NOTE,
+        evaluation_note=EVALUATION_NOTE,
     )
 )
