@@ -250,6 +250,27 @@ def test_log_probabilities_of_many_questions_at_once_equal_one_at_a_time(
     )
 
 
+def test_with_flash_attention_an_answer_does_not_depend_on_what_else_is_decoded() -> None:
+    """llama.cpp splits a batch that mixes a prompt block with other sequences' next tokens
+    into other micro-batches, which with flash attention changes the block's numbers: each
+    prompt block is read in a pass of its own, so log-probabilities read while another
+    sequence generates equal those read alone, to the bit."""
+    prompt = SHOT * 2 + "Question: Which organ produces insulin?\nA. Liver\nB. Pancreas\nAnswer:"
+    with LocalModel(resolve().path, n_ctx=1024, slots=2, flash_attn=True) as m:
+        assert m.info["flash_attn"] is True
+        alone = m.logprobs(prompt, LETTERS, reuse_prefix=False)
+
+        def meanwhile() -> dict[str, float]:
+            time.sleep(0.5)  # the other sequence is generating by then
+            return m.logprobs(prompt, LETTERS, reuse_prefix=False)
+
+        story = "Once upon a time, in a small town by the sea, there lived a pharmacist who"
+        long = lambda: m.complete(story, max_tokens=120, temperature=0)  # noqa: E731
+        generated, during = together([long, meanwhile])
+    assert isinstance(generated, Generation) and generated.completion_tokens > 30
+    assert during == alone
+
+
 def test_a_few_shot_prefix_is_read_once_and_copied_to_the_other_slots() -> None:
     prompts = [
         SHOT * 4 + f"Question: Which organ {o}?\nA. Liver\nB. Pancreas\nAnswer:"

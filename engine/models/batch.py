@@ -3,10 +3,10 @@
 The model process (:mod:`engine.models.worker`) holds a context of ``slots`` sequences, each
 with its own KV cache of the model's per-sequence context. Every request that decodes (a
 generation, the log-probabilities of candidates) is a :class:`Job`; the :class:`Scheduler`
-gives each a slot as one frees (continuous batching), and each :meth:`Scheduler.step` puts
-into one ``llama_batch`` the next token of every generating sequence and the next prompt block
-of every sequence still reading its prompt, decodes it with ``llama_decode``, and samples each
-sequence with its own sampler chain (its settings, seed and grammar).
+gives each a slot as one frees (continuous batching), and each :meth:`Scheduler.step` decodes
+with ``llama_decode`` the next token of every generating sequence in one ``llama_batch`` and
+the next prompt block of every sequence still reading its prompt in one of its own, and
+samples each sequence with its own sampler chain (its settings, seed and grammar).
 
 Prompts are read in blocks aligned to multiples of :data:`BLOCK`, and a slot keeps the whole
 blocks of its last prompt: a request sharing them (a few-shot prefix) starts after them.
@@ -269,8 +269,16 @@ class Scheduler:
             if chunk and len(chunk) <= budget:
                 plan.append((job, chunk))
                 budget -= len(chunk)
-        if not plan:
-            return
+        # The generating sequences' next tokens in one pass, each prompt block in a pass of
+        # its own: a block read with other sequences' tokens is split by llama.cpp into other
+        # micro-batches, which with flash attention changes its numbers (a sequence's answer
+        # would then depend on what else the model was doing).
+        tokens = [entry for entry in plan if not entry[0].reading]
+        for part in ([tokens] if tokens else []) + [[e] for e in plan if e[0].reading]:
+            self._decode(part)
+
+    def _decode(self, plan: list[tuple[Job, list[int]]]) -> None:
+        """Decode ``plan``'s chunks in one ``llama_decode`` and let each job go on."""
         # In sequence order: llama.cpp splits a batch of several sequences with a KV cache
         # each into micro-batches of consecutive sequence ids (one forward pass each).
         plan.sort(key=lambda entry: entry[0].slot.seq if entry[0].slot else 0)
