@@ -97,8 +97,10 @@ def test_a_new_scorer_version_replaces_the_old_scores_and_only_those(
         return {"correct": answer.get("chosen") in ("B", "C")}  # every reply is B or C
 
     monkeypatch.setitem(
-        SCORERS, "exam.letter", Scorer("exam.letter", 2, old.activities, old.keys, lenient)
-    )
+        SCORERS,
+        "exam.letter",
+        Scorer("exam.letter", 2, old.activities, old.keys, lenient, metrics=old.metrics),
+    )  # the same metrics (accuracy) over the new version's scores
     summary = rescore(store, run_id).summary  # version 2 is new: every answer is scored again
     assert summary["accuracy"] == 100.0
     assert store.run(run_id)["summary"]["accuracy"] == 100.0
