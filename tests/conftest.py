@@ -17,6 +17,11 @@ import pytest
 # headless Qt.
 os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-test-home-"))
 os.environ.setdefault("MEDEXAM_CORES_DIR", tempfile.mkdtemp(prefix="medexam-test-cores-"))
+if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
+    # Parallel workers inherit these from the controlling process: each keeps its own data
+    # folder under the shared one, and all share one registry of cores.
+    os.environ["MEDEXAM_HOME"] = os.path.join(os.environ["MEDEXAM_HOME"], _worker)
+    os.makedirs(os.environ["MEDEXAM_HOME"], exist_ok=True)
 # Threads shared with other medexam processes, not cut by other programs' load (whatever else
 # runs here, a test sees the threads it expects); the tests of that load turn it on.
 os.environ.setdefault("MEDEXAM_SHARE_CORES", "medexam")
@@ -29,6 +34,15 @@ from engine.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core this process may use (its affinity, as the models'
+    threads count them), at most 4: more would hold more copies of torch and Qt than the
+    tests gain."""
+    from engine.models.hardware import available_cores
+
+    return min(available_cores(), 4)
 
 
 @pytest.fixture(scope="module", autouse=True)
