@@ -398,10 +398,10 @@ def _drawn(chart: JSONDict, kind: str) -> bytes:
 
 
 def _size_figure(chart: JSONDict) -> Figure:
-    from engine.reports.charts import _figure
+    from engine.reports.charts import figure
 
     points = chart["points"]
-    fig = _figure(3.8)
+    fig = figure(3.8)
     ax = fig.add_subplot()
     for p in points:
         x = p["size"] / 2**20
