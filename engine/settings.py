@@ -13,11 +13,10 @@ Known keys and their defaults are in :data:`DEFAULTS`:
   :func:`engine.models.checks.default_model`, which also forgets a model that fails to load.
 * ``gpu`` — ``auto`` (local models offload to a GPU the layers that fit its free memory) or
   ``cpu`` (they stay on the CPU); ``medexam models gpu [auto|cpu]`` shows or sets it.
-* ``flash_attn`` — llama.cpp's flash attention for local models, ``on`` (the default, as in
-  llama.cpp's own tools) or ``off`` (``medexam models flash-attn``): on, 8 sequences at once
-  decode faster on a CPU (1.74× one sequence's tokens per second here, against 1.4×); the
-  log-probabilities differ from those without it by up to 0.1 (nats), so greedy answers can
-  differ between the two; runs store it (``settings.flash_attn``).
+* ``flash_attn`` — llama.cpp's flash attention for local models, ``off`` (the default) or
+  ``on`` (``medexam models flash-attn``): on, 8 sequences at once decode faster on a CPU
+  (1.74× one sequence's tokens per second here, against 1.4×), but log-probabilities move
+  by up to 0.1 (nats) and greedy answers change; runs store it (``settings.flash_attn``).
 
 ``medexam consult solver [NAME]`` shows or sets it from the command line.
 """
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "settings.json"
 
-DEFAULTS: JSONDict = {"solver": "model", "model": "", "gpu": "auto", "flash_attn": "on"}
+DEFAULTS: JSONDict = {"solver": "model", "model": "", "gpu": "auto", "flash_attn": "off"}
 
 
 class SettingsError(UserError, ValueError):

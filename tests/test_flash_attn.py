@@ -1,5 +1,5 @@
-"""Flash attention for local models: on unless the ``flash_attn`` setting (or a model's own
-settings) turn it off; each run stores what its models had."""
+"""Flash attention for local models: off unless the ``flash_attn`` setting (or a model's own
+settings) turn it on; each run stores what its models had."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_flash_attention_is_on_unless_set_off() -> None:
-    assert ModelSettings().resolved().flash_attn is True
-    out = CliRunner().invoke(cli, ["models", "flash-attn", "off"])
-    assert out.exit_code == 0 and "flash attention: off" in out.output
+def test_flash_attention_is_off_unless_set() -> None:
     assert ModelSettings().resolved().flash_attn is False
-    assert ModelSettings(flash_attn=True).resolved().flash_attn is True  # a model's own
-    CliRunner().invoke(cli, ["models", "flash-attn", "on"])
+    out = CliRunner().invoke(cli, ["models", "flash-attn", "on"])
+    assert out.exit_code == 0 and "flash attention: on" in out.output
     assert ModelSettings().resolved().flash_attn is True
+    assert ModelSettings(flash_attn=False).resolved().flash_attn is False  # a model's own
+    CliRunner().invoke(cli, ["models", "flash-attn", "off"])
+    assert ModelSettings().resolved().flash_attn is False
     bad = CliRunner().invoke(cli, ["models", "flash-attn", "sometimes"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -162,7 +162,7 @@ def test_slots_set_on_the_command_line_are_the_runs_and_stored_with_it(db_path, 
     store = Store(db_path)
     (row,) = store.runs()
     assert row["settings"]["slots"] == {"smollm2": 3}
-    assert row["settings"]["flash_attn"] == {"smollm2": True}  # the default
+    assert row["settings"]["flash_attn"] == {"smollm2": False}  # the default
     assert row["settings"]["concurrency"] == 3  # as many items in flight as slots
     assert [a["position"] for a in store.answers(row["id"])] == [0, 1, 2]
     store.close()

@@ -124,10 +124,9 @@ def models_info(name: str, as_json: bool) -> None:
 @models.command("flash-attn")
 @click.argument("use", type=click.Choice(["on", "off"]), required=False)
 def models_flash_attn(use: str | None) -> None:
-    """llama.cpp's flash attention for local models: 'on' (the default, as in llama.cpp's own
-    tools) or 'off'. On, several sequences at once decode faster on a CPU; the
-    log-probabilities differ slightly from those without it, so greedy answers may differ:
-    each run stores it, so a re-run can match an earlier one."""
+    """llama.cpp's flash attention for local models: 'off' (the default) or 'on'. On, several
+    sequences at once decode faster on a CPU, but log-probabilities move slightly and greedy
+    answers may change: each run stores it, so a re-run can match an earlier one."""
     from engine import settings
 
     if use is not None:

@@ -39,7 +39,7 @@ class ModelSettings:
     #: Sequences decoded at once, each with a context of ``n_ctx`` tokens (None: decide).
     slots: int | None = None
     slots_note: str = ""  # why that many, in one line (:meth:`for_model`)
-    #: llama.cpp's flash attention (None: the ``flash_attn`` setting, on by default).
+    #: llama.cpp's flash attention (None: the ``flash_attn`` setting, off by default).
     flash_attn: bool | None = None
 
     def resolved(self) -> ModelSettings:
