@@ -61,7 +61,7 @@ def interval_svg(chart: Chart) -> str:
     return svg(fig)
 
 
-def linesfigure(chart: Chart) -> Figure:
+def lines_figure(chart: Chart) -> Figure:
     """The figure of a ``lines`` chart: ``series`` of ``{name, panel, dashed, points}``, each
     point ``{x, value, low, high}``; x ``x_axis``, y ``axis`` (0–100)."""
     series: list[Any] = list(chart.get("series") or [])
@@ -99,7 +99,7 @@ def linesfigure(chart: Chart) -> Figure:
 
 
 def lines_svg(chart: Chart) -> str:
-    return svg(linesfigure(chart))
+    return svg(lines_figure(chart))
 
 
 #: A chart's kind → what draws it as SVG text (:func:`register_chart`).
