@@ -15,8 +15,9 @@ Known keys and their defaults are in :data:`DEFAULTS`:
   ``cpu`` (they stay on the CPU); ``medexam models gpu [auto|cpu]`` shows or sets it.
 * ``flash_attn`` — llama.cpp's flash attention for local models, ``off`` (the default) or
   ``on`` (``medexam models flash-attn``): on, 8 sequences at once decode faster on a CPU
-  (1.74× one sequence's tokens per second here, against 1.4×), but log-probabilities move
-  by up to 0.1 (nats) and greedy answers change; runs store it (``settings.flash_attn``).
+  (1.74× one sequence's tokens per second here, against 1.4×), but a long context's numbers
+  then depend on the model's threads (which follow the machine's load) and log-probabilities
+  move by up to 0.1 (nats); runs store it (``settings.flash_attn``).
 
 ``medexam consult solver [NAME]`` shows or sets it from the command line.
 """

@@ -125,8 +125,9 @@ def models_info(name: str, as_json: bool) -> None:
 @click.argument("use", type=click.Choice(["on", "off"]), required=False)
 def models_flash_attn(use: str | None) -> None:
     """llama.cpp's flash attention for local models: 'off' (the default) or 'on'. On, several
-    sequences at once decode faster on a CPU, but log-probabilities move slightly and greedy
-    answers may change: each run stores it, so a re-run can match an earlier one."""
+    sequences at once decode faster on a CPU, but a long context's numbers then depend on the
+    model's threads, which follow the machine's load, and greedy answers may change: each run
+    stores it, so a re-run can match an earlier one."""
     from engine import settings
 
     if use is not None:
