@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a plain pytest runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: a worker per core this process may use (its affinity, as the models'
     threads count them), at most 4: more would hold more copies of torch and Qt than the
