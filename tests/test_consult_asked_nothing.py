@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from test_runs import medexam, scripted_home
 
 from engine.cli import cli
-from engine.consult.cli import _note
 from engine.consult.cases import ensure_sample
+from engine.consult.cli import _note
 from engine.consult.metrics import ASKED_NOTHING
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
