@@ -20,7 +20,9 @@ HI = [{"role": "user", "content": "Say hello."}]
 
 @pytest.fixture
 def pool() -> Iterator[ModelPool]:
-    p = ModelPool(settings_for=lambda name: {"n_ctx": 1024}, cores=2)
+    """A pool of 2 cores sharing them among its own models only: the suite's other workers'
+    models (tests/conftest.py) do not take its threads."""
+    p = ModelPool(settings_for=lambda name: {"n_ctx": 1024}, cores=2, machine_wide=False)
     yield p
     p.close()
 
