@@ -23,9 +23,11 @@ if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
     # folder under the shared one, and all share one registry of cores.
     os.environ["MEDEXAM_HOME"] = os.path.join(os.environ["MEDEXAM_HOME"], _worker)
     os.makedirs(os.environ["MEDEXAM_HOME"], exist_ok=True)
-# Threads shared with other medexam processes, not cut by other programs' load (whatever else
-# runs here, a test sees the threads it expects); the tests of that load turn it on.
-os.environ.setdefault("MEDEXAM_SHARE_CORES", "medexam")
+# Models share the cores as the app's do (MEDEXAM_SHARE_CORES=machine): with the other medexam
+# processes' models and leaving out the cores other programs keep busy, the suite's other
+# workers among them: a model spinning on a core another worker holds would run 2-3 times slower.
+# By default a model's numbers do not depend on its threads (tests/test_flash_attn.py).
+os.environ.setdefault("MEDEXAM_SHARE_CORES", "machine")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

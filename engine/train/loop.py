@@ -35,6 +35,7 @@ from engine.runs import _describe, _expected
 from engine.train import artefacts, checkpoints, records
 from engine.train.checkpoints import CheckpointError, Position
 from engine.train.kinds import TrainingKind, get_kind
+from engine.train.threads import CpuThreads
 
 if TYPE_CHECKING:
     import torch
@@ -310,6 +311,7 @@ class _State:
     steps_here: int = 0  # steps done in this process (for the speed)
     examples_here: int = 0
     tokens_here: int = 0
+    threads: CpuThreads | None = None  # on the CPU: torch's threads, with the machine's load
 
     def checkpoint(self) -> None:
         checkpoints.save(
@@ -357,6 +359,8 @@ def _run(
         store, training_id, _owner(row), task, settings, folder, optimizer, schedule,
         Position(), n_steps, progress,
     )  # fmt: skip
+    if next(task.model.parameters()).device.type == "cpu":
+        state.threads = CpuThreads()
     status, error, again, result = "finished", None, None, {}
     try:
         if saved is not None:
@@ -376,6 +380,8 @@ def _run(
         status, error = "failed", _describe(exc)
         if not _expected(exc):
             again = exc
+    if state.threads is not None:
+        state.threads.restore()
     if status != "finished" and not result:
         result = {"resume": training_id, "step": state.saved_step}
     records.finish(store, training_id, status, result, error)
@@ -398,6 +404,8 @@ def _epochs(state: _State, per_epoch: int, cancel: Cancel | None) -> None:
         while at.batch < per_epoch and at.step < state.n_steps:
             if cancel is not None:
                 cancel.check()
+            if state.threads is not None:
+                state.threads.settle()
             chosen = [task.examples[i] for i in order[at.batch * size : (at.batch + 1) * size]]
             loss = _step(state, chosen)
             at.step += 1
