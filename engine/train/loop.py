@@ -82,11 +82,16 @@ def pick_device(wanted: str = "auto") -> str:
 
 
 def device_label(device: str) -> str:
-    """The device in words: ``CPU (2 threads)`` or ``CUDA (NVIDIA H200)``."""
+    """The device in words: ``CPU (up to 2 threads)`` or ``CUDA (NVIDIA H200)``."""
     import torch
 
     if device == "cuda":
         return f"CUDA ({torch.cuda.get_device_name(0)})"
+    from engine.models.cores import counts_load
+    from engine.models.hardware import physical_cores
+
+    if counts_load():  # threads follow the load (engine.train.threads)
+        return f"CPU (up to {physical_cores()} threads)"
     return f"CPU ({torch.get_num_threads()} threads)"
 
 
