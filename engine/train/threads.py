@@ -18,7 +18,14 @@ from __future__ import annotations
 import time
 
 from engine.models.cores import counts_load
-from engine.models.cores_load import Reading, busy_elsewhere, cores_held, own_family, reading
+from engine.models.cores_load import (
+    Reading,
+    busy_elsewhere,
+    cores_held,
+    own_family,
+    reading,
+    thread_share,
+)
 from engine.models.hardware import physical_cores
 
 
@@ -55,7 +62,7 @@ class CpuThreads:
         assert self._last is not None
         held = cores_held(busy_elsewhere(self._last, now))
         self._last = now
-        threads = max(1, self.cores - held)
+        threads = thread_share(self.cores, working=1, others=0, held=held)
         if threads != torch.get_num_threads():
             torch.set_num_threads(threads)
 
