@@ -4,7 +4,6 @@ every step. Its threads are read again between steps and torch's own are given b
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from test_cores_load import hog  # noqa: F401 - a fixture: a busy loop on one co
 from train_fixtures import settings
 
 from engine.french.dataset import ensure_sample
+from engine.models.hardware import available_cores
 from engine.progress import Progress
 from engine.store import Store
 from engine.train.loop import train
@@ -20,10 +20,7 @@ from engine.train.threads import CpuThreads
 
 tiny_encoder = train_fixtures.tiny_encoder
 torch = pytest.importorskip("torch")
-two_cores = pytest.mark.skipif(
-    len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True,
-    reason="needs two cores this process may use (Linux)",
-)
+two_cores = pytest.mark.skipif(available_cores() < 2, reason="needs two cores to use")
 
 
 @pytest.fixture(autouse=True)
