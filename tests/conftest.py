@@ -159,6 +159,24 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+#: How long a GUI test waits for a condition by default (pytest-qt's own is 5 s): a step on a
+#: worker thread that takes 35 ms alone may wait seconds for a core while the suite's other
+#: workers train and decode. A test that fails still fails, later.
+WAIT_MS = 30_000
+
+
+@pytest.fixture
+def qtbot(qtbot: Any) -> Any:
+    """pytest-qt's ``qtbot``, whose ``waitUntil`` waits :data:`WAIT_MS` unless told."""
+    wait_until = qtbot.waitUntil
+
+    def patient_wait_until(callback: Callable[[], Any], *, timeout: int = WAIT_MS) -> None:
+        wait_until(callback, timeout=timeout)
+
+    qtbot.waitUntil = patient_wait_until
+    return qtbot
+
+
 @pytest.fixture
 def window(qtbot: Any, tmp_path: Path) -> Iterator[Any]:
     """The app's main window over a fresh database in ``tmp_path``, shown; closed after the

@@ -33,16 +33,21 @@ def cases(store, n: int = 8) -> str:
 
 
 class InFlight:
-    """Counts the requests the scripted models are answering at once."""
+    """Counts the requests the scripted models are answering at once. With ``gather``, the
+    first requests wait (up to 10 s) until that many are in flight, so that a loaded machine
+    starting the cases' threads late cannot hide how many the run lets play at once."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, gather: int = 0) -> None:
         self.seconds, self.now, self.most = seconds, 0, 0
-        self.lock = threading.Lock()
+        self.gather = gather
+        self.lock = threading.Condition()
 
     def delay(self, _request) -> float:  # called as a request starts
         with self.lock:
             self.now += 1
             self.most = max(self.most, self.now)
+            self.lock.notify_all()
+            self.lock.wait_for(lambda: self.most >= self.gather, timeout=10)
         return self.seconds
 
     def reply(self, text: str):
@@ -63,7 +68,7 @@ def models(flight: InFlight, concurrency: int = 4) -> tuple[ScriptedModel, Scrip
 
 
 def test_cases_play_four_at_once_and_are_stored_in_case_order(store, scripted_pool):
-    flight = InFlight(0.05)
+    flight = InFlight(0.05, gather=4)
     pool = scripted_pool(*models(flight))
     summary = run(store, "consult", cases(store), SETTINGS, pool=pool)
     assert summary["status"] == "finished", summary.get("error")
@@ -108,7 +113,7 @@ def test_an_in_memory_database_takes_one_case_at_a_time(scripted_pool):
 
 
 def test_trials_play_at_once_by_the_models_concurrency(store, scripted_pool):
-    flight = InFlight(0.05)
+    flight = InFlight(0.05, gather=4)
     pool = scripted_pool(*models(flight))
     settings = {**SETTINGS, "temperature": 0.7, "limit": 2}
     found = run_trials(store, "consult", cases(store), settings, 2, pool=pool)
