@@ -113,5 +113,3 @@ def test_a_question_the_model_refuses_is_wrong_with_its_reason(store, scripted_p
     refused = stored[1]
     assert refused["chosen"] is None and refused["correct"] in (False, 0)
     assert refused["extra"]["error"] == "the prompt has 9000 tokens"
-
-
