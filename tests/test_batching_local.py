@@ -165,6 +165,49 @@ def test_a_sequence_ending_between_busy_ones_leaves_no_gap() -> None:
     assert last.text == alone  # its cache moved with it
 
 
+def test_a_turn_ended_between_busy_ones_keeps_its_cache_for_the_next_turn() -> None:
+    """A consultation's patient answers, and its next question comes a moment later: the
+    slot it ended in, between two busy ones, still holds its dialogue, so the next turn
+    reads only what is new (the gap is closed only once the extra passes have cost as much
+    as reading that cache again)."""
+    case = "Here are your facts: " + ", ".join(f"fact {i} is {ORGANS[i % 5]}" for i in range(30))
+    with LocalModel(resolve().path, n_ctx=1024, slots=3) as m:
+        m.restart()  # empty slots: the requests below take slots 0, 1, 2 in turn
+        started = [threading.Event() for _ in range(3)]
+        turns: list[int] = []
+
+        def long(i: int) -> Generation:
+            if i:
+                assert started[1].wait(120)
+            stream = m.stream_chat([{"role": "user", "content": PROMPTS[i]}], max_tokens=120)
+            for k, _ in enumerate(stream):
+                if k == 0:
+                    started[i].set()
+            assert stream.result is not None
+            return stream.result
+
+        def patient() -> Generation:
+            assert started[0].wait(120)
+            dialogue = [{"role": "user", "content": case + "\nHow old are you?"}]
+            first = m.chat(dialogue, max_tokens=20)
+            started[1].set()  # the third request takes slot 2
+            assert started[2].wait(120)  # the patient's slot is now between busy ones
+            before = m._call("counts")["reused"]
+            dialogue += [
+                {"role": "assistant", "content": first.text},
+                {"role": "user", "content": "Where does it hurt?"},
+            ]
+            second = m.chat(dialogue, max_tokens=8)
+            turns.extend([first.prompt_tokens, m._call("counts")["reused"] - before])
+            return second
+
+        results = together([lambda: long(0), patient, lambda: long(2)])
+    assert all(isinstance(g, Generation) for g in results), results
+    first_prompt, reused = turns
+    assert first_prompt > 4 * BLOCK
+    assert reused >= first_prompt // BLOCK * BLOCK - BLOCK  # all but the last blocks
+
+
 # llama.cpp is not bitwise batch-invariant: a sequence's logits decoded beside others differ
 # in their last bits from its logits alone, which may flip a greedy choice between two
 # near-tied tokens. A seeded sample is not moved by such differences: the texts compared

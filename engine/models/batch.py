@@ -14,12 +14,17 @@ A prefix another slot holds is copied from it (``llama_memory_seq_cp``) rather t
 again, and a request whose prefix another one is computing right now waits for it. With one
 slot the batches are those of a model reading one request at a time, so its answers are too.
 
+A request with no prefix in any free slot takes the one freed longest ago (an empty one
+first), so the caches a conversation's next turn will want are the last to go.
+
 llama.cpp decodes a batch of sequences with KV caches of their own in one pass only when their
 ids are consecutive (it splits the batch into runs of consecutive ids, one pass each, each
 reading all the weights again). So the busy slots are kept together: a sequence ending
-between busy ones, with no request waiting for its slot, leaves a gap that the last busy
-sequence moves into (its cache copied there once), rather than every later step taking two
-passes.
+between busy ones leaves a gap that the last busy sequence moves into (its cache copied
+there once), rather than every later step taking two passes. Moving there drops the cache
+the gap holds, which the ended sequence's next turn (a consultation's patient, say) would
+have read again, so the gap waits first: until the extra passes paid since it opened have
+taken as long as reading its cache again would (each measured as the model goes).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class Slot:
     seq: int
     cached: list[int] = field(default_factory=list)
     job: Job | None = None
+    freed: int = -1  # the step its last job ended at (-1: none yet)
 
 
 class Job:
@@ -128,8 +134,12 @@ class Scheduler:
         self.n_vocab = int(llm.n_vocab())
         self._batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1)
         self.mem = llama_cpp.llama_get_memory(llm.ctx)
-        # tokens decoded, prefixes copied, sequences moved to close a gap
-        self.counts = {"decoded": 0, "copied": 0, "moved": 0}
+        # tokens decoded, prompt tokens a cache served, prefixes copied, sequences moved to
+        # close a gap
+        self.counts = {"decoded": 0, "reused": 0, "copied": 0, "moved": 0}
+        self.steps = 0
+        # seconds a pass of next tokens takes, and a prompt token read (moving averages)
+        self.pass_s: dict[str, float | None] = {"token": None, "read": None}
 
     def warm_up(self) -> None:
         """Decode one token and forget it, as llama.cpp's own tools do after loading: the
@@ -167,7 +177,7 @@ class Scheduler:
         """Take ``job`` out of its slot (or the queue); the slot keeps its cache."""
         job.done = True
         if job.slot is not None:
-            job.slot.job = None
+            job.slot.job, job.slot.freed = None, self.steps
         elif job in self.waiting:
             self.waiting.remove(job)
 
@@ -191,6 +201,7 @@ class Scheduler:
         keep = aligned_common(slot.cached, job.context) if job.reuse else 0
         self.forget(slot, keep)
         slot.job, job.slot, job.n_past = job, slot, keep
+        self.counts["reused"] += keep
 
     def reread(self, job: Job, context: list[int]) -> None:
         """Let ``job`` read another ``context`` in its slot (a log-probability request's
@@ -200,6 +211,7 @@ class Scheduler:
         keep = aligned_common(job.slot.cached, context) if job.reuse else 0
         self.forget(job.slot, keep)
         job.n_past = keep
+        self.counts["reused"] += keep
 
     def _admit(self) -> None:
         """Give waiting jobs the free slots, each the one holding most of its context."""
@@ -208,7 +220,9 @@ class Scheduler:
             if not free:
                 return
             job = self.waiting.popleft()
-            best = max(free, key=lambda s: (aligned_common(s.cached, job.context), -s.seq))
+            best = max(
+                free, key=lambda s: (aligned_common(s.cached, job.context), -s.freed, -s.seq)
+            )
             self.place(job, best)
 
     def _share(self, job: Job) -> bool:
@@ -233,21 +247,33 @@ class Scheduler:
             self.llama_cpp.llama_memory_seq_rm(self.mem, mine.seq, -1, -1)
             self.llama_cpp.llama_memory_seq_cp(self.mem, donor.seq, mine.seq, -1, -1)
             self.llama_cpp.llama_memory_seq_rm(self.mem, mine.seq, best, -1)
+            self.counts["reused"] += best - job.n_past
             mine.cached, job.n_past = job.context[:best], best
             self.counts["copied"] += 1
         return False
 
     # -- one step --------------------------------------------------------------------------
 
+    def _gap_due(self, slot: Slot) -> bool:
+        """Whether the free ``slot`` between busy ones has kept its cache long enough: the
+        extra pass of every step since it opened has taken as long as reading the cache
+        again would."""
+        token_s, read_s = self.pass_s["token"], self.pass_s["read"]
+        if not slot.cached or token_s is None or read_s is None:
+            return True
+        return (self.steps - slot.freed) * token_s >= len(slot.cached) * read_s
+
     def _close_gaps(self) -> None:
-        """Move the last busy slots' jobs into the free slots between busy ones, so that the
-        busy slots are consecutive (one pass of llama.cpp for them all)."""
+        """Move the last busy slots' jobs into the free slots between busy ones that are due
+        (:meth:`_gap_due`), so that the busy slots are consecutive (one pass of llama.cpp
+        for them all)."""
         while True:
             busy = [s for s in self.slots if s.job is not None]
             gaps = [s for s in self.slots if s.job is None and busy and busy[0].seq < s.seq]
-            if not gaps or gaps[0].seq > busy[-1].seq:
+            due = [s for s in gaps if s.seq < busy[-1].seq and self._gap_due(s)]
+            if not due:
                 return
-            src, dst, job = busy[-1], gaps[0], busy[-1].job
+            src, dst, job = busy[-1], due[0], busy[-1].job
             assert job is not None
             self.llama_cpp.llama_memory_seq_rm(self.mem, dst.seq, -1, -1)
             self.llama_cpp.llama_memory_seq_cp(self.mem, src.seq, dst.seq, -1, -1)
@@ -258,6 +284,7 @@ class Scheduler:
 
     def step(self) -> None:
         """Admit waiting jobs, decode one batch, and let each job in it go on."""
+        self.steps += 1
         self._admit()
         self._close_gaps()
         plan: list[tuple[Job, list[int]]] = []
@@ -284,14 +311,23 @@ class Scheduler:
         plan.sort(key=lambda entry: entry[0].slot.seq if entry[0].slot else 0)
         self._fill(plan)
         self.before_decode()
+        started = time.perf_counter()
         rc = self.llama_cpp.llama_decode(self.llm.ctx, self._batch.batch)
         if rc != 0:
             raise ModelError(f"llama.cpp could not decode the batch (code {rc})")
-        self.counts["decoded"] += sum(len(chunk) for _, chunk in plan)
+        n = sum(len(chunk) for _, chunk in plan)
+        self.counts["decoded"] += n
+        self._timed(plan[0][0].reading, n, time.perf_counter() - started)
         idx = -1
         for job, chunk in plan:
             idx += len(chunk)
             job.advance(self, len(chunk), idx)
+
+    def _timed(self, reading: bool, n: int, seconds: float) -> None:
+        """Fold a pass's time into :attr:`pass_s` (a prompt block's per token read)."""
+        kind, value = ("read", seconds / n) if reading else ("token", seconds)
+        before = self.pass_s[kind]
+        self.pass_s[kind] = value if before is None else 0.8 * before + 0.2 * value
 
     def _fill(self, plan: list[tuple[Job, list[int]]]) -> None:
         batch = self._batch.batch
