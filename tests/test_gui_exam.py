@@ -142,6 +142,7 @@ def test_model_evaluation_stops_and_resumes(qtbot, window):
     ev.fields["method"].setCurrentIndex(ev.fields["method"].findData("logprob"))
     ev.fields["shots"].setCurrentIndex(ev.fields["shots"].findData(0))
     ev.limit.setValue(3)
+    ev.at_once.setValue(1)  # one at a time: the Stop below comes before the last answer
     click(qtbot, ev.run_button)
     qtbot.waitUntil(lambda: len(ev.answers) >= 1, timeout=LONG)
     click(qtbot, ev.progress.stop)

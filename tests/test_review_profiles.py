@@ -80,7 +80,7 @@ def test_profiles_from_the_command_line(db_path):
     assert kim["profile"] == "kim" and kim["reviews"] == 2
     assert json.loads(medexam("review", "stats", "--json").output)["reviews"] == 1
     assert medexam("french", "sample").exit_code == 0
-    french = ["french", "take", "--dataset", "frenchmedmcqa-sample", "--limit", "1"]
+    french = ["french", "take", "--dataset", "frenchmedmcqa-sample", "--limit", "1", "--in-order"]
     assert medexam(*french, "--profile", "kim", input="A\n").exit_code == 0
     kim = json.loads(medexam("review", "due", "--profile", "kim", "--json").output)
     assert kim["count"] == 2 and set(kim["by_activity"]) == {"exam", "french"}
