@@ -5,7 +5,8 @@ at the repository root; an installed or frozen app uses the user data folder. A 
 (PyInstaller) also carries read-only files of its own: :func:`bundled_models_dir`. The database
 always lives in the user data folder unless ``--db`` (or ``MEDEXAM_DB``) says otherwise.
 ``MEDEXAM_HOME`` moves the user data folder and, with it, the models and indexes folders
-(the tests use it to leave a checkout untouched).
+(the tests use it to leave a checkout untouched); ``MEDEXAM_CACHE`` moves the cache of files
+medexam can make again (:func:`cache_dir`).
 """
 
 from __future__ import annotations
@@ -101,6 +102,16 @@ def models_dir() -> Path:
 def indexes_dir() -> Path:
     """Folder holding built retrieval indexes (``indexes/`` in a checkout)."""
     return _folder("indexes")
+
+
+def cache_dir() -> Path:
+    """Files medexam can make again (a training base's dequantized weights): ``cache/`` in
+    the user data folder, or the folder ``MEDEXAM_CACHE`` names; deleting it loses nothing."""
+    env = os.environ.get("MEDEXAM_CACHE")
+    if env:
+        return usable_folder(Path(env), f"MEDEXAM_CACHE={env}")
+    path = data_dir() / "cache"
+    return usable_folder(path, f"the cache folder {path} (in {_home()[1]})")
 
 
 def default_db_path() -> Path:

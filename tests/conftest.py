@@ -13,11 +13,19 @@ from typing import Any
 
 import pytest
 
-# Before any engine import: a private user data folder and registry of working models (the
+# Before any engine import: a private user data folder, cache and registry of working models (the
 # suite's processes share the cores among themselves, not with others), offline hubs,
 # headless Qt.
-os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-test-home-"))
-os.environ.setdefault("MEDEXAM_CORES_DIR", tempfile.mkdtemp(prefix="medexam-test-cores-"))
+_MADE: list[str] = []  # the temporary folders this process made, removed when the run ends
+for _name, _prefix in [
+    ("MEDEXAM_HOME", "medexam-test-home-"),
+    ("MEDEXAM_CORES_DIR", "medexam-test-cores-"),
+    # One cache for the whole run, its workers included: a training base is dequantized once.
+    ("MEDEXAM_CACHE", "medexam-test-cache-"),
+]:
+    if _name not in os.environ:
+        os.environ[_name] = tempfile.mkdtemp(prefix=_prefix)
+        _MADE.append(os.environ[_name])
 if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
     # Parallel workers inherit these from the controlling process: each keeps its own data
     # folder under the shared one, and all share one registry of cores.
@@ -47,6 +55,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     from engine.models.hardware import available_cores
 
     return min(available_cores(), 4)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The temporary folders made above removed (in the process that made them: the
+    controlling one when the run has workers)."""
+    import shutil
+
+    for folder in _MADE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -151,21 +151,32 @@ def _encoded(
 
 
 def load_base(info: GGUFInfo, device: str) -> Any:
-    """The base GGUF as a transformers causal LM in fp32 (dequantized)."""
+    """The base GGUF as a transformers causal LM in fp32 (dequantized once, then read from
+    :mod:`engine.train.base_cache`)."""
     import torch
 
     from engine.french.train.reader_data import offline
+    from engine.train.base_cache import cached_base
 
     offline()
     from transformers import AutoModelForCausalLM
 
     path = Path(info.path)
+
+    def load() -> Any:
+        return AutoModelForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, dtype=torch.float32, local_files_only=True
+        )
+
+    def read(folder: Path) -> Any:
+        return AutoModelForCausalLM.from_pretrained(
+            str(folder), dtype=torch.float32, local_files_only=True
+        )
+
     try:  # quiet: transformers' own bar and deprecation notes would break the progress bar
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = AutoModelForCausalLM.from_pretrained(
-                str(path.parent), gguf_file=path.name, dtype=torch.float32, local_files_only=True
-            )
+            model = cached_base(path, load, read)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError, ImportError) as exc:
         raise TrainError(f"transformers cannot load {path.name}: {first_line(exc)}") from None
     return model.to(device)

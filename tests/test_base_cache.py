@@ -1,0 +1,100 @@
+"""A training base's dequantized weights are kept (:mod:`engine.train.base_cache`): the real
+SmolLM2 read back from the cache equals the one transformers dequantizes from its GGUF; a
+changed file is dequantized again and its old copy removed, a damaged copy is made again, and a
+cache that cannot be written only costs time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from engine.train.base_cache import WEIGHTS, cached_base
+from engine.train.chat_lora import base_model, load_base
+
+
+def tiny() -> Any:
+    """A llama of a few thousand random weights, its embeddings tied to its output."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
+    )  # fmt: skip
+    return LlamaForCausalLM(config)
+
+
+def read(folder: Path) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+
+
+def same(a: Any, b: Any) -> bool:
+    x, y = a.state_dict(), b.state_dict()
+    return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+
+
+def test_a_changed_damaged_or_unwritable_cache_costs_only_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEDEXAM_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "base.gguf"
+    gguf.write_bytes(b"GGUF one")
+    loads: list[Any] = []
+
+    def load() -> Any:
+        loads.append(tiny())
+        return loads[-1]
+
+    first = cached_base(gguf, load, read)
+    assert same(cached_base(gguf, load, read), first) and len(loads) == 1
+    [kept] = (tmp_path / "cache" / "bases").iterdir()
+    assert kept.name.startswith("base-") and (kept / WEIGHTS).is_file()
+
+    (kept / WEIGHTS).write_bytes(b"not weights")  # damaged: made again
+    cached_base(gguf, load, read)
+    assert len(loads) == 2 and (kept / WEIGHTS).stat().st_size > 1000
+
+    gguf.write_bytes(b"GGUF two, changed")  # changed: made again, the old copy removed
+    os.utime(gguf, ns=(1, 1))
+    cached_base(gguf, load, read)
+    assert len(loads) == 3
+    [now] = (tmp_path / "cache" / "bases").iterdir()
+    assert now != kept and not any(p.name.startswith(".part-") for p in now.parent.iterdir())
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("MEDEXAM_CACHE", str(tmp_path / "file"))  # unusable: nothing kept
+    assert same(cached_base(gguf, load, read), loads[-1]) and len(loads) == 4
+
+
+@pytest.mark.slow
+def test_the_real_base_read_back_equals_the_dequantized_gguf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEDEXAM_CACHE", str(tmp_path / "cache"))
+    info = base_model("smollm2")
+    dequantized = load_base(info, "cpu")
+    [kept] = (tmp_path / "cache" / "bases").iterdir()
+
+    from transformers import AutoModelForCausalLM
+
+    asked: list[str] = []
+    real = AutoModelForCausalLM.from_pretrained
+
+    def spy(where: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(where if "gguf_file" not in kwargs else "the GGUF")
+        return real(where, *args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", spy)
+    again = load_base(info, "cpu")
+    assert asked == [str(kept)]  # the GGUF is not read again
+    assert same(again, dequantized)
+    assert again.lm_head.weight.data_ptr() == again.model.embed_tokens.weight.data_ptr()
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    with torch.no_grad():
+        assert torch.equal(again(ids).logits, dequantized(ids).logits)
