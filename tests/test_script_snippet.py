@@ -22,10 +22,13 @@ m.close()
 
 # Generates until interrupted; a Ctrl-C may land anywhere: while waiting for a piece, in
 # the loop body, between requests. The model must then answer again, from the same process.
+# One thread: the script runs in a session of its own, which the kernel's scheduler (its
+# autogroups) gives one core's time beside the suite's busy worker, and two llama.cpp threads
+# spinning in one core's time crawl (8 tokens in 30 s here, 0.2 s with the machine quiet).
 CTRL_C = """\
 import time
 from engine.models.catalog import open_model
-m = open_model(None, n_ctx=1024)
+m = open_model(None, n_ctx=1024, n_threads=1)
 story = [{"role": "user", "content": "Tell me a very long story about a pharmacist."}]
 pid = m.pid
 try:
