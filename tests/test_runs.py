@@ -114,7 +114,8 @@ def test_resume_refuses_a_person_session_and_other_settings(store, scripted_pool
 
 @pytest.mark.slow
 def test_ctrl_c_cancels_a_real_model_run_with_no_traceback(db_path):
-    proc = start(db_path, "exam", "run", "--limit", "14", "--max-tokens", "160")
+    # two at once: the first answer comes after two generations' steps, not eight
+    proc = start(db_path, "exam", "run", "--limit", "14", "--max-tokens", "160", "--concurrency", "2")  # fmt: skip
     run_id = wait_for_answers(db_path, 1, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
