@@ -45,6 +45,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -75,6 +76,10 @@ PRESETS: dict[str, Preset] = {}
 #: ``(activity, format)`` → its importer (:func:`engine.importers.register_format`).
 FORMATS: dict[tuple[str, str], Format] = {}
 _loaded = False
+_loading = False
+#: Held while medexam's own activities and the plug-ins are imported: another thread asking
+#: for the activities meanwhile waits for all of them rather than seeing none.
+_LOADING = threading.RLock()
 
 
 class UnknownActivity(UserError, ValueError):
@@ -149,12 +154,20 @@ def _article(noun: str) -> str:
 
 
 def _load_builtin() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILTIN:
-            importlib.import_module(module)
-        load_plugins()
+    global _loaded, _loading
+    if _loaded:
+        return
+    with _LOADING:
+        if _loaded or _loading:  # loaded meanwhile, or asked again by an import under way
+            return
+        _loading = True
+        try:
+            for module in BUILTIN:
+                importlib.import_module(module)
+            load_plugins()
+            _loaded = True
+        finally:
+            _loading = False
 
 
 def load_plugins(group: str = PLUGIN_GROUP) -> dict[str, str]:

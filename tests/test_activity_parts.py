@@ -98,3 +98,31 @@ def test_a_chart_kind_is_drawn_by_what_registered_it() -> None:
         del CHARTS["dots"]
     with pytest.raises(ValueError, match="unknown chart kind 'dots'"):
         chart_svg({"kind": "dots", "title": "Dots", "series": [{}]})
+
+
+def test_threads_asking_for_the_activities_at_once_all_find_them() -> None:
+    """The first call imports the activity packages; threads asking meanwhile (an
+    experiment's lanes, runs played at once) wait for them rather than find none."""
+    import subprocess
+    import sys
+
+    script = (
+        "import threading\n"
+        "from engine.registry import activities\n"
+        "barrier, found = threading.Barrier(8), []\n"
+        "def ask():\n"
+        "    barrier.wait()\n"
+        "    found.append(list(activities()))\n"
+        "threads = [threading.Thread(target=ask) for _ in range(8)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "import json; print(json.dumps(found))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    import json
+
+    found = json.loads(done.stdout)
+    assert len(found) == 8 and found[0][:3] == ["exam", "consult", "french"]
+    assert all(f == found[0] for f in found)
