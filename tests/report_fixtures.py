@@ -30,23 +30,33 @@ RUNS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def make_runs(store: Store, names: list[str], indexes: Path) -> dict[str, int]:
-    """Run ``names`` (keys of :data:`RUNS`) on the samples; their run ids by name."""
+    """Run ``names`` (keys of :data:`RUNS`) on the samples, all at once (each in its own
+    thread with its own connection, as an experiment's lanes play: the model decodes their
+    questions together); their run ids by name."""
+    from concurrent.futures import ThreadPoolExecutor
+
     datasets = {"exam": exam_sample(store), "consult": consult_sample(store)}
     french = french_sample(store)
     datasets["french"] = french["dataset"]
-    ids = {}
-    for name in names:
-        activity, settings = RUNS[name]
-        if settings.get("index"):
-            from engine.french.index import build_index
+    if any(RUNS[name][1].get("index") for name in names):
+        from engine.french.index import build_index
 
-            indexes.mkdir(exist_ok=True)
-            engine.paths.indexes_dir = lambda: indexes
-            build_index(store, french["corpus"], "bm25")
-        summary = run(store, activity, datasets[activity], settings)
+        indexes.mkdir(exist_ok=True)
+        engine.paths.indexes_dir = lambda: indexes
+        build_index(store, french["corpus"], "bm25")
+
+    def play(name: str) -> int:
+        activity, settings = RUNS[name]
+        own = Store(store.path)
+        try:
+            summary = run(own, activity, datasets[activity], settings)
+        finally:
+            own.close()
         assert summary["status"] == "finished", summary.get("error")
-        ids[name] = summary["run_id"]
-    return ids
+        return summary["run_id"]
+
+    with ThreadPoolExecutor(len(names), thread_name_prefix="report-run") as workers:
+        return dict(zip(names, workers.map(play, names), strict=True))
 
 
 @pytest.fixture(scope="module")
