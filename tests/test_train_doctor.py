@@ -157,16 +157,16 @@ def test_dialogue_files_are_checked(tmp_path: Path) -> None:
 def test_golden_dialogues_train_a_doctor_that_consults(
     db_path: str, home: Path, tmp_path: Path
 ) -> None:
-    made = invoke(db_path, "consult", "golden", "--limit", "2", "--name", "g2", "--json")
+    made = invoke(db_path, "consult", "golden", "--limit", "1", "--name", "g1", "--json")
     assert made.exit_code == 0, made.output
     summary = json.loads(made.output.strip().splitlines()[-1])
-    assert summary["status"] == "finished" and summary["n"] == 2
-    again = invoke(db_path, "consult", "golden", "--limit", "2", "--name", "g2")
-    assert again.exit_code != 0 and "golden set 'g2' exists" in again.output
+    assert summary["status"] == "finished" and summary["n"] == 1
+    again = invoke(db_path, "consult", "golden", "--limit", "1", "--name", "g1")
+    assert again.exit_code != 0 and "golden set 'g1' exists" in again.output
 
     store = Store(db_path)
-    dialogues = doctor_dialogues(store, "g2")
-    assert len(dialogues) == 2
+    dialogues = doctor_dialogues(store, "g1")
+    assert len(dialogues) == 1
     for d in dialogues:  # the doctor's prompt of a run, every key asked, the diagnosis last
         assert d[0]["role"] == "system" and "Task:" not in d[0]["content"]
         assert d[1]["role"] == "user"
@@ -174,10 +174,10 @@ def test_golden_dialogues_train_a_doctor_that_consults(
         assert sum(m["role"] == "assistant" for m in d) > 3
     exported = tmp_path / "golden.jsonl"
     wrote = invoke(db_path, "consult", "export-dialogues", str(summary["run_id"]), "--out", str(exported))  # fmt: skip
-    assert wrote.exit_code == 0 and len(exported.read_text().splitlines()) == 2
+    assert wrote.exit_code == 0 and len(exported.read_text().splitlines()) == 1
 
     trained = invoke(
-        db_path, "train", "doctor", "--dialogues", "g2", "--name", "doc", "--max-steps", "2",
+        db_path, "train", "doctor", "--dialogues", "g1", "--name", "doc", "--max-steps", "2",
         "--max-length", "384", "--json",
     )  # fmt: skip
     assert trained.exit_code == 0, trained.output
