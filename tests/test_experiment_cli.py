@@ -57,6 +57,7 @@ def test_kill_9_mid_experiment_then_run_again_finishes_with_nothing_lost_or_repe
     shown = json.loads(medexam(db_path, "experiment", "show", "1", "--json", env=env).stdout)
     assert shown["status"] == "interrupted"
     assert "interrupted" in [r["status"] for r in shown["runs"]]
+    env = scripted_home(tmp_path / "home", slow={"replies": "答案：B"})  # no need to wait now
 
     again = medexam(db_path, *args, env=env)
 
@@ -87,6 +88,7 @@ def test_ctrl_c_cancels_the_run_being_played_and_experiment_run_id_goes_on(db_pa
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     shown = json.loads(medexam(db_path, "experiment", "show", "1", "--json", env=env).stdout)
     assert shown["status"] == "cancelled" and shown["runs"][0]["status"] == "cancelled"
+    env = scripted_home(tmp_path / "home", slow={"replies": "答案：B"})  # no need to wait now
 
     again = medexam(db_path, "experiment", "run", "1", env=env)
 
