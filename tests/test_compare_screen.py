@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gui
 
 SCRIPTS = {
     "qa": {"backend": "scripted", "replies": "答案：B", "delay": 0.15},
-    "qb": {"backend": "scripted", "replies": "答案：D", "delay": 1.2},  # the slower
+    "qb": {"backend": "scripted", "replies": "答案：D", "delay": 2.0},  # the slower
 }
 
 
