@@ -103,6 +103,7 @@ def test_a_chart_kind_is_drawn_by_what_registered_it() -> None:
 def test_threads_asking_for_the_activities_at_once_all_find_them() -> None:
     """The first call imports the activity packages; threads asking meanwhile (an
     experiment's lanes, runs played at once) wait for them rather than find none."""
+    import json
     import subprocess
     import sys
 
@@ -121,8 +122,6 @@ def test_threads_asking_for_the_activities_at_once_all_find_them() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    import json
-
     found = json.loads(done.stdout)
     assert len(found) == 8 and found[0][:3] == ["exam", "consult", "french"]
     assert all(f == found[0] for f in found)
