@@ -35,7 +35,7 @@ from pathlib import Path
 
 from engine.errors import UserError
 from engine.progress import Cancel, ProgressCallback, report
-from engine.registry import FORMATS  # (activity, format) → its importer
+from engine.registry import FORMATS, registering  # FORMATS: (activity, format) → its importer
 from engine.store import Store
 from engine.types import Row
 
@@ -99,7 +99,8 @@ _ALIASES = {("corpus", "path"): "file"}
 
 def register_format(found: Format) -> Format:
     """Add an importer to :data:`FORMATS` (again under the same pair replaces it); return it."""
-    FORMATS[(found.activity, found.key)] = found
+    with registering():
+        FORMATS[(found.activity, found.key)] = found
     return found
 
 

@@ -27,7 +27,9 @@ Other installed packages add activities through the entry-point group :data:`PLU
 (``medexam.activities``): each entry point names a module whose import registers its activity
 (and its importers, the way medexam's own packages do). The first call to :func:`activities`
 imports medexam's own, then the plug-ins (:func:`load_plugins`); a plug-in that fails is left
-out with one warning line.
+out with one warning line: one that raises anything at import (``sys.exit`` included), and
+one whose import does not end within :data:`PLUGIN_SECONDS` (it goes on in the background,
+and what it registers then is refused: :func:`registering`).
 
 >>> from engine.registry import activities, get_activity
 >>> list(activities())
@@ -42,16 +44,18 @@ engine.registry.PartError: engine.exam.activity:EXAM is an Activity, not a class
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from engine.errors import UserError
+from engine.errors import MedexamError, UserError
 
 if TYPE_CHECKING:
     import click
@@ -70,6 +74,10 @@ GENERAL_PRESETS = ("engine.experiments.presets",)
 #: The entry-point group through which other installed packages add activities.
 PLUGIN_GROUP = "medexam.activities"
 
+#: How long a plug-in's import may take, in seconds, before it is left out
+#: (``MEDEXAM_PLUGIN_TIMEOUT`` sets another).
+PLUGIN_SECONDS = 30.0
+
 ACTIVITIES: dict[str, Activity] = {}
 SCORERS: dict[str, Scorer] = {}
 PRESETS: dict[str, Preset] = {}
@@ -80,6 +88,10 @@ _loading = False
 #: Held while medexam's own activities and the plug-ins are imported: another thread asking
 #: for the activities meanwhile waits for all of them rather than seeing none.
 _LOADING = threading.RLock()
+#: Held while a registry is written, and while a plug-in given up is taken back.
+_WRITING = threading.Lock()
+#: In a thread importing a plug-in: ``plugin``, its :class:`_PluginImport`.
+_THREAD = threading.local()
 
 
 class UnknownActivity(UserError, ValueError):
@@ -96,6 +108,10 @@ class UnknownPreset(UserError, ValueError):
 
 class PartError(UserError, LookupError):
     """A part a :class:`Lazy` reference names cannot be imported, or is not what it must be."""
+
+
+class PluginGivenUp(MedexamError):
+    """A plug-in whose import outlasted its time registering something: it was left out."""
 
 
 T = TypeVar("T", covariant=True)
@@ -155,7 +171,7 @@ def _article(noun: str) -> str:
 
 def _load_builtin() -> None:
     global _loaded, _loading
-    if _loaded:
+    if _loaded or getattr(_THREAD, "plugin", None) is not None:  # a plug-in asks: what is there
         return
     with _LOADING:
         if _loaded or _loading:  # loaded meanwhile, or asked again by an import under way
@@ -170,37 +186,96 @@ def _load_builtin() -> None:
             _loading = False
 
 
+@dataclass
+class _PluginImport:
+    """One plug-in's import, run in a thread of its own: what it raised, and whether it was
+    given up (it took too long)."""
+
+    name: str
+    load: Callable[[], object]
+    raised: BaseException | None = None
+    given_up: bool = False
+
+    def __call__(self) -> None:
+        _THREAD.plugin = self
+        try:
+            self.load()
+        except BaseException as exc:  # ``sys.exit`` too: another package's fault
+            self.raised = exc
+
+
+def plugin_seconds() -> float:
+    """How long a plug-in's import may take: ``MEDEXAM_PLUGIN_TIMEOUT`` seconds when it is a
+    positive number, else :data:`PLUGIN_SECONDS`."""
+    try:
+        found = float(os.environ.get("MEDEXAM_PLUGIN_TIMEOUT", ""))
+    except ValueError:
+        return PLUGIN_SECONDS
+    return found if 0 < found < float("inf") else PLUGIN_SECONDS
+
+
+def _import_plugin(name: str, load: Callable[[], object]) -> str | None:
+    """Run ``load`` (a plug-in's import) in a daemon thread for at most :func:`plugin_seconds`;
+    what went wrong in words (None: nothing). A plug-in that takes longer goes on in the
+    background, given up: what it registers from then on is refused (:func:`registering`)."""
+    job = _PluginImport(name, load)
+    thread = threading.Thread(target=job, name=f"medexam plug-in {name}", daemon=True)
+    thread.start()
+    thread.join(plugin_seconds())
+    if thread.is_alive():
+        with _WRITING:
+            job.given_up = True
+        return f"its import did not end within {plugin_seconds():g} s"
+    if job.raised is not None:
+        said = str(job.raised)
+        return type(job.raised).__name__ + (f": {said}" if said else "")
+    return None
+
+
+@contextlib.contextmanager
+def registering() -> Iterator[None]:
+    """Around every write to a registry: one at a time, and none from a plug-in whose import
+    was given up (:class:`PluginGivenUp`)."""
+    with _WRITING:
+        job = getattr(_THREAD, "plugin", None)
+        if job is not None and job.given_up:
+            raise PluginGivenUp(f"plug-in {job.name!r} was left out: it took too long")
+        yield
+
+
 def load_plugins(group: str = PLUGIN_GROUP) -> dict[str, str]:
     """Import the module each installed package names in the entry-point ``group`` (its
     import registers its activity); return the plug-ins that failed, by entry-point name,
-    with what was said of each. A plug-in that fails to import, or that registers an
-    activity under an id already taken, is left out: what it registered (activities,
-    scorers, presets, importers) is taken back and one ``Warning:`` line on stderr names it;
-    the others load."""
+    with what was said of each. A plug-in that fails to import (whatever it raises,
+    ``SystemExit`` included), whose import does not end within :func:`plugin_seconds`, or
+    that registers an activity under an id already taken, is left out: what it registered
+    (activities, scorers, presets, importers) is taken back and one ``Warning:`` line on
+    stderr names it; the others load."""
     registries: list[dict[Any, Any]] = [ACTIVITIES, SCORERS, PRESETS, FORMATS]
     failed: dict[str, str] = {}
     for point in entry_points(group=group):
         before = [dict(registry) for registry in registries]
-        try:
-            point.load()
-            taken = [a for a, found in before[0].items() if ACTIVITIES.get(a) is not found]
-            if taken:
-                raise ValueError(f"activity {taken[0]!r} is registered already")
-        except Exception as exc:  # any fault of another package: it is left out
+        problem = _import_plugin(point.name, point.load)
+        taken = [a for a, found in before[0].items() if ACTIVITIES.get(a) is not found]
+        if problem is None and taken:
+            problem = f"ValueError: activity {taken[0]!r} is registered already"
+        if problem is None:
+            continue
+        with _WRITING:
             for registry, kept in zip(registries, before, strict=True):
                 registry.clear()
                 registry.update(kept)
-            failed[point.name] = f"{type(exc).__name__}: {exc}"
-            print(
-                f"Warning: plug-in {point.name!r} ({point.value}) left out: {failed[point.name]}",
-                file=sys.stderr,
-            )
+        failed[point.name] = problem
+        print(
+            f"Warning: plug-in {point.name!r} ({point.value}) left out: {problem}", file=sys.stderr
+        )
     return failed
 
 
 def register_activity(found: Activity) -> Activity:
     """Add ``found`` to the registry (again under the same id replaces it); return it."""
-    ACTIVITIES[found.id] = found
+    with registering():
+        ACTIVITIES[found.id] = found
     return found
 
 
@@ -253,7 +328,8 @@ def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
 
 def register_preset(found: Preset) -> Preset:
     """Add an experiment preset to :data:`PRESETS` (again under the same name replaces it)."""
-    PRESETS[found.name] = found
+    with registering():
+        PRESETS[found.name] = found
     return found
 
 

@@ -48,7 +48,7 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
     share_of_all,
 )
 from engine.progress import Cancel, ProgressCallback, report
-from engine.registry import SCORERS, get_activity, get_scorer
+from engine.registry import SCORERS, get_activity, get_scorer, registering
 from engine.registry import activities as all_activities
 from engine.registry import scorers as registered
 from engine.types import JSONDict, Row
@@ -180,7 +180,7 @@ def scorer(
 
     def add(function: ScoreFunction) -> ScoreFunction:
         doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
-        SCORERS[name] = Scorer(
+        found = Scorer(
             name,
             version,
             tuple(activities),
@@ -193,6 +193,8 @@ def scorer(
             person,
             declared,
         )
+        with registering():
+            SCORERS[name] = found
         return function
 
     return add

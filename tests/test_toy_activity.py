@@ -209,3 +209,102 @@ def test_entry_point_activity_in_the_sidebar_import_dialog_and_results(
     assert results.proxy.rowCount() == 1
     results.select_runs([run_id])
     assert "Sums right (%)" in results.summary.toPlainText()
+
+
+# Plug-ins that end the process or never end their import: each is left out with one
+# warning, and medexam goes on without it.
+RUNAWAY = {
+    "exit_code": "import sys\nsys.exit(3)\n",
+    "exit_bare": "raise SystemExit\n",
+    "interrupt": "raise KeyboardInterrupt\n",
+    "hang": "import time\ntime.sleep(3600)\n",
+}
+
+
+def runaway_site(
+    folder: Path, sources: dict[str, str] = RUNAWAY, group: str = PLUGIN_GROUP
+) -> Path:
+    """A site folder holding plug-ins (``medexam_runaway_<name>``, of :data:`RUNAWAY` by
+    default), their entry points in ``group``."""
+    folder.mkdir()
+    for name, source in sources.items():
+        (folder / f"medexam_runaway_{name}.py").write_text(source, encoding="utf-8")
+        dist = folder / f"medexam_runaway_{name}-1.0.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: medexam-runaway-{name}\nVersion: 1.0\n",
+            encoding="utf-8",
+        )
+        (dist / "entry_points.txt").write_text(
+            f"[{group}]\n{name} = medexam_runaway_{name}\n", encoding="utf-8"
+        )
+    return folder
+
+
+def test_a_plugin_exit_at_import_leaves_help_and_builtins_working(tmp_path):
+    site = runaway_site(tmp_path / "site")
+    install(site, TOY)
+    path = os.pathsep.join([str(site), str(TOY), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "MEDEXAM_PLUGIN_TIMEOUT": "1"}
+    env["MEDEXAM_HOME"] = str(tmp_path / "home")
+
+    found = medexam(env, "--help")
+    assert found.returncode == 0, found.stderr
+    for command in ("exam ", "consult ", "french ", "runs ", "toy "):  # the good plug-in too
+        assert f"\n  {command}" in found.stdout
+    warnings = sorted(found.stderr.strip().splitlines())
+    assert len(warnings) == len(RUNAWAY), found.stderr
+    said = {
+        "exit_bare": "SystemExit",
+        "exit_code": "SystemExit: 3",
+        "hang": "its import did not end within 1 s",
+        "interrupt": "KeyboardInterrupt",
+    }
+    for line, (name, why) in zip(warnings, sorted(said.items()), strict=True):
+        assert line == f"Warning: plug-in {name!r} (medexam_runaway_{name}) left out: {why}"
+
+    ran = medexam(env, "--db", str(tmp_path / "m.db"), "exam", "sample")
+    assert ran.returncode == 0, ran.stderr
+    assert "explaincpe-sample" in ran.stdout
+    assert ran.stderr.count("Warning: plug-in") == len(RUNAWAY)
+
+
+def test_a_plugin_exit_or_hang_takes_back_what_it_registered(tmp_path, monkeypatch):
+    """In this process, under a group of its own: what a plug-in registered before it
+    exited is taken back, and one that outlasts its time registers nothing afterwards."""
+    import threading
+    import time
+
+    from engine.registry import ACTIVITIES, load_plugins
+
+    group = "medexam.runaway-test"
+    sources = {
+        "exit_code": "from engine.activities import Activity\n"
+        "from engine.registry import register_activity\n"
+        "register_activity(Activity('exiter', 'Exiter', 'accuracy', 'item'))\n"
+        "raise SystemExit(2)\n",
+        "hang": "import time\nfrom engine.activities import Activity\n"
+        "from engine.registry import register_activity\n"
+        "time.sleep(1.5)\n"
+        "register_activity(Activity('sleeper', 'Sleeper', 'accuracy', 'item'))\n",
+    }
+    site = runaway_site(tmp_path / "site", sources, group)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("MEDEXAM_PLUGIN_TIMEOUT", "0.3")
+    try:
+        failed = load_plugins(group)
+        assert failed == {
+            "exit_code": "SystemExit: 2",
+            "hang": "its import did not end within 0.3 s",
+        }
+        assert "exiter" not in ACTIVITIES and "sleeper" not in ACTIVITIES
+        late = [t for t in threading.enumerate() if t.name == "medexam plug-in hang"]
+        for thread in late:
+            thread.join(10)
+        time.sleep(0.05)
+        assert "sleeper" not in ACTIVITIES  # its registration after its time was refused
+    finally:
+        for name in ("exiter", "sleeper"):
+            ACTIVITIES.pop(name, None)
+        for module in [m for m in sys.modules if m.startswith("medexam_runaway_")]:
+            del sys.modules[module]
