@@ -203,13 +203,22 @@ class Plan:
 
 def read_file(path: str | Path) -> JSONDict:
     """An experiment file's contents (TOML), checked to be a table; one line when not."""
+    from engine.text.jsonio import long_number_line, long_number_reason
+
     try:
         with open(path, "rb") as f:
-            found = tomllib.load(f)
+            text = f.read().decode("utf-8")
+        found = tomllib.loads(text)
     except FileNotFoundError:
         raise PlanError(f"no preset or experiment file {str(path)!r}") from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(f"{path} is not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path} is not an experiment file (TOML): {exc}") from None
+    except ValueError:  # Python's limit on the digits of a whole number
+        if (line := long_number_line(text)) is None:
+            raise
+        raise PlanError(f"{path}: line {line}: {long_number_reason()}") from None
     known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting", "trials"}
     unknown = sorted(set(found) - known - {"settings", "grid"})
     if unknown:
@@ -265,6 +274,16 @@ def _models(models: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _file_models(value: Any, where: str) -> list[str]:
+    """The models an experiment file names: a list of names (or one name, or several
+    separated by commas, as ``--models`` takes them); one line when it is anything else."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if value is None or (isinstance(value, list) and all(isinstance(m, str) for m in value)):
+        return list(value or [])
+    raise PlanError(f'{where}: models must be a list of model names (models = ["smollm2"])')
+
+
 def requested_cells(
     store: Store,
     what: str,
@@ -285,7 +304,7 @@ def requested_cells(
     preset = (
         get_preset(str(given.get("preset") or what)) if not is_file or given.get("preset") else None
     )
-    models = list(models or given.get("models") or [])
+    models = list(models or _file_models(given.get("models"), what))
     dataset = dataset or given.get("dataset")
     limit = limit if limit is not None else given.get("limit")
     trials = trials if trials is not None else given.get("trials")

@@ -16,7 +16,8 @@ Every problem raises :class:`RecordsError`, a :class:`ValueError` whose message 
 naming the file and, where there is one, the line: ``quiz.jsonl: line 3: not valid JSON
 (Expecting ',' delimiter)``. Its ``reason`` and ``line`` let callers word their own error.
 JSON nested deeper than :data:`MAX_DEPTH` levels is refused the same way ("nested too
-deeply"), whether or not Python's parser could follow it, so that nothing downstream has to.
+deeply"), whether or not Python's parser could follow it, so that nothing downstream has to;
+so is a whole number longer than Python reads (:func:`long_number_line`).
 :func:`parse` and :func:`read_json` are the same reader for one JSON document (a cell of a
 table, a file that is not a list of records).
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, overload
@@ -115,14 +117,46 @@ def _deep_line(text: str) -> int | None:
     return None
 
 
+# A run of digits, or a quoted string (JSON's, TOML's) whose digits are text.
+_DIGITS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|\d+')
+
+
+def long_number_line(text: str) -> int | None:
+    """The line of ``text`` holding the first run of digits longer than Python turns into a
+    whole number (:func:`sys.get_int_max_str_digits`, 4300 by default), None when none is.
+
+    >>> long_number_line('{"id": 1,\\n "n": ' + "9" * 4301 + "}")
+    2
+    """
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        return None
+    found = next(
+        (m for m in _DIGITS.finditer(text) if m.group()[0].isdigit() and len(m.group()) > limit),
+        None,
+    )
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def long_number_reason() -> str:
+    """What is said of a number longer than Python reads (:func:`long_number_line`)."""
+    return f"a number of more than {sys.get_int_max_str_digits()} digits"
+
+
 def parse(path: str | Path, text: str, line: int | None = None) -> JSONValue:
     """``text`` (read from ``path``, at ``line`` when it is one line of it) as JSON;
-    :class:`RecordsError` when it is not valid JSON or nests deeper than :data:`MAX_DEPTH`."""
+    :class:`RecordsError` when it is not valid JSON, nests deeper than :data:`MAX_DEPTH` or
+    holds a number longer than Python reads (:func:`long_number_line`)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         at = line if line is not None else exc.lineno
         raise RecordsError(path, f"not valid JSON ({exc.msg})", at) from None
+    except ValueError:  # Python's limit on the digits of a whole number
+        at = long_number_line(text)
+        if at is None:
+            raise
+        raise RecordsError(path, long_number_reason(), at if line is None else line) from None
     except RecursionError:
         value = None
     else:
