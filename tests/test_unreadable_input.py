@@ -1,6 +1,7 @@
 """Input medexam cannot read is one ``Error:`` line and exit status 1, never a traceback: an
 experiment file that is not UTF-8 or names its models as anything but names, a number longer
-than Python reads (4300 digits) in any imported file or experiment file."""
+than Python reads (4300 digits) in any imported file or experiment file, a multiple-choice
+question with more options than medexam takes."""
 
 from __future__ import annotations
 
@@ -126,3 +127,17 @@ def test_digits_in_text_are_no_number():
     assert long_number_line(f"title = '{LONG}'\nlimit = 3") is None
     assert long_number_line(f'{{"q": "a \\" {LONG}"}}') is None
     assert long_number_line("9" * LIMIT) is None
+
+
+@pytest.mark.parametrize("n", [11, 12, 26])
+def test_more_options_than_medexam_takes_says_the_limit(db_path, tmp_path, n):
+    letters = [chr(ord("A") + i) for i in range(n)]
+    medqa = {"question": "Q?", "options": {c: c.lower() for c in letters}, "answer_idx": "A"}
+    (tmp_path / "medqa.jsonl").write_text(json.dumps(medqa) + "\n", encoding="utf-8")
+    header = ["id", "question", *letters, "answer"]
+    row = ["1", "Q?", *(c.lower() for c in letters), "A"]
+    lines = [",".join(header), ",".join(row)]
+    (tmp_path / "columns.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name in ("medqa.jsonl", "columns.csv"):
+        said = one_error(db_path, "import", "mcq", str(tmp_path / name))
+        assert said == f"Error: {name}: record 1: 'options' must hold 2 to 10 texts (got {n})"

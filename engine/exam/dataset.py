@@ -30,6 +30,7 @@ import contextlib
 import csv
 import io
 import re
+import string
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
@@ -86,6 +87,13 @@ def _text(value: JSONValue) -> str | None:
     return str(value).strip()
 
 
+def _check_count(n: int, fmt: str) -> None:
+    """Refuse ``n`` options where ``fmt`` takes another number (one line saying how many)."""
+    wanted = "exactly 5" if fmt == "explaincpe" else f"2 to {MCQ_MAX_OPTIONS}"
+    if (fmt == "explaincpe" and n != MAX_OPTIONS) or not 2 <= n <= MCQ_MAX_OPTIONS:
+        raise DatasetError(f"'options' must hold {wanted} texts (got {n})")
+
+
 def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
     """Check one record and return it normalised (stripped texts, upper-case answer).
 
@@ -106,9 +114,7 @@ def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
     options = record.get("options")
     if not isinstance(options, list):
         raise DatasetError("'options' must be a list of texts")
-    wanted = "exactly 5" if fmt == "explaincpe" else f"2 to {MCQ_MAX_OPTIONS}"
-    if (fmt == "explaincpe" and len(options) != 5) or not 2 <= len(options) <= MCQ_MAX_OPTIONS:
-        raise DatasetError(f"'options' must hold {wanted} texts (got {len(options)})")
+    _check_count(len(options), fmt)
     texts = [_text(o) for o in options]
     for letter, text in zip(LETTERS, texts, strict=False):
         if not text:
@@ -196,6 +202,7 @@ def medqa_record(record: JSONValue, number: int) -> JSONValue:
         return record
     options = record["options"]
     order = sorted(options, key=lambda k: str(k).strip().upper())
+    _check_count(len(order), "mcq")
     given = "".join(str(k).strip().upper() for k in order)
     if given != LETTERS[: len(given)]:
         raise DatasetError(f"'options' letters must run A, B, C… (got {', '.join(order)})")
@@ -221,9 +228,15 @@ def medqa_record(record: JSONValue, number: int) -> JSONValue:
 
 # -- reading files -----------------------------------------------------------------------
 
+# The columns of each option, A to Z: a question with more options than medexam takes is
+# refused, saying how many it has, rather than cut.
 _OPTION_COLUMNS = [
-    [c, f"option_{c.lower()}", f"option{c}", f"option {c}", f"选项{c}"] for c in LETTERS
+    [c, f"option_{c.lower()}", f"option{c}", f"option {c}", f"选项{c}"]
+    for c in string.ascii_uppercase
 ]
+# The columns an option is read from, left out of the record (a question with more options
+# than these is refused).
+_OPTION_KEYS = {name.lower() for names in _OPTION_COLUMNS[:MCQ_MAX_OPTIONS] for name in names}
 
 
 def _csv_record(row: dict[str, str]) -> JSONDict:
@@ -251,7 +264,7 @@ def _csv_record(row: dict[str, str]) -> JSONDict:
                 break
             options.append(value)
     record["options"] = options
-    for key in [k for k in record if re.fullmatch(r"(?:option[ _]?)?[a-j]|选项[a-j]", k)]:
+    for key in [k for k in record if k in _OPTION_KEYS]:
         del record[key]
     return record
 
