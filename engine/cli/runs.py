@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -237,7 +238,8 @@ def runs_undelete(app) -> None:
 @click.option(
     "--chart",
     type=click.Path(dir_okay=False),
-    help="Also write the quality-per-size chart (file size against score) as SVG.",
+    help="Also write the quality-per-size chart (file size against score): SVG or PNG, as "
+    "the file's suffix says.",
 )
 @click.option("--no-person", is_flag=True, help="Leave out a person's run on the same items.")
 @json_option
@@ -254,16 +256,15 @@ def runs_compare(
     medexam runs compare 3 4 5
     medexam runs compare 3 4 --json
     """
-    from engine.experiments.compare import compare_runs, format_compare, size_svg
+    from engine.experiments.compare import chart_format, compare_runs, drawn_size, format_compare
 
+    kind = chart_format(chart) if chart else None  # a suffix it cannot write: said at once
     result = compare_runs(app.store, list(run_ids), people=not no_person)
-    if chart:
-        from engine.export import save_text
-
-        svg = size_svg(result["chart"])
-        if not svg:
+    if chart and kind:
+        drawn = drawn_size(result["chart"], kind)
+        if not drawn:
             raise UserError("no run knows its model's file size: there is no chart to draw")
-        save_text(chart, svg, "svg")
+        Path(chart).write_bytes(drawn)
         click.echo(f"wrote {chart}", err=True)
     if as_json:
         echo_json(result)

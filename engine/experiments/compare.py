@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity, metric_label
-from engine.errors import UserError
+from engine.errors import UnknownFormat, UserError
 from engine.reports.stats import (
     MIN_ITEMS,
     TOO_FEW,
@@ -371,15 +372,33 @@ def size_svg(chart: JSONDict) -> str:
     """The quality-per-size chart as SVG text (matplotlib, as the reports draw): each model
     a point at its file size (MiB, log scale) with its score's 95% interval; points are not
     joined, as different models make no trend. "" without a point."""
-    return _drawn(chart, "svg").decode("utf-8")
+    return drawn_size(chart, "svg").decode("utf-8")
 
 
 def size_png(chart: JSONDict) -> bytes:
     """The quality-per-size chart as PNG bytes (as the app shows it); b"" without a point."""
-    return _drawn(chart, "png")
+    return drawn_size(chart, "png")
 
 
-def _drawn(chart: JSONDict, kind: str) -> bytes:
+#: The formats the quality-per-size chart is written in, by a file's suffix.
+CHART_SUFFIXES = {".svg": "svg", ".png": "png"}
+
+
+def chart_format(path: str | Path) -> str:
+    """The format a chart file's suffix names (``svg`` or ``png``); :class:`UnknownFormat`
+    for any other."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in CHART_SUFFIXES:
+        given = f"a {suffix} file" if suffix else "a file without a suffix"
+        raise UnknownFormat(
+            f"the chart is written as SVG or PNG, not {given}: name a .svg or .png file"
+        )
+    return CHART_SUFFIXES[suffix]
+
+
+def drawn_size(chart: JSONDict, kind: str) -> bytes:
+    """The quality-per-size chart (:func:`size_svg`) as the bytes of a ``kind`` file (a
+    format of :data:`CHART_SUFFIXES`); b"" without a point."""
     import io
 
     import matplotlib
