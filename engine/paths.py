@@ -11,7 +11,9 @@ medexam can make again (:func:`cache_dir`).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -123,6 +125,26 @@ def default_db_path() -> Path:
     """
     env = os.environ.get("MEDEXAM_DB")
     return Path(env) if env else data_dir() / "medexam.db"
+
+
+def write_own(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` as the file ``path``, a file of medexam's own: written beside it under
+    a name of its own (made new, never through a link), then put in its place. Whatever was
+    at ``path`` (an older file, a link planted there to a file elsewhere) is replaced, never
+    written through, and no one sees the file half-written. Returns ``path``."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temporary, flags | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    return path
 
 
 def samples_dir() -> Path:

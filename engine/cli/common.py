@@ -112,7 +112,22 @@ def _warn(line: str) -> None:
 
 
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    """Print ``value`` as JSON, every control character in it a JSON escape (the same JSON,
+    safe in a terminal: :func:`engine.text.columns.visible_json`)."""
+    from engine.text.columns import visible_json
+
+    click.echo(visible_json(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
+
+
+def echo_document(text: str, fmt: str) -> None:
+    """Print a whole document made of stored data (a report, an export) on stdout, safe in a
+    terminal: JSON with its control characters as JSON escapes (the same JSON), any other
+    format with them escaped (:func:`engine.text.columns.visible`), its line breaks kept
+    (CR LF as LF). A file (``--out``) holds the text exactly."""
+    from engine.text.columns import visible, visible_json
+
+    shown = visible_json(text) if fmt == "json" else visible(text.replace("\r\n", "\n"), True)
+    click.echo(shown, nl=False)
 
 
 @contextlib.contextmanager
@@ -126,17 +141,20 @@ def user_errors() -> Iterator[None]:
         yield
     except BrokenPipeError:  # stdout closed early (``| head``): click ends quietly
         raise
-    except ONE_LINE as exc:
-        raise click.ClickException(str(exc) or type(exc).__name__) from None
+    except ONE_LINE as exc:  # its message may name data: its control characters escaped
+        from engine.text.columns import visible
+
+        raise click.ClickException(visible(str(exc) or type(exc).__name__, True)) from None
     except sqlite3.Error as exc:
         from engine.dbfile import database_problem
+        from engine.text.columns import visible
 
         ctx = click.get_current_context(silent=True)
         app = ctx.find_object(AppContext) if ctx is not None else None
         problem = database_problem(exc, app.database if app is not None else None)
         if problem is None:
             raise
-        raise click.ClickException(str(problem)) from None
+        raise click.ClickException(visible(str(problem), True)) from None
 
 
 class ActivityChoice(click.Choice):

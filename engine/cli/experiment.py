@@ -13,6 +13,7 @@ from engine.cli.common import (
     COUNT,
     MAX_CONTEXT,
     F,
+    echo_document,
     echo_json,
     json_option,
     load_options,
@@ -105,7 +106,7 @@ def _plan_lines(plan: Plan) -> None:
     from engine.estimate import duration_text
 
     stored = f" (experiment {plan.experiment_id})" if plan.experiment_id is not None else ""
-    click.echo(f"{plan.title}{stored}: {len(plan.cells)} runs of {plan.spec['dataset']}")
+    click.echo(visible(f"{plan.title}{stored}: {len(plan.cells)} runs of {plan.spec['dataset']}"))
     rows = []
     for i, c in enumerate(plan.cells, start=1):
         if c.own is not None:
@@ -157,7 +158,7 @@ def _note(p: Progress) -> str:
     at = f"run {info['cell']}/{info['cells']} · {info.get('label', '')}" if "cell" in info else ""
     left = info.get("left_s")
     when = f" · {duration_text(left)} left" if isinstance(left, int | float) else ""
-    return f"{at}{when}" if at else p.message
+    return visible(f"{at}{when}" if at else p.message)
 
 
 def _play(
@@ -230,15 +231,13 @@ def experiment_run(
         experiment_id, new = open_experiment(app.store, plan)
         again = f"medexam experiment run {experiment_id}"
         if not as_json and new:
-            click.echo(f"experiment {experiment_id}: {plan.title}; {plan.time_text()}", err=True)
+            said = f"experiment {experiment_id}: {plan.title}; {plan.time_text()}"
+            click.echo(visible(said), err=True)
     if not as_json and not new:
         found = _shown(app, experiment_id)
         done = sum(r["status"] == "finished" for r in found["runs"])
-        click.echo(
-            f"experiment {experiment_id} goes on: {found['title']}; "
-            f"{done} of {len(found['runs'])} runs finished",
-            err=True,
-        )
+        said = f"experiment {experiment_id} goes on: {found['title']}; "
+        click.echo(visible(f"{said}{done} of {len(found['runs'])} runs finished"), err=True)
     result = _play(app, experiment_id, as_json, concurrency, again)
     shown = _shown(app, experiment_id)
     summary = _summary(app, experiment_id)
@@ -247,13 +246,14 @@ def experiment_run(
     else:
         _show_lines(shown)
         if summary is not None:
-            click.echo("\n" + summary[1], nl=False)
+            echo_document("\n" + summary[1], "text")
     if result["failed"]:
         first = result["failed"][0]
         which = f"run {first['run_id']} " if first["run_id"] is not None else ""
         click.echo(
             f"Error: {len(result['failed'])} run(s) failed or could not start, the first "
-            f"{which}({visible(first['label'])}): {first['error']} (try again with: {again})",
+            f"{which}({visible(first['label'])}): {visible(first['error'])} "
+            f"(try again with: {again})",
             err=True,
         )
         sys.exit(1)
@@ -317,8 +317,10 @@ def _public(app: AppContext, found: JSONDict) -> JSONDict:
 def _show_lines(found: JSONDict) -> None:
     done = sum(r["status"] == "finished" for r in found["runs"])
     click.echo(
-        f"experiment {found['id']}: {found['title']} · {found['status']} · "
-        f"{done}/{len(found['runs'])} runs finished"
+        visible(
+            f"experiment {found['id']}: {found['title']} · {found['status']} · "
+            f"{done}/{len(found['runs'])} runs finished"
+        )
     )
     rows = [
         [
@@ -376,4 +378,4 @@ def experiment_show(app, experiment_id: int | None, as_json: bool) -> None:
     for f in shown:
         _show_lines(f)
     if summary is not None:
-        click.echo("\n" + summary[1], nl=False)
+        echo_document("\n" + summary[1], "text")

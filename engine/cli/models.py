@@ -13,6 +13,7 @@ from engine.models import catalog
 from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
 from engine.models.server import split_credentials
+from engine.text.columns import visible
 
 
 def _line(m: ModelInfo, status: dict[str, Any] | None, width: int = 16) -> str:
@@ -22,7 +23,7 @@ def _line(m: ModelInfo, status: dict[str, Any] | None, width: int = 16) -> str:
     if status is not None:
         what += " · " + ("answers" if status["answers"] else "does not answer")
     where = getattr(m, "lora", None) or m.location
-    return f"{m.name:<{width}} {what:<54} {m.origin:<9} {where}"
+    return visible(f"{m.name:<{width}} {what:<54} {m.origin:<9} {where}")
 
 
 def _statuses(found: list[ModelInfo]) -> dict[str, dict[str, Any]]:
@@ -45,7 +46,7 @@ def models_list(as_json: bool) -> None:
     bad = problems()
     default, message = checked_default()
     if message:
-        click.echo(f"Warning: {message}.", err=True)
+        click.echo(visible(f"Warning: {message}."), err=True)
     if as_json:
         rows = [
             m.as_dict()
@@ -64,14 +65,14 @@ def models_list(as_json: bool) -> None:
     click.echo(f"{'name':<{width}} {'model':<54} {'origin':<9} where")
     for m in found:
         click.echo(_line(m, status.get(m.name), width))
-    click.echo(f"default chat model: {default}")
+    click.echo(visible(f"default chat model: {default}"))
     if bad:
         click.echo(f"{len(bad)} model file(s) cannot be used:")
     for p in bad:
         where = {"folder": "models folder", "trained": f"trained model {p.name}"}.get(
             p.origin, f"added as {p.name}"
         )
-        click.echo(f"  {p.path} ({where}): {p.reason}")
+        click.echo(visible(f"  {p.path} ({where}): {p.reason}"))
 
 
 def _details(m: ModelInfo) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def _show(details: dict[str, Any], as_json: bool) -> None:
         shown = _gpu_line(value) if key == "gpu" else value
         if key == "slots":
             shown = details.get("slots_note") or value
-        click.echo(f"{key:>17}: {shown}")
+        click.echo(visible(f"{key:>17}: {shown}"))
 
 
 @models.command("info")
@@ -203,7 +204,7 @@ def models_add(
             )
         m = catalog.add_served(url, name, api_model, api_key_env, auth_env)
     if not as_json:
-        click.echo(f"added {m.name}")
+        click.echo(visible(f"added {m.name}"))
     _show(m.as_dict(), as_json)
 
 
@@ -212,7 +213,7 @@ def models_add(
 def models_remove(name: str) -> None:
     """Forget an added model (a file stays where it is; a server is not touched)."""
     catalog.remove_model(name)
-    click.echo(f"removed {name}")
+    click.echo(visible(f"removed {name}"))
 
 
 def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -257,7 +258,7 @@ def generate(
             stream = model.stream_chat([{"role": "user", "content": prompt}], **options)
         for piece in stream:
             if not as_json:
-                click.echo(piece, nl=False)
+                click.echo(visible(piece, newlines=True), nl=False)  # a server's text too
         result = stream.result
         assert result is not None
         # Where a local model ran: its device and the layers llama.cpp put there.

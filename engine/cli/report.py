@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from engine.cli.common import pass_app
+from engine.cli.common import echo_document, pass_app
 from engine.reports.render import FORMATS
 
 #: The format a file's suffix asks for when ``--format`` is not given.
@@ -85,4 +85,4 @@ def report(
         save_text(out, text, fmt)
         click.echo(f"wrote {out}", err=True)
     else:
-        click.echo(text, nl=False)
+        echo_document(text, fmt)

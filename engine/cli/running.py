@@ -15,7 +15,7 @@ import click
 
 from engine.cli.common import AppContext, F, gpu_layers_option, json_option, slots_option
 from engine.progress import Progress, ProgressCallback
-from engine.text.columns import display_width, pad
+from engine.text.columns import display_width, pad, visible
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,8 @@ def execute_trials(
     if stopped or not found.summaries:
         last = stopped[0] if stopped else {}
         click.echo(f"Error: trial set {name} stopped at run {last.get('run_id')}: "
-                   f"{last.get('error') or last.get('status')} (go on with --resume-trials {name})",
+                   f"{visible(str(last.get('error') or last.get('status')))} "
+                   f"(go on with --resume-trials {name})",
                    err=True)  # fmt: skip
         sys.exit(1)
     return spread_lines(app, {"trial_set": name, "run_ids": found.run_ids}, run.quiet)

@@ -10,7 +10,14 @@ import click
 
 from engine import export
 from engine.answers import run_answers
-from engine.cli.common import COUNT, ActivityChoice, echo_json, json_option, pass_app
+from engine.cli.common import (
+    COUNT,
+    ActivityChoice,
+    echo_document,
+    echo_json,
+    json_option,
+    pass_app,
+)
 from engine.errors import UserError
 from engine.text.columns import align_rows, display_width, pad, short_text, visible
 
@@ -185,7 +192,7 @@ def runs_export(app, run_id: int, fmt: str | None, output: str | None, turns: bo
         export.save_text(output, text, "csv" if turns else fmt)
         click.echo(f"wrote {output}", err=True)
     else:
-        click.echo(text, nl=False)
+        echo_document(text, "csv" if turns else fmt or "csv")
 
 
 @runs.command("delete")
@@ -269,4 +276,4 @@ def runs_compare(
     if as_json:
         echo_json(result)
     else:
-        click.echo(format_compare(result), nl=False)
+        echo_document(format_compare(result), "text")

@@ -92,13 +92,15 @@ def consult_chat(
             session.abandon_person_consultation(c)
             raise
     verdict = "correct" if result.correct else "wrong"
-    click.echo(f"{verdict}: the answer is {result.task.gold}")
+    click.echo(visible(f"{verdict}: the answer is {result.task.gold}"))
     if result.task.similarity is not None:
         click.echo(f"similarity to the gold diagnosis: {result.task.similarity:.2f}")
     view = fact_view(case, result.turns)
     revealed = [v["key"] for v in view if v["status"] == "revealed"]
     never = [v["key"] for v in view if v["status"] == "never_asked"]
-    click.echo(f"facts revealed: {len(revealed)}/{len(view)}; never asked: {', '.join(never)}")
+    click.echo(
+        visible(f"facts revealed: {len(revealed)}/{len(view)}; never asked: {', '.join(never)}")
+    )
     from engine.consult.audit import audit_lines, person_audit
 
     click.echo("The patient audited:")
@@ -119,7 +121,9 @@ def standing(store: Store, profile: str, as_json: bool) -> None:
     click.echo(f"{len(log['cases'])} consultations, {log['right']} right")
     for c in log["cases"]:
         right = "right" if c["correct"] else "wrong"
-        click.echo(f"  {c['date']} {c['case']}: {right}, {c['elicited']}/{c['facts']} facts")
+        click.echo(
+            visible(f"  {c['date']} {c['case']}: {right}, {c['elicited']}/{c['facts']} facts")
+        )
     if log["most_missed"]:
         click.echo(
             "facts most often missed: "

@@ -240,7 +240,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
         click.echo(f"consistency {c['consistent']:.1f}% (n={c['n']})")
     _by_type_lines(s["by_type"])
     if s.get("error"):
-        click.echo(f"error      {s['error']}")
+        click.echo(visible(f"error      {s['error']}"))
 
 
 @exam.command("take")

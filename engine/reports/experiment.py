@@ -108,9 +108,13 @@ def _slug(text: str) -> str:
 
 def write_figures(report: Report, folder: str | Path) -> list[str]:
     """Write every chart of ``report`` into ``folder`` (made if need be) as SVG, and line
-    charts as PNG too; the paths written."""
+    charts as PNG too, each a file of medexam's own (a link found in its place is replaced,
+    never written through: :func:`engine.paths.write_own`); the paths written."""
+    import io
+
     import matplotlib
 
+    from engine.paths import write_own
     from engine.reports.charts import chart_svg, lines_figure
 
     out_dir = Path(folder)
@@ -122,10 +126,10 @@ def write_figures(report: Report, folder: str | Path) -> list[str]:
             if not svg:
                 continue
             stem = out_dir / f"{_slug(section.get('name', ''))}-{n}-{_slug(chart['title'])}"
-            stem.with_suffix(".svg").write_text(svg, encoding="utf-8")
-            written.append(str(stem.with_suffix(".svg")))
+            written.append(str(write_own(stem.with_suffix(".svg"), svg.encode("utf-8"))))
             if chart["kind"] == "lines":
+                png = io.BytesIO()
                 with matplotlib.rc_context({"text.parse_math": False}):
-                    lines_figure(chart).savefig(stem.with_suffix(".png"), format="png", dpi=150)
-                written.append(str(stem.with_suffix(".png")))
+                    lines_figure(chart).savefig(png, format="png", dpi=150)
+                written.append(str(write_own(stem.with_suffix(".png"), png.getvalue())))
     return written

@@ -1,7 +1,8 @@
 """Plain-text tables that line up in a terminal, Chinese included: widths are display
 columns (a CJK character takes two), text is left-aligned and numbers right-aligned. Control
 characters in the text (a terminal's escape sequences, BEL, NUL, right-to-left overrides…)
-are shown escaped, never sent to the terminal (:func:`visible`).
+are shown escaped, never sent to the terminal (:func:`visible`; in JSON, as JSON's escapes:
+:func:`visible_json`).
 
 >>> print("\\n".join(align_rows(["Data set", "n"], [["华法林", "12"], ["fr-dev", "3"]])))
 Data set   n
@@ -44,6 +45,17 @@ def visible(text: str, newlines: bool = False) -> str:
     if newlines:
         return "\n".join(_CONTROL.sub(_escaped, line) for line in str(text).split("\n"))
     return _CONTROL.sub(_escaped, str(text))
+
+
+def visible_json(text: str) -> str:
+    """JSON text (``json.dumps``'s) with the control characters it leaves as they are (DEL,
+    C1, the marks that reorder text) written as JSON escapes: the same JSON, safe to print.
+    Its line breaks are kept: inside its strings ``json.dumps`` has escaped them already.
+
+    >>> visible_json('{"name": "a\\u001bb \u202e\x9b"}')
+    '{"name": "a\\\\u001bb \\\\u202e\\\\u009b"}'
+    """
+    return _CONTROL.sub(lambda m: "\n" if m.group() == "\n" else f"\\u{ord(m.group()):04x}", text)
 
 
 def without_controls(text: str) -> str:
