@@ -403,10 +403,12 @@ def drawn_size(chart: JSONDict, kind: str) -> bytes:
 
     import matplotlib
 
+    from engine.reports.charts import drawable
+
     if not chart["points"]:
         return b""
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
-        fig = _size_figure(chart)
+        fig = _size_figure(drawable(chart))
         if kind == "svg":
             from engine.reports.charts import svg
 

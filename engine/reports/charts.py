@@ -117,6 +117,21 @@ register_chart("interval", interval_svg)
 register_chart("lines", lines_svg)
 
 
+def drawable(value: Any) -> Any:
+    """``value`` (a chart, or any part of one) with the control characters of its texts
+    escaped (:func:`engine.text.columns.visible`): drawn as ``\\x1b``, where a font has no
+    glyph for them (and matplotlib would warn, printing them raw)."""
+    from engine.text.columns import visible
+
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {drawable(k): drawable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [drawable(v) for v in value]
+    return value
+
+
 def chart_svg(chart: Chart) -> str:
     """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
     import matplotlib
@@ -127,4 +142,4 @@ def chart_svg(chart: Chart) -> str:
     if not chart["points" if chart["kind"] == "interval" else "series"]:
         return ""
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
-        return draw(chart)
+        return draw(drawable(chart))

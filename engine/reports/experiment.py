@@ -115,7 +115,7 @@ def write_figures(report: Report, folder: str | Path) -> list[str]:
     import matplotlib
 
     from engine.paths import write_own
-    from engine.reports.charts import chart_svg, lines_figure
+    from engine.reports.charts import chart_svg, drawable, lines_figure
 
     out_dir = Path(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -130,6 +130,6 @@ def write_figures(report: Report, folder: str | Path) -> list[str]:
             if chart["kind"] == "lines":
                 png = io.BytesIO()
                 with matplotlib.rc_context({"text.parse_math": False}):
-                    lines_figure(chart).savefig(png, format="png", dpi=150)
+                    lines_figure(drawable(chart)).savefig(png, format="png", dpi=150)
                 written.append(str(write_own(stem.with_suffix(".png"), png.getvalue())))
     return written
