@@ -217,15 +217,18 @@ def plugin_seconds() -> float:
 def _import_plugin(name: str, load: Callable[[], object]) -> str | None:
     """Run ``load`` (a plug-in's import) in a daemon thread for at most :func:`plugin_seconds`;
     what went wrong in words (None: nothing). A plug-in that takes longer goes on in the
-    background, given up: what it registers from then on is refused (:func:`registering`)."""
+    background, given up: what it registers from then on is refused (:func:`registering`),
+    and being a daemon it never keeps medexam from ending. (A plug-in that imports a module
+    the calling thread is importing at that moment waits for it, and is left out so.)"""
     job = _PluginImport(name, load)
+    seconds = plugin_seconds()
     thread = threading.Thread(target=job, name=f"medexam plug-in {name}", daemon=True)
     thread.start()
-    thread.join(plugin_seconds())
+    thread.join(seconds)
     if thread.is_alive():
         with _WRITING:
             job.given_up = True
-        return f"its import did not end within {plugin_seconds():g} s"
+        return f"its import did not end within {seconds:g} s"
     if job.raised is not None:
         said = str(job.raised)
         return type(job.raised).__name__ + (f": {said}" if said else "")
