@@ -8,7 +8,8 @@ the file's size, modification time and transformers' version, so a changed file 
 dequantized again and its older folder removed. A folder is written under a temporary name and
 renamed: a process reading never sees half of one, and of two processes writing at once one
 keeps its copy. The cache only saves time: a folder that cannot be written (no room, no
-permission) is skipped, and one that cannot be read is made again."""
+permission) is skipped, and one that cannot be read, or whose weights are not all finite
+numbers (NaN), is made again from the GGUF file."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import UserError
+from engine.train.finite import non_finite
 
 #: The weights' file in a cached base's folder (its config is ``config.json``).
 WEIGHTS = "model.safetensors"
@@ -33,11 +35,14 @@ def cached_base(path: Path, load: Callable[[], Any], read: Callable[[Path], Any]
     folder = _folder(path)
     if folder is not None and (folder / WEIGHTS).is_file():
         try:
-            return read(folder)
+            model = read(folder)
         except Exception:  # noqa: BLE001 - damaged (safetensors' own errors too): made again
-            shutil.rmtree(folder, ignore_errors=True)
+            model = None
+        if model is not None and non_finite(model.state_dict()) is None:
+            return model
+        shutil.rmtree(folder, ignore_errors=True)  # damaged, or NaN in it: made again
     model = load()
-    if folder is not None:
+    if folder is not None and non_finite(model.state_dict()) is None:
         _keep(model, folder)
     return model
 
