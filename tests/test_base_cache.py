@@ -116,6 +116,36 @@ def test_a_base_that_loads_with_non_finite_weights_is_not_kept(
     assert not list((tmp_path / "cache" / "bases").glob("base-*"))
 
 
+def test_only_the_folders_the_cache_wrote_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEDEXAM_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "base.gguf"
+    gguf.write_bytes(b"GGUF one")
+    cached_base(gguf, tiny, read)
+    bases = tmp_path / "cache" / "bases"
+    [old] = bases.iterdir()
+    same_file = old.name.rsplit("-", 1)[0]
+    kept_by_hand = [
+        bases / f"{same_file}-my-backup",
+        bases / f"{old.name}-copy",
+        bases / f"{same_file}-{'0' * 11}",
+        bases / f"{same_file}-{'0' * 12}x",
+        bases / f"{same_file}-{'A' * 12}",
+    ]
+    for folder in kept_by_hand:
+        folder.mkdir()
+        (folder / "notes.txt").write_text("mine")
+    (bases / f"{same_file}-{'0' * 12}.txt").write_text("a file of mine")
+    gguf.write_bytes(b"GGUF two, changed")
+    os.utime(gguf, ns=(1, 1))
+    cached_base(gguf, tiny, read)
+    assert not old.exists()  # the same file before it changed: removed
+    assert all((f / "notes.txt").read_text() == "mine" for f in kept_by_hand)
+    assert (bases / f"{same_file}-{'0' * 12}.txt").is_file()
+    assert len(list(bases.iterdir())) == len(kept_by_hand) + 2
+
+
 @pytest.mark.slow
 def test_the_real_base_read_back_equals_the_dequantized_gguf(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
