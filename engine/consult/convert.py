@@ -204,7 +204,7 @@ def _unique(facts: list[Fact]) -> list[Fact]:
     return out
 
 
-def fits(model: ChatModel, messages: list[Message], max_tokens: int) -> str | None:
+def too_long(model: ChatModel, messages: list[Message], max_tokens: int) -> str | None:
     """Why the converter's context cannot hold ``messages`` and an answer of ``max_tokens``
     (None when it can, or when its context is not known). A prompt of fewer bytes than the
     context has tokens fits whatever the tokenizer (a token is at least a byte) and is not
@@ -226,9 +226,9 @@ def fits(model: ChatModel, messages: list[Message], max_tokens: int) -> str | No
 
 def _reply(model: ChatModel, prompt: str, max_tokens: int) -> str:
     """The converter's answer to ``prompt``; a prompt its context cannot hold is a
-    :class:`CaseError` saying so (:func:`fits`): the question is left out, never cut."""
+    :class:`CaseError` saying so (:func:`too_long`): the question is left out, never cut."""
     messages = [{"role": "user", "content": prompt}]
-    reason = fits(model, messages, max_tokens)
+    reason = too_long(model, messages, max_tokens)
     if reason is not None:
         raise CaseError(reason)
     return model.chat(messages, max_tokens=max_tokens, temperature=0.0).text.strip()
