@@ -63,6 +63,28 @@ def test_a_medqa_file_of_six_options_imports_and_converts_with_the_filter_counte
     )
 
 
+def test_a_question_too_long_for_the_converter_is_said_and_counted(
+    db_path: str, tmp_path: Path, home: Path
+) -> None:
+    scripted(home, replies=FACTS)
+    path = medqa_file(tmp_path / "medqa.jsonl", 2)
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    question = ("A 30-year-old woman has a cough. " + "She coughs at night. " * 5000
+                + "Which of the following is the most likely diagnosis?")  # fmt: skip
+    long = json.dumps({**first, "question": question})
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + long, encoding="utf-8")
+    assert invoke(db_path, "import", "mcq", str(path)).exit_code == 0
+    done = invoke(db_path, "consult", "convert", "--dataset", "medqa", "--converter", "conv",
+                  "--name", "cases")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "2 cases in 'cases' from 5 questions" in done.output
+    assert (
+        "left out: 2 with no patient information, 1 too long for the converter's context, "
+        "0 other" in done.output
+    )
+    assert "left out 5: too long for the converter's context: its prompt takes " in done.output
+
+
 def test_ctrl_c_then_the_same_command_goes_on_where_it_stopped(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -13,8 +13,10 @@ import pytest
 
 from engine.consult.cases import load_cases
 from engine.consult.conversion import FILTER_REASON, convert_dataset, left_out
+from engine.consult.convert import TOO_LONG
 from engine.errors import UserError
 from engine.exam.dataset import import_file
+from engine.models.protocol import ModelError
 from engine.models.scripted import Request, ScriptedModel
 from engine.progress import Cancel, Cancelled
 
@@ -142,3 +144,51 @@ def test_the_filter_reads_a_patient_in_a_vignette_only() -> None:
     assert left_out({"question": PATIENT.format(age=30, days=2), "options": OPTIONS}) is None
     assert left_out({"question": "Un homme de 45 ans a de la fièvre. Quel est le diagnostic ?",
                      "options": OPTIONS}) is None  # fmt: skip
+
+
+#: A sentence of the vignette, said again and again to make a question too long.
+AGAIN = "She reports that her cough is worse at night. "
+LONG = {
+    # 5 MB, as in the report: its information is too long for the fact extraction
+    "5 MB": "A 30-year-old woman comes to the physician because of a cough. "
+    + AGAIN * 110_000
+    + "Which of the following is the most likely diagnosis?",
+    # one first sentence of 200 kB: the opening request's prompt is too long already
+    "first sentence": "A 30-year-old woman comes to the physician because of a cough"
+    + " and a fever" * 16_000
+    + ". Her temperature is 38.5°C. Which of the following is the most likely diagnosis?",
+    # just over a context of 4,096 tokens (four bytes a token)
+    "just over": "A 30-year-old woman comes to the physician because of a cough. "
+    + AGAIN * 340
+    + "Which of the following is the most likely diagnosis?",
+}
+
+
+@pytest.mark.parametrize("long", LONG)
+def test_a_question_too_long_for_the_converter_is_left_out_and_counted(
+    store, tmp_path, scripted_pool, long
+):
+    path = medqa_file(tmp_path / "medqa.jsonl", 3)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows.insert(1, {**rows[0], "question": LONG[long]})
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    import_file(store, path, "mcq", "medqa")
+    model = ScriptedModel("conv", replies=reply)
+    pool = scripted_pool(model)
+
+    found = convert_dataset(store, "medqa", "cases", "conv", pool=pool)
+    assert (found["converted"], found["filtered"], found["refused"]) == (3, 2, 1)
+    assert found["too_long"] == 1
+    [out] = [x for x in found["left_out"] if x["item"] == "2"]
+    assert out["reason"].startswith(f"{TOO_LONG}: its prompt takes ")
+    assert out["reason"].endswith("more than the 4,096 of conv's context")
+    assert all(len(r.prompt) < 4 * 4096 for r in model.requests)  # never put to it
+    again = convert_dataset(store, "medqa", "cases", "conv", pool=pool)
+    assert again["new"] == 0 and again["too_long"] == 1  # not tried again
+
+
+def test_a_converter_error_ends_the_job_naming_the_question(store, medqa, scripted_pool):
+    model = ScriptedModel("conv", replies=reply, errors={3: "the server refused the request"})
+    with pytest.raises(ModelError, match="^question 2: the server refused the request$"):
+        convert_dataset(store, medqa, "cases", "conv", pool=scripted_pool(model), concurrency=1)
+    assert [c.id for c in load_cases(store, "cases")] == ["medqa-1"]  # what was done is kept

@@ -74,7 +74,8 @@ def consult_convert(
     click.echo(
         f"{found['converted']} cases in {name!r} from {found['questions']} questions of "
         f"{dataset!r} ({found['new']} done now in {found['seconds']:g} s); left out: "
-        f"{found['filtered']} with no patient information, {found['refused']} other"
+        f"{found['filtered']} with no patient information, {found['too_long']} too long for "
+        f"the converter's context, {found['refused'] - found['too_long']} other"
     )
     for x in found["left_out"][:SHOWN]:
         click.echo(visible(f"  left out {x['item']}: {x['reason']}"))

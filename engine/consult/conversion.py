@@ -6,7 +6,9 @@ key–value facts are extracted by a converter model (:func:`engine.consult.conv
 any model: an embedded one, or a served one for the paper's quality). A question that holds
 no patient information (a question about a mechanism or a fact, with no patient) is left out
 by the paper's filter, counted and listed; one that cannot be a case for another reason (no
-valid answer) is listed apart.
+valid answer, or too long for the converter's context: counted apart, ``too_long``) is
+listed apart, with why. A converter's error that is not a crash ends the job naming the
+question it was converting.
 
 The drafts are stored as they come, as a case data set (each case's ``meta.draft`` and
 ``meta.review`` say what to check), a few seconds apart and whenever the job stops; the
@@ -26,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.consult.cases import ACTIVITY, CaseError
-from engine.consult.convert import draft_case, mcq_parts, split_stem
+from engine.consult.convert import TOO_LONG, draft_case, mcq_parts, split_stem
 from engine.errors import UserError
 from engine.models.pool import ModelPool, default_pool
+from engine.models.protocol import ModelCrashed, ModelError
 from engine.progress import Cancel, ProgressCallback, report
 from engine.runs import Job, answer_items
 
@@ -76,6 +79,10 @@ class ConvertJob(Job):
         except CaseError as exc:
             key = "filtered" if FILTER_REASON in str(exc) else "refused"
             return {key: str(exc)}
+        except ModelCrashed:
+            raise
+        except ModelError as exc:  # the job ends (its error may be every question's): said where
+            raise ModelError(f"question {item.get('id')}: {exc}") from None
         return {"case": case.to_dict()}
 
 
@@ -143,7 +150,8 @@ def convert_dataset(
     cases stored as ``name``, going on with a conversion stored there (see the module).
 
     Returns ``{"dataset", "name", "converter", "questions", "converted", "filtered",
-    "refused", "left_out": [{"item", "reason"}…], "new", "seconds"}``. Raises
+    "refused", "too_long", "left_out": [{"item", "reason"}…], "new", "seconds"}``
+    (``too_long``: those of ``refused`` too long for the converter's context). Raises
     :class:`~engine.progress.Cancelled` on cancel and the converter's error, after saving
     what was done.
     """
@@ -200,5 +208,6 @@ def summary(store: Store, name: str) -> JSONDict:
         "converted": ds["n_items"],
         "filtered": len(filtered),
         "refused": len(refused),
+        "too_long": sum(str(x.get("reason", "")).startswith(TOO_LONG) for x in refused),
         "left_out": [*filtered, *refused],
     }

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engine.consult.cases import LETTERS, Case, CaseError, Fact, validate_case
 from engine.consult.text import content_words, first_sentences, language_of
-from engine.models.protocol import ChatModel
+from engine.models.protocol import ChatModel, Message, chat_as_prompt
 
 if TYPE_CHECKING:
     from engine.types import Item
@@ -37,6 +37,11 @@ Vital signs - Blood pressure, Physical examination, Laboratory results. Copy the
 the text; do not add anything.
 
 Case: {information}"""
+
+#: Why a question whose prompt does not fit the converter's context is left out.
+TOO_LONG = "too long for the converter's context"
+#: What a chat template adds to a prompt, at most (its marks, a default system prompt).
+_TEMPLATE_BYTES = 512
 
 _TASK_START = re.compile(
     r"(which|what|how|why|who|where|when)\b[^.?!]*\?\s*$|(quel|quelle|lequel|laquelle|"
@@ -199,6 +204,36 @@ def _unique(facts: list[Fact]) -> list[Fact]:
     return out
 
 
+def too_long(model: ChatModel, messages: list[Message], max_tokens: int) -> str | None:
+    """Why the converter's context cannot hold ``messages`` and an answer of ``max_tokens``
+    (None when it can, or when its context is not known). A prompt of fewer bytes than the
+    context has tokens fits whatever the tokenizer (a token is at least a byte) and is not
+    counted; a longer one is, by the converter's own tokenizer."""
+    n_ctx = (getattr(model, "info", None) or {}).get("n_ctx")
+    if not n_ctx:
+        return None
+    size = sum(len(m["content"].encode("utf-8")) for m in messages)
+    if size + _TEMPLATE_BYTES + max_tokens <= n_ctx:
+        return None
+    n = model.count_tokens(chat_as_prompt(model, messages, {})[0])
+    if n + max_tokens <= n_ctx:
+        return None
+    return (
+        f"{TOO_LONG}: its prompt takes {n:,} tokens and the answer up to {max_tokens}, more "
+        f"than the {n_ctx:,} of {model.name}'s context"
+    )
+
+
+def _reply(model: ChatModel, prompt: str, max_tokens: int) -> str:
+    """The converter's answer to ``prompt``; a prompt its context cannot hold is a
+    :class:`CaseError` saying so (:func:`too_long`): the question is left out, never cut."""
+    messages = [{"role": "user", "content": prompt}]
+    reason = too_long(model, messages, max_tokens)
+    if reason is not None:
+        raise CaseError(reason)
+    return model.chat(messages, max_tokens=max_tokens, temperature=0.0).text.strip()
+
+
 def draft_case(
     item: Item,
     model: ChatModel,
@@ -209,7 +244,8 @@ def draft_case(
 ) -> Case:
     """A draft case from an exam item (``question``, ``options``, ``answer``).
 
-    Raises :class:`CaseError` when the item has no information before its question.
+    Raises :class:`CaseError` when the item has no information before its question, or
+    when a prompt made of it does not fit the converter's context (:data:`TOO_LONG`).
     """
     stem, options, answer = mcq_parts(item)
     language = language or language_of(stem)
@@ -219,10 +255,7 @@ def draft_case(
     review: list[str] = []
 
     first = first_sentences(information, 1)
-    g = model.chat(
-        [{"role": "user", "content": P0_PROMPT.format(first=first)}], max_tokens=64, temperature=0.0
-    )
-    opening = first_sentences(g.text.strip().strip('"'), 2)
+    opening = first_sentences(_reply(model, P0_PROMPT.format(first=first), 64).strip('"'), 2)
     made_up = set(_NUMBER.findall(opening)) - set(_NUMBER.findall(information))
     first_person = re.search(r"\b(i|i'm|i've|my|me)\b", opening, re.IGNORECASE)
     if (
@@ -235,14 +268,10 @@ def draft_case(
         opening = fallback_opening(information)
         review.append("opening request: the model's draft was unusable; made from the stem")
 
-    g = model.chat(
-        [{"role": "user", "content": FACTS_PROMPT.format(information=information)}],
-        max_tokens=max_tokens,
-        temperature=0.0,
-    )
+    said = _reply(model, FACTS_PROMPT.format(information=information), max_tokens)
     facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
-    for fact in parse_facts(g.text):
+    for fact in parse_facts(said):
         if (fact.key, fact.value) in seen:
             continue
         seen.add((fact.key, fact.value))

@@ -8,13 +8,17 @@ the file's size, modification time and transformers' version, so a changed file 
 dequantized again and its older folder removed. A folder is written under a temporary name and
 renamed: a process reading never sees half of one, and of two processes writing at once one
 keeps its copy. The cache only saves time: a folder that cannot be written (no room, no
-permission) is skipped, and one that cannot be read is made again."""
+permission) is skipped, and one that cannot be read, or whose weights are not all finite
+numbers (NaN), is made again from the GGUF file. Only the folders it named itself are ever
+removed: another folder in ``bases/`` (a copy kept by hand) is left alone."""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import UserError
+from engine.train.finite import non_finite
 
 #: The weights' file in a cached base's folder (its config is ``config.json``).
 WEIGHTS = "model.safetensors"
@@ -33,11 +38,14 @@ def cached_base(path: Path, load: Callable[[], Any], read: Callable[[Path], Any]
     folder = _folder(path)
     if folder is not None and (folder / WEIGHTS).is_file():
         try:
-            return read(folder)
+            model = read(folder)
         except Exception:  # noqa: BLE001 - damaged (safetensors' own errors too): made again
-            shutil.rmtree(folder, ignore_errors=True)
+            model = None
+        if model is not None and non_finite(model.state_dict()) is None:
+            return model
+        shutil.rmtree(folder, ignore_errors=True)  # damaged, or NaN in it: made again
     model = load()
-    if folder is not None:
+    if folder is not None and non_finite(model.state_dict()) is None:
         _keep(model, folder)
     return model
 
@@ -60,6 +68,18 @@ def _folder(path: Path) -> Path | None:
     return bases / f"{real.stem}-{which}-{hashlib.sha256(version.encode()).hexdigest()[:12]}"
 
 
+def _older(folder: Path) -> list[Path]:
+    """The folders this cache wrote for the same GGUF file as ``folder`` before it (or
+    transformers) changed: named as :func:`_folder` names them, nothing else."""
+    same_file = folder.name.rsplit("-", 1)[0]
+    ours = re.compile(re.escape(same_file) + r"-[0-9a-f]{12}")
+    return [
+        p
+        for p in folder.parent.glob(glob.escape(same_file) + "-*")
+        if ours.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    ]
+
+
 def _keep(model: Any, folder: Path) -> None:
     """``model``'s config and weights written to ``folder`` (see the module docstring)."""
     from safetensors.torch import save_model
@@ -73,8 +93,7 @@ def _keep(model: Any, folder: Path) -> None:
         part = Path(tempfile.mkdtemp(prefix=".part-", dir=folder.parent))
         model.config.save_pretrained(part)
         save_model(model, str(part / WEIGHTS), metadata={"format": "pt"})
-        same_file = folder.name.rsplit("-", 1)[0] + "-"
-        for old in folder.parent.glob(same_file + "*"):
+        for old in _older(folder):
             shutil.rmtree(old, ignore_errors=True)  # the same file before it changed
         os.rename(part, folder)
         part = None

@@ -11,11 +11,13 @@ A checkpoint holds only tensors, dicts, lists and numbers, and is read back with
 ``torch.load(..., weights_only=True)``: a file that holds anything else (a pickle that would
 run code) is refused, never executed. It names the training it belongs to (``owner``: its id
 and its work folder's token), and one of another training is refused too
-(:class:`CheckpointError`, one line).
+(:class:`CheckpointError`, one line), as is one whose weights or losses are not finite
+numbers (:mod:`engine.train.finite`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError, first_line
+from engine.train.finite import non_finite
 
 if TYPE_CHECKING:
     import torch
@@ -137,8 +140,23 @@ def read(folder: Path, owner: JSONDict) -> dict[str, Any] | None:
     whole = isinstance(at, dict) and isinstance(at.get("step"), int)
     if not mine or not whole or not isinstance(at.get("loss_curve"), list):
         raise CheckpointError(f"{path} is not a checkpoint of training {owner['training']}")
+    _finite(path, state["model"], at["loss_curve"])
     state["path"] = str(path)
     return state
+
+
+def _finite(path: Path, weights: Any, loss_curve: list[Any]) -> None:
+    """Refuse a checkpoint whose weights or losses are not finite numbers (one written
+    before medexam checked them): a training never goes on from, or publishes, such weights."""
+    import torch
+
+    given = weights.items() if isinstance(weights, dict) else ()
+    bad = non_finite({k: v for k, v in given if isinstance(v, torch.Tensor)})
+    losses = [x[-1] for x in loss_curve if isinstance(x, list) and x]
+    if bad is None and not all(math.isfinite(x) for x in losses if isinstance(x, float)):
+        bad = "a loss that is not a finite number"
+    if bad is not None:
+        raise CheckpointError(f"{path} holds {bad}: the training cannot go on from it")
 
 
 def restore(

@@ -9,11 +9,14 @@ each epoch's end (:mod:`engine.train.checkpoints`), an evaluation after each epo
 task has one (the best epoch's weights kept). It always ends the training the way a run
 ends: ``finished`` (the artefact published, :mod:`engine.train.artefacts`), ``cancelled``
 (a :class:`~engine.progress.Cancel`, Ctrl-C; a checkpoint is written first) or ``failed``
-(with the error). A training whose process died reads ``interrupted``; ``resume=ID`` goes
-on from its last checkpoint to the very weights an uninterrupted training would have made,
-with the very data (a data file's SHA-256 is recorded, and a changed file refused). A
-checkpoint that is missing, damaged or not this training's ends the resumed training
-``failed`` with one line: it never silently starts again from step 0.
+(with the error: a loss or gradients that are not finite numbers fail it before the step
+changes anything, and weights that are not finite are never written in a checkpoint or
+published, :mod:`engine.train.finite`). A training whose process died reads
+``interrupted``; ``resume=ID`` goes on from its last checkpoint to the very weights an
+uninterrupted training would have made, with the very data (a data file's SHA-256 is
+recorded, and a changed file refused). A checkpoint that is missing, damaged, not this
+training's or holding numbers that are not finite ends the resumed training ``failed`` with
+one line: it never silently starts again from step 0.
 
 >>> train(store, "french-reader", "train", {"epochs": 1}, name="demo")   # doctest: +SKIP
 """
@@ -33,7 +36,8 @@ from engine.fields import SettingError
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
 from engine.runs import _describe, _expected
 from engine.train import artefacts, checkpoints, records
-from engine.train.checkpoints import CheckpointError, Position
+from engine.train.checkpoints import CheckpointError, Position, trained_state
+from engine.train.finite import non_finite
 from engine.train.kinds import TrainingKind, get_kind
 from engine.train.threads import CpuThreads
 
@@ -318,7 +322,19 @@ class _State:
     tokens_here: int = 0
     threads: CpuThreads | None = None  # on the CPU: torch's threads, with the machine's load
 
+    def finite(self, kept: str) -> None:
+        """Refuse to keep (``kept``: what would be written) trained weights that are not
+        finite numbers: a :class:`TrainError` naming the likely cause."""
+        bad = non_finite(trained_state(self.task.model))
+        if bad:
+            raise TrainError(
+                f"after step {self.at.step} the trained weights hold {bad}: the learning "
+                f"rate ({self.settings['learning_rate']:g}) may be too high for these data "
+                f"({kept} was not written)"
+            )
+
     def checkpoint(self) -> None:
+        self.finite("its checkpoint")
         checkpoints.save(
             self.folder, self.owner, self.task.model, self.optimizer, self.schedule, self.at
         )
@@ -428,10 +444,24 @@ def _epochs(state: _State, per_epoch: int, cancel: Cancel | None) -> None:
 
 
 def _step(state: _State, chosen: list[Any]) -> float:
+    """One step on the examples ``chosen``; its loss. A loss or gradients that are not
+    finite numbers end the training before the weights change (:func:`_not_finite`)."""
+    import torch
+
     task = state.task
     batch = task.collate(chosen)
     loss = task.loss(task.model, batch) if task.loss else task.model(**batch).loss
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise TrainError(_not_finite(state, f"the loss of step {state.at.step + 1} is {value}"))
     loss.backward()
+    grads = {n: p.grad for n, p in task.model.named_parameters() if p.grad is not None}
+    if not math.isfinite(float(torch.nn.utils.get_total_norm(list(grads.values())))):
+        state.optimizer.zero_grad(set_to_none=True)
+        bad = non_finite(grads) or "values too large to add up"
+        raise TrainError(
+            _not_finite(state, f"the gradients of step {state.at.step + 1} hold {bad}")
+        )
     state.optimizer.step()
     state.schedule.step()
     state.optimizer.zero_grad(set_to_none=True)
@@ -439,7 +469,19 @@ def _step(state: _State, chosen: list[Any]) -> float:
     state.examples_here += len(chosen)
     mask = batch.get("attention_mask")
     state.tokens_here += int(mask.sum()) if mask is not None else 0
-    return float(loss.detach())
+    return value
+
+
+def _not_finite(state: _State, what: str) -> str:
+    """The one line of a step whose loss or gradients are not finite numbers: ``what``, and
+    its likely cause (weights that are not finite already, else the learning rate)."""
+    weights = non_finite(state.task.model.state_dict())
+    if weights:
+        cause = f"the model's weights hold {weights}: the model it starts from is damaged"
+    else:
+        rate = state.settings["learning_rate"]
+        cause = f"the learning rate ({rate:g}) may be too high for these data"
+    return f"{what}, and nothing of that step was kept: {cause}"
 
 
 def _end_epoch(state: _State) -> None:
@@ -453,6 +495,7 @@ def _end_epoch(state: _State) -> None:
         at.evals.append(measured)
         if at.best is None or measured["score"] > at.best["score"]:
             at.best = {"epoch": at.epoch + 1, "score": measured["score"]}
+            state.finite("the best epoch's weights")
             checkpoints.save_best(state.folder, task.model)
         report(
             state.progress, at.step, state.n_steps, f"epoch {at.epoch + 1} evaluated",
@@ -468,6 +511,7 @@ def _publish(state: _State, kind: TrainingKind) -> JSONDict:
     row = records.get(state.store, state.training_id)
     task, at = state.task, state.at
     checkpoints.load_best(state.folder, task.model)
+    state.finite(f"the {kind.artefact} {row['name']!r}")
     built = state.folder / "artefact"
     built.mkdir(exist_ok=True)
     task.model.eval()
