@@ -157,3 +157,27 @@ def test_paired_interval_p_of_several_comparisons_is_holm_adjusted():
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.5, None, 0.9]) == [pytest.approx(1.0), None, pytest.approx(1.0)]
     assert holm([0.02]) == [0.02]
+
+
+def test_paired_interval_of_a_report_is_newcombes(store):
+    from engine.reports import build_report, render
+    from tests.test_compare import stored_run, thirty_items
+
+    dataset = thirty_items(store)  # 30 items, 5 disagreements: 4 right in A only, 1 in B only
+    first = stored_run(store, dataset, "big", [True] * 14 + [False] * 16)
+    second = stored_run(store, dataset, "small", [True] * 10 + [False] * 4 + [True] + [False] * 15)
+    report = build_report(store, [first, second])
+    (section,) = report["sections"]
+    tables = {t["title"]: t for t in section["tables"]}
+    paired = tables["Paired comparisons on the items both runs answered"]
+    row = dict(zip(paired["columns"], paired["rows"][0], strict=True))
+    cell = row["Accuracy B − A (points)"]
+    expected = tuple(100 * x for x in scipy_newcombe(10, 4, 1, 15))
+    assert cell["value"] == pytest.approx(-100 * 3 / 30)
+    assert (cell["low"], cell["high"]) == pytest.approx(expected)
+    assert any("Newcombe" in n for n in paired["notes"])
+    made = tables["How these numbers were made"]
+    assert [r[0] for r in made["rows"]] == [f"#{first}", f"#{second}"]
+    assert any("Statistical methods: Wilson's score interval" in n for n in made["notes"])
+    text = render(report, "text")
+    assert "How these numbers were made" in text and "method 10" in text
