@@ -255,6 +255,34 @@ def test_speed_is_named_for_what_it_is_and_each_run_says_how_it_was_made(store):
     assert "answers found by rule cue 10, none 4" in flat
 
 
+def test_paired_interval_of_a_trial_set_resamples_whole_items(store):
+    # Three trials of one model are one row, not three models: each item's score its mean
+    # over the trials, the interval and p a bootstrap over items with all their trials.
+    dataset = ensure_sample(store)
+    patterns = [[True] * 10 + [False] * 4, [True] * 8 + [False] * 6, [True] * 12 + [False] * 2]
+    trials = []
+    for k, rights in enumerate(patterns, start=1):
+        tags = {"trial_set": "feedbeef", "trial": k, "trials": 3, "temperature": 0.7}
+        trials.append(stored_run(store, dataset, "sampled", rights))
+        run = store.run(trials[-1])
+        store.update_run(trials[-1], settings={**(run["settings"] or {}), **tags})
+    other = stored_run(store, dataset, "greedy", [True] * 5 + [False] * 9)
+    result = compare_runs(store, [*trials, other])
+    assert [r["run_id"] for r in result["rows"]] == [trials[0], other]
+    row = result["rows"][0]
+    assert row["trial_runs"] == trials and result["best"] == trials[0]
+    per_item = [100 * sum(p[i] for p in patterns) / 3 for i in range(14)]
+    assert row["scores"]["accuracy"]["value"] == pytest.approx(sum(per_item) / 14)
+    paired = result["rows"][1]["paired"]["accuracy"]
+    assert paired["test"] == "cluster bootstrap" == paired["method"]
+    hand = paired_bootstrap(per_item, [100.0] * 5 + [0.0] * 9)
+    assert (paired["low"], paired["high"], paired["p"]) == pytest.approx(
+        (hand["low"], hand["high"], hand["p"]))  # fmt: skip
+    text = format_compare(result)
+    assert f"#{trials[0]} (3 trials)" in text and "(bootstrap by case)" in text
+    assert "is a trial set of 3 runs" in " ".join(text.split())
+
+
 # -- two real models -----------------------------------------------------------------------
 
 

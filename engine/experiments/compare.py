@@ -155,6 +155,9 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     answers = {int(r["id"]): {str(a["item_key"]): a for a in store.answers(int(r["id"]))}
                for r in runs}  # fmt: skip
     shared = set.intersection(*(set(a) for a in answers.values()))
+    sets = _trial_sets(store, runs)
+    later = {i for ids in sets.values() for i in ids[1:]}
+    runs = [r for r in runs if int(r["id"]) not in later]
     person = _person_run(store, runs, shared) if people else None
     if person is not None:
         runs.append(person)
@@ -163,11 +166,15 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
         raise CompareError("the runs share no answered item")
     order = {k: i for i, k in enumerate(answers[int(runs[0]["id"])])}
     keys = sorted(shared, key=lambda k: order.get(k, 0))
-    metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys)
+    metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys, sets)
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
     best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
     rows = [_row(store, r, answers, values, metrics, best, len(keys)) for r in runs]
+    for row in rows:
+        row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
+        if len(row["trial_runs"]) > 1 or best["id"] in sets:
+            _clustered(row)
     _adjust(rows, metrics)
     result: JSONDict = {
         "activity": runs[0]["activity"],
@@ -187,13 +194,40 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     return result
 
 
+def _trial_sets(store: Store, runs: list[Row]) -> dict[int, list[int]]:
+    """The trial sets of which several runs are compared: each set's first run given, with
+    all its runs given (in trial order)."""
+    from engine.trials import trial_sets
+
+    found = trial_sets(store, [int(r["id"]) for r in runs])
+    return {ids[0]: ids for ids in found.values() if len(ids) > 1}
+
+
+def _clustered(row: JSONDict) -> None:
+    """A trial set's row, or a row compared with one: its bootstrap resampled whole items
+    with all their trials (each item's score its mean over them), named so."""
+    for diff in (row["paired"] or {}).values():
+        if diff.get("test") == "paired bootstrap":
+            diff["test"] = diff["method"] = "cluster bootstrap"
+
+
 def _metric_values(
-    activity_id: str, runs: list[Row], answers: dict[int, dict[str, Row]], keys: list[str]
+    activity_id: str,
+    runs: list[Row],
+    answers: dict[int, dict[str, Row]],
+    keys: list[str],
+    sets: dict[int, list[int]],
 ) -> tuple[list[Metric], dict[str, dict[int, dict[str, float]]]]:
-    """The metrics some run has values of, and each run's values of each on ``keys``."""
+    """The metrics some run has values of, and each run's values of each on ``keys`` (a
+    trial set's, ``sets``: each item's mean over its trials)."""
     metrics, values = [], {}
     for m in metrics_of(activity_id):
-        found = {int(r["id"]): _values(answers[int(r["id"])], keys, m) for r in runs}
+        found = {}
+        for r in runs:
+            each = [_values(answers[i], keys, m) for i in sets.get(int(r["id"]), [int(r["id"])])]
+            found[int(r["id"])] = {
+                k: sum(v[k] for v in each) / len(each) for k in each[0] if all(k in v for v in each)
+            }
         if any(found.values()):
             metrics.append(m)
             values[m.key] = found
@@ -316,6 +350,14 @@ def _notes(result: JSONDict) -> list[str]:
         f"below, '{TOO_FEW}'. The table shows the paired test of the first score; --json "
         "gives every score's."
     )
+    for row in result["rows"]:
+        ids = row.get("trial_runs") or []
+        if len(ids) > 1:
+            notes.append(
+                f"#{ids[0]} is a trial set of {len(ids)} runs ({', '.join(f'#{i}' for i in ids)}): "
+                "each item's score is its mean over the trials, so its interval and paired test "
+                f"resample whole items with all their trials ({METHODS['cluster bootstrap']})."
+            )
     compared = sum(1 for r in result["rows"] if r["paired"])
     if compared > 1:
         notes.append(
@@ -339,7 +381,7 @@ def _notes(result: JSONDict) -> list[str]:
 def _p_text(diff: JSONDict) -> str:
     if diff.get("p") is None:
         return TOO_FEW if diff.get("too_few") and diff.get("n") else "–"
-    test = {"McNemar": "McNemar", "cluster bootstrap": "cluster bootstrap"}
+    test = {"McNemar": "McNemar", "cluster bootstrap": "bootstrap by case"}
     named = test.get(str(diff.get("test")), "bootstrap")
     return f"{diff['p']:.3g} ({named}{', Holm' if diff.get('adjusted') else ''})"
 
@@ -391,7 +433,9 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
     headers += ["RAM peak", "GPU", "Load (s)", "File"]
     rows = []
     for r in result["rows"]:
-        cells = [f"#{r['run_id']}", str(r["model"]), str(r["items"])]
+        trials = len(r.get("trial_runs") or [])
+        shown = f"#{r['run_id']}" + (f" ({trials} trials)" if trials > 1 else "")
+        cells = [shown, str(r["model"]), str(r["items"])]
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
         for m in lead:
