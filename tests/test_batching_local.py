@@ -121,6 +121,12 @@ def test_each_answer_says_its_wait_for_a_slot_and_what_it_cost_alone(model: Loca
     assert sum(g.alone_tokens or 0 for g in results) > 0  # the longest ended decoding alone
     assert totals["decode_alone_per_s"] > 0 and totals["first_token_alone_s"] > 0
     assert totals["slot_wait_s"] == pytest.approx(sum(waited) / 6, abs=1e-3)
+    # A request alone: every token after the first (which reading the prompt gives) comes
+    # from a pass that decoded it and nothing else (and the end of text, if it came).
+    alone = chat(model, PROMPTS[1], max_tokens=4)
+    ended = alone.finish_reason == "stop"
+    assert alone.alone_tokens == alone.completion_tokens - (0 if ended else 1)
+    assert (alone.alone_seconds or 0) > 0 and alone.wait_seconds == pytest.approx(0, abs=0.05)
 
 
 def test_a_chat_comes_whole_and_each_step_sends_its_pieces_in_one_message(

@@ -296,7 +296,7 @@ def _row(
         "file_size": usage.get("file_size"),
         "quantization": usage.get("quantization"),
         "device": usage.get("device"),
-        "made": how_made(store, run),
+        "made": how_made(store, run, answers[run_id].values()),
     }
 
 

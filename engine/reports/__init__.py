@@ -100,7 +100,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)
-        section["tables"].append(made_table(store, [r.run for r in data], _methods(section)))
+        section["tables"].append(made_table(store, data, _methods(section)))
         sections.append({"activity": act, "name": activity_name(act), **section})
     return {
         "title": title,

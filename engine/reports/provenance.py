@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from engine.reports.shapes import table
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from engine.reports.layouts import RunData
     from engine.reports.shapes import Table
     from engine.store import Store
     from engine.types import JSONDict, Row
@@ -44,17 +47,18 @@ def _per_model(value: Any, model: str) -> Any:
     return value
 
 
-def how_made(store: Store, run: Row) -> JSONDict:
+def how_made(store: Store, run: Row, answers: Iterable[Row] | None = None) -> JSONDict:
     """How run ``run``'s numbers were made (None where the run does not say): ``model``,
     ``file``, ``quantization``, ``slots``, ``flash_attn``, ``threads``, ``seed``,
     ``temperature``, ``prompt_version`` and ``rules`` (answers by the extraction rule that
-    read them, "none" for those it could not read; empty where answers have no rule)."""
+    read them, "none" for those it could not read; empty where answers have no rule), from
+    its ``answers`` when given (else as stored)."""
     settings = run.get("settings") or {}
     model = str(run.get("model") or "")
     usage = ((run.get("summary") or {}).get("usage") or {}).get(model) or {}
     rules = Counter(
         str((a.get("extra") or {}).get("rule") or "none")
-        for a in store.answers(int(run["id"]))
+        for a in (store.answers(int(run["id"])) if answers is None else answers)
         if isinstance(a.get("extra"), dict) and "rule" in a["extra"]
     )
     return {
@@ -96,12 +100,12 @@ def made_text(made: JSONDict) -> str:
     return f"#{made['run']} {made['model']}: " + "; ".join(parts)
 
 
-def made_table(store: Store, runs: list[Row], methods: list[str]) -> Table:
+def made_table(store: Store, runs: list[RunData], methods: list[str]) -> Table:
     """The table of how each of ``runs``' numbers were made, with the statistical
     ``methods`` the report used (each named in a note)."""
     rows = []
     for run in runs:
-        made = how_made(store, run)
+        made = how_made(store, run.run, run.answers.values())
         rows.append([_shown(key, made[key]) for _, key in COLUMNS])
     notes = ["Statistical methods: " + "; ".join(methods) + "."] if methods else []
     return table(
