@@ -68,10 +68,12 @@ def test_paired_interval_matches_a_second_implementation():
     low, high = newcombe_interval(*cells)
     for i, table in enumerate(tables):
         assert (low[i], high[i]) == pytest.approx(scipy_newcombe(*table), abs=1e-9), table
-    # Wilson's interval itself against scipy's.
-    for k, n in [(0, 10), (3, 10), (10, 10), (17, 200)]:
+    # Wilson's interval itself against scipy's, exactly 0 and 1 at the ends (a chart's error
+    # bar below a score of 0 must not be negative).
+    for k, n in [(0, 10), (3, 10), (10, 10), (17, 200), (0, 12), (12, 12)]:
         ci = binomtest(k, n).proportion_ci(method="wilson")
         assert tuple(float(x) for x in wilson_bounds(k, n)) == pytest.approx((ci.low, ci.high))
+    assert wilson_bounds(0, 12)[0] == 0.0 and wilson_bounds(12, 12)[1] == 1.0
 
 
 def test_paired_interval_of_thirty_items_with_five_disagreements_is_newcombes():

@@ -119,7 +119,9 @@ def wilson_bounds(
         den = 1 + z * z / m
         centre = (p + z * z / (2 * m)) / den
         half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / den
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))  # exactly 0 and 1 at the
+    high = np.where(k >= m, 1.0, np.clip(centre + half, 0.0, 1.0))  # ends, not 1e-17 off
+    return low, high
 
 
 def wilson_interval(correct: int, n: int, level: float = LEVEL) -> tuple[float, float] | None:
