@@ -330,4 +330,7 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
 #: Consultations for :func:`engine.runs.run`: the settings are :class:`ConsultSettings`'
 #: (``doctor`` is ``model``, a model's name, an oracle or a baseline; see the module
 #: docstring); the items are the data set's cases.
-SPEC = Spec(CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id)
+SPEC = Spec(
+    CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id,
+    derived=("solver_model", "patient_model"),
+)  # fmt: skip

@@ -383,7 +383,10 @@ def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelP
 
 #: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
 #: (``model`` names the model).
-SPEC = Spec(EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id))
+SPEC = Spec(
+    EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id),
+    derived=("shots_pool", "shot_ids", "chat_template", "prompt_version"),
+)  # fmt: skip
 
 
 def _summary(store: Store, run_id: int) -> dict[str, Any]:

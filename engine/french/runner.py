@@ -143,7 +143,7 @@ class FrenchJob(Job):
 #: French QA for :func:`engine.runs.run`: the settings are :class:`FrenchSettings`' (``index``
 #: names a built index, or none for no passage; ``oracle`` gives each question its own
 #: passage, see the module docstring).
-SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary)
+SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary, derived=("retriever", "corpus"))
 
 
 def run_french(
