@@ -1,8 +1,9 @@
 """A setting misspelt is refused in one line naming it and the nearest known one, on every
 path settings take: an experiment file's ``[settings]``, ``[grid]`` and ``model_setting``, a
-run's settings given in Python, the command line, and a stored run's settings (resumed,
-reused). Such a name was dropped: a plan's runs labelled gemma3-270m played the default model,
-and its "trials" ran greedy while saying temperature 0.7. The model is scripted."""
+run's settings given in Python, the command line, a stored run's settings (resumed, reused)
+and medexam's own settings. Such a name was dropped: a plan's runs labelled gemma3-270m
+played the default model, and its "trials" ran greedy while saying temperature 0.7. The
+model is scripted."""
 
 from __future__ import annotations
 
@@ -127,3 +128,17 @@ def test_the_command_line_refuses_a_misspelt_setting_in_one_line(db_path, tmp_pa
     ]
     assert typed.returncode == 2 and "--temperature" in typed.stderr
     assert "Traceback" not in typed.stderr
+
+
+def test_the_app_s_own_settings_name_the_nearest_one(home):
+    from engine import settings
+
+    with pytest.raises(
+        settings.SettingsError, match=r"^unknown setting 'solvr' \(did you mean 'solver'\?\)$"
+    ):
+        settings.get("solvr")
+    with pytest.raises(
+        settings.SettingsError, match=r"'flash-attn' \(did you mean 'flash_attn'\?\)$"
+    ):
+        settings.set("flash-attn", "on")
+    assert settings.get("flash_attn") == "off"
