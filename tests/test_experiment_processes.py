@@ -5,16 +5,18 @@ is asked once and both end with the experiment finished. Two real processes, a s
 
 from __future__ import annotations
 
-import json
+from test_runs import scripted_home, start
 
-from test_runs import medexam, scripted_home, start
-
+from engine.exam.dataset import ensure_sample
+from engine.experiments import records
 from engine.store import Store
 
 
 def test_two_processes_on_one_database_play_each_cell_once(db_path, tmp_path):
     env = scripted_home(tmp_path / "home", slow={"replies": "答案：B", "delay": 0.2})
-    assert medexam(db_path, "exam", "sample", env=env).returncode == 0
+    store = Store(db_path)
+    ensure_sample(store)
+    store.close()
     path = tmp_path / "grid.toml"
     path.write_text(
         'activity = "exam"\nmodels = ["slow"]\ndataset = "explaincpe-sample"\nlimit = 3\n'
@@ -31,9 +33,9 @@ def test_two_processes_on_one_database_play_each_cell_once(db_path, tmp_path):
     try:
         runs = store.runs()
         answers = [len(store.answers(r["id"])) for r in runs]
+        shown = records.all_experiments(store)
     finally:
         store.close()
     assert len(runs) == 3 and answers == [3, 3, 3]  # 9 answers for 9 items, no run twice
-    shown = json.loads(medexam(db_path, "experiment", "show", "--json", env=env).stdout)
     assert len(shown) == 1 and shown[0]["status"] == "finished"
-    assert sorted(r["run_id"] for r in shown[0]["runs"]) == sorted(r["id"] for r in runs)
+    assert sorted(c["run_id"] for c in shown[0]["cells"]) == sorted(r["id"] for r in runs)
