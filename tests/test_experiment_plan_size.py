@@ -37,6 +37,7 @@ def _grid(tmp_path: Path, lines: str) -> str:
         (f"[settings]\ntemperature = 0.7\n[grid]\nseed = {list(range(4000))}\n", 3,
          "this experiment asks for 4,000 runs × 3 trials = 12,000 runs; the most one plans"),
     ],
+    ids=["grid", "grid-times-trials"],
 )  # fmt: skip
 def test_a_plan_of_more_runs_than_the_cap_is_refused_in_a_line_before_any_is_made(
     store, catalog, tmp_path, lines, trials, said

@@ -41,6 +41,7 @@ def catalog(home: Path) -> Path:
         (GRID + "[grid]\nshot = [0, 1]\n", "[grid]", "shot", "shots"),
         (GRID + '[settings]\nmethod = "logprob"\n[grid]\nlangs = ["zh"]\n', "[grid]", "langs", "lang"),
     ],
+    ids=["model_setting", "settings", "grid", "grid-beside-settings"],
 )  # fmt: skip
 def test_a_misspelt_name_in_an_experiment_file_is_refused_naming_the_nearest_setting(
     store, catalog, tmp_path, text, where, name, near
