@@ -102,3 +102,55 @@ def test_agreement_with_the_published_judgements(shared_data):
             total += 1
     assert total == 7 * 189
     assert 100 * agree / total >= 99.5, f"agreement {100 * agree / total:.2f}%"
+
+
+# -- replies that give no answer, and why ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "reason"),
+    [
+        # the option list copied back (SmolLM2 on ExplainCPE), whole or cut off
+        ("选项A:口服液\n选项B:吸入制剂\n选项C:注射剂\n选项D:喷雾剂\n选项E:粉雾剂", "stop", "echo"),
+        ("选项A：口服液\n选项B：吸入", "length", "echo"),
+        ("选项C：贴剂\n\n选项D：喷雾剂\n\n选项A：口服液", "stop", "echo"),  # in any order
+        ("选项F：注射用胰蛋白酶\n选项G：注射用胰蛋白酶\n选项H：", "length", "echo"),  # made up
+        ("A. Oral solution\nB. Inhalation\nC. Patch", "stop", "echo"),
+        ("选项A：口服液 选项B：吸入制剂 选项C：贴剂", "stop", "echo"),  # on one line
+        ("A、C", "stop", "several"),
+        ("A和D都对", "stop", "several"),
+        ("答案：B和C", "stop", "several"),
+        ("答案：F", "stop", "out_of_range"),
+        ("G. 维生素", "stop", "out_of_range"),
+        ("吸入制剂为肺部给药，起效迅速，可用于哮喘的急性发作，另外", "length", "cut_off"),
+        ("喷雾剂可多途径给药，而", "length", "cut_off"),  # an option's text in a cut reply
+        ("答案是没有正确的选项", "stop", "none_of_them"),
+        ("", "stop", "empty"),
+        ("这道题考查给药途径。", "stop", "no_letter"),
+    ],
+)
+def test_replies_without_an_answer_say_why(text, finish, reason):
+    found = find_answer(text, OPTIONS, finish_reason=finish)
+    assert (found.letter, found.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "letter"),
+    [
+        ("选项A：口服液\n选项B：吸入制剂\n选项C：贴剂\n答案：B", "stop", "B"),  # then chooses
+        ("选项A：口服液\n选项B：吸入制剂\n因此，本题选B。", "stop", "B"),
+        ("答案：C\n解析：贴剂经皮肤给药，作用持久，适用于", "length", "C"),  # chose, then cut
+        ("B. 吸入制剂\n解析：\nA. 口服液经胃肠道\nC. 贴剂经皮肤", "stop", "B"),  # options discussed
+        ("选项D：喷雾剂\n\n解析：喷雾剂可多途径给药", "length", "D"),
+        ("喷雾剂", "stop", "D"),
+    ],
+)
+def test_a_stated_answer_counts_after_a_list_or_before_the_cut(text, finish, letter):
+    found = find_answer(text, OPTIONS, finish_reason=finish)
+    assert (found.letter, found.reason) == (letter, None)
+
+
+def test_letters_past_five_are_options_of_a_longer_question():
+    seven = [*OPTIONS, "片剂", "胶囊"]
+    assert find_answer("答案：G", seven, "ABCDEFG").letter == "G"
+    assert find_answer("答案：H", seven, "ABCDEFG").reason == "out_of_range"

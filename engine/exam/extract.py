@@ -10,9 +10,16 @@ letter wins:
 3. a reply that opens with a letter: ``B``, ``B. 吸入制剂``, ``(C)``, ``选项E：…``, ``Option A: …``;
 4. the text of exactly one option, without its letter.
 
-A reply whose declared answer names no option (``答案是没有错误的选项``, ``none of the above``)
-gets no letter. Within each rule the first occurrence counts, as a reader takes the first
-answer a reply states.
+A reply can also give no answer, and :class:`Extraction` says why (``reason``, one of
+:data:`engine.no_answer.REASONS`): it lists several options, as small models copy the option
+list back (``选项A：口服液\n选项B：吸入制剂…``: ``echo``); it names several letters and no
+single choice (``A、C``: ``several``); the letter it names is past the question's options
+(``答案：F`` of five: ``out_of_range``); it was cut off by the token limit before it stated
+an answer (``cut_off``: only rules 1–3 count in a cut reply, as its quoting one option's
+text may be half a sentence); its declared answer names no option (``答案是没有错误的选项``,
+``none of the above``: ``none_of_them``); it is empty, or names no option at all
+(``no_letter``). A declared or concluding answer counts even after an echoed list. Within each
+rule the first occurrence counts, as a reader takes the first answer a reply states.
 
 >>> extract_answer("答案：B.吸入制剂\\n解析：……")
 'B'
@@ -22,6 +29,8 @@ answer a reply states.
 'B'
 >>> extract_answer("喷雾剂", options=["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"])
 'D'
+>>> find_answer("选项A:口服液\n选项B:吸入制剂\n选项C:贴剂").reason
+'echo'
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from functools import lru_cache
 
 from engine.exam.dataset import LETTERS as ALL_LETTERS
 from engine.exam.dataset import MAX_OPTIONS
+from engine.no_answer import cut_off, listed_letters
 
 #: The letters read unless a question has more options: ExplainCPE's five.
 LETTERS = ALL_LETTERS[:MAX_OPTIONS]
@@ -41,11 +51,13 @@ LETTERS = ALL_LETTERS[:MAX_OPTIONS]
 
 @dataclass(frozen=True)
 class Extraction:
-    """A letter found in a reply: which rule found it and where it starts."""
+    """A letter found in a reply: which rule found it and where it starts; without one,
+    ``reason`` says why the reply gives no answer (:data:`engine.no_answer.REASONS`)."""
 
     letter: str | None
     rule: str
     start: int = -1
+    reason: str | None = None
 
 
 def _normalise(text: str) -> str:
@@ -106,10 +118,7 @@ _NONE = re.compile(
 )
 # A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -".
 _LEADING = re.compile(
-    r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*"
-    + _L
-    + r"(?!\s*(?:[、,，/&]|和|及|与)\s*[A-E](?![A-Za-z0-9]))",
-    re.IGNORECASE,
+    r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*" + _L, re.IGNORECASE
 )
 # Concluding statements naming one letter as the answer.
 _CONCLUDING = [
@@ -201,43 +210,77 @@ def _by_option_text(text: str, options: Sequence[str], letters: str) -> Extracti
 
 
 def find_answer(
-    text: str, options: Sequence[str] | None = None, letters: str = LETTERS
+    text: str,
+    options: Sequence[str] | None = None,
+    letters: str = LETTERS,
+    finish_reason: str | None = None,
 ) -> Extraction:
-    """Find the answer a reply gives; ``Extraction.letter`` is None when it gives none.
+    """Find the answer a reply gives; ``Extraction.letter`` is None when it gives none, and
+    ``Extraction.reason`` then says why (see the module).
 
     ``options`` (the option texts, in letter order) let a reply that quotes one option
-    without its letter count as choosing it.
+    without its letter count as choosing it; ``finish_reason`` (the model's: ``"length"``
+    when the token limit cut the reply) makes a cut reply without a stated answer
+    ``cut_off``.
     """
     norm = _normalise(text or "")
+    if not norm.strip():
+        return Extraction(None, "none", reason="empty")
     allowed = set(letters.upper())
     last = max(allowed, default="E")  # options past E widen the rules' letters
-    best: Extraction | None = None
-    for pattern in _DECLARED:
-        found = _first(pattern, norm, last)
-        if found is None or (best is not None and found[0].start() >= best.start):
-            continue
-        m, several = found
-        if several:
-            best = Extraction(None, "declared-several", m.start())
-        elif _letter(m) in allowed:
-            best = Extraction(_letter(m), "declared", m.start())
-    none = _NONE.search(norm)
-    if none and (best is None or none.start() < best.start):
-        return Extraction(None, "declared-none", none.start())
-    if best is not None:
-        return best
-    for pattern in _CONCLUDING:
-        m = _single(pattern, norm, last)
-        if m and _letter(m) in allowed:
-            return Extraction(_letter(m), "concluding", m.start())
-    m = _widened(_LEADING, last).match(norm)
-    if m and _letter(m) in allowed:
-        return Extraction(_letter(m), "leading", m.start())
+    # Letters a little past the options are read too, to tell a reply naming one of them
+    # (out of range) from a reply naming none.
+    scan = ALL_LETTERS[min(len(ALL_LETTERS) - 1, ALL_LETTERS.index(last) + 3)]
+    found = _stated(norm, allowed, scan)
+    if found is not None:
+        return found
+    head, _ = split_answer_explanation(norm)  # options discussed in an explanation are no list
+    if len(listed_letters(head or norm)) > 1:
+        return Extraction(None, "listing", 0, "echo")
+    m = _widened(_LEADING, scan).match(norm)
+    if m:
+        if _widened(_MULTI, scan).match(norm, m.end()):
+            return Extraction(None, "leading", m.start(), "several")
+        return _checked(_letter(m), "leading", m.start(), allowed)
+    if cut_off(finish_reason):
+        return Extraction(None, "none", reason="cut_off")
     if options:
         found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
         if found is not None:
             return found
-    return Extraction(None, "none")
+    return Extraction(None, "none", reason="no_letter")
+
+
+def _checked(letter: str, rule: str, start: int, allowed: set[str]) -> Extraction:
+    """``letter`` found by ``rule``: the answer, or none when the question has no such
+    option."""
+    if letter in allowed:
+        return Extraction(letter, rule, start)
+    return Extraction(None, rule, start, "out_of_range")
+
+
+def _stated(norm: str, allowed: set[str], scan: str) -> Extraction | None:
+    """The answer a reply states (rules 1 and 2 of the module), or None when it states none."""
+    best: Extraction | None = None
+    for pattern in _DECLARED:
+        found = _first(pattern, norm, scan)
+        if found is None or (best is not None and found[0].start() >= best.start):
+            continue
+        m, several = found
+        if several:
+            best = Extraction(None, "declared", m.start(), "several")
+        else:
+            best = _checked(_letter(m), "declared", m.start(), allowed)
+    none = _NONE.search(norm)
+    if none and (best is None or none.start() < best.start):
+        return Extraction(None, "declared", none.start(), "none_of_them")
+    if best is not None:
+        return best
+    for pattern in _CONCLUDING:
+        m = _single(pattern, norm, scan)
+        if m:
+            return _checked(_letter(m), "concluding", m.start(), allowed)
+    return None
 
 
 def extract_answer(
