@@ -71,9 +71,9 @@ def test_oracle_moves_until_every_key_is_asked() -> None:
 
 
 def test_mcq_answers_are_letters() -> None:
-    assert extract_letter("B", CASE.task.options) == "B"
-    assert extract_letter("The answer is (a).", CASE.task.options) == "A"
-    assert extract_letter("reflux", CASE.task.options) == "B"
+    assert extract_letter("B", CASE.task.options).letter == "B"
+    assert extract_letter("The answer is (a).", CASE.task.options).letter == "A"
+    assert extract_letter("reflux", CASE.task.options).letter == "B"
     result = score_answer(CASE.task, "b")
     assert (result.chosen, result.gold, result.correct) == ("B", "B", True)
     assert score_answer(CASE.task, "no idea").chosen is None
