@@ -115,6 +115,36 @@ def test_paired_difference_and_mcnemar_against_a_hand_computed_case(store):
     assert "best" in text and f"{74 / 256:.3g} (McNemar)" in text
 
 
+def test_a_model_not_above_chance_is_never_best(store):
+    """The reproduction: a model whose replies echo the option list scored 16.7% and was
+    ranked best. Chance (20% of five options) is each run's; a model is best only above it."""
+    from scipy.stats import binomtest
+
+    dataset = ensure_sample(store)
+    echoing = stored_run(store, dataset, "echoing", [True] * 3 + [False] * 11)
+    silent = stored_run(store, dataset, "silent", [True] + [False] * 13)
+    for run_id, shares in ((echoing, {"echo": 78.6}), (silent, {"empty": 50.0})):
+        summary = {**store.run(run_id)["summary"], "chance": {"accuracy": 20.0}}
+        store.update_run(run_id, summary=summary | {"no_answer": shares, "cut_off": 64.3})
+    result = compare_runs(store, [echoing, silent])
+    assert result["best"] is None and result["reference"] == echoing
+    row = next(r for r in result["rows"] if r["run_id"] == echoing)
+    expected = binomtest(3, 14, 0.2, alternative="greater").pvalue
+    assert row["chance"] == {"level": 20.0, "p": round(expected, 4), "above": False}
+    assert not row["best"] and row["no_answer"] == {"echo": 78.6} and row["cut_off"] == 64.3
+    text = format_compare(result)
+    assert "No model is above chance: none is best." in text and "best " not in text
+    assert "lists the options without choosing one 78.6%" in text
+    assert "not above (p " in text and " ref " in text
+    # A model well above chance is best; the others are compared with it.
+    knowing = stored_run(store, dataset, "knowing", [True] * 10 + [False] * 4)
+    summary = store.run(knowing)["summary"] | {"chance": {"accuracy": 20.0}}
+    store.update_run(knowing, summary=summary)
+    result = compare_runs(store, [echoing, silent, knowing])
+    assert result["best"] == knowing
+    assert next(r for r in result["rows"] if r["best"])["chance"]["above"]
+
+
 def test_runs_on_different_items_are_compared_on_the_shared_ones(store):
     dataset = ensure_sample(store)
     whole = stored_run(store, dataset, "whole", [True] * 14)

@@ -152,8 +152,9 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys)
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
-    best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    rows = [_row(r, answers, values, metrics, best, len(keys)) for r in runs]
+    top = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
+    rows = [_row(r, answers, values, metrics, top, len(keys)) for r in runs]
+    best = _above_chance(runs, rows, values, lead)
     result: JSONDict = {
         "activity": runs[0]["activity"],
         "dataset": runs[0]["dataset"],
@@ -163,13 +164,52 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
             "different": any(len(answers[int(r["id"])]) != len(keys) for r in runs),
         },
         "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
-        "best": int(best["id"]),
+        "best": best,
+        "reference": int(top["id"]),
+        "chance": _chance_of(runs[0], lead.key) if lead else None,
         "rows": rows,
         "min_items": MIN_ITEMS,
     }
     result["chart"] = size_chart(result)
     result["notes"] = _notes(result)
     return result
+
+
+def _chance_of(run: Row, key: str) -> float | None:
+    """The chance level (percent) of score ``key`` on the run's data set, as its summary
+    gives it (:mod:`engine.chance`); None when it gives none."""
+    found = ((run.get("summary") or {}).get("chance") or {}).get(key)
+    return float(found) if isinstance(found, int | float) else None
+
+
+def _above_chance(
+    runs: list[Row],
+    rows: list[JSONDict],
+    values: dict[str, dict[int, dict[str, float]]],
+    lead: Metric | None,
+) -> int | None:
+    """Mark each row's first score against chance (``chance``: the level, the one-sided
+    exact binomial p, whether it is ``above`` at 5%; None where the score is not right/wrong
+    or the level unknown) and its no answers; the best model: the highest first score among
+    those above chance (or not tested), None when none is."""
+    from engine.chance import LEVEL, above_chance
+
+    for run, row in zip(runs, rows, strict=True):
+        summary = run.get("summary") or {}
+        shares = summary.get("no_answer")
+        row["no_answer"] = shares if isinstance(shares, dict) else None
+        row["cut_off"] = summary.get("cut_off")
+        level = _chance_of(run, lead.key) if lead else None
+        mine = values[lead.key][int(run["id"])] if lead else {}
+        row["chance"] = None
+        if lead and level is not None and mine and _right_wrong([mine], lead):
+            right = sum(1 for v in mine.values() if v > 0)
+            p = above_chance(right, len(mine), level / 100)
+            row["chance"] = {"level": level, "p": round(p, 4), "above": p < LEVEL}
+    ranked = [r for r in rows if r["best"] and (r["chance"] is None or r["chance"]["above"])]
+    for row in rows:
+        row["best"] = bool(ranked) and row is ranked[0]
+    return int(ranked[0]["run_id"]) if ranked else None
 
 
 def _metric_values(
@@ -276,17 +316,52 @@ def _notes(result: JSONDict) -> list[str]:
         )
     notes.append(
         "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): Wilson's for a "
-        f"score; Δ, the paired difference from the best model (#{result['best']}) on the "
+        f"score; Δ, the paired difference from the top model (#{result['reference']}) on the "
         "same items, with the exact interval and p of McNemar's test. Other scores: a "
         "bootstrap's interval, and a paired bootstrap's for Δ and p. A bootstrap needs "
         f"{MIN_ITEMS} items: below, '{TOO_FEW}'. The table shows the paired test of the first "
         "score; --json gives every score's."
     )
+    notes += _chance_notes(result)
     notes.append(
         "tok/s: tokens generated per second of each answer; first token: mean seconds to "
         "the first token; RAM: the model process's peak; GPU: its buffers on the GPU."
     )
     return notes
+
+
+def _chance_notes(result: JSONDict) -> list[str]:
+    """The chance line and each run's replies without an answer, by reason."""
+    from engine.no_answer import REASONS
+
+    lead = result["metrics"][0]["label"] if result["metrics"] else "score"
+    notes = []
+    if result.get("chance") is not None:
+        best = "" if result.get("best") is not None else " No model is above chance: none is best."
+        notes.append(
+            f"Chance: {result['chance']:.1f}% {lead} by uniform guessing (one option of k "
+            "with probability 1/k; of several right options, a non-empty subset, each alike). "
+            "vs chance: the one-sided exact binomial p of the right answers against it; "
+            f"'not above' when p ≥ 0.05.{best}"
+        )
+    for r in result["rows"]:
+        shares = r.get("no_answer") or {}
+        if shares:
+            told = ", ".join(f"{REASONS.get(k, k)} {v:.1f}%" for k, v in shares.items())
+            notes.append(f"#{r['run_id']} no answer: {told}.")
+    return notes
+
+
+def _chance_cell(row: JSONDict) -> str:
+    found = row.get("chance")
+    if not found:
+        return "–"
+    return f"{'above' if found['above'] else 'not above'} (p {found['p']:.3g})"
+
+
+def _no_answer_cell(row: JSONDict) -> str:
+    shares = row.get("no_answer")
+    return "–" if shares is None else f"{sum(shares.values()):.1f}"
 
 
 def _p_text(diff: JSONDict) -> str:
@@ -339,6 +414,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
         headers += [f"Δ {names[m['key']]}", "p"]
+    headers += ["vs chance", "No answer (%)", "Cut off (%)"]
     headers += ["tok/s", "First token (s)", "RAM peak", "GPU", "Load (s)", "File"]
     rows = []
     for r in result["rows"]:
@@ -350,10 +426,11 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
             if r["best"]:
                 cells += ["best", ""]
             elif diff is None:
-                cells += ["–", "–"]
+                cells += ["ref" if r["run_id"] == result.get("reference") else "–", "–"]
             else:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+        cells += [_chance_cell(r), _no_answer_cell(r), _number(r.get("cut_off"))]
         memory = r.get("memory") or {}
         cells += [
             _number(r.get("tokens_per_s")),

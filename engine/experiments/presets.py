@@ -73,6 +73,13 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
         else:
             shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
             cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
+        chance, shares = r.get("chance"), r.get("no_answer")
+        cells += [
+            None if not chance else ("above" if chance["above"] else "not above"),
+            None if not chance else chance["p"],
+            None if shares is None else round(sum(shares.values()), 1),
+            _number(r.get("cut_off")),
+        ]
         memory = r.get("memory") or {}
         ram = memory.get("ram_peak")
         cells += [
@@ -85,7 +92,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the best", "p", "tok/s", "First token (s)", "RAM peak (MiB)"]
+    columns += [f"Δ {name} from the best", "p", "vs chance", "p (vs chance)"]
+    columns += ["No answer (%)", "Cut off (%)", "tok/s", "First token (s)", "RAM peak (MiB)"]
     columns += ["Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
     return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}
