@@ -123,11 +123,11 @@ class Reading:
 _BEYOND = re.compile(r"^\s*[\(\[]?[F-H](?![\w'’])")
 
 
-def _copied_list(text: str) -> bool:
-    """Whether a reply lists options as the question does, one per line, without choosing:
-    two or more in a row (``C. …\\nD. …``: the list copied from where the prompt left it) or
-    any past E."""
-    listed = [ord(c) for c in listed_letters(text)]
+def _copied_list(letters: list[str]) -> bool:
+    """Whether the options a reply lists, one per line (``letters``, in their order), copy
+    the question's list: two or more in a row (``C. …\\nD. …``: the list copied on from where
+    the prompt left it) or any past E. Others (``A. …\\nD. …``) are the options it chose."""
+    listed = [ord(c) for c in letters]
     if len(listed) < 2:
         return False
     in_a_row = all(b == a + 1 for a, b in zip(listed, listed[1:], strict=False))
@@ -138,7 +138,7 @@ def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = Non
     """The options a generated reply chooses (:class:`Reading`), by the rules every
     extractor follows (:mod:`engine.no_answer`): letters it states (only letters, or after
     "réponse(s) :"); none when it copies the option list (``echo``) or names a letter past E
-    (``out_of_range``); the letters it opens with; none when the token limit cut it before
+    (``out_of_range``); the options it lists, or the letters it opens with; none when the token limit cut it before
     that (``cut_off``); else the capitals of its first line that has any, or the options
     whose whole text it quotes (:func:`match_option_texts`).
 
@@ -152,11 +152,12 @@ def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = Non
     letters = _stated(text)
     if letters:
         return Reading(letters, "letters")
-    if _copied_list(text):
+    listed = listed_letters(text)
+    if _copied_list(listed):
         return Reading([], "nothing", "echo")
     if _BEYOND.match(text):
         return Reading([], "nothing", "out_of_range")
-    letters = sorted(set(_leading_letters(text)))
+    letters = sorted({c.lower() for c in listed} if len(listed) > 1 else _leading_letters(text))
     if letters:
         return Reading(letters, "letters")
     if cut_off(finish_reason):
