@@ -92,6 +92,12 @@ def no_answer_shares(answers: Iterable[Mapping[str, object]], n: int) -> dict[st
     return {r: round(100 * counts[r] / n, 1) for r in REASONS if counts[r] and n}
 
 
+def shares_text(shares: Mapping[str, float]) -> str:
+    """A run's no-answer shares in words: ``"lists the options without choosing one 80.0%,
+    cut off by the token limit before an answer 3.3%"``."""
+    return ", ".join(f"{REASONS.get(k, k)} {v:.1f}%" for k, v in shares.items())
+
+
 def cut_off_share(answers: Iterable[Mapping[str, object]], n: int) -> float | None:
     """The share (percent of ``n`` replies) cut off by the token limit, answered or not;
     None when no answer records its finish reason (a person's, a published run's)."""

@@ -136,3 +136,8 @@ def test_a_run_summary_gives_no_answers_by_reason_the_cut_off_share_and_chance(
     assert answers[1]["chosen"] == "B" and answers[1]["extra"]["finish_reason"] == "length"
     assert summary["no_answer"] == {"echo": 25.0, "out_of_range": 25.0, "cut_off": 25.0}
     assert summary["cut_off"] == 50.0 and summary["chance"] == {"accuracy": 20.0}
+    from engine.reports import build_report, render
+
+    text = render(build_report(store, [summary["run_id"]]), "text")
+    assert "No answer (%)" in text and "Chance (%)" in text
+    assert "lists the options without choosing one 25.0%" in text

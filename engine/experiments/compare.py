@@ -332,7 +332,7 @@ def _notes(result: JSONDict) -> list[str]:
 
 def _chance_notes(result: JSONDict) -> list[str]:
     """The chance line and each run's replies without an answer, by reason."""
-    from engine.no_answer import REASONS
+    from engine.no_answer import shares_text
 
     lead = result["metrics"][0]["label"] if result["metrics"] else "score"
     notes = []
@@ -345,10 +345,8 @@ def _chance_notes(result: JSONDict) -> list[str]:
             f"'not above' when p ≥ 0.05.{best}"
         )
     for r in result["rows"]:
-        shares = r.get("no_answer") or {}
-        if shares:
-            told = ", ".join(f"{REASONS.get(k, k)} {v:.1f}%" for k, v in shares.items())
-            notes.append(f"#{r['run_id']} no answer: {told}.")
+        if r.get("no_answer"):
+            notes.append(f"#{r['run_id']} no answer: {shares_text(r['no_answer'])}.")
     return notes
 
 
