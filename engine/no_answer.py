@@ -61,6 +61,10 @@ _LINE_MARKER = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _INLINE_MARKER = re.compile(r"选项\s*(?P<x>[A-J])\s*[:：]")
+# "选项D" or "Option D" alone on its line (its text on the next, or cut off).
+_BARE_MARKER = re.compile(
+    r"^[ \t>*#\-]*(?:选项|option)\s*(?P<x>[A-J])[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
 
 
 def cut_off(finish_reason: object) -> bool:
@@ -70,9 +74,11 @@ def cut_off(finish_reason: object) -> bool:
 
 def listed_letters(text: str) -> list[str]:
     """The option letters a reply lists as options (upper case, in order of first
-    appearance): those opening a line as an option's marker, and ``选项X：`` anywhere."""
+    appearance): those opening a line as an option's marker (or alone on it, ``选项D``), and
+    ``选项X：`` anywhere."""
     found = [(m.start(), m["x"].upper()) for m in _LINE_MARKER.finditer(text)]
     found += [(m.start(), m["x"]) for m in _INLINE_MARKER.finditer(text)]
+    found += [(m.start(), m["x"].upper()) for m in _BARE_MARKER.finditer(text)]
     return list(dict.fromkeys(letter for _, letter in sorted(found)))
 
 

@@ -122,8 +122,10 @@ def test_agreement_with_the_published_judgements(shared_data):
         ("答案：B和C", "stop", "several"),
         ("答案：F", "stop", "out_of_range"),
         ("G. 维生素", "stop", "out_of_range"),
-        ("吸入制剂为肺部给药，起效迅速，可用于哮喘的急性发作，另外", "length", "cut_off"),
-        ("喷雾剂可多途径给药，而", "length", "cut_off"),  # an option's text in a cut reply
+        ("本题考查给药途径，不同剂型的起效速度不同，另外", "length", "cut_off"),
+        ("口服液和贴剂都不能迅速起效，而", "length", "cut_off"),  # two options' texts, cut
+        ("选项A：需长期使用糖皮质激素的慢性疾病\n\n选项", "length", "echo"),  # cut in a marker
+        ("选项C：两种药品在动物体内分布\n\n选项D", "length", "echo"),
         ("答案是没有正确的选项", "stop", "none_of_them"),
         ("", "stop", "empty"),
         ("这道题考查给药途径。", "stop", "no_letter"),
@@ -142,6 +144,8 @@ def test_replies_without_an_answer_say_why(text, finish, reason):
         ("答案：C\n解析：贴剂经皮肤给药，作用持久，适用于", "length", "C"),  # chose, then cut
         ("B. 吸入制剂\n解析：\nA. 口服液经胃肠道\nC. 贴剂经皮肤", "stop", "B"),  # options discussed
         ("选项D：喷雾剂\n\n解析：喷雾剂可多途径给药", "length", "D"),
+        ("选项C：贴剂\n\n说明：选项C：贴剂\n\n选项E：粉雾", "length", "C"),  # then a note
+        ("喷雾剂可多途径给药，而", "length", "D"),  # one option's text, then cut
         ("喷雾剂", "stop", "D"),
     ],
 )

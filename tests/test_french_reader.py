@@ -222,6 +222,8 @@ def test_base_model_without_chat_template(base_model, sample_store):
         ("Réponses : A, B\nA. Le foie\nB. Le rein", "stop", "ab", None),  # stated first
         ("A. Le foie\nD. Le rein", "stop", "ad", None),  # its choices, with their texts
         ("C. Le foie est le siège de la", "length", "c", None),  # chose, then cut
+        ('La réponse exacte est : "A + C"\n\nLa réponse', "length", "ac", None),
+        ("La vitamine B est utile dans", "length", "", "cut_off"),  # a capital of a cut sentence
     ],
 )
 def test_read_answer_says_why_a_reply_gives_none(text, finish, letters, reason):

@@ -15,8 +15,7 @@ A reply can also give no answer, and :class:`Extraction` says why (``reason``, o
 list back (``选项A：口服液\n选项B：吸入制剂…``: ``echo``); it names several letters and no
 single choice (``A、C``: ``several``); the letter it names is past the question's options
 (``答案：F`` of five: ``out_of_range``); it was cut off by the token limit before it stated
-an answer (``cut_off``: only rules 1–3 count in a cut reply, as its quoting one option's
-text may be half a sentence); its declared answer names no option (``答案是没有错误的选项``,
+an answer (``cut_off``); its declared answer names no option (``答案是没有错误的选项``,
 ``none of the above``: ``none_of_them``); it is empty, or names no option at all
 (``no_letter``). A declared or concluding answer counts even after an echoed list. Within each
 rule the first occurrence counts, as a reader takes the first answer a reply states.
@@ -146,6 +145,10 @@ _CONCLUDING = [
 ]
 
 
+# A cut reply ending in an option's marker whose letter the cut took ("…\n选项").
+_CUT_MARKER = re.compile(r"\n[ \t]*(?:选项|option)\s*\Z", re.IGNORECASE)
+
+
 def _letter(m: re.Match[str]) -> str:
     return (m.group("b") or m.group("u") or m.group("l")).upper()
 
@@ -235,20 +238,19 @@ def find_answer(
     if found is not None:
         return found
     head, _ = split_answer_explanation(norm)  # options discussed in an explanation are no list
-    if len(listed_letters(head or norm)) > 1:
+    listed = len(listed_letters(head or norm))
+    if listed > 1 or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm)):
         return Extraction(None, "listing", 0, "echo")
     m = _widened(_LEADING, scan).match(norm)
     if m:
         if _widened(_MULTI, scan).match(norm, m.end()):
             return Extraction(None, "leading", m.start(), "several")
         return _checked(_letter(m), "leading", m.start(), allowed)
-    if cut_off(finish_reason):
-        return Extraction(None, "none", reason="cut_off")
     if options:
         found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
         if found is not None:
             return found
-    return Extraction(None, "none", reason="no_letter")
+    return Extraction(None, "none", reason="cut_off" if cut_off(finish_reason) else "no_letter")
 
 
 def _checked(letter: str, rule: str, start: int, allowed: set[str]) -> Extraction:
@@ -291,7 +293,7 @@ def extract_answer(
 
 
 _EXPLANATION_START = re.compile(
-    r"(?:解析|解释|分析|explanation|explication|rationale)\s*[:：]", re.I
+    r"(?:解析|解释|分析|说明|explanation|explication|rationale)\s*[:：]", re.I
 )
 
 

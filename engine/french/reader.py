@@ -93,7 +93,7 @@ def _stated(text: str) -> list[str]:
     if _COMPACT.fullmatch(without_words):
         return sorted(set(re.findall(r"[a-e]", without_words.lower())))
     for m in _MARKER.finditer(text):
-        letters = _leading_letters(text[m.end() :].split("\n", 1)[0])
+        letters = _leading_letters(text[m.end() :].split("\n", 1)[0].lstrip(" \"«“'"))
         if letters:
             return sorted(set(letters))
     return []
@@ -138,9 +138,10 @@ def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = Non
     """The options a generated reply chooses (:class:`Reading`), by the rules every
     extractor follows (:mod:`engine.no_answer`): letters it states (only letters, or after
     "réponse(s) :"); none when it copies the option list (``echo``) or names a letter past E
-    (``out_of_range``); the options it lists, or the letters it opens with; none when the token limit cut it before
-    that (``cut_off``); else the capitals of its first line that has any, or the options
-    whose whole text it quotes (:func:`match_option_texts`).
+    (``out_of_range``); the options it lists, or the letters it opens with; the capitals of
+    its first line that has any (not in a reply the token limit cut); the options whose whole
+    text it quotes (:func:`match_option_texts`); else none (``cut_off`` when the token limit
+    cut it).
 
     >>> item = {"answers": {"a": "Le foie", "b": "Le rein", "c": "x", "d": "y", "e": "z"}}
     >>> read_answer("A + D", item), read_answer("C. x\\nD. y\\nE. z", item).reason
@@ -160,13 +161,14 @@ def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = Non
     letters = sorted({c.lower() for c in listed} if len(listed) > 1 else _leading_letters(text))
     if letters:
         return Reading(letters, "letters")
-    if cut_off(finish_reason):
-        return Reading([], "nothing", "cut_off")
-    letters = _first_line_capitals(text)
+    cut = cut_off(finish_reason)
+    letters = [] if cut else _first_line_capitals(text)  # capitals of a cut sentence: no answer
     if letters:
         return Reading(letters, "letters")
     letters = match_option_texts(text, item)
-    return Reading(letters, "option_text") if letters else Reading([], "nothing", "no_letter")
+    if letters:
+        return Reading(letters, "option_text")
+    return Reading([], "nothing", "cut_off" if cut else "no_letter")
 
 
 def _normalise(text: str) -> str:
