@@ -214,6 +214,7 @@ def test_base_model_without_chat_template(base_model, sample_store):
     [
         ("C. Le foie\nD. Le rein\nE. La rate", "length", "", "echo"),  # the list copied on
         ("A. Le foie\nB. Le rein", "stop", "", "echo"),
+        ("\n1. Le foie est un organe\n2. Le rein", "length", "", "echo"),  # numbered
         ("F", "stop", "", "out_of_range"),
         ("La question porte sur la physiologie du foie et", "length", "", "cut_off"),
         ("", "stop", "", "empty"),

@@ -339,7 +339,7 @@ def _chance_notes(result: JSONDict) -> list[str]:
     if result.get("chance") is not None:
         best = "" if result.get("best") is not None else " No model is above chance: none is best."
         notes.append(
-            f"Chance: {result['chance']:.1f}% {lead} by uniform guessing (one option of k "
+            f"Chance: {result['chance']:.1f}% {lead.lower()} by uniform guessing (one option of k "
             "with probability 1/k; of several right options, a non-empty subset, each alike). "
             "vs chance: the one-sided exact binomial p of the right answers against it; "
             f"'not above' when p ≥ 0.05.{best}"

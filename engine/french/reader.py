@@ -123,12 +123,17 @@ class Reading:
 _BEYOND = re.compile(r"^\s*[\(\[]?[F-H](?![\w'’])")
 
 
-def _copied_list(letters: list[str]) -> bool:
+# A line opening with a number: "1. …", "2) …".
+_NUMBERED = re.compile(r"^[ \t]*(\d)[.)][ \t]", re.MULTILINE)
+
+
+def _copied_list(letters: list[str], text: str) -> bool:
     """Whether the options a reply lists, one per line (``letters``, in their order), copy
     the question's list: two or more in a row (``C. …\\nD. …``: the list copied on from where
-    the prompt left it) or any past E. Others (``A. …\\nD. …``) are the options it chose."""
-    listed = [ord(c) for c in letters]
-    if len(listed) < 2:
+    the prompt left it) or any past E, or, with no letter, lines numbered 1, 2… (the list
+    copied with numbers). Others (``A. …\\nD. …``) are the options it chose."""
+    listed = [ord(c) for c in letters] or [ord("A") + int(n) - 1 for n in _NUMBERED.findall(text)]
+    if len(listed) < 2 or min(listed) < ord("A"):
         return False
     in_a_row = all(b == a + 1 for a, b in zip(listed, listed[1:], strict=False))
     return in_a_row or max(listed) > ord("E")
@@ -154,7 +159,7 @@ def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = Non
     if letters:
         return Reading(letters, "letters")
     listed = listed_letters(text)
-    if _copied_list(listed):
+    if _copied_list(listed, text):
         return Reading([], "nothing", "echo")
     if _BEYOND.match(text):
         return Reading([], "nothing", "out_of_range")
