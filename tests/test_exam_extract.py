@@ -35,6 +35,9 @@ OPTIONS = ["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"]
         ("the correct answer is C", "C"),
         ("Answer: (b) because rifampicin induces CYP3A4.", "B"),
         ("I would choose option D.", "D"),
+        ("The answer is: Option E: 粉雾剂.", "E"),  # SmolLM2 with the English prompt
+        ("The answer to your question is: Option C: 贴剂", "C"),
+        ('The answer to the question "Which is not…?" is:\n\nOption E: 粉雾剂.', "E"),
         ("Option A is correct.", "A"),
         ("la bonne réponse est B", "B"),
         ("Réponse : E", "E"),

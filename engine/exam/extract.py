@@ -96,9 +96,12 @@ _ZH_DECLARED = [
     r"(?:是|为|选择?)\s*(?:选项|答案)?\s*" + _L,
 ]
 _EN_DECLARED = [
-    r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*(?:option\s*|choice\s*|answer\s*)?"
+    r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*[:=]?\s*(?:option\s*|choice\s*|answer\s*)?"
     + _L,
     r"\banswer\s*(?:is\s*)?:?\s*" + _L,
+    # "The answer to the question (…) is: Option C"
+    r"\banswer\s+to\s+(?:the|this|your)\s+question\b[^\n]{0,200}?\bis\s*[:=]?\s*(?:option\s*)?"
+    + _L,
     r"\b(?:I\s+(?:would\s+)?(?:choose|pick|select)|choose|select)\s+(?:option\s*)?" + _L,
 ]
 _FR_DECLARED = [
