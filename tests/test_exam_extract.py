@@ -131,6 +131,8 @@ def test_agreement_with_the_published_judgements(shared_data):
         ("选项C：两种药品在动物体内分布\n\n选项D", "length", "echo"),
         ("答案是没有正确的选项", "stop", "none_of_them"),
         ("", "stop", "empty"),
+        ("A. 口服液\n\nThe correct answer is D. 喷雾剂.", "stop", "several"),  # two answers
+        ("The answer is: Option C: 贴剂.\n\nThe answer is: Option D: 喷雾剂.", "stop", "several"),
         ("这道题考查给药途径。", "stop", "no_letter"),
     ],
 )
@@ -150,6 +152,9 @@ def test_replies_without_an_answer_say_why(text, finish, reason):
         ("选项C：贴剂\n\n说明：选项C：贴剂\n\n选项E：粉雾", "length", "C"),  # then a note
         ("喷雾剂可多途径给药，而", "length", "D"),  # one option's text, then cut
         ("喷雾剂", "stop", "D"),
+        ("苯巴比妥与避孕药合用可引起：\n\nA: 吸入制剂 is a common term", "length", "A"),
+        ("A. 口服液\n\nThe correct answer is A. 口服液.", "stop", "A"),  # the same one twice
+        ("选项A：错误\n\n选项D：正确\n\n综上所述，选项D正确，为本题答案。", "stop", "D"),
     ],
 )
 def test_a_stated_answer_counts_after_a_list_or_before_the_cut(text, finish, letter):

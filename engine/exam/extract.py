@@ -239,21 +239,42 @@ def find_answer(
     scan = ALL_LETTERS[min(len(ALL_LETTERS) - 1, ALL_LETTERS.index(last) + 3)]
     found = _stated(norm, allowed, scan)
     if found is not None:
-        return found
+        return _contradicted(found, norm, allowed, scan)
     head, _ = split_answer_explanation(norm)  # options discussed in an explanation are no list
-    listed = len(listed_letters(head or norm))
-    if listed > 1 or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm)):
+    listed = listed_letters(head or norm)
+    if len(listed) > 1 or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm)):
         return Extraction(None, "listing", 0, "echo")
     m = _widened(_LEADING, scan).match(norm)
     if m:
         if _widened(_MULTI, scan).match(norm, m.end()):
             return Extraction(None, "leading", m.start(), "several")
         return _checked(_letter(m), "leading", m.start(), allowed)
+    if listed:  # one option named as the list names it ("A: 避孕药代谢加快 …")
+        return _checked(listed[0], "leading", 0, allowed)
     if options:
         found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
         if found is not None:
             return found
     return Extraction(None, "none", reason="cut_off" if cut_off(finish_reason) else "no_letter")
+
+
+def _contradicted(found: Extraction, norm: str, allowed: set[str], scan: str) -> Extraction:
+    """``found``, or none (``several``) when the reply also states another letter: it opens
+    with one and declares another (``A. Angina\\n\\nThe correct answer is D``), or declares
+    two. Options discussed one by one (``选项A：正确…选项D：错误…``) are no statement."""
+    if found.letter is None:
+        return found
+    stated = set()
+    m = _widened(_LEADING, scan).match(norm)  # the letter it opens with, unless it opens a list
+    if m and not _widened(_MULTI, scan).match(norm, m.end()) and len(listed_letters(norm)) < 2:
+        stated.add(_letter(m))
+    for pattern in _DECLARED:
+        for m in _widened(pattern, scan).finditer(norm):
+            if not _widened(_MULTI, scan).match(norm, m.end()):
+                stated.add(_letter(m))
+    if stated & allowed - {found.letter}:
+        return Extraction(None, found.rule, found.start, "several")
+    return found
 
 
 def _checked(letter: str, rule: str, start: int, allowed: set[str]) -> Extraction:
