@@ -60,6 +60,8 @@ _LINE_MARKER = re.compile(
     r"\s*\**\s*(?:[:：.、)）]|-\s)",
     re.IGNORECASE | re.MULTILINE,
 )
+# The same, followed on its line by the option's text.
+_LINE_NAMED = re.compile(_LINE_MARKER.pattern + r"[ \t]*(?=\S)", _LINE_MARKER.flags)
 _INLINE_MARKER = re.compile(r"选项\s*(?P<x>[A-J])\s*[:：]")
 # "选项D" or "Option D" alone on its line (its text on the next, or cut off).
 _BARE_MARKER = re.compile(
@@ -72,10 +74,12 @@ def cut_off(finish_reason: object) -> bool:
     return finish_reason in CUT
 
 
-def listed_letters(text: str) -> list[str]:
+def listed_letters(text: str, named: bool = False) -> list[str]:
     """The option letters a reply lists as options (upper case, in order of first
     appearance): those opening a line as an option's marker (or alone on it, ``选项D``), and
-    ``选项X：`` anywhere."""
+    ``选项X：`` anywhere; with ``named``, only markers with text after them on their line."""
+    if named:
+        return list(dict.fromkeys(m["x"].upper() for m in _LINE_NAMED.finditer(text)))
     found = [(m.start(), m["x"].upper()) for m in _LINE_MARKER.finditer(text)]
     found += [(m.start(), m["x"]) for m in _INLINE_MARKER.finditer(text)]
     found += [(m.start(), m["x"].upper()) for m in _BARE_MARKER.finditer(text)]

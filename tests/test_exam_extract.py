@@ -134,6 +134,12 @@ def test_agreement_with_the_published_judgements(shared_data):
         ("A. 口服液\n\nThe correct answer is D. 喷雾剂.", "stop", "several"),  # two answers
         ("The answer is: Option C: 贴剂.\n\nThe answer is: Option D: 喷雾剂.", "stop", "several"),
         ("这道题考查给药途径。", "stop", "no_letter"),
+        (
+            " A patient comes to you and says the following.\n\nPatient: Doctor,",
+            "length",
+            "cut_off",
+        ),
+        ("Which of the following is the most appropriate treatment?\nA.", "length", "cut_off"),
     ],
 )
 def test_replies_without_an_answer_say_why(text, finish, reason):

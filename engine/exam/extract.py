@@ -118,9 +118,13 @@ _NONE = re.compile(
     r"|aucune (?:des )?(?:réponses?|propositions?)",
     re.IGNORECASE,
 )
-# A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -".
+# A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -"; not the
+# English article ("A patient comes to…").
 _LEADING = re.compile(
-    r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*" + _L, re.IGNORECASE
+    r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*"
+    + _L
+    + r"(?!(?<=A)\s+(?!(?:and|or|et|ou)\b)(?-i:[a-z]))",
+    re.IGNORECASE,
 )
 # Concluding statements naming one letter as the answer.
 _CONCLUDING = [
@@ -249,8 +253,9 @@ def find_answer(
         if _widened(_MULTI, scan).match(norm, m.end()):
             return Extraction(None, "leading", m.start(), "several")
         return _checked(_letter(m), "leading", m.start(), allowed)
-    if listed:  # one option named as the list names it ("A: 避孕药代谢加快 …")
-        return _checked(listed[0], "leading", 0, allowed)
+    named = listed_letters(head or norm, named=True)
+    if named:  # one option named as the list names it ("A: 避孕药代谢加快 …")
+        return _checked(named[0], "leading", 0, allowed)
     if options:
         found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
         if found is not None:
