@@ -129,6 +129,7 @@ def test_agreement_with_the_published_judgements(shared_data):
         ("口服液和贴剂都不能迅速起效，而", "length", "cut_off"),  # two options' texts, cut
         ("选项A：需长期使用糖皮质激素的慢性疾病\n\n选项", "length", "echo"),  # cut in a marker
         ("选项C：两种药品在动物体内分布\n\n选项D", "length", "echo"),
+        ("选项A：需要活化补体。\n选\ufffd", "length", "echo"),  # cut inside a character
         ("答案是没有正确的选项", "stop", "none_of_them"),
         ("", "stop", "empty"),
         ("A. 口服液\n\nThe correct answer is D. 喷雾剂.", "stop", "several"),  # two answers

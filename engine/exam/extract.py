@@ -152,8 +152,9 @@ _CONCLUDING = [
 ]
 
 
-# A cut reply ending in an option's marker whose letter the cut took ("…\n选项").
-_CUT_MARKER = re.compile(r"\n[ \t]*(?:选项|option)\s*\Z", re.IGNORECASE)
+# A cut reply ending in an option's marker whose letter the cut took ("…\n选项", or "…\n选�"
+# when the cut fell inside a character).
+_CUT_MARKER = re.compile(r"\n[ \t]*(?:选[项\ufffd]?|option)\s*\Z", re.IGNORECASE)
 
 
 def _letter(m: re.Match[str]) -> str:
