@@ -12,7 +12,7 @@ letter wins:
 
 A reply can also give no answer, and :class:`Extraction` says why (``reason``, one of
 :data:`engine.no_answer.REASONS`): it lists several options, as small models copy the option
-list back (``选项A：口服液\n选项B：吸入制剂…``: ``echo``); it names several letters and no
+list back (``选项A：口服液\\n选项B：吸入制剂…``: ``echo``); it names several letters and no
 single choice (``A、C``: ``several``); the letter it names is past the question's options
 (``答案：F`` of five: ``out_of_range``); it was cut off by the token limit before it stated
 an answer (``cut_off``); its declared answer names no option (``答案是没有错误的选项``,
@@ -28,7 +28,7 @@ rule the first occurrence counts, as a reader takes the first answer a reply sta
 'B'
 >>> extract_answer("喷雾剂", options=["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"])
 'D'
->>> find_answer("选项A:口服液\n选项B:吸入制剂\n选项C:贴剂").reason
+>>> find_answer("选项A:口服液\\n选项B:吸入制剂\\n选项C:贴剂").reason
 'echo'
 """
 
