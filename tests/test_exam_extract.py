@@ -130,6 +130,8 @@ def test_agreement_with_the_published_judgements(shared_data):
         ("选项A：需长期使用糖皮质激素的慢性疾病\n\n选项", "length", "echo"),  # cut in a marker
         ("选项C：两种药品在动物体内分布\n\n选项D", "length", "echo"),
         ("选项A：需要活化补体。\n选\ufffd", "length", "echo"),  # cut inside a character
+        ("选项A：\n\n说明：1. 结构\n\n选项B：\n\n说明：1. 结构", "stop", "echo"),  # A, then B
+        ("选项C：贴剂\n\n说明：选项C：贴剂\n\n选项E：粉雾剂\n\n选项F：片剂", "stop", "echo"),
         ("答案是没有正确的选项", "stop", "none_of_them"),
         ("", "stop", "empty"),
         ("A. 口服液\n\nThe correct answer is D. 喷雾剂.", "stop", "several"),  # two answers

@@ -245,16 +245,20 @@ def find_answer(
     found = _stated(norm, allowed, scan)
     if found is not None:
         return _contradicted(found, norm, allowed, scan)
-    head, _ = split_answer_explanation(norm)  # options discussed in an explanation are no list
-    listed = listed_letters(head or norm)
-    if len(listed) > 1 or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm)):
+    listed = listed_letters(_answer_parts(norm))  # options discussed in explanations: no list
+    everywhere = listed_letters(norm)  # …unless the list goes past the options (F, G, H…)
+    if (
+        len(listed) > 1
+        or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm))
+        or (len(everywhere) > 1 and not set(everywhere) <= allowed)
+    ):
         return Extraction(None, "listing", 0, "echo")
     m = _widened(_LEADING, scan).match(norm)
     if m:
         if _widened(_MULTI, scan).match(norm, m.end()):
             return Extraction(None, "leading", m.start(), "several")
         return _checked(_letter(m), "leading", m.start(), allowed)
-    named = listed_letters(head or norm, named=True)
+    named = listed_letters(split_answer_explanation(norm)[0] or norm, named=True)
     if named:  # one option named as the list names it ("A: 避孕药代谢加快 …")
         return _checked(named[0], "leading", 0, allowed)
     if options:
@@ -262,6 +266,16 @@ def find_answer(
         if found is not None:
             return found
     return Extraction(None, "none", reason="cut_off" if cut_off(finish_reason) else "no_letter")
+
+
+def _answer_parts(norm: str) -> str:
+    """What a reply says before its explanation (``解析：``…), and the line before each further
+    explanation: ``选项A：…\\n说明：…\\n选项B：…\\n说明：…`` answers with A and with B."""
+    starts = list(_EXPLANATION_START.finditer(norm))
+    if not starts:
+        return norm
+    lines = [norm[: m.start()].rstrip().rsplit("\n", 1)[-1] for m in starts[1:]]
+    return "\n".join([norm[: starts[0].start()], *lines])
 
 
 def _contradicted(found: Extraction, norm: str, allowed: set[str], scan: str) -> Extraction:
