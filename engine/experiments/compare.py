@@ -5,12 +5,18 @@ answered.
 Per run: each of the activity's metrics that its scorers pair item by item
 (``Scorer.metrics``: accuracy for the exam, the Hamming score and EMR for French QA,
 accuracy and patient and doctor F1 for a consultation) with its 95% interval, the paired
-difference from the best model (the highest first metric) with its interval and p
+difference from the top model (the highest first metric) with its interval and p
 (McNemar's exact test for right/wrong, a paired bootstrap for other scores), and what the
 model cost the run as the run loop recorded it (:mod:`engine.models.usage`): tokens per
 second, time to first token, peak memory (RAM and GPU), load time and file size. A
 person's run on the same items (a student's or a clinician's own answers) is a row too.
 Intervals and p from fewer than :data:`~engine.reports.stats.MIN_ITEMS` items say so.
+
+Each model's first score, when right/wrong, is tested against the data set's chance level
+(its runs' summaries, :mod:`engine.chance`) with a one-sided exact binomial test: the best
+model is the top one above chance at 5%, and none is best when none is (a model whose replies
+echo the option list is not ranked above another). Each row carries its run's replies
+without an answer by reason (``no_answer``) and cut off by the token limit (``cut_off``).
 
 >>> result = compare_runs(store, [3, 4])                              # doctest: +SKIP
 >>> print(format_compare(result))                                     # doctest: +SKIP

@@ -51,7 +51,8 @@ def _number(value: Any) -> float | None:
 
 def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The comparison as a report table: each model's scores with their intervals, the
-    paired difference of the first from the best model with its p, speed and memory."""
+    paired difference of the first from the top model with its p, whether each is above
+    chance, its replies without an answer, speed and memory."""
     from engine.reports.shapes import table
 
     found = compare_summary(store, experiment)
@@ -92,7 +93,7 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the best", "p", "vs chance", "p (vs chance)"]
+    columns += [f"Δ {name} from the top", "p", "vs chance", "p (vs chance)"]
     columns += ["No answer (%)", "Cut off (%)", "tok/s", "First token (s)", "RAM peak (MiB)"]
     columns += ["Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
