@@ -160,7 +160,7 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     lead = metrics[0] if metrics else None
     top = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
     rows = [_row(r, answers, values, metrics, top, len(keys)) for r in runs]
-    best = _above_chance(runs, rows, values, lead)
+    best = _above_chance(runs, rows, values, metrics)
     result: JSONDict = {
         "activity": runs[0]["activity"],
         "dataset": runs[0]["dataset"],
@@ -192,12 +192,12 @@ def _above_chance(
     runs: list[Row],
     rows: list[JSONDict],
     values: dict[str, dict[int, dict[str, float]]],
-    lead: Metric | None,
+    metrics: list[Metric],
 ) -> int | None:
-    """Mark each row's first score against chance (``chance``: the level, the one-sided
-    exact binomial p, whether it is ``above`` at 5%; None where the score is not right/wrong
-    or the level unknown) and its no answers; the best model: the highest first score among
-    those above chance (or not tested), None when none is."""
+    """Mark each row's first right/wrong score that has a chance level (accuracy; EMR for
+    French QA) against chance (``chance``: the ``metric``, its ``level``, the one-sided exact
+    binomial ``p``, whether it is ``above`` at 5%; None without such a score) and its no
+    answers; the best model: the top one if it is above chance (or not tested), else none."""
     from engine.chance import LEVEL, above_chance
 
     for run, row in zip(runs, rows, strict=True):
@@ -205,13 +205,15 @@ def _above_chance(
         shares = summary.get("no_answer")
         row["no_answer"] = shares if isinstance(shares, dict) else None
         row["cut_off"] = summary.get("cut_off")
-        level = _chance_of(run, lead.key) if lead else None
-        mine = values[lead.key][int(run["id"])] if lead else {}
         row["chance"] = None
-        if lead and level is not None and mine and _right_wrong([mine], lead):
+        for m in metrics:
+            level, mine = _chance_of(run, m.key), values[m.key][int(run["id"])]
+            if level is None or not mine or not _right_wrong([mine], m):
+                continue
             right = sum(1 for v in mine.values() if v > 0)
             p = above_chance(right, len(mine), level / 100)
-            row["chance"] = {"level": level, "p": round(p, 4), "above": p < LEVEL}
+            row["chance"] = {"metric": m.key, "level": level, "p": round(p, 4), "above": p < LEVEL}
+            break
     ranked = [r for r in rows if r["best"] and (r["chance"] is None or r["chance"]["above"])]
     for row in rows:
         row["best"] = bool(ranked) and row is ranked[0]
@@ -340,15 +342,22 @@ def _chance_notes(result: JSONDict) -> list[str]:
     """The chance line and each run's replies without an answer, by reason."""
     from engine.no_answer import shares_text
 
-    lead = result["metrics"][0]["label"] if result["metrics"] else "score"
+    labels = {m["key"]: m["label"].lower() for m in result["metrics"]}
+    lead = result["metrics"][0]["key"] if result["metrics"] else ""
+    tested = next((r["chance"] for r in result["rows"] if r.get("chance")), None)
     notes = []
-    if result.get("chance") is not None:
+    if result.get("chance") is not None and tested is not None:
         best = "" if result.get("best") is not None else " No model is above chance: none is best."
+        level = (
+            ""
+            if tested["metric"] == lead
+            else f" ({tested['level']:.1f}% {labels[tested['metric']]})"
+        )
         notes.append(
-            f"Chance: {result['chance']:.1f}% {lead.lower()} by uniform guessing (one option of k "
-            "with probability 1/k; of several right options, a non-empty subset, each alike). "
-            "vs chance: the one-sided exact binomial p of the right answers against it; "
-            f"'not above' when p ≥ 0.05.{best}"
+            f"Chance: {result['chance']:.1f}% {labels[lead]}{level} by uniform guessing (one "
+            "option of k with probability 1/k; of several right options, a non-empty subset, "
+            "each alike). vs chance: the one-sided exact binomial p of the right answers "
+            f"({labels[tested['metric']]}) against it; 'not above' when p ≥ 0.05.{best}"
         )
     for r in result["rows"]:
         if r.get("no_answer"):
