@@ -81,6 +81,37 @@ HEAD = ["Run", "Model", "Setting", "Data set"]
 CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wilson interval."
 
 
+#: The columns of a model run's replies that give no answer, and of chance
+#: (:mod:`engine.no_answer`, :mod:`engine.chance`).
+ANSWER_COLUMNS = ["No answer (%)", "Cut off (%)", "Chance (%)"]
+
+
+def answer_cells(summary: Summary, chance: str = "accuracy") -> list[Cell]:
+    """A run's :data:`ANSWER_COLUMNS`: its share of replies giving no answer (all reasons),
+    cut off by the token limit, and the chance level of its score ``chance``."""
+    shares = summary.get("no_answer")
+    total = round(sum(shares.values()), 1) if isinstance(shares, dict) else None
+    level = summary.get("chance")
+    return [total, summary.get("cut_off"), level.get(chance) if isinstance(level, dict) else None]
+
+
+def answer_notes(runs: list[RunData]) -> list[str]:
+    """The notes under :data:`ANSWER_COLUMNS`: what chance is, each run's no answers by
+    reason."""
+    from engine.no_answer import shares_text
+
+    notes = [
+        "No answer: replies that list the options, name several or none, name a letter past "
+        "the options or were cut off before answering; chance: the score of uniform guessing "
+        "(one option of k with probability 1/k; of several right options, a non-empty subset)."
+    ]
+    for r in runs:
+        shares = r.summary.get("no_answer")
+        if isinstance(shares, dict) and shares:
+            notes.append(f"#{r.id} no answer: {shares_text(shares)}.")
+    return notes
+
+
 def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
     """The summary keys of an activity's scorers' metrics (``added``: only of the scorers it
     does not list itself, :func:`engine.scoring.activity_metrics`) with their labels."""
