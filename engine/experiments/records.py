@@ -3,8 +3,8 @@ runs' settings, what was asked) and one ``experiment_cells`` row per run it need
 holding that run's id once it is started or reused. The runs themselves stay ordinary runs;
 a cell whose run was deleted is played again.
 
-An experiment's status is read from its runs: ``finished`` when every cell's run finished,
-``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
+An experiment's status is read from its runs: ``finished`` when every cell's run finished
+(or its model cannot play it: :data:`NO_ROOM`), ``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
 not start (its ``error`` says why), else the first unfinished run's (``cancelled``,
 ``interrupted``, ``failed``) — what ``experiment run`` goes on from.
 """
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 NOT_STARTED = "not started"
 #: A cell's status when its run could not start (its ``error`` says why).
 NOT_STARTING = "could not start"
+#: A cell's status when its model cannot play it (its prompts do not fit the model's context,
+#: :class:`engine.runs.NoRoom`): no run, its ``error`` says why, and the tables show it.
+NO_ROOM = "does not fit"
+_NO_ROOM_MARK = NO_ROOM + ": "  # how the error column tells such a cell
 
 
 def _load(text: Any) -> Any:
@@ -79,10 +83,24 @@ def set_run(store: Store, cell_id: int, run_id: int, reused: bool = False) -> No
         store.db["experiment_cells"].update(cell_id, values)
 
 
-def set_error(store: Store, cell_id: int, error: str | None) -> None:
-    """Record why cell ``cell_id`` could not start its run (None: clear it)."""
+def set_error(store: Store, cell_id: int, error: str | None, no_room: bool = False) -> None:
+    """Record why cell ``cell_id`` could not start its run (None: clear it); ``no_room``:
+    its model cannot play it (:data:`NO_ROOM`)."""
+    if error is not None and no_room:
+        error = _NO_ROOM_MARK + error
     with store.transaction(immediate=True):
         store.db["experiment_cells"].update(cell_id, {"error": error})
+
+
+def _status(run: Row | None, error: str | None) -> tuple[str, str | None]:
+    """A cell's status and error from its run and its error column."""
+    if run is not None:
+        return run["status"], None
+    if not error:
+        return NOT_STARTED, None
+    if error.startswith(_NO_ROOM_MARK):
+        return NO_ROOM, error.removeprefix(_NO_ROOM_MARK)
+    return NOT_STARTING, error
 
 
 def _run_or_none(store: Store, run_id: int | None) -> Row | None:
@@ -103,6 +121,7 @@ def cells(store: Store, experiment_id: int) -> list[JSONDict]:
     out = []
     for row in rows:
         run = _run_or_none(store, row["run_id"])
+        status, error = _status(run, row["error"])
         out.append(
             {
                 "id": row["id"],
@@ -114,8 +133,8 @@ def cells(store: Store, experiment_id: int) -> list[JSONDict]:
                 "coords": _load(row["coords"]) or {},
                 "run_id": None if run is None else int(run["id"]),
                 "reused": bool(row["reused"]) and run is not None,
-                "status": run["status"] if run else NOT_STARTING if row["error"] else NOT_STARTED,
-                "error": None if run is not None else row["error"],
+                "status": status,
+                "error": error,
                 "run": run,
             }
         )
@@ -125,7 +144,7 @@ def cells(store: Store, experiment_id: int) -> list[JSONDict]:
 def status_of(found: list[JSONDict]) -> str:
     """An experiment's status from its cells' (see the module's doc)."""
     statuses = [c["status"] for c in found]
-    if statuses and all(s == "finished" for s in statuses):
+    if statuses and all(s in ("finished", NO_ROOM) for s in statuses):
         return "finished"
     if "running" in statuses:
         return "running"
@@ -133,7 +152,7 @@ def status_of(found: list[JSONDict]) -> str:
         return "planned"
     if NOT_STARTING in statuses:
         return "failed"
-    unfinished = [s for s in statuses if s not in ("finished", NOT_STARTED)]
+    unfinished = [s for s in statuses if s not in ("finished", NOT_STARTED, NO_ROOM)]
     return unfinished[0] if unfinished else "cancelled"
 
 
