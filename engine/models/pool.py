@@ -255,12 +255,12 @@ class ModelPool:
                     self._unload(entry)
 
     def restart(self, name: str) -> None:
-        """Start the processes of the model called ``name`` afresh, whatever its load
-        settings (after a crash, say). Blocks while they load."""
+        """Start the process of the model called ``name`` afresh (after a crash, say): of
+        each of its loads that crashed, else of each. Blocks while they load."""
         found = [e for e in list(self._entries.values()) if e.name == name]
         if not found:
             raise ModelError(f"{name} is not loaded")
-        for entry in found:
+        for entry in [e for e in found if e.state == "crashed"] or found:
             self._restart(entry)
 
     def _restart(self, entry: _Entry) -> None:
