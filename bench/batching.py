@@ -202,17 +202,16 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("MEDEXAM_HOME", tempfile.mkdtemp(prefix="medexam-bench-"))
 
-    from engine.models.hardware import force_gpu_layers
+    from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
     from engine.store import Store
 
-    force_gpu_layers(args.gpu_layers)
     store = Store(Path(tempfile.mkdtemp()) / "bench.db")
     chosen = [m for m in args.only.split(",") if m]
     work = {k: v for k, v in measures(args, store).items() if k in chosen}
     levels = (1, args.slots)
     pools = {
-        n: ModelPool(settings_for=lambda _name, n=n: {"n_ctx": args.n_ctx, "slots": n})
+        n: ModelPool(LoadSettings(n_ctx=args.n_ctx, slots=n, gpu_layers=args.gpu_layers))
         for n in levels
     }
     rates: dict[str, dict[int, list[float]]] = {m: {n: [] for n in levels} for m in work}

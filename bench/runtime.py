@@ -178,9 +178,10 @@ def child(args: argparse.Namespace) -> None:
     """``--child``: one medexam process with a pool of its own, generating when the parent
     writes ``{"at", "seconds", "tokens", "shared"}`` on a line of stdin; it answers with
     the pieces' times and the model's threads at the end."""
+    from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
 
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 2048})
+    pool = ModelPool(LoadSettings(n_ctx=2048))
     try:
         with pool.lease(args.model) as model:
             piece_times(model, 16, time.perf_counter() + 5)  # warm
@@ -308,6 +309,7 @@ def hog(args: argparse.Namespace) -> dict[str, Any]:
     """One model beside a busy loop: leased from a pool, with one thread, with every core."""
     from engine.models.catalog import open_model, resolve
     from engine.models.hardware import physical_cores
+    from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
 
     info, physical = resolve(args.model), physical_cores()
@@ -316,7 +318,7 @@ def hog(args: argparse.Namespace) -> dict[str, Any]:
     os.environ["MEDEXAM_CORES_DIR"] = tempfile.mkdtemp(prefix="medexam-bench-cores-")
     os.environ["MEDEXAM_SHARE_CORES"] = "machine"
     say = (lambda *_: None) if args.json else (lambda m: print(m, file=sys.stderr))
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 2048})
+    pool = ModelPool(LoadSettings(n_ctx=2048))
     alone = open_model(args.model, n_ctx=2048, n_threads=physical)
     load_before, loop = _load(), _busy_loop()
     runs: dict[str, list[float]] = {"pool": [], "one_thread": [], "all_threads": []}

@@ -34,7 +34,8 @@ from engine.activities import Activity, activity
 from engine.errors import UserError
 from engine.fields import names, unknown_name
 from engine.models.backend import default_concurrency
-from engine.models.pool import ModelPool, PooledModel, default_pool
+from engine.models.load import LoadSettings, LoadSettingsError
+from engine.models.pool import Lending, ModelPool, PooledModel, default_pool
 from engine.models.usage import run_usage
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
 from engine.scoring import Context, Scored, failed, merged, run_scorers, score_answer
@@ -49,6 +50,12 @@ class RunError(UserError):
     that differ from the run's…): the message is one line for the user."""
 
 
+class NoRoom(RunError):
+    """A run its model cannot play: not even its shortest prompt and reply fit the model's
+    context (an exam's 8-shot setting on a small model). An experiment shows the reason in
+    its tables instead of a failed run."""
+
+
 class Job:
     """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
     stored on the run, and how to answer one item. Models are leased with :meth:`lease`
@@ -59,6 +66,9 @@ class Job:
     items: Sequence[Any] = ()
     settings: JSONDict  # what is stored on the run (derived settings included)
     model_label = ""  # the run's "model" column
+    #: The load settings its models were loaded with, when the job chose them (an exam
+    #: sizes its context to its prompts); None: the run's own.
+    load: LoadSettings | None = None
 
     def __init__(self) -> None:
         self.leases: list[PooledModel] = []
@@ -72,9 +82,12 @@ class Job:
         if self.on_step is not None:
             self.on_step(message, **info)
 
-    def lease(self, pool: ModelPool, name: str | None) -> PooledModel:
-        """A model from the pool, held until :meth:`close`."""
-        model = pool.acquire(name)
+    def lease(
+        self, pool: ModelPool, name: str | None, load: LoadSettings | None = None
+    ) -> PooledModel:
+        """A model from the pool (the run's load settings, ``load`` laid over them), held
+        until :meth:`close`."""
+        model = pool.acquire(name, load)
         self.leases.append(model)
         return model
 
@@ -241,19 +254,23 @@ def run(
     settings: JSONDict | None = None,
     *,
     resume: int | None = None,
-    pool: ModelPool | None = None,
+    pool: ModelPool | Lending | None = None,
     progress: ProgressCallback | None = None,
     cancel: Cancel | None = None,
     on_answer: OnAnswer | None = None,
     on_start: Callable[[int], None] | None = None,
     concurrency: int | None = None,
     tags: JSONDict | None = None,
+    load: LoadSettings | None = None,
 ) -> JSONDict:
     """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
     keys; ``model`` names the model) and return the summary, also stored with the run
     (``run_id``, ``status`` and, when it failed, ``error`` in it). ``tags`` are stored with
     the run's settings as they are (a trial's number and set: :mod:`engine.trials`); a
-    resumed run keeps its own.
+    resumed run keeps its own. Its models are leased from ``pool`` loaded with ``load``
+    (:class:`~engine.models.load.LoadSettings`), stored with the run as its ``load``
+    setting (those set, when any is); a resumed run loads them with its own, ``load`` laid
+    over them.
 
     With ``resume`` the run continues with its own data set and settings; ``settings`` then
     holds only what the caller asked for explicitly, and anything that differs from the
@@ -271,6 +288,7 @@ def run(
     if resume is not None:
         row = _resumable(store, spec, resume, given)
         dataset, full = row["dataset"], spec.settings(stored_settings(row))
+        load = _stored_load(row["settings"] or {}, load)
     else:
         if dataset is None:
             raise RunError("no data set given")
@@ -282,11 +300,14 @@ def run(
     report(progress, 0, 0, "loading the model")
     if concurrency is not None and concurrency < 1:
         raise RunError("concurrency must be at least 1")
-    job = spec.open(store, dataset, full, pool)
+    lent = pool.lending(load)
+    job = spec.open(store, dataset, full, lent)
     n = concurrency or job.default_concurrency()
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
+    loaded = (job.load or lent.load).as_dict()
     job.settings = {**job.settings, "concurrency": n, **_decoding(job), **kept, **(tags or {})}
+    job.settings |= {"load": loaded} if loaded else {}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -303,6 +324,16 @@ def run(
         job.close()
 
 
+def _stored_load(stored: JSONDict, given: LoadSettings | None) -> LoadSettings:
+    """A resumed run's load settings: its own (none stored: the defaults), ``given`` laid
+    over them."""
+    try:
+        own = LoadSettings.from_dict(stored.get("load"))
+    except (LoadSettingsError, TypeError) as exc:
+        raise RunError(f"the run's stored load settings cannot be read: {exc}") from None
+    return given.over(own) if given is not None else own
+
+
 def _decoding(job: Job) -> JSONDict:
     """``{"slots": {model: n}, "flash_attn": {model: bool}}`` for the job's local models as
     their load decided (:mod:`engine.models.slots`; flash attention changes greedy answers
@@ -316,16 +347,22 @@ def _decoding(job: Job) -> JSONDict:
 
 
 def models_concurrency(
-    store: Store, activity_id: str, dataset: str | None, settings: JSONDict, pool: ModelPool
+    store: Store,
+    activity_id: str,
+    dataset: str | None,
+    settings: JSONDict,
+    pool: ModelPool,
+    load: LoadSettings | None = None,
 ) -> int:
     """Items in flight a run of ``settings`` takes by default (:meth:`Job.default_concurrency`:
-    its models' slots), its job opened and closed again (its models stay in ``pool``)."""
+    its models' slots, loaded with ``load``), its job opened and closed again (its models
+    stay in ``pool``)."""
     spec = spec_for(activity_id)
     try:
         full = spec.settings(settings)
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    job = spec.open(store, dataset or "", full, pool)
+    job = spec.open(store, dataset or "", full, pool.lending(load))
     try:
         return job.default_concurrency()
     finally:
@@ -334,13 +371,15 @@ def models_concurrency(
 
 #: The keywords of :func:`run` beside the settings (what :func:`run_settings` passes on).
 LOOP_OPTIONS = (
-    "resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency", "tags"
+    "resume", "pool", "progress", "cancel", "on_answer", "on_start", "concurrency", "tags",
+    "load",
 )  # fmt: skip
 #: What ``tags`` may hold: stored with a run's settings, kept when it is resumed.
 TAGS = ("trial", "trials", "trial_set", "golden")
 #: What the loop stores with a run's settings besides the activity's own: the items in
-#: flight, the local models' slots and flash attention (:func:`_decoding`), the tags.
-LOOP_SETTINGS = ("concurrency", "slots", "flash_attn", *TAGS)
+#: flight, the local models' slots and flash attention (:func:`_decoding`), the load settings
+#: given (:class:`~engine.models.load.LoadSettings`), the tags.
+LOOP_SETTINGS = ("concurrency", "slots", "flash_attn", "load", *TAGS)
 
 
 def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSONDict) -> JSONDict:

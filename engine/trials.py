@@ -123,6 +123,10 @@ def run_trials(
         first = done[min(done)]
         settings = stored_settings(first)
         dataset = first["dataset"]
+        if options.get("load") is None and settings.get("load"):  # its trials load alike
+            from engine.models.load import LoadSettings
+
+            options["load"] = LoadSettings.from_dict(settings["load"])
     check_trials(settings, trials)
     progress = options.pop("progress", None)
     plan = _Plan(activity_id, dataset, settings, trials, resume or name or new_name(), done)
@@ -186,7 +190,9 @@ def _models_concurrency(store: Store, plan: _Plan, options: JSONDict) -> int:
     from engine.runs import models_concurrency
 
     pool = options.get("pool") or default_pool()
-    return models_concurrency(store, plan.activity_id, plan.dataset, plan.settings, pool)
+    return models_concurrency(
+        store, plan.activity_id, plan.dataset, plan.settings, pool, options.get("load")
+    )
 
 
 def _at_once(

@@ -19,7 +19,8 @@ from PySide6.QtCore import (
 )
 
 if TYPE_CHECKING:
-    from engine.models.pool import ModelPool
+    from engine.models.load import LoadSettings
+    from engine.models.pool import Lending, ModelPool
 
 _SETTINGS_PATH: str | None = None
 
@@ -96,7 +97,6 @@ class ModelHost(QObject):
             from engine.models.pool import default_pool
 
             self._pool = default_pool()
-            self._pool.settings_for = lambda name: self.load_settings()
             self._unsubscribe = self._pool.subscribe(self._on_event)
             self._check_default()
         return self._pool
@@ -140,17 +140,24 @@ class ModelHost(QObject):
         except ModelError as exc:
             self.error = str(exc)
 
-    def load_settings(self) -> dict[str, Any]:
-        """``n_ctx``, ``n_threads``, ``n_gpu_layers`` and ``slots`` as saved (None =
-        automatic)."""
-        threads = setting("model/n_threads", 0, int)
+    def load_settings(self) -> LoadSettings:
+        """How the app's models load, as saved in the Models panel: its context (the default,
+        4096, leaves it to each run: an exam's is sized to its prompts), threads, GPU layers
+        and slots (None: automatic). Every lease and run of the app passes them."""
+        from engine.models.load import DEFAULT_CONTEXT, LoadSettings
+
+        n_ctx = setting("model/n_ctx", DEFAULT_CONTEXT, int)
         layers = setting("model/n_gpu_layers", -2, int)
-        return {
-            "n_ctx": setting("model/n_ctx", 4096, int),
-            "n_threads": threads or None,
-            "n_gpu_layers": None if layers == -2 else layers,
-            "slots": setting("model/slots", 0, int) or None,
-        }
+        return LoadSettings(
+            n_ctx=None if n_ctx == DEFAULT_CONTEXT else n_ctx,
+            threads=setting("model/n_threads", 0, int) or None,
+            gpu_layers=None if layers == -2 else layers,
+            slots=setting("model/slots", 0, int) or None,
+        )
+
+    def lending(self) -> Lending:
+        """The pool lending with :meth:`load_settings`: what the app's runs lease from."""
+        return self.pool.lending(self.load_settings())
 
     @property
     def state(self) -> str:
@@ -176,9 +183,9 @@ class ModelHost(QObject):
             message = ""
             try:
                 if name is None:
-                    self.model, message = acquire_default(self.pool)
+                    self.model, message = acquire_default(self.lending())
                 else:
-                    self.model = self.pool.acquire(name)
+                    self.model = self.pool.acquire(name, self.load_settings())
             except Exception as exc:
                 self.error = str(exc)
                 self.changed.emit()

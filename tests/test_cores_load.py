@@ -17,6 +17,7 @@ from test_cores_shared import Working, wait_for
 
 from engine.models.cores import SharedCores
 from engine.models.cores_load import Reading, busy_elsewhere, cores_held, reading, thread_share
+from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 
 BUSY_LOOP = "while True: pass"
@@ -148,7 +149,7 @@ def test_a_busy_loop_is_read_as_another_programs_load(hog):
 
 @pytest.mark.slow
 def test_a_pooled_model_leaves_the_core_a_busy_loop_holds(hog):
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 1024, "n_threads": 2}, cores=2)
+    pool = ModelPool(load=LoadSettings(n_ctx=1024, threads=2), cores=2)
     try:
         with pool.lease("smollm2") as model:
             working = Working(model)

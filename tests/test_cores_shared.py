@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from engine.models.cores import SUFFIX, SharedCores, registry_dir
+from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -356,7 +357,7 @@ class Working:
 
 @pytest.mark.slow
 def test_a_pooled_model_follows_the_models_working_in_another_process(elsewhere):
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 1024, "n_threads": 2}, cores=2)
+    pool = ModelPool(load=LoadSettings(n_ctx=1024, threads=2), cores=2)
     try:
         with pool.lease("smollm2") as model:
             working = Working(model)
@@ -384,7 +385,7 @@ def test_a_pooled_model_follows_the_models_working_in_another_process(elsewhere)
 @pytest.mark.slow
 def test_planted_entries_do_not_take_a_pooled_models_threads():
     plant_fifty_two(registry_dir(), worker=os.getpid())  # copies naming no model process
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 1024, "n_threads": 2}, cores=2)
+    pool = ModelPool(load=LoadSettings(n_ctx=1024, threads=2), cores=2)
     try:
         with pool.lease("smollm2") as model:
             working = Working(model)

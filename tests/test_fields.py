@@ -122,7 +122,8 @@ def test_the_decorator_adds_one_option_per_field_and_parses_them():
             "engine.exam.cli:exam_run",
             {"--model": None, "--shots": "0", "--instruction": True, "--lang": "zh",
              "--method": "generate", "--limit": None, "--template": "auto", "--seed": 0,
-             "--max-tokens": 320, "--shots-from": None, "--resume": None, "--n-ctx": 4096},
+             "--max-tokens": 320, "--shots-from": None, "--resume": None,
+             "--n-ctx": None},  # sized to the prompts, 4096 at least
         ),
         (
             "engine.french.cli:french_run",

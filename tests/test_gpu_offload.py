@@ -18,7 +18,8 @@ from engine import settings
 from engine.cli import cli
 from engine.models import gpu
 from engine.models.catalog import resolve
-from engine.models.hardware import ModelSettings, force_gpu_layers
+from engine.models.hardware import ModelSettings
+from engine.models.load import LoadSettings
 from engine.models.local import LocalModel
 
 MiB = 2**20
@@ -33,7 +34,6 @@ def path() -> str:
 def home(tmp_path, monkeypatch) -> Iterator[None]:
     monkeypatch.setenv("MEDEXAM_HOME", str(tmp_path))
     yield
-    force_gpu_layers(None)
 
 
 def card(free_mib: float) -> gpu.Device:
@@ -107,14 +107,12 @@ def _spec(root, name):
 
 def test_load_settings_decide_the_gpu_layers(home):
     assert ModelSettings(n_gpu_layers=7).resolved().n_gpu_layers == 7
-    force_gpu_layers(3)
-    assert ModelSettings().resolved().n_gpu_layers == 3
-    assert ModelSettings(n_gpu_layers=0).resolved().n_gpu_layers == 0  # the model's own wins
-    force_gpu_layers(None)
+    assert ModelSettings.of(LoadSettings(gpu_layers=3)).resolved().n_gpu_layers == 3
+    assert ModelSettings.of(LoadSettings(gpu_layers=0)).resolved().n_gpu_layers == 0
     settings.set("gpu", "cpu")
     assert ModelSettings().resolved().n_gpu_layers == 0
     with pytest.raises(ValueError, match="-1"):
-        force_gpu_layers(-2)
+        LoadSettings(gpu_layers=-2)
     if not gpu.devices():  # this build, no device: nothing left to decide at load time
         settings.set("gpu", "auto")
         assert ModelSettings().resolved().n_gpu_layers == 0

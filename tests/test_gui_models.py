@@ -38,7 +38,7 @@ def test_catalog_details_and_settings(qtbot, window, tmp_path):
     assert m.threads.specialValueText().startswith("Automatic")
     assert "ready" in window.model_label.text() and "smollm2" in window.model_label.text()
     m.n_ctx.setValue(2048)
-    assert window.host.load_settings()["n_ctx"] == 2048
+    assert window.host.load_settings().n_ctx == 2048
 
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"not a model at all")
@@ -55,10 +55,10 @@ def test_slots_are_a_setting_shown_with_why(qtbot, window):
     assert m.slots.specialValueText() == "Automatic"
     qtbot.waitUntil(lambda: "of KV cache each" in m.slots_note.text(), timeout=LONG)
     m.slots.setValue(3)
-    assert window.host.load_settings()["slots"] == 3
+    assert window.host.load_settings().slots == 3
     qtbot.waitUntil(lambda: m.slots_note.text().startswith("3 slots as set"), timeout=LONG)
     m.slots.setValue(0)
-    assert window.host.load_settings()["slots"] is None
+    assert window.host.load_settings().slots is None
     click(qtbot, m.load_button)
     qtbot.waitUntil(lambda: window.host.model is not None, timeout=LONG)
     qtbot.waitUntil(lambda: window.host.state == "ready", timeout=LONG)

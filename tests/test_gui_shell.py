@@ -51,7 +51,7 @@ def test_settings_are_remembered(qtbot, tmp_path):
     assert again.stack.currentWidget() is again.screens["results"]
     practice = again.go("exam").practice
     assert practice.count.value() == 7 and practice.mode_timed.isChecked()
-    assert again.host.load_settings()["n_ctx"] == 8192
+    assert again.host.load_settings().n_ctx == 8192
     again.close()
 
 

@@ -207,11 +207,12 @@ def test_a_judge_needs_a_model_and_a_person_scorer_is_not_computed(store, script
 # kill (with several slots they are judged together and all come at the end).
 JUDGE_SCRIPT = """
 import sys
-from engine.models.slots import force_slots
+from engine.models.load import LoadSettings
+from engine.models.pool import default_pool
 from engine.scoring import rescore
 from engine.store import Store
-force_slots(1)
 rescore(Store(sys.argv[1]), int(sys.argv[2]), ["explanation-judge"], options={"judge": "smollm2"},
+        pool=default_pool().lending(LoadSettings(slots=1)),
         progress=lambda p: print("scored", p.done, flush=True))
 """
 

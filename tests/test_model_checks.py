@@ -19,6 +19,7 @@ from engine.models.checks import (
     problems,
     set_default_model,
 )
+from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 
 
@@ -74,7 +75,7 @@ def test_a_damaged_default_falls_back_to_the_embedded_model(models_folder, tmp_p
 def test_a_default_that_fails_to_load_gives_way_once(models_folder, tmp_path):
     set_default_model(str(tiny_llama(models_folder / "empty.gguf")))
     assert default_model() == "empty"
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 512}, cores=1)
+    pool = ModelPool(load=LoadSettings(n_ctx=512), cores=1)
     try:
         model, message = acquire_default(pool)
         assert model.name == "smollm2"

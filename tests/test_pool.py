@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 from engine.models.protocol import ChatModel
 
@@ -22,7 +23,7 @@ HI = [{"role": "user", "content": "Say hello."}]
 def pool() -> Iterator[ModelPool]:
     """A pool of 2 cores sharing them among its own models only: the suite's other workers'
     models (tests/conftest.py) do not take its threads."""
-    p = ModelPool(settings_for=lambda name: {"n_ctx": 1024}, cores=2, machine_wide=False)
+    p = ModelPool(load=LoadSettings(n_ctx=1024), cores=2, machine_wide=False)
     yield p
     p.close()
 

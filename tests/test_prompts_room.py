@@ -8,6 +8,7 @@ import pytest
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, prompt_text, run_exam, shots_used
+from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
 from engine.runs import RunError
@@ -73,14 +74,14 @@ def test_the_real_model_skips_what_its_context_cannot_hold(store) -> None:
     # smollm2's prompts of the sample's first three questions take 635, 659 and 762 tokens
     # with one example and the logprob cue (a few less without it), 1773-1928 with four.
     dataset = ensure_sample(store)
-    small = ModelPool(settings_for=lambda name: {"n_ctx": 1024})
+    small = ModelPool(load=LoadSettings(n_ctx=1024))
     try:
         with pytest.raises(RunError, match="4-shot skipped for smollm2"):
             run_exam(store, dataset, ExamSettings(model="smollm2", method="logprob", shots=4),
                      pool=small)  # fmt: skip
     finally:
         small.close()
-    pool = ModelPool(settings_for=lambda name: {"n_ctx": 768})
+    pool = ModelPool(load=LoadSettings(n_ctx=768))
     try:
         settings = ExamSettings(model="smollm2", shots=1, limit=3, max_tokens=20)
         summary = run_exam(store, dataset, settings, pool=pool)

@@ -15,6 +15,7 @@ from engine.cli import cli
 from engine.models import gpu, slots
 from engine.models.catalog import resolve
 from engine.models.hardware import ModelSettings
+from engine.models.load import LoadSettings
 from engine.models.protocol import ModelError
 from engine.models.slots import CPU_CAP, GPU_CAP, KVShape, decide, fit_slots
 
@@ -38,7 +39,6 @@ def path() -> str:
 @pytest.fixture
 def quiet() -> Iterator[None]:
     yield
-    slots.force_slots(None)
     slots._told.clear()
 
 
@@ -89,8 +89,8 @@ def test_decide_counts_the_weights_and_a_margin_out_of_free_ram(path, quiet):
     assert decide(path, cpu, ram=ram).slots == 3
     assert decide(path, cpu, ram=weights + slots.RAM_MARGIN).slots == 0
     assert decide(path, ModelSettings(512, 2, 0), ram=ram).slots == CPU_CAP  # 8x less each
-    slots.force_slots(20)  # --slots 20
-    assert decide(path, cpu, ram=ram).slots == 3
+    assert decide(path, ModelSettings.of(LoadSettings(n_ctx=4096, threads=2, gpu_layers=0,
+                                                      slots=20)), ram=ram).slots == 3  # fmt: skip
     assert decide(path, ModelSettings(4096, 2, 0, slots=2), ram=ram).slots == 2  # its own
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ import click
 
 from engine.errors import ONE_LINE
 from engine.fields import INT_MAX
+from engine.models.load import MAX_SLOTS
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -59,52 +61,43 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
-def gpu_layers_option(func: F) -> F:
-    """Add ``--gpu-layers N`` to a command that runs local models: the layers each of them
-    puts on the GPU (0: the CPU only; -1: all; default: those that fit the GPU's memory)."""
+def load_options(func: F | None = None, *, context: str = "") -> Any:
+    """Add ``--gpu-layers N`` and ``--slots N`` (and, with ``context``, ``--n-ctx N``,
+    ``context`` its help) to a command that runs local models: the command gets them as one
+    ``load`` argument, a :class:`~engine.models.load.LoadSettings` (left out: the default)."""
 
-    def force(_ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
-        if value is not None:
-            from engine.models.hardware import force_gpu_layers
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, gpu_layers: int | None, slots: int | None, **kw: Any) -> Any:
+            from engine.models.load import LoadSettings
 
-            force_gpu_layers(value)
+            n_ctx = kw.pop("n_ctx", None) if context else None
+            if slots is not None:
+                from engine.models.slots import tell_reduced
 
-    return click.option(
-        "--gpu-layers",
-        type=click.IntRange(-1, INT_MAX),
-        expose_value=False,
-        callback=force,
-        help="Layers of a local model put on the GPU: 0 keeps it on the CPU, -1 puts all "
-        "(default: those that fit the GPU's free memory).",
-    )(func)
+                tell_reduced(_warn)
+            load = LoadSettings(n_ctx=n_ctx, gpu_layers=gpu_layers, slots=slots)
+            return command(*args, load=load, **kw)
 
+        if context:
+            wrapper = click.option(
+                "--n-ctx", type=click.IntRange(256, MAX_CONTEXT), default=None, help=context
+            )(wrapper)
+        wrapper = click.option(
+            "--slots",
+            type=click.IntRange(1, MAX_SLOTS),
+            help="Sequences a local model decodes at once (default: as many as its memory "
+            "holds, at most 8 on a CPU and 16 on a GPU); fewer when they do not fit.",
+        )(wrapper)
+        wrapper = click.option(
+            "--gpu-layers",
+            type=click.IntRange(-1, INT_MAX),
+            help="Layers of a local model put on the GPU: 0 keeps it on the CPU, -1 puts all "
+            "(default: those that fit the GPU's free memory).",
+        )(wrapper)
+        return wrapper  # type: ignore[return-value]
 
-def slots_option(func: F) -> F:
-    """Add ``--slots N`` to a command that runs local models: the sequences each of them
-    decodes at once (default: as many as fit its memory, :mod:`engine.models.slots`)."""
-
-    def force(_ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
-        if value is not None:
-            from engine.models.slots import force_slots, tell_reduced
-
-            force_slots(value)
-            tell_reduced(_warn)
-
-    from engine.models.slots import MAX_SLOTS
-
-    return click.option(
-        "--slots",
-        type=click.IntRange(1, MAX_SLOTS),
-        expose_value=False,
-        callback=force,
-        help="Sequences a local model decodes at once (default: as many as its memory holds, "
-        "at most 8 on a CPU and 16 on a GPU); fewer when they do not fit.",
-    )(func)
-
-
-def load_options(func: F) -> F:
-    """Add ``--gpu-layers N`` and ``--slots N``: how the local models a command runs load."""
-    return slots_option(gpu_layers_option(func))
+    return decorate(func) if func is not None else decorate
 
 
 def _warn(line: str) -> None:

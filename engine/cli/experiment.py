@@ -11,7 +11,6 @@ import click
 
 from engine.cli.common import (
     COUNT,
-    MAX_CONTEXT,
     F,
     echo_document,
     echo_json,
@@ -24,6 +23,7 @@ from engine.text.columns import align_rows, visible
 if TYPE_CHECKING:
     from engine.cli.common import AppContext
     from engine.experiments.plan import Plan
+    from engine.models.load import LoadSettings
     from engine.progress import Progress
     from engine.types import JSONDict
 
@@ -164,7 +164,12 @@ def _note(p: Progress) -> str:
 
 
 def _play(
-    app: AppContext, experiment_id: int, quiet: bool, concurrency: int | None, again: str
+    app: AppContext,
+    experiment_id: int,
+    quiet: bool,
+    concurrency: int | None,
+    again: str,
+    load: LoadSettings,
 ) -> JSONDict:
     from engine.cli.running import cancelled_on_interrupt, progress_bar
     from engine.experiments.run import run_experiment
@@ -181,19 +186,17 @@ def _play(
     with cancelled_on_interrupt(lambda: said), progress_bar(title, quiet, _note) as update:
         return run_experiment(
             app.store, experiment_id, progress=update, cancel=Cancel(),
-            concurrency=concurrency, on_cell=line,
+            concurrency=concurrency, on_cell=line, load=load,
         )  # fmt: skip
 
 
 @experiment.command("run")
 @grid_options
-@click.option(
-    "--n-ctx",
-    type=click.IntRange(256, MAX_CONTEXT),
-    default=None,
-    help="Context length the local models are loaded with, in tokens (default: each run's).",
+@load_options(
+    context="Context length the local models are loaded with, in tokens (default: each "
+    "run's, sized to its longest prompt and reply, at least 4096 and at most the model's "
+    "trained context)."
 )
-@load_options
 @click.option(
     "--concurrency",
     type=click.IntRange(1, 256),
@@ -209,19 +212,15 @@ def experiment_run(
     dataset: str | None,
     limit: int | None,
     trials: int | None,
-    n_ctx: int | None,
     concurrency: int | None,
     as_json: bool,
+    load: LoadSettings,
 ) -> None:
     """Play the runs of PRESET or FILE as one job (or go on with experiment WHAT, by its id):
     finished runs with the same settings are reused, a stopped run is resumed where it
     stopped. Ctrl-C stops it; the same command goes on with it."""
     from engine.experiments.run import open_experiment
 
-    if n_ctx is not None:
-        from engine.models.pool import default_pool
-
-        default_pool().settings_for = lambda _name: {"n_ctx": n_ctx}
     if what.isdigit():
         experiment_id, new = int(what), False
         from engine.experiments.records import get
@@ -240,7 +239,7 @@ def experiment_run(
         done = sum(r["status"] == "finished" for r in found["runs"])
         said = f"experiment {experiment_id} goes on: {found['title']}; "
         click.echo(visible(f"{said}{done} of {len(found['runs'])} runs finished"), err=True)
-    result = _play(app, experiment_id, as_json, concurrency, again)
+    result = _play(app, experiment_id, as_json, concurrency, again, load)
     shown = _shown(app, experiment_id)
     summary = _summary(app, experiment_id)
     if as_json:
@@ -338,7 +337,7 @@ def _show_lines(found: JSONDict) -> None:
         click.echo(f"  {line}")
     _trial_lines(found["trials"])
     for r in found["runs"]:
-        if r["status"] in ("could not start", "failed") and r["error"]:
+        if r["status"] in ("could not start", "failed", "does not fit") and r["error"]:
             click.echo(f"  {visible(r['label'])}: {visible(r['error'])}")
 
 

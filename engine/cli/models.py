@@ -8,10 +8,11 @@ from typing import Any
 
 import click
 
-from engine.cli.common import COUNT, echo_json, gpu_layers_option, json_option, slots_option
+from engine.cli.common import COUNT, echo_json, json_option, load_options
 from engine.models import catalog
 from engine.models.backend import ModelInfo
 from engine.models.checks import checked_default, problems
+from engine.models.load import LoadSettings
 from engine.models.server import split_credentials
 from engine.text.columns import visible
 
@@ -75,14 +76,15 @@ def models_list(as_json: bool) -> None:
         click.echo(visible(f"  {p.path} ({where}): {p.reason}"))
 
 
-def _details(m: ModelInfo) -> dict[str, Any]:
-    """What ``models info`` shows: the backend's description of the model; for a remote
-    one, whether it answers and what a probe of it finds (opening it, loading nothing)."""
+def _details(m: ModelInfo, load: LoadSettings | None = None) -> dict[str, Any]:
+    """What ``models info`` shows: the backend's description of the model (where it would
+    run and its slots if loaded with ``load``); for a remote one, whether it answers and
+    what a probe of it finds (opening it, loading nothing)."""
     details = m.as_dict()
-    gpu = m.placement()
+    gpu = m.placement(load)
     if gpu:
         details["gpu"] = gpu
-    details |= m.slots()  # a local model's slots, and why
+    details |= m.slots(load)  # a local model's slots, and why
     if m.remote:
         details["server"] = m.check()
         if details["server"]["answers"]:
@@ -112,14 +114,14 @@ def _show(details: dict[str, Any], as_json: bool) -> None:
 
 @models.command("info")
 @click.argument("name")
-@slots_option
+@load_options
 @json_option
-def models_info(name: str, as_json: bool) -> None:
+def models_info(name: str, as_json: bool, load: LoadSettings) -> None:
     """Metadata of one model (a name from 'models list' or a path to a .gguf): where a
     local one would run and how many sequences it would decode at once (its slots, and
     why; --slots N: whether N fit); for a served model, what its server lists and what a
     probe finds it supports."""
-    _show(_details(catalog.resolve(name)), as_json)
+    _show(_details(catalog.resolve(name), load), as_json)
 
 
 @models.command("flash-attn")
@@ -237,8 +239,7 @@ def _finite(_ctx: click.Context, param: click.Parameter, value: float) -> float:
 )
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--raw", is_flag=True, help="Plain completion, no chat template.")
-@gpu_layers_option
-@slots_option
+@load_options
 @json_option
 def generate(
     model_name: str | None,
@@ -248,9 +249,10 @@ def generate(
     seed: int,
     raw: bool,
     as_json: bool,
+    load: LoadSettings,
 ) -> None:
     """Generate text with a model, local or served (streamed unless --json)."""
-    with catalog.open_model(model_name) as model:
+    with catalog.open_model(model_name, **load.kwargs()) as model:
         options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
         if raw or not model.capabilities.chats:
             stream = model.stream_complete(prompt, **options)

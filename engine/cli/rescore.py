@@ -4,11 +4,15 @@ running its model."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from engine.cli.common import COUNT, AppContext, echo_json, json_option, load_options, pass_app
 from engine.cli.running import progress_bar
+
+if TYPE_CHECKING:
+    from engine.models.load import LoadSettings
 
 
 @click.command("rescore")
@@ -46,6 +50,7 @@ def rescore(
     force: bool,
     quiet: bool,
     as_json: bool,
+    load: LoadSettings,
 ) -> None:
     """Score the stored answers of run RUN_ID again and store the new scores and summary.
 
@@ -60,6 +65,7 @@ def rescore(
     """
     from engine.activities import activity
     from engine.cli.running import metric_lines
+    from engine.models.pool import default_pool
     from engine.progress import Cancel
     from engine.scoring import activity_metrics
     from engine.scoring import rescore as rescore_run
@@ -72,6 +78,7 @@ def rescore(
                 app.store,
                 run_id,
                 list(scorers),
+                pool=default_pool().lending(load),
                 progress=update,
                 cancel=cancel,
                 force=force,

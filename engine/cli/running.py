@@ -8,14 +8,23 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from engine.cli.common import AppContext, F, gpu_layers_option, json_option, slots_option
+from engine.cli.common import AppContext, F, json_option, load_options
 from engine.progress import Progress, ProgressCallback
 from engine.text.columns import display_width, pad, visible
+
+if TYPE_CHECKING:
+    from engine.models.load import LoadSettings
+
+
+def _no_load() -> LoadSettings:
+    from engine.models.load import LoadSettings
+
+    return LoadSettings()
 
 
 @dataclass(frozen=True)
@@ -25,20 +34,26 @@ class RunOptions:
     resume: int | None = None  # the run to continue
     concurrency: int | None = None  # items in flight at once
     quiet: bool = False  # --json: no progress bar, the summary as JSON
+    load: LoadSettings = field(default_factory=_no_load)  # how its local models load
 
 
 def run_options(func: F) -> F:
-    """Add ``--resume RUN_ID``, ``--concurrency N`` and ``--json`` to a model-run command,
-    which gets them as one ``run`` argument (:class:`RunOptions`), ``--gpu-layers N``
-    (:func:`~engine.cli.common.gpu_layers_option`) and ``--slots N``
-    (:func:`~engine.cli.common.slots_option`)."""
+    """Add ``--resume RUN_ID``, ``--concurrency N``, ``--json``, ``--gpu-layers N`` and
+    ``--slots N`` (:func:`~engine.cli.common.load_options`) to a model-run command, which gets
+    them as one ``run`` argument (:class:`RunOptions`)."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, resume: int | None, concurrency: int | None, as_json: bool, **kw: Any):
-        return func(*args, run=RunOptions(resume, concurrency, as_json), **kw)
+    def wrapper(
+        *args: Any,
+        resume: int | None,
+        concurrency: int | None,
+        as_json: bool,
+        load: LoadSettings,
+        **kw: Any,
+    ) -> Any:
+        return func(*args, run=RunOptions(resume, concurrency, as_json, load), **kw)
 
-    wrapper = json_option(wrapper)  # listed last in --help
-    wrapper = slots_option(gpu_layers_option(wrapper))
+    wrapper = load_options(json_option(wrapper))  # --json listed last in --help
     wrapper = click.option(
         "--concurrency",
         type=click.IntRange(1, 256),
@@ -152,7 +167,6 @@ def execute_run(
     title: str,
     show: Callable[[dict[str, Any]], None],
     note: Callable[[Progress], str] | None = None,
-    load: dict[str, Any] | None = None,
     tags: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
@@ -162,10 +176,8 @@ def execute_run(
     (:func:`engine.fields.settings_options`): a new run gets all of them, a resumed one only
     those typed on the command line (anything that differs from the run's own is refused).
     ``run`` says which run to resume, the items in flight at once and whether to be
-    quiet (:func:`run_options`); ``load`` holds the models' load settings (``n_ctx``…);
-    ``tags`` are stored with a new run (:func:`engine.runs.run`)."""
+    quiet, and how its models load (:func:`run_options`); ``tags`` are stored with a new run (:func:`engine.runs.run`)."""
     from engine.fields import as_dict, given_on_command_line
-    from engine.models.pool import default_pool
     from engine.progress import Cancel
     from engine.runs import run as run_activity
 
@@ -174,8 +186,6 @@ def execute_run(
         given = as_dict(settings)
     else:
         given = given_on_command_line(click.get_current_context(), type(settings))
-    if load:
-        default_pool().settings_for = lambda name: dict(load)
 
     cancel = Cancel()
     started: list[int] = []
@@ -197,6 +207,7 @@ def execute_run(
             on_start=started.append,
             concurrency=run.concurrency,
             tags=tags,
+            load=run.load,
         )
     show(summary)
     if summary.get("status") == "failed":
@@ -278,22 +289,18 @@ def execute_trials(
     *,
     title: str,
     note: Callable[[Progress], str] | None = None,
-    load: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`execute_run` for a trial set (:func:`engine.trials.run_trials`): the trials
     under one progress bar over items × trials ("trial 2/5 · …"), a line per trial, then
     the set's spread and, last, the set as JSON; Ctrl-C stops the set, saying how to go on
     with it."""
     from engine.fields import as_dict
-    from engine.models.pool import default_pool
     from engine.progress import Cancel
     from engine.trials import check_trials, new_name, run_trials
 
     given = as_dict(settings)
     if resume_set is None:
         check_trials(given, trials)  # before any model is loaded
-    if load:
-        default_pool().settings_for = lambda name: dict(load)
     name = resume_set or new_name()
 
     def labelled(p: Progress) -> str:
@@ -304,7 +311,7 @@ def execute_trials(
     with cancelled_on_interrupt(lambda: said), progress_bar(title, run.quiet, labelled) as update:
         found = run_trials(
             app.store, activity_id, dataset, given, trials, resume=resume_set, name=name,
-            progress=update, cancel=Cancel(), concurrency=run.concurrency,
+            progress=update, cancel=Cancel(), concurrency=run.concurrency, load=run.load,
         )  # fmt: skip
     if not run.quiet:
         for summary in found.summaries:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,6 +31,9 @@ from engine.fields import settings_options
 from engine.progress import Progress
 from engine.scoring import activity_metrics
 from engine.text.columns import visible
+
+if TYPE_CHECKING:
+    from engine.models.load import LoadSettings
 
 #: Shown after the summary keys by `consult run`.
 EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
@@ -192,6 +195,7 @@ def consult_budget(
     settings: ConsultSettings,
     concurrency: int | None,
     as_json: bool,
+    load: LoadSettings,
 ) -> None:
     """Accuracy and patient recall against the questions allowed: the same settings played
     at each budget of --turns (a finished run of the same settings and budget is reused).
@@ -220,7 +224,7 @@ def consult_budget(
     with cancelled_on_interrupt(said), bar as update:
         rows = turn_budget(
             app.store, name, given, budgets, progress=update, cancel=Cancel(),
-            concurrency=concurrency, on_start=started.append,
+            concurrency=concurrency, on_start=started.append, load=load,
             on_budget=lambda t: at.__setitem__(0, f"{questions_allowed(t)} · "),
         )  # fmt: skip
     if as_json:

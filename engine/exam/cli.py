@@ -3,6 +3,7 @@ activity (a thin shell over :mod:`engine.exam`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -195,9 +196,9 @@ def _by_type_lines(by_type: dict[str, Any], answered: str = "") -> None:
 @click.option(
     "--n-ctx",
     type=click.IntRange(256, MAX_CONTEXT),
-    default=4096,
-    show_default=True,
-    help="Context length the model is loaded with, in tokens.",
+    default=None,
+    help="Context length the model is loaded with, in tokens (default: 4096, more when the "
+    "prompts need it, up to the model's trained context).",
 )
 @trial_options
 @run_options
@@ -206,7 +207,7 @@ def exam_run(
     app: AppContext,
     dataset: str | None,
     settings: ExamSettings,
-    n_ctx: int,
+    n_ctx: int | None,
     trials: int,
     resume_set: str | None,
     run: RunOptions,
@@ -220,9 +221,9 @@ def exam_run(
         dataset = dataset or dataset_mod.ensure_sample(app.store)
     title = run_title(app, settings.model, dataset, run)
     show = echo_json if run.quiet else _summary_lines
-    load = {"n_ctx": n_ctx}
+    run = dataclasses.replace(run, load=dataclasses.replace(run.load, n_ctx=n_ctx))
     execute(app, "exam", dataset, settings, run, trials, resume_set, title=title, show=show,
-            note=_note_right(), load=load)  # fmt: skip
+            note=_note_right())  # fmt: skip
 
 
 def _summary_lines(s: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ lines of their own, never one trend.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.exam.presets import setting_words
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import JSONDict
 
-#: Stored settings that do not separate lines (the number of examples is the x axis).
-NOT_A_LINE = ("shots", "shot_ids", "concurrency", "slots", "trial", "trials", "trial_set")
+#: Stored settings that do not separate lines (the number of examples is the x axis; the
+#: context a run's model loaded with is sized to its prompts).
+NOT_A_LINE = ("shots", "shot_ids", "concurrency", "slots", "load", "trial", "trial_set", "trials")
 CI_NOTE = "Brackets hold the 95% Wilson interval; unanswered questions count as wrong."
 
 
@@ -60,14 +62,29 @@ def _different_items(found: list[tuple[JSONDict, RunData]]) -> str:
     return ""
 
 
-def table8(found: list[tuple[JSONDict, RunData]]) -> Table:
+def _no_room(experiment: JSONDict) -> list[JSONDict]:
+    """The cells whose model cannot play them (their prompts do not fit its context)."""
+    from engine.experiments.records import NO_ROOM
+
+    return [c for c in experiment["cells"] if c["status"] == NO_ROOM]
+
+
+def table8(found: list[tuple[JSONDict, RunData]], no_room: Sequence[JSONDict] = ()) -> Table:
+    """Every setting's row: its run's accuracy and ROUGE, or why its model cannot play it."""
     rows = []
-    for cell, r in sorted(found, key=lambda f: _order(f[0])):
-        c, s = cell["coords"], r.summary
+    cells: list[tuple[JSONDict, RunData | None]] = [*found, *((c, None) for c in no_room)]
+    for cell, r in sorted(cells, key=lambda f: _order(f[0])):
+        c = cell["coords"]
+        words = setting_words(int(c.get("shots") or 0), bool(c.get("instruction")))
+        if r is None:
+            why = f"{cell['status']}: {cell['error']}"
+            rows.append([str(c.get("model")), words, "–", None, None, None, None, None, why])
+            continue
+        s = r.summary
         rows.append(
             [
                 str(c.get("model")),
-                setting_words(int(c.get("shots") or 0), bool(c.get("instruction"))),
+                words,
                 f"#{r.id}",
                 r.n,
                 _accuracy(r),  # type: ignore[list-item]
@@ -158,7 +175,12 @@ def figure3(found: list[tuple[JSONDict, RunData]]) -> Chart:
 
 def table8_report(store: Store, experiment: JSONDict) -> JSONDict:
     """Table 8, Table 3 and Figure 3 of an ``explaincpe-table8`` experiment."""
-    found = _runs(store, experiment)
-    if not found:
+    found, no_room = _runs(store, experiment), _no_room(experiment)
+    if not found and not no_room:
         return {"tables": [], "charts": []}
-    return {"tables": [table8(found), table3(found)], "charts": [figure3(found)]}
+    if not found:
+        return {"tables": [table8(found, no_room)], "charts": []}
+    return {
+        "tables": [table8(found, no_room), table3(found)],
+        "charts": [figure3(found)],
+    }

@@ -61,9 +61,10 @@ from engine.exam.prompts import (
     stop_sequences,
 )
 from engine.exam.settings import ExamSettings, prompt_version_of
+from engine.models.load import LoadSettings, sized_context
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
 from engine.no_answer import cut_off_share, no_answer_shares
-from engine.runs import Job, RunError, Spec
+from engine.runs import Job, NoRoom, RunError, Spec
 from engine.scoring import counts, failed, run_metrics
 from engine.solvers import PERSON
 from engine.store import Store
@@ -131,13 +132,19 @@ def too_long(model: ChatModel, n_prompt: int, settings: ExamSettings) -> str | N
     the paper skipped the 8-shot setting where a model's context could not hold it: its
     examples are never cut."""
     n_ctx = (getattr(model, "info", None) or {}).get("n_ctx")
-    reserve = 1 if settings.method == "logprob" else settings.max_tokens
+    reserve = reply_budget(settings)
     if not n_ctx or n_prompt + reserve <= n_ctx:
         return None
     return (
         f"skipped: the {settings.shots}-shot prompt takes {n_prompt} tokens and the answer "
         f"{reserve}, more than {model.name}'s context of {n_ctx}"
     )
+
+
+def reply_budget(settings: ExamSettings) -> int:
+    """The tokens a prompt leaves room for after it: ``max_tokens`` when generating, one
+    for ``logprob``."""
+    return 1 if settings.method == "logprob" else settings.max_tokens
 
 
 def answer_question(
@@ -331,8 +338,10 @@ class ExamJob(Job):
         self.plan = ShotPlan(pool_items, settings.shots, settings.seed, same_pool=same_pool)
         self.model = self.lease(pool, settings.model)
         try:
-            self.model_label = self.model.name
             self.chat = uses_chat(self.model, settings.template)
+            if getattr(pool, "load", LoadSettings()).n_ctx is None:  # left to the default
+                self._size_context(pool)
+            self.model_label = self.model.name
             self._check_room()
         except BaseException:
             self.close()
@@ -346,16 +355,42 @@ class ExamJob(Job):
             "prompt_version": PROMPT_VERSION,
         }
 
+    def _size_context(self, pool: ModelPool) -> None:
+        """Load the model with a context that holds the longest prompt of the run and its
+        reply (:func:`~engine.models.load.sized_context`, within its trained context), when
+        the default one does not; :class:`~engine.runs.NoRoom` when not even the shortest
+        fits. A model whose trained context is not known here (a served one) keeps its own."""
+        trained = int(getattr(self.model.model_info, "context_length", 0) or 0)
+        loaded = int(self.model.info.get("n_ctx") or 0)
+        if not trained or not loaded or not self.items:
+            return
+        lengths = [
+            self.model.count_tokens(
+                prompt_text(self.model, item, self.plan.for_item(item), self.exam, self.chat)
+            )
+            for item in self.items
+        ]
+        found = sized_context(lengths, reply_budget(self.exam), trained)
+        if isinstance(found, str):
+            raise NoRoom(f"{self.exam.shots}-shot skipped for {self.model.name}: {found}")
+        if found > loaded:
+            small = self.model
+            self.model = self.lease(pool, self.exam.model, LoadSettings(n_ctx=found))
+            self.leases.remove(small)
+            small.close()
+        self.load = self.model.load
+
     def _check_room(self) -> None:
         """Refuse the run when not even its shortest question fits the model's context with
-        the examples (the paper skipped such a setting): one line saying why."""
+        the examples (the paper skipped such a setting): one line saying why
+        (:class:`~engine.runs.NoRoom`)."""
         if not self.items or not self.exam.shots:
             return
         item = min(self.items, key=lambda i: len(i["question"]) + sum(map(len, i["options"])))
         prompt = prompt_text(self.model, item, self.plan.for_item(item), self.exam, self.chat)
         reason = too_long(self.model, self.model.count_tokens(prompt), self.exam)
         if reason is not None:
-            raise RunError(
+            raise NoRoom(
                 f"{self.exam.shots}-shot skipped for {self.model.name}: even the shortest "
                 f"question does not fit ({reason.removeprefix('skipped: ')})"
             )

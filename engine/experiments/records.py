@@ -3,8 +3,8 @@ runs' settings, what was asked) and one ``experiment_cells`` row per run it need
 holding that run's id once it is started or reused. The runs themselves stay ordinary runs;
 a cell whose run was deleted is played again.
 
-An experiment's status is read from its runs: ``finished`` when every cell's run finished,
-``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
+An experiment's status is read from its runs: ``finished`` when every cell's run finished
+(or its model cannot play it: :data:`NO_ROOM`), ``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
 not start (its ``error`` says why), else the first unfinished run's (``cancelled``,
 ``interrupted``, ``failed``) — what ``experiment run`` goes on from. A cell whose run answered
 items its data set no longer holds (replaced since) reads :data:`CHANGED` and is played again.
@@ -34,6 +34,10 @@ NOT_STARTING = "could not start"
 CHANGED = "data set changed"
 #: The statuses of a cell with no run of its own to go on with (one is started).
 TO_START = (NOT_STARTED, CHANGED)
+#: A cell's status when its model cannot play it (its prompts do not fit the model's context,
+#: :class:`engine.runs.NoRoom`): no run, its ``error`` says why, and the tables show it.
+NO_ROOM = "does not fit"
+_NO_ROOM_MARK = NO_ROOM + ": "  # how the error column tells such a cell
 
 
 def _load(text: Any) -> Any:
@@ -98,10 +102,24 @@ def set_run(store: Store, cell_id: int, run_id: int, reused: bool = False) -> No
         store.db["experiment_cells"].update(cell_id, values)
 
 
-def set_error(store: Store, cell_id: int, error: str | None) -> None:
-    """Record why cell ``cell_id`` could not start its run (None: clear it)."""
+def set_error(store: Store, cell_id: int, error: str | None, no_room: bool = False) -> None:
+    """Record why cell ``cell_id`` could not start its run (None: clear it); ``no_room``:
+    its model cannot play it (:data:`NO_ROOM`)."""
+    if error is not None and no_room:
+        error = _NO_ROOM_MARK + error
     with store.transaction(immediate=True):
         store.db["experiment_cells"].update(cell_id, {"error": error})
+
+
+def _status(run: Row | None, error: str | None) -> tuple[str, str | None]:
+    """A cell's status and error from its run and its error column."""
+    if run is not None:
+        return run["status"], None
+    if not error:
+        return NOT_STARTED, None
+    if error.startswith(_NO_ROOM_MARK):
+        return NO_ROOM, error.removeprefix(_NO_ROOM_MARK)
+    return NOT_STARTING, error
 
 
 def _run_or_none(store: Store, run_id: int | None) -> Row | None:
@@ -115,12 +133,11 @@ def _run_or_none(store: Store, run_id: int | None) -> Row | None:
 
 def _cell(store: Store, row: Row) -> JSONDict:
     """A cell as stored, with its ``run`` (None: not started) and ``status`` (its run's,
-    :data:`CHANGED`, :data:`NOT_STARTING` or :data:`NOT_STARTED`)."""
+    :data:`CHANGED`, :data:`NO_ROOM`, :data:`NOT_STARTING` or :data:`NOT_STARTED`)."""
     run = _run_or_none(store, row["run_id"])
-    if run is not None:
-        status = CHANGED if store.items_changed(run) else run["status"]
-    else:
-        status = NOT_STARTING if row["error"] else NOT_STARTED
+    status, error = _status(run, row["error"])
+    if run is not None and store.items_changed(run):
+        status = CHANGED
     return {
         "id": row["id"],
         "position": row["position"],
@@ -132,7 +149,7 @@ def _cell(store: Store, row: Row) -> JSONDict:
         "run_id": None if run is None else int(run["id"]),
         "reused": bool(row["reused"]) and run is not None,
         "status": status,
-        "error": None if run is not None else row["error"],
+        "error": error,
         "run": run,
     }
 
@@ -188,7 +205,7 @@ def release(store: Store, cell_id: int) -> None:
 def status_of(found: list[JSONDict]) -> str:
     """An experiment's status from its cells' (see the module's doc)."""
     statuses = [c["status"] for c in found]
-    if statuses and all(s == "finished" for s in statuses):
+    if statuses and all(s in ("finished", NO_ROOM) for s in statuses):
         return "finished"
     if "running" in statuses:
         return "running"
@@ -196,7 +213,7 @@ def status_of(found: list[JSONDict]) -> str:
         return "planned"
     if NOT_STARTING in statuses:
         return "failed"
-    unfinished = [s for s in statuses if s not in ("finished", *TO_START)]
+    unfinished = [s for s in statuses if s not in ("finished", NO_ROOM, *TO_START)]
     return unfinished[0] if unfinished else "cancelled"
 
 

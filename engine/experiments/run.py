@@ -15,6 +15,9 @@
   on the same database plays the cells the first has not taken, then waits for the others;
 * a cell whose run answered items its data set no longer holds (replaced since) gets a new
   run;
+* a cell whose model cannot play it (not even its shortest prompt fits the model's trained
+  context: :class:`~engine.runs.NoRoom`) is marked so with the reason
+  (:data:`~engine.experiments.records.NO_ROOM`), which the tables show; it is no failure;
 * a cancel (Stop, Ctrl-C) ends the runs being played as cancelled and starts no other cell;
   ``experiment run`` again goes on from there. A run that fails, or cannot start (a prompt
   that fits no question in the model's context…), is reported and the other cells are
@@ -37,9 +40,11 @@ from engine.errors import UserError
 from engine.experiments import records
 from engine.experiments.plan import cell_from_json, full_settings, reusable, settings_key
 from engine.progress import Progress, ProgressCallback, report
+from engine.runs import NoRoom
 
 if TYPE_CHECKING:
     from engine.experiments.plan import Plan
+    from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
     from engine.progress import Cancel
     from engine.store import Store
@@ -235,6 +240,11 @@ def _play_cell(
     played, failed = outcome
     try:
         summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+    except NoRoom as exc:  # its model cannot play it: said in the tables
+        records.set_error(store, cell["id"], str(exc), no_room=True)
+        if on_cell is not None:
+            on_cell(cell, {"run_id": None, "status": records.NO_ROOM})
+        return True
     except UserError as exc:  # its run could not start or resume: the others go on
         records.set_error(store, cell["id"], str(exc))
         failed.append({"run_id": cell["run_id"], "label": cell["label"], "error": str(exc)})
@@ -299,10 +309,12 @@ def run_experiment(
     cancel: Cancel | None = None,
     concurrency: int | None = None,
     on_cell: Callable[[JSONDict, JSONDict], None] | None = None,
+    load: LoadSettings | None = None,
 ) -> JSONDict:
     """Play every cell of experiment ``experiment_id`` that has not finished (see the module's
     doc): each model's runs in turn, the models' lanes (:func:`lanes`) at once on a database
-    file; ``on_cell(cell, summary)`` after each cell played. Returns ``{"experiment_id",
+    file, their models loaded with ``load`` (:func:`engine.runs.run`); ``on_cell(cell,
+    summary)`` after each cell played. Returns ``{"experiment_id",
     "status", "played", "failed"}``: ``status`` is the experiment's once done (``finished``,
     ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the runs being
     played are closed as cancelled."""
@@ -313,7 +325,9 @@ def run_experiment(
     found = lanes(cells)
     at_once = len(found) > 1 and store.path != ":memory:"
     cancel = cancel if cancel is not None or not at_once else Cancel()
-    options: dict[str, Any] = {"pool": pool, "cancel": cancel, "concurrency": concurrency}
+    options: dict[str, Any] = {
+        "pool": pool, "cancel": cancel, "concurrency": concurrency, "load": load
+    }  # fmt: skip
     report(progress, sum(tally.done), sum(tally.total), "starting", cells=len(cells))
     if at_once:
         played, failed = _at_once(store, cells, found, tally, progress, options, on_cell)

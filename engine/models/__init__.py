@@ -23,6 +23,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "backend": ["Backend", "ModelInfo", "backend", "default_concurrency"],
+        "load": ["LoadSettings"],
         "pool": ["ModelPool", "PooledModel", "default_pool"],
         "protocol": ["Capabilities", "ChatModel", "Generation", "ModelCrashed", "ModelError"],
         "scripted": ["ScriptedModel", "scripted_pool"],

@@ -24,9 +24,12 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from engine.models.protocol import Capabilities, ModelError
+
+if TYPE_CHECKING:
+    from engine.models.load import LoadSettings
 
 __all__ = [
     "BUILTIN",
@@ -85,17 +88,16 @@ class ModelInfo:
         :attr:`remote` answers whenever it is loaded)."""
         return {"answers": True, "models": [self.name], "error": ""}
 
-    def placement(self) -> dict[str, Any]:
-        """Where it would run if loaded now: ``{"device", "gpu_layers", "layers",
-        "gpu_memory", "gpu_note"}``; empty when that is not this machine's to say (a served
-        model)."""
+    def placement(self, load: LoadSettings | None = None) -> dict[str, Any]:
+        """Where it would run if loaded now with ``load``: ``{"device", "gpu_layers",
+        "layers", "gpu_memory", "gpu_note"}``; empty when that is not this machine's to say
+        (a served model)."""
         return {}
 
-    def slots(self, load: dict[str, Any] | None = None) -> dict[str, Any]:
-        """How many sequences it would decode at once if loaded now with the pool's load
-        settings ``load`` (``n_ctx``, ``slots``…), and why: ``{"slots", "slot_memory",
-        "slots_note"}`` (:mod:`engine.models.slots`); empty when that is not this machine's
-        to say (a served model)."""
+    def slots(self, load: LoadSettings | None = None) -> dict[str, Any]:
+        """How many sequences it would decode at once if loaded now with ``load``, and
+        why: ``{"slots", "slot_memory", "slots_note"}`` (:mod:`engine.models.slots`); empty
+        when that is not this machine's to say (a served model)."""
         return {}
 
     def as_dict(self) -> dict[str, Any]:
@@ -107,7 +109,8 @@ class Backend:
     """One kind of model.
 
     ``open(info, settings)`` gives a :class:`~engine.models.protocol.ChatModel` (``settings``:
-    the pool's load settings, ``n_ctx``, ``n_threads``…, which a backend may ignore);
+    the keywords of the lease's load settings, :meth:`engine.models.load.LoadSettings.kwargs`,
+    ``n_ctx``, ``n_threads``…, which a backend may ignore);
     ``footprint(info)`` the memory it takes on this machine, in bytes; ``capabilities(model)``
     what an opened model can do; ``from_entry(name, entry)`` reads a model the catalog
     remembered (``models.json``) back into its :class:`ModelInfo`.

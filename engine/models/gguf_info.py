@@ -7,10 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.models.backend import ModelInfo
 from engine.models.gguf import cached_info
+
+if TYPE_CHECKING:
+    from engine.models.load import LoadSettings
 
 
 def _size(n: int) -> str:
@@ -87,21 +90,20 @@ class GGUFInfo(ModelInfo):
             ("File", Path(self.path).name),
         ] + ([("Adapter", str(self.lora))] if self.lora else [])
 
-    def placement(self) -> dict[str, Any]:
-        """Where the file would load now (:func:`engine.models.hardware.placement`)."""
-        from engine.models.hardware import placement
+    def placement(self, load: LoadSettings | None = None) -> dict[str, Any]:
+        """Where the file would load now with ``load``
+        (:func:`engine.models.hardware.placement`)."""
+        from engine.models.hardware import ModelSettings, placement
 
-        return placement(self.path).as_dict()
+        return placement(self.path, ModelSettings.of(load)).as_dict()
 
-    def slots(self, load: dict[str, Any] | None = None) -> dict[str, Any]:
+    def slots(self, load: LoadSettings | None = None) -> dict[str, Any]:
         """The sequences it would decode at once if loaded now with ``load``
         (:func:`engine.models.slots.decide`)."""
         from engine.models.hardware import ModelSettings
         from engine.models.slots import decide
 
-        known = ModelSettings.__dataclass_fields__
-        settings = ModelSettings(**{k: v for k, v in (load or {}).items() if k in known})
-        return decide(self.path, settings.resolved()).as_dict()
+        return decide(self.path, ModelSettings.of(load).resolved()).as_dict()
 
     def as_dict(self) -> dict[str, Any]:
         return super().as_dict() | {"parameters_human": self.parameters_human}

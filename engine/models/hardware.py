@@ -1,15 +1,14 @@
 """What a model may use of this machine: its cores (physical ones, those this process may
 run on) and whether llama.cpp can offload to a GPU; and :class:`ModelSettings`, how a model is
-loaded, with ``None`` meaning "decide from this machine".
+loaded once this machine decided what its load settings
+(:class:`engine.models.load.LoadSettings`) leave open.
 
-GPU layers, the first given of: the model's own settings; :func:`force_gpu_layers` (the
-command line's ``--gpu-layers``); 0 when the ``gpu`` setting is ``cpu`` or the build cannot
-offload; else ``None``, and the model process offloads the layers that fit the GPU's free
-memory when it loads the model (:func:`engine.models.gpu.plan`).
+GPU layers: the load settings' (``--gpu-layers``); 0 when the ``gpu`` setting is ``cpu`` or
+the build cannot offload; else ``None``, and the model process offloads the layers that fit
+the GPU's free memory when it loads the model (:func:`engine.models.gpu.plan`).
 
-Slots (sequences the model process decodes at once), the first given of: the model's own
-settings; :func:`engine.models.slots.force_slots` (the command line's ``--slots``); else as
-many as the memory left for their KV caches holds, up to a cap (:mod:`engine.models.slots`).
+Slots (sequences the model process decodes at once): the load settings' (``--slots``); else
+as many as the memory left for their KV caches holds, up to a cap (:mod:`engine.models.slots`).
 :meth:`ModelSettings.for_model` decides them, in the parent, before the model process starts.
 """
 
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.models.gpu import Plan
+    from engine.models.load import LoadSettings
 
 
 @dataclass
@@ -42,13 +42,18 @@ class ModelSettings:
     #: llama.cpp's flash attention (None: the ``flash_attn`` setting, off by default).
     flash_attn: bool | None = None
 
+    @classmethod
+    def of(cls, load: LoadSettings | None) -> ModelSettings:
+        """The settings of a model loaded with ``load`` (None: the defaults)."""
+        from engine.models.load import LoadSettings
+
+        return cls(**(load or LoadSettings()).kwargs())
+
     def resolved(self) -> ModelSettings:
         """Threads decided; GPU layers decided unless the model process is to fit them to
         the GPU's free memory (``None``)."""
         threads = self.n_threads or physical_cores()
         layers = self.n_gpu_layers
-        if layers is None:
-            layers = _forced_layers
         if layers is None and (cpu_forced() or not gpu_offload_supported()):
             layers = 0
         flash = self.flash_attn
@@ -65,19 +70,6 @@ class ModelSettings:
         s = self.resolved()
         found = for_load(path, s)
         return dataclasses.replace(s, slots=found.checked(), slots_note=found.note)
-
-
-_forced_layers: int | None = None
-
-
-def force_gpu_layers(n: int | None) -> None:
-    """Load every model of this process whose settings leave its GPU layers automatic with
-    ``n`` of them on the GPU (0: the CPU only, -1: all); ``None`` puts back the automatic
-    choice."""
-    global _forced_layers
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < -1):
-        raise ValueError(f"the GPU layer count must be -1 (all) or more, not {n!r}")
-    _forced_layers = n
 
 
 def _flash_setting() -> str:
@@ -172,7 +164,7 @@ def gpu_offload_supported() -> bool:
 
 def placement(path: str | Path, settings: ModelSettings | None = None) -> Plan:
     """Where a local model loaded now with ``settings`` would go (the ``gpu`` setting and
-    ``--gpu-layers`` heeded; memory estimated from its header: :func:`engine.models.gpu.plan`)."""
+    the GPU layers heeded; memory estimated from its header: :func:`engine.models.gpu.plan`)."""
     from engine.models.gpu import Plan, devices, layer_bytes, plan
 
     s = (settings or ModelSettings()).resolved()

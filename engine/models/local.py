@@ -153,6 +153,7 @@ class LocalModel(ChatModel):
         n_gpu_layers: int | None = None,
         seed: int = 0,
         slots: int | None = None,
+        flash_attn: bool | None = None,
         **extra: Any,
     ) -> None:
         self.path = str(path)
@@ -160,8 +161,9 @@ class LocalModel(ChatModel):
         if not Path(self.path).is_file():
             raise ModelError(f"model file not found: {self.path}")
         self.settings = ModelSettings(  # slots decided here (engine.models.slots)
-            n_ctx, n_threads, n_gpu_layers, seed=seed, extra=extra, slots=slots
-        ).for_model(self.path)
+            n_ctx, n_threads, n_gpu_layers, seed=seed, extra=extra, slots=slots,
+            flash_attn=flash_attn,
+        ).for_model(self.path)  # fmt: skip
         self._ctx = mp.get_context("spawn")
         self._lock = threading.RLock()
         self._proc: mp.process.BaseProcess | None = None

@@ -1,8 +1,12 @@
 """The model pool: every model the engine uses is leased from here.
 
-* :meth:`ModelPool.lease` gives a model by catalog name (``None``: the default chat model),
-  loading it on first use; leases are reference-counted, so a doctor, a patient and a
-  solver may be one model or three different ones, all loaded at once.
+* :meth:`ModelPool.lease` gives a model by catalog name (``None``: the default chat model)
+  and load settings (:class:`~engine.models.load.LoadSettings`: context, threads, GPU
+  layers, slots, flash attention; laid over the pool's own, ``None``: the pool's), loading
+  it on first use; a model is one name loaded with one set of load settings, so two runs of
+  one process that load the same file differently each get theirs. Leases are
+  reference-counted, so a doctor, a patient and a solver may be one model or three
+  different ones, all loaded at once.
 * Models nobody holds stay loaded for the next lease while they fit under a memory bound
   (``max_bytes``); past it the least recently used idle model is closed. A held model is
   never closed.
@@ -39,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 
 from engine.models.backend import Backend, Capabilities, ModelInfo, backend
 from engine.models.cores import SharedCores
+from engine.models.load import LoadSettings
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream
 from engine.models.usage import Meter
 
 if TYPE_CHECKING:
     from engine.models.protocol import Generation, Message
 
-SettingsFor = Callable[[str], dict[str, Any]]
 Resolver = Callable[[str | None], ModelInfo]
 Observer = Callable[["PoolEvent"], None]
 
@@ -65,6 +69,7 @@ class _Entry:
     name: str
     info: ModelInfo
     backend: Backend
+    load: LoadSettings = field(default_factory=LoadSettings)
     model: Any = None
     capabilities: Capabilities = field(default_factory=Capabilities)
     refs: int = 0
@@ -77,6 +82,12 @@ class _Entry:
     last_used: float = field(default_factory=time.monotonic)
     load_lock: threading.Lock = field(default_factory=threading.Lock)
     load_s: float | None = None  # how long its last load took
+
+    @property
+    def key(self) -> str:
+        """The model among the pool's: its name, with its load settings when it has any."""
+        given = self.load.as_dict()
+        return self.name + (f" {given}" if given else "")
 
 
 def _cores() -> int:
@@ -100,8 +111,8 @@ def _catalog(name: str | None) -> ModelInfo:
 class ModelPool:
     """Loads models by name and lends them out; see the module docstring.
 
-    ``settings_for(name)`` gives the load settings of a model (``n_ctx``, ``n_threads``,
-    ``n_gpu_layers``…; default: a 4096-token context and automatic threads); ``max_bytes``
+    ``load`` are the load settings of a lease that gives none of its own (default: every
+    one left to its default, :mod:`engine.models.load`); ``max_bytes``
     bounds the memory of loaded models kept while idle (default: half of this machine's RAM);
     ``resolve(name)`` describes the model a name stands for (``None``: the default one;
     default: the catalog's lookup); ``machine_wide`` whether the cores are shared with the
@@ -112,17 +123,17 @@ class ModelPool:
 
     def __init__(
         self,
-        settings_for: SettingsFor | None = None,
+        load: LoadSettings | None = None,
         max_bytes: int | None = None,
         cores: int | None = None,
         resolve: Resolver | None = None,
         machine_wide: bool | None = None,
     ) -> None:
-        self.settings_for: SettingsFor = settings_for or (lambda name: {"n_ctx": 4096})
+        self.load = load or LoadSettings()
         self.resolve: Resolver = resolve or _catalog
         self.max_bytes = max_bytes if max_bytes is not None else _memory_bytes() // 2
         self.cores = cores or _cores()
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[tuple[str, LoadSettings], _Entry] = {}
         self._lock = threading.RLock()
         self._observers: list[Observer] = []
         self.machine = SharedCores(self._reshare, enabled=machine_wide)
@@ -142,16 +153,22 @@ class ModelPool:
 
     # -- leasing -------------------------------------------------------------------------
 
-    def acquire(self, name: str | None = None) -> PooledModel:
-        """A lease of the model called ``name`` (loaded, or restarted after a crash, as
-        needed; this blocks while it loads). Release it with ``close()``."""
+    def lending(self, load: LoadSettings | None) -> Lending:
+        """This pool lending its models loaded with ``load`` (over the pool's own)."""
+        return Lending(self, load or LoadSettings())
+
+    def acquire(self, name: str | None = None, load: LoadSettings | None = None) -> PooledModel:
+        """A lease of the model called ``name`` loaded with ``load`` laid over the pool's
+        load settings (loaded, or restarted after a crash, as needed; this blocks while it
+        loads). Release it with ``close()``."""
         info = self.resolve(name or None)
         kind = backend(info.backend)
+        settings = load.over(self.load) if load is not None else self.load
         with self._lock:
-            entry = self._entries.get(info.name)
+            entry = self._entries.get((info.name, settings))
             if entry is None:
-                entry = _Entry(info.name, info, kind, size=kind.footprint(info))
-                self._entries[info.name] = entry
+                entry = _Entry(info.name, info, kind, settings, size=kind.footprint(info))
+                self._entries[(info.name, settings)] = entry
             entry.refs += 1
             entry.last_used = time.monotonic()
         try:
@@ -162,9 +179,11 @@ class ModelPool:
         return PooledModel(self, entry)
 
     @contextlib.contextmanager
-    def lease(self, name: str | None = None) -> Iterator[PooledModel]:
+    def lease(
+        self, name: str | None = None, load: LoadSettings | None = None
+    ) -> Iterator[PooledModel]:
         """``with pool.lease(name) as model:`` — :meth:`acquire`, released on exit."""
-        model = self.acquire(name)
+        model = self.acquire(name, load)
         try:
             yield model
         finally:
@@ -176,7 +195,7 @@ class ModelPool:
             if model is not None and getattr(model, "alive", True):
                 return
             self._make_room(entry)
-            settings = dict(self.settings_for(entry.name))
+            settings = entry.load.kwargs()
             self._set_state(entry, "loading")
             started = time.perf_counter()
             try:
@@ -236,10 +255,15 @@ class ModelPool:
                     self._unload(entry)
 
     def restart(self, name: str) -> None:
-        """Start the model's process afresh (after a crash, say). Blocks while it loads."""
-        entry = self._entries.get(name)
-        if entry is None:
+        """Start the process of the model called ``name`` afresh (after a crash, say): of
+        each of its loads that crashed, else of each. Blocks while they load."""
+        found = [e for e in list(self._entries.values()) if e.name == name]
+        if not found:
             raise ModelError(f"{name} is not loaded")
+        for entry in [e for e in found if e.state == "crashed"] or found:
+            self._restart(entry)
+
+    def _restart(self, entry: _Entry) -> None:
         with entry.load_lock:
             if entry.model is not None:
                 with contextlib.suppress(Exception):
@@ -262,7 +286,7 @@ class ModelPool:
             entry.busy += 1
             entry.last_used = time.monotonic()
             if entry.busy == 1 and entry.capabilities.shares_cores:
-                self.machine.start(entry.name, getattr(entry.model, "pid", None))
+                self.machine.start(entry.key, getattr(entry.model, "pid", None))
             self._share_cores()
         if entry.busy == 1:
             self._emit("busy", entry.name)
@@ -273,7 +297,7 @@ class ModelPool:
             with self._lock:
                 entry.busy -= 1
                 if entry.busy == 0:
-                    self.machine.stop(entry.name)
+                    self.machine.stop(entry.key)
                 self._share_cores()
             if entry.busy == 0 and entry.state == "ready":
                 self._emit("idle", entry.name)
@@ -314,11 +338,13 @@ class ModelPool:
     # -- what the app shows ------------------------------------------------------------------
 
     def status(self) -> list[dict[str, Any]]:
-        """Every model the pool knows: name, state, leases, whether working, threads, size."""
+        """Every model the pool knows: name, load settings, state, leases, whether working,
+        threads, size."""
         with self._lock:
             return [
                 {
                     "name": e.name,
+                    "load": e.load.as_dict(),
                     "state": e.state,
                     "error": e.error,
                     "leases": e.refs,
@@ -330,8 +356,41 @@ class ModelPool:
             ]
 
     def state(self, name: str) -> str:
-        entry = self._entries.get(name)
-        return entry.state if entry is not None else "unloaded"
+        """The state of the model called ``name``: of its load with a process, if any."""
+        found = [e for e in list(self._entries.values()) if e.name == name]
+        running = [e for e in found if e.model is not None or e.state == "loading"]
+        return (running or found)[0].state if found else "unloaded"
+
+
+class Lending:
+    """A pool that lends its models loaded with given load settings, laid over the pool's:
+    what a run's job leases through (:func:`engine.runs.run`), so that the models a run
+    loads load as the run says. Anything else is the pool's."""
+
+    def __init__(self, pool: ModelPool, load: LoadSettings) -> None:
+        self.pool = pool
+        self.load = load.over(pool.load)
+
+    def lending(self, load: LoadSettings | None) -> Lending:
+        """This pool lending with ``load`` laid over these load settings."""
+        return Lending(self.pool, (load or LoadSettings()).over(self.load))
+
+    def acquire(self, name: str | None = None, load: LoadSettings | None = None) -> PooledModel:
+        """:meth:`ModelPool.acquire` with these load settings (``load`` laid over them)."""
+        return self.pool.acquire(name, load.over(self.load) if load is not None else self.load)
+
+    @contextlib.contextmanager
+    def lease(
+        self, name: str | None = None, load: LoadSettings | None = None
+    ) -> Iterator[PooledModel]:
+        model = self.acquire(name, load)
+        try:
+            yield model
+        finally:
+            model.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
 
 
 class PooledModel(ChatModel):
@@ -346,6 +405,11 @@ class PooledModel(ChatModel):
         self._released = False
         self.name = entry.name
         self.meter = Meter()
+
+    @property
+    def load(self) -> LoadSettings:
+        """The load settings the model was loaded with (those left to their default unset)."""
+        return self._entry.load
 
     @property
     def load_seconds(self) -> float | None:
@@ -436,7 +500,7 @@ class PooledModel(ChatModel):
 
     def restart(self) -> None:
         """Restart the model's process (after a crash)."""
-        self._pool.restart(self.name)
+        self._pool._restart(self._entry)
 
     def close(self) -> None:
         """End this lease (once); the pool decides when the model itself is closed."""

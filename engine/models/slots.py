@@ -16,8 +16,8 @@ would take holds, up to a cap:
   to there (llama.cpp's batched-bench: 5.8× at 16 sequences on a 7B model), and a run rarely
   keeps more items in flight.
 
-A number set by the user (the model settings' ``slots``, or ``--slots N`` through
-:func:`force_slots`) is taken as it is when it fits, reduced to what fits otherwise (said in
+A number set by the user (the load settings' ``slots``, :class:`engine.models.load.LoadSettings`:
+``--slots N``, the app's Models panel) is taken as it is when it fits, reduced to what fits otherwise (said in
 the note); when not even one slot fits, the model is refused in one line (lower its context).
 
 >>> decide("SmolLM2-135M-Instruct.Q4_1.gguf", ModelSettings().resolved()).note  # doctest: +SKIP
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 CPU_CAP = 8  # slots at most on a CPU (see the module docstring)
 GPU_CAP = 16  # slots at most with every layer on a GPU
-MAX_SLOTS = 64  # the most a user may ask for
 RAM_MARGIN = 512 << 20  # memory left to the rest of the machine
 
 
@@ -115,17 +114,7 @@ def fit_slots(
     return Slots(fits, slot_bytes, f"{fits} slots: as many as fit ({each}; {free})")
 
 
-_forced: int | None = None
 _told: list[Callable[[str], None]] = []  # who hears of slots reduced at load
-
-
-def force_slots(n: int | None) -> None:
-    """Load every model of this process whose settings leave its slots automatic with
-    ``n`` of them (``--slots N``); ``None`` puts back the automatic choice."""
-    global _forced
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SLOTS):
-        raise ValueError(f"the slots must be 1 to {MAX_SLOTS}, not {n!r}")
-    _forced = n
 
 
 def tell_reduced(listener: Callable[[str], None]) -> None:
@@ -168,7 +157,7 @@ def decide(
     cached_info(path)  # a file that is not a model: one line (BadModelFile)
     shape = kv_shape(path)
     one = shape.slot_bytes(settings.n_ctx)
-    requested = settings.slots if settings.slots is not None else _forced
+    requested = settings.slots
     if found is None:
         found = [] if settings.n_gpu_layers == 0 else gpu.devices()
     if found and settings.n_gpu_layers != 0:

@@ -364,7 +364,7 @@ class CompareScreen(QWidget):
         self.progress.started(0, "Comparing…")
         self.job = self.ctx.jobs.start(
             fn,
-            self.ctx.host.pool,
+            self.ctx.host.lending(),
             *args,
             on_progress=self._progress,
             on_event=self._run_ended,

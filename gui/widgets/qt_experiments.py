@@ -234,7 +234,7 @@ class ExperimentsScreen(QWidget):
         self.progress.started(0, f"Experiment #{e['id']}…")
         self.job = self.ctx.jobs.start(
             _play,
-            self.ctx.host.pool,
+            self.ctx.host.lending(),
             e["id"],
             on_progress=self._progress,
             on_done=lambda result: self.ctx.status(

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.models.checks import problems
-from engine.models.slots import MAX_SLOTS
+from engine.models.load import MAX_SLOTS
 from gui.models import set_setting
 from gui.widgets.common import (
     AppContext,
@@ -143,10 +143,10 @@ class ModelsScreen(QWidget):
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(8)
         settings = self.ctx.host.load_settings()
-        self.n_ctx = spin_box(512, 131072, settings["n_ctx"], suffix=" tokens")
+        self.n_ctx = spin_box(512, 131072, settings.context, suffix=" tokens")
         self.n_ctx.setSingleStep(1024)
-        self.threads = spin_box(0, 256, settings["n_threads"] or 0, special="Automatic")
-        layers = settings["n_gpu_layers"]
+        self.threads = spin_box(0, 256, settings.threads or 0, special="Automatic")
+        layers = settings.gpu_layers
         self.gpu = spin_box(
             -2,
             999,
@@ -159,7 +159,7 @@ class ModelsScreen(QWidget):
         self.slots = spin_box(
             0,
             MAX_SLOTS,
-            settings["slots"] or 0,
+            settings.slots or 0,
             special="Automatic",
             tip="Sequences the model decodes at once, each with the whole context: runs keep "
             "that many items in flight. Automatic: as many as the free memory holds (each "

@@ -353,7 +353,7 @@ class TrainScreen(QWidget):
 
         self.result.setText("Evaluating…")
         self.evaluation = self.ctx.jobs.start(
-            evaluate_job, row["id"], dataset, self.ctx.host.pool, on_done=shown, on_progress=progress,
+            evaluate_job, row["id"], dataset, self.ctx.host.lending(), on_done=shown, on_progress=progress,
             on_error=lambda e: show_error(self, e, self.ctx), on_ended=ended,
         )  # fmt: skip
         self.evaluate.setEnabled(False)

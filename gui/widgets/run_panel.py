@@ -457,7 +457,7 @@ def _run_job(
 
     if resume is None:
         given = prepare(job, given)
-    options = {"pool": host.pool, "progress": job.progress, "cancel": job.cancel,
+    options = {"pool": host.lending(), "progress": job.progress, "cancel": job.cancel,
                "concurrency": at_once}  # fmt: skip
     if trials == 1:
         return run(job.store, activity_id, dataset, given, resume=resume, **options)
