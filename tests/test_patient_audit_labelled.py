@@ -161,3 +161,20 @@ def test_patient_audit_labelled_table_in_the_report_and_the_cli(store, scripted_
     assert "I'm sorry for any harm or injury." in out.output
     wrong = CliRunner().invoke(cli, ["--db", db_path, "consult", "audit", "999"])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
+
+
+def test_patient_audit_labelled_voice_rules_guard_the_grounded_patient():
+    """The grounded patient shows no reply the audit reads out of voice: a third-person or
+    apologising reply is replaced by the fact read out in the patient's voice."""
+    from engine.consult.patient import Patient
+
+    case = Case(
+        "v",
+        [Fact("Demographics", "35-year-old female"), Fact("Symptoms", "Double vision")],
+        "I see double.",
+        Task(diagnosis="myasthenia gravis"),
+    )
+    for said in ("The patient is a 35-year-old female.", "I'm sorry for any harm or injury."):
+        model = ScriptedModel("patient", replies=[said, said])
+        reply = Patient(case, model, match="bm25").reply("How old are you?")
+        assert reply.source == "guard" and reply.text == "I'm a 35-year-old female.", said

@@ -241,24 +241,28 @@ def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
 
 def person_audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
     """The audit shown to a person after a consultation: :func:`audit`, the replies that
-    contradict a fact (:func:`contradicting`), and how the grounded patient's replies were
-    made (``patient_sources``: said as the model said them, asked again, the facts read out,
-    not known)."""
+    contradict a fact (:func:`contradicting`), how the grounded patient's replies were made
+    (``patient_sources``: said as the model said them, asked again, the facts read out, not
+    known) and each requirement with an example (``requirements``: :func:`tally`)."""
     sources: dict[str, int] = {}
     for t in turns:
         extra = t.get("extra") or {}
         if t.get("role") == "patient" and extra.get("kind") == "reply":
             source = str(extra.get("source") or "model")
             sources[source] = sources.get(source, 0) + 1
-    return {**audit(case, turns), **contradicting(case, turns), "patient_sources": sources}
+    return {
+        **audit(case, turns),
+        **contradicting(case, turns),
+        "patient_sources": sources,
+        "requirements": tally(readings(case, turns)),
+    }
 
 
 def audit_lines(found: JSONDict) -> list[str]:
     """:func:`person_audit`'s findings as lines for a person to read."""
     replies = int(found.get("patient_replies") or 0)
-    statements = int(found.get("patient_statements") or 0)
     if not replies:
-        return ["The patient said nothing to audit (no reply beyond “I don't know”)."]
+        return ["The patient said nothing to audit."]
 
     def share(value: object, of: int) -> str:
         n = round(float(value or 0) * of)
@@ -266,12 +270,11 @@ def audit_lines(found: JSONDict) -> list[str]:
 
     lines = [
         f"Replies contradicting a fact of the case: {share(found['patient_contradicting'], replies)}",
-        f"Statements matching no fact (word overlap, possibly made up): "
-        f"{share(found['patient_unsupported'], statements)}",
-        f"Replies not in a patient's voice: {share(found['patient_off_voice'], replies)}",
     ]
     for c in found.get("contradictions") or []:
         lines.append(f"  reply {c['turn']}: “{c['said']}” against {c['key']}: {c['value']}")
+    if found.get("requirements"):
+        lines += tally_lines(found["requirements"])
     sources = found.get("patient_sources") or {}
     changed = [
         f"{sources[s]} {label}"
