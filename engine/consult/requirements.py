@@ -230,25 +230,26 @@ def honesty(case: Case, question: str, reply: str, matched: Sequence[int] = ()) 
     return "ok"
 
 
+#: Where a clause lists several things ("I don't smoke or drink"): each is read apart.
+_ITEMS = re.compile(r",|\b(?:or|and|nor)\b", re.IGNORECASE)
+
+
 def _whole(c: Contradiction, case: Case, reply: str, question: str) -> bool:
     """Whether the reply's words against a fact are about the fact's whole thing: each
-    word denied with the contradicting one (in its clause, or the words of the yes-no
-    question a bare "No" answers) or stated with it is a word of the fact ("No chest pain"
-    does not deny "abdominal pain")."""
-    from engine.consult.contradict import CLAUSE, YES_NO_ANSWER, YES_NO_QUESTION, polarity, terms
+    word of the item the contradicting word is in (an item of a clause, or of the yes-no
+    question a bare "No" answers) is a word of the fact ("No chest pain" does not deny
+    "abdominal pain"; "I don't smoke or drink" denies "Smokes")."""
+    from engine.consult.contradict import CLAUSE, YES_NO_ANSWER, YES_NO_QUESTION, terms
 
     language = case.language
     fact = case.facts[c.index]
     own = terms(f"{fact.key} {fact.value} {lay_words(fact.value)}", language)
     word = terms(c.said.removeprefix("not "), language)
-    groups = []
-    for clause in CLAUSE.split(reply):
-        stated, denied = polarity(clause, language)
-        groups += [stated, denied]
-    answer = YES_NO_ANSWER.match(reply)
-    if answer and YES_NO_QUESTION.match(question):
-        groups.append(terms(question, language))
-    return any(word & g and g <= own for g in groups)
+    texts = CLAUSE.split(reply)
+    if YES_NO_ANSWER.match(reply) and YES_NO_QUESTION.match(question):
+        texts.append(question)
+    items = [terms(item, language) for text in texts for item in _ITEMS.split(text)]
+    return any(word & item and item <= own for item in items)
 
 
 def _made_up(case: Case, reply: str) -> bool:
