@@ -161,6 +161,9 @@ def test_patient_audit_labelled_table_in_the_report_and_the_cli(store, scripted_
     assert "I'm sorry for any harm or injury." in out.output
     wrong = CliRunner().invoke(cli, ["--db", db_path, "consult", "audit", "999"])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
+    store.delete_dataset(cases)  # the run stays; its replies can no longer be read
+    assert run_audit(store, run_id)["replies"] == 0
+    assert "The patient audited" not in render(build_report(store, [run_id]), "text")
 
 
 def test_patient_audit_labelled_voice_rules_guard_the_grounded_patient():

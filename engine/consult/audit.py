@@ -169,18 +169,20 @@ def tally(read: Sequence[JSONDict]) -> JSONDict:
 
 
 def run_audit(store: Store, run_id: int) -> JSONDict:
-    """:func:`tally` of every reply of a consultation run's patient."""
-    from engine.consult.cases import load_cases
+    """:func:`tally` of every reply of a consultation run's patient (none when its cases
+    were deleted since: the replies cannot be read against them)."""
+    from engine.consult.cases import Case
 
     run = store.run(run_id)
     turns: dict[str, list[JSONDict]] = {}
     for t in store.turns(run_id):
         turns.setdefault(str(t["item_key"]), []).append(t)
+    items = store.items_by_key(str(run["dataset"])) or {}
     read = [
         r
-        for case in load_cases(store, str(run["dataset"]))
-        if case.id in turns
-        for r in readings(case, turns[case.id])
+        for key, item in items.items()
+        if key in turns
+        for r in readings(Case.from_dict(item), turns[key])
     ]
     return tally(read)
 

@@ -83,6 +83,8 @@ def _patient_audit(store: Store, runs: list[RunData]) -> Table | None:
             continue
         patient = f"{settings.get('patient_model') or settings.get('patient')} ({settings.get('patient_mode')})"
         found = run_audit(store, r.id)
+        if not found["replies"]:  # no reply, or its cases deleted since
+            continue
         for n, (category, c) in enumerate(found["categories"].items()):
             e = c["example"]
             run = [f"#{r.id}", patient, r.label, s.get("leakage")] if n == 0 else [""] * 4
