@@ -70,7 +70,11 @@ def test_patient_audit_labelled_breaks_of_the_issue_are_found():
     """The replies a reader saw as nonsense while the audit said 0%, and variants."""
     woman = Case(
         "w",
-        [Fact("Demographics", "35-year-old woman"), Fact("Symptoms", "Double vision for 1 month")],
+        [
+            Fact("Demographics", "35-year-old woman"),
+            Fact("Symptoms", "Double vision for 1 month"),
+            Fact("Pain", "Abdominal pain since Monday"),
+        ],
         "I see double.",
         Task(diagnosis="myasthenia gravis"),
     )
@@ -95,6 +99,9 @@ def test_patient_audit_labelled_breaks_of_the_issue_are_found():
         ("Do you have double vision?", "No."): "denied",
         ("Any chest pain?", "No, I don't have any chest pain."): "ok",
         ("Anything else?", "I also have a rash on my legs."): "made_up",
+        ("Have you had any chest pain?", "Yes, I have had chest pain."): "made_up",
+        ("Do you have double vision?", "Yes, I do."): "ok",
+        ("Do you smoke or see double?", "Yes."): "ok",
         ("How old are you?", "I'm 35."): "ok",
     }
     for (question, reply), kind in asked.items():

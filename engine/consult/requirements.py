@@ -225,9 +225,29 @@ def honesty(case: Case, question: str, reply: str, matched: Sequence[int] = ()) 
     unknown = UNKNOWN_PHRASES.get(case.language, UNKNOWN_PHRASES["en"])
     if (unknown in reply or _UNSURE.search(reply)) and _asks_known(question, case.facts, matched):
         return "denied"
-    if _made_up(case, reply.replace(unknown, " ")):
+    if _made_up(case, reply.replace(unknown, " ")) or _yes_to_nothing(case, question, reply):
         return "made_up"
     return "ok"
+
+
+def _yes_to_nothing(case: Case, question: str, reply: str) -> bool:
+    """Whether ``reply`` says yes to a question about something no fact of the case (nor
+    the opening request) holds: "Yes, I have had chest pain." when the case says nothing of
+    chest pain. Each thing an "or" question asks is read apart ("Do you smoke or drink?");
+    the sex is the contradiction check's."""
+    from engine.consult.contradict import YES_NO_ANSWER, YES_NO_QUESTION, terms
+
+    answer = YES_NO_ANSWER.match(reply)
+    if not answer or not answer.group(1).lower().startswith("y"):
+        return False
+    if not YES_NO_QUESTION.match(question) or _SEX_QUESTION.search(question):
+        return False
+    language = case.language
+    texts = [f"{f.key} {f.value} {lay_words(f.value)}" for f in case.facts]
+    held = [terms(t, language) for t in [*texts, case.initial_request]]
+    asked = [terms(item, language) for item in re.split(r"\bor\b", question)]
+    asked = [a for a in asked if a]
+    return bool(asked) and not any(a <= h for a in asked for h in held)
 
 
 #: Where a clause lists several things ("I don't smoke or drink"): each is read apart.
