@@ -4,8 +4,8 @@ its voice, by rules (no model), as a reader labels it:
 * **honesty** — ``contradiction`` (a sex, age, duration or measurement other than the
   case's, or a symptom the case denies stated), ``denied`` (a fact the case states said not
   to be so, or said not to be known when the question asks for it), ``made_up`` (a symptom
-  or detail the case does not hold: a statement whose content words no fact covers, a number
-  no fact gives);
+  or detail the case does not hold: a statement whose content words no fact covers, a "yes"
+  to a question about something no fact holds);
 * **strictness** — ``unasked`` (a fact of the case told that the question did not ask about
   and the opening request had not said);
 * **colloquialism** — ``jargon`` (a clinical term a patient would not use: "diplopia",
