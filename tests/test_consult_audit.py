@@ -1,16 +1,13 @@
 """The patient audited: statements that match no fact of the case (word overlap, labelled
 so), replies out of a patient's voice (an assistant's refusal, the doctor's words), from fixed
-turns and from a scripted consultation run; the report's table names who played the patient."""
+turns (a scripted run and the report's table: tests/test_patient_audit_labelled.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.consult.audit import audit, off_voice, statements
-from engine.consult.cases import Case, Fact, Task, ensure_sample
-from engine.consult.run import run_consult
-from engine.models.scripted import ScriptedModel
-from engine.reports import build_report, render
+from engine.consult.cases import Case, Fact, Task
 
 CASE = Case(
     "c",
@@ -44,6 +41,9 @@ def test_statements_are_checked_against_the_facts():
         "patient_statements": 0,
         "patient_unsupported": None,
         "patient_replies": 0,
+        "patient_dishonest": None,
+        "patient_unasked": None,
+        "patient_jargon": None,
         "patient_off_voice": None,
     }
 
@@ -61,26 +61,3 @@ def test_voice_and_sentences_in_chinese_and_english():
     )
     found = audit(zh, [reply(1, "我体温38.5度，已经三天了。我家的猫很可爱。")])
     assert found["patient_statements"] == 2 and found["patient_unsupported"] == 0.5
-
-
-def test_a_run_audits_its_patient_and_the_report_says_who_played_it(store, scripted_pool):
-    cases = ensure_sample(store)
-    pool = scripted_pool(
-        ScriptedModel(
-            "patient", replies="I'm sorry, but I'm unable to provide medical information."
-        ),
-        ScriptedModel("solver", replies="B"),
-    )
-    summary = run_consult(
-        store,
-        cases,
-        "oracle-direct",
-        limit=1,
-        max_turns=2,
-        pool=pool,
-        patient="patient",
-        solver="solver",
-    )
-    assert summary["patient_off_voice"] == 100.0 and summary["patient_unsupported"] is None
-    text = render(build_report(store, [summary["run_id"]]), "text")
-    assert "The patient audited" in text and "patient (paper)" in text

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.consult.text import UNKNOWN_PHRASES, content_words, lay_words
 
 if TYPE_CHECKING:
     from engine.consult.cases import Case
+    from engine.store import Store
     from engine.types import JSONDict
 
 #: The share of a statement's content words a fact must cover for the statement to be
@@ -30,24 +32,15 @@ SUPPORT = 0.3
 #: A sentence ends at Chinese punctuation, at Latin punctuation before a space or the end
 #: (not inside "38.5"), or at a line break.
 _SENTENCES = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)|\n+")
-#: Phrases that are not a patient's: an assistant's (a refusal included) or a doctor's
-#: (lower case).
-OFF_VOICE = (
-    "as an ai", "language model", "i am an ai", "i'm an ai", "as a doctor", "your diagnosis",
-    "i recommend", "i would recommend", "you should see", "your symptoms", "doctor:", "patient:",
-    "unable to provide", "can't provide", "cannot provide", "not able to provide",
-    "unable to assist", "can't assist", "cannot assist", "can't help with", "here to help you",
-    "how can i help", "how can i assist", "an assistant", "record assistant",
-    "sorry for any confusion", "sorry for any misunderstanding",
-    "作为ai", "作为一个ai", "语言模型", "我建议您", "无法提供", "en tant qu'ia",
-    "je vous recommande", "je ne peux pas fournir",
-)  # fmt: skip
 
 
 def off_voice(reply: str) -> bool:
-    """Whether a reply speaks as an assistant or as the doctor, not as the patient."""
-    low = reply.lower()
-    return any(p in low for p in OFF_VOICE)
+    """Whether a reply is not in a patient's voice
+    (:func:`engine.consult.requirements.voice`: an assistant's, a doctor's, a record's, in
+    the third person, a refusal, an apology)."""
+    from engine.consult.requirements import voice
+
+    return voice(reply) != "ok"
 
 
 def statements(text: str) -> list[str]:
@@ -55,7 +48,8 @@ def statements(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
 
-def _fact_words(text: str, language: str) -> frozenset[str]:
+@lru_cache(maxsize=4096)
+def fact_words(text: str, language: str) -> frozenset[str]:
     """The content words of a fact and of the everyday words a patient says it in
     ("dysuria": "pain when peeing"; "non-smoker": "smoke")."""
     from engine.consult.contradict import SAME
@@ -75,38 +69,144 @@ def supported(sentence: str, facts: Sequence[frozenset[str]], language: str) -> 
     return any(len(words & f) / len(words) >= SUPPORT for f in facts)
 
 
-def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
-    """The audit of one consultation's patient: statements, the share unsupported by the
-    case's facts, replies, the share not in a patient's voice (fractions 0–1; none without
-    replies)."""
-    language = case.language
-    facts = [_fact_words(f"{f.key} {f.value}", language) for f in case.facts]
-    facts.append(_fact_words(case.initial_request, language))
-    unknown = UNKNOWN_PHRASES.get(language, UNKNOWN_PHRASES["en"])
-    replies = [
-        str(t.get("text") or "")
+#: The share of a consultation's replies that break each requirement
+#: (:data:`engine.consult.requirements.CATEGORIES`), by the key it is stored under.
+SHARES = {
+    "honesty": "patient_dishonest",
+    "strictness": "patient_unasked",
+    "colloquialism": "patient_jargon",
+    "voice": "patient_off_voice",
+}
+#: How a person reads each requirement broken.
+BROKEN = {
+    "honesty": "not honest",
+    "strictness": "told a fact unasked",
+    "colloquialism": "in medical jargon",
+    "voice": "not in a patient's voice",
+}
+
+
+def readings(case: Case, turns: Sequence[JSONDict]) -> list[JSONDict]:
+    """Each reply of the patient (the opening request left out), with the question it
+    answers and how it reads against each requirement
+    (:func:`engine.consult.requirements.read_reply`)."""
+    from engine.consult.requirements import read_reply
+
+    questions = {
+        int(t.get("turn") or 0): str(t.get("text") or "")
         for t in turns
-        if t.get("role") == "patient" and int(t.get("turn") or 0) > 0
-    ]
-    # "I don't know" (a whole reply, or one part's answer of a two-part question) states nothing
-    replies = [r.replace(unknown, " ").strip() for r in replies]
-    replies = [r for r in replies if r]
-    verdicts = [  # a reply out of voice states nothing of the patient's
+        if t.get("role") == "doctor" and (t.get("extra") or {}).get("kind") in (None, "question")
+    }
+    out = []
+    for t in turns:
+        turn, text = int(t.get("turn") or 0), str(t.get("text") or "").strip()
+        if t.get("role") != "patient" or turn <= 0 or not text:
+            continue
+        matched = [int(m["index"]) for m in (t.get("extra") or {}).get("facts") or []]
+        question = questions.get(turn, "")
+        read = read_reply(case, question, text, matched)
+        out.append({"case": case.id, "turn": turn, "question": question, "text": text, **read})
+    return out
+
+
+def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+    """The audit of one consultation's patient: its replies and the share of them that
+    break each requirement (:data:`SHARES`), and its statements and the share that no fact
+    of the case supports by word overlap (fractions 0–1; none without replies)."""
+    language = case.language
+    facts = [fact_words(f"{f.key} {f.value}", language) for f in case.facts]
+    facts.append(fact_words(case.initial_request, language))
+    unknown = UNKNOWN_PHRASES.get(language, UNKNOWN_PHRASES["en"])
+    read = readings(case, turns)
+    verdicts = [  # "I don't know" (a whole reply, or one part's answer) states nothing
         found
-        for r in replies
-        if not off_voice(r)
-        for s in statements(r)
+        for r in read
+        if r["voice"] == "ok"
+        for s in statements(r["text"].replace(unknown, " "))
         if (found := supported(s, facts, language)) is not None
     ]
-    off = [r for r in replies if off_voice(r)]
+    n = len(read)
+    shares = {
+        key: round(sum(r[c] != "ok" for r in read) / n, 4) if n else None
+        for c, key in SHARES.items()
+    }
     return {
         "patient_statements": len(verdicts),
         "patient_unsupported": (
             round(verdicts.count(False) / len(verdicts), 4) if verdicts else None
         ),
-        "patient_replies": len(replies),
-        "patient_off_voice": round(len(off) / len(replies), 4) if replies else None,
+        "patient_replies": n,
+        **shares,
     }
+
+
+def tally(read: Sequence[JSONDict]) -> JSONDict:
+    """Replies read (:func:`readings`, of one consultation or many) summed up per
+    requirement: how many break it, the share, how many of each kind, and one reply that
+    breaks it (of its most common kind) as the example."""
+    from engine.consult.requirements import CATEGORIES
+
+    out: JSONDict = {"replies": len(read), "categories": {}}
+    for category in CATEGORIES:
+        broken = [r for r in read if r[category] != "ok"]
+        kinds: dict[str, int] = {}
+        for r in broken:
+            kinds[r[category]] = kinds.get(r[category], 0) + 1
+        kinds = dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
+        first = next((r for r in broken if r[category] == next(iter(kinds))), None)
+        out["categories"][category] = {
+            "broken": len(broken),
+            "share": round(100 * len(broken) / len(read), 1) if read else None,
+            "kinds": kinds,
+            "example": (
+                {k: first[k] for k in ("case", "turn", "question", "text")}
+                | {"kind": first[category]}
+                if first
+                else None
+            ),
+        }
+    return out
+
+
+def run_audit(store: Store, run_id: int) -> JSONDict:
+    """:func:`tally` of every reply of a consultation run's patient (none when its cases
+    were deleted since: the replies cannot be read against them)."""
+    from engine.consult.cases import Case
+
+    run = store.run(run_id)
+    turns: dict[str, list[JSONDict]] = {}
+    for t in store.turns(run_id):
+        turns.setdefault(str(t["item_key"]), []).append(t)
+    items = store.items_by_key(str(run["dataset"])) or {}
+    read = [
+        r
+        for key, item in items.items()
+        if key in turns
+        for r in readings(Case.from_dict(item), turns[key])
+    ]
+    return tally(read)
+
+
+def tally_lines(found: JSONDict) -> list[str]:
+    """:func:`tally`'s findings as lines for a person: per requirement, the replies that
+    break it, its kinds and one example."""
+    from engine.consult.requirements import CATEGORIES
+
+    n = int(found.get("replies") or 0)
+    lines = []
+    for category, kinds in CATEGORIES.items():
+        c = found["categories"][category]
+        how = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["kinds"].items())
+        lines.append(
+            f"{category.capitalize()}: {c['broken']} of {n} replies"
+            + (f" ({c['share']:.0f}%)" if n else "")
+            + f" {BROKEN[category]}"
+            + (f": {how}" if how and len(kinds) > 1 else "")
+        )
+        if c["example"]:
+            e = c["example"]
+            lines.append(f"  e.g. {e['case']} reply {e['turn']}: “{e['text']}”")
+    return lines
 
 
 def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
@@ -143,24 +243,28 @@ def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
 
 def person_audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
     """The audit shown to a person after a consultation: :func:`audit`, the replies that
-    contradict a fact (:func:`contradicting`), and how the grounded patient's replies were
-    made (``patient_sources``: said as the model said them, asked again, the facts read out,
-    not known)."""
+    contradict a fact (:func:`contradicting`), how the grounded patient's replies were made
+    (``patient_sources``: said as the model said them, asked again, the facts read out, not
+    known) and each requirement with an example (``requirements``: :func:`tally`)."""
     sources: dict[str, int] = {}
     for t in turns:
         extra = t.get("extra") or {}
         if t.get("role") == "patient" and extra.get("kind") == "reply":
             source = str(extra.get("source") or "model")
             sources[source] = sources.get(source, 0) + 1
-    return {**audit(case, turns), **contradicting(case, turns), "patient_sources": sources}
+    return {
+        **audit(case, turns),
+        **contradicting(case, turns),
+        "patient_sources": sources,
+        "requirements": tally(readings(case, turns)),
+    }
 
 
 def audit_lines(found: JSONDict) -> list[str]:
     """:func:`person_audit`'s findings as lines for a person to read."""
     replies = int(found.get("patient_replies") or 0)
-    statements = int(found.get("patient_statements") or 0)
     if not replies:
-        return ["The patient said nothing to audit (no reply beyond “I don't know”)."]
+        return ["The patient said nothing to audit."]
 
     def share(value: object, of: int) -> str:
         n = round(float(value or 0) * of)
@@ -168,12 +272,11 @@ def audit_lines(found: JSONDict) -> list[str]:
 
     lines = [
         f"Replies contradicting a fact of the case: {share(found['patient_contradicting'], replies)}",
-        f"Statements matching no fact (word overlap, possibly made up): "
-        f"{share(found['patient_unsupported'], statements)}",
-        f"Replies not in a patient's voice: {share(found['patient_off_voice'], replies)}",
     ]
     for c in found.get("contradictions") or []:
         lines.append(f"  reply {c['turn']}: “{c['said']}” against {c['key']}: {c['value']}")
+    if found.get("requirements"):
+        lines += tally_lines(found["requirements"])
     sources = found.get("patient_sources") or {}
     changed = [
         f"{sources[s]} {label}"

@@ -499,3 +499,27 @@ def _add_data_commands() -> None:
 
 
 _add_data_commands()
+
+
+@consult.command("audit")
+@click.argument("run_id", type=int)
+@json_option
+@pass_app
+def consult_audit(app: AppContext, run_id: int, as_json: bool) -> None:
+    """The patient of a consultation run audited: per requirement of the paper's patient
+    (honest, strict, everyday words, a patient's voice) the share of its replies that break
+    it, how, and one reply that does."""
+    from engine.consult.audit import run_audit, tally_lines
+
+    run = app.store.run(run_id)
+    if run.get("activity") != "consult":
+        raise click.ClickException(f"run {run_id} is not a consultation run")
+    found = run_audit(app.store, run_id)
+    if as_json:
+        echo_json(found)
+        return
+    settings = run.get("settings") or {}
+    patient = settings.get("patient_model") or settings.get("patient")
+    click.echo(f"run {run_id}: {patient} as the patient ({settings.get('patient_mode')} mode)")
+    for line in tally_lines(found):
+        click.echo(visible(line))

@@ -56,7 +56,7 @@ SEX_WORDS = {
     **dict.fromkeys(("female", "woman", "girl", "lady"), "female"),
     **dict.fromkeys(("male", "man", "boy", "gentleman"), "male"),
 }
-_SEX = re.compile(r"\b(" + "|".join(SEX_WORDS) + r")\b", re.IGNORECASE)
+SEX = re.compile(r"\b(" + "|".join(SEX_WORDS) + r")\b", re.IGNORECASE)
 #: What comes before a sex word that describes the patient ("I'm a 35-year-old male", "my
 #: baby is a girl"), in the same sentence; "a man at work" describes someone else.
 _SELF = re.compile(r"\bI(?:'m|’m| am| was)\b|\b(?:as|is|was) an?\b|\bold\b", re.IGNORECASE)
@@ -70,7 +70,7 @@ def case_sex(facts: Sequence[Fact]) -> tuple[str, int] | None:
 
     def found(indices: list[int]) -> tuple[str, int] | None:
         for i in indices:
-            sexes = {SEX_WORDS[w.lower()] for w in _SEX.findall(facts[i].value)}
+            sexes = {SEX_WORDS[w.lower()] for w in SEX.findall(facts[i].value)}
             if len(sexes) == 1:
                 return sexes.pop(), i
         return None
@@ -86,9 +86,9 @@ def _sex_contradictions(reply: str, facts: Sequence[Fact]) -> list[Contradiction
     if known is None:
         return []
     sex, index = known
-    in_facts = {w.lower() for f in facts for w in _SEX.findall(f.value)}
+    in_facts = {w.lower() for f in facts for w in SEX.findall(f.value)}
     said = []
-    for m in _SEX.finditer(reply):
+    for m in SEX.finditer(reply):
         before = re.split(r"[.!?;]", reply[max(0, m.start() - 30) : m.start()])[-1]
         word = m.group(1).lower()
         if _SELF.search(before) and SEX_WORDS[word] != sex and word not in in_facts:
@@ -228,7 +228,7 @@ _CUE = re.compile(
     re.IGNORECASE,
 )
 _NON = re.compile(r"\bnon-?(\w+)", re.IGNORECASE)
-_CLAUSE = re.compile(r"[.;:!?\n]+|\b(?:but|however|although|though|except|yet|apart from)\b", re.I)
+CLAUSE = re.compile(r"[.;:!?\n]+|\b(?:but|however|although|though|except|yet|apart from)\b", re.I)
 #: A comma followed by one of these starts a new clause, out of a denial's scope.
 _SUBJECTS_AND_VERBS = (
     "i he she it they we patient has have had is was are were does do did drinks smokes works "
@@ -247,8 +247,8 @@ _STARTS = [
 _CLAUSE_START = re.compile(
     r"^\s*(?:and\s+)?(?:the\s+)?(?:" + "|".join(_STARTS) + r")\b", re.IGNORECASE
 )
-_ANSWER = re.compile(r"^\s*(yes|yeah|yep|no|nope|nah)\s*(?:[,.!]+\s*|$)", re.IGNORECASE)
-_YES_NO_QUESTION = re.compile(
+YES_NO_ANSWER = re.compile(r"^\s*(yes|yeah|yep|no|nope|nah)\s*(?:[,.!]+\s*|$)", re.IGNORECASE)
+YES_NO_QUESTION = re.compile(
     r"^\s*(?:and\s+)?(?:do|does|did|have|has|had|are|is|was|were|any|can|could|would|will)\b",
     re.IGNORECASE,
 )
@@ -280,7 +280,7 @@ def _neutral(language: str) -> frozenset[str]:
     return frozenset(content_words(NEUTRAL, language))
 
 
-def _terms(text: str, language: str) -> set[str]:
+def terms(text: str, language: str) -> set[str]:
     words = (SAME.get(w, w) for w in content_words(text, language))
     neutral = _neutral(language)
     return {w for w in words if len(w) > 2 and not w[0].isdigit() and w not in neutral}
@@ -293,8 +293,8 @@ def polarity(text: str, language: str = "en") -> tuple[set[str], set[str]]:
     stated: set[str] = set()
     denied: set[str] = set()
     for m in _NON.finditer(text):
-        denied |= _terms(m.group(1), language)
-    for clause in _CLAUSE.split(_NON.sub(" ", text)):
+        denied |= terms(m.group(1), language)
+    for clause in CLAUSE.split(_NON.sub(" ", text)):
         _clause_polarity(clause, language, stated, denied)
     return stated, denied
 
@@ -306,16 +306,16 @@ def _clause_polarity(clause: str, language: str, stated: set[str], denied: set[s
         return
     cue = _CUE.search(clause)
     if cue is None:
-        stated |= _terms(clause, language)
+        stated |= terms(clause, language)
         return
-    stated |= _terms(clause[: cue.start()], language)
+    stated |= terms(clause[: cue.start()], language)
     first, *rest = clause[cue.end() :].split(",")
-    denied |= _terms(first, language)
+    denied |= terms(first, language)
     for i, part in enumerate(rest):
         if _CLAUSE_START.match(part):
             _clause_polarity(",".join(rest[i:]), language, stated, denied)
             return
-        denied |= _terms(part, language)
+        denied |= terms(part, language)
 
 
 def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str], set[str]]]:
@@ -333,7 +333,7 @@ def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str],
                 lay = polarity(lay_words(f.value), language)
                 stated, denied = stated | lay[0], denied | lay[1]
         if not _MEASURED_KEY.search(f.key):  # "Heart rate" states no heart trouble
-            key = _terms(f.key, language)
+            key = terms(f.key, language)
             (denied if _CUE.match(value) or value in ("none", "no", "negative") else stated).update(
                 key
             )
@@ -351,7 +351,7 @@ def _words_of(text: str, language: str) -> dict[str, str]:
     """The words of ``text`` by their stem (to say which word contradicted a fact)."""
     out: dict[str, str] = {}
     for word in re.findall(r"[\w'-]+", text):
-        for stem in _terms(word, language):
+        for stem in terms(word, language):
             out.setdefault(stem, word.lower())
     return out
 
@@ -359,13 +359,13 @@ def _words_of(text: str, language: str) -> dict[str, str]:
 def _reply_polarity(reply: str, question: str, language: str) -> tuple[set[str], set[str]]:
     """The reply's stated and denied terms; a reply that opens with yes or no also states or
     denies the words of a yes-no question ("Do you have a fever?" "No.")."""
-    answer = _ANSWER.match(reply)
+    answer = YES_NO_ANSWER.match(reply)
     said = reply[answer.end() :] if answer else reply
     for pattern in _MEASURE.values():  # "16 breaths/min" is a measurement, not breathing
         said = pattern.sub(" ", said)
     stated, denied = polarity(said, language)
-    if answer and _YES_NO_QUESTION.match(question):
-        asked = _terms(question, language)
+    if answer and YES_NO_QUESTION.match(question):
+        asked = terms(question, language)
         (stated if answer.group(1).lower().startswith("y") else denied).update(asked)
     return stated, denied
 
@@ -378,7 +378,7 @@ def _negation_contradictions(
     all_denied = set().union(*(d for _, d in sides)) if sides else set()
     stated, denied = _reply_polarity(reply, question, language)
     # "my heart rate is 72": the name of a measurement of the case states no symptom
-    stated -= {t for f in facts if _MEASURED_KEY.search(f.key) for t in _terms(f.key, language)}
+    stated -= {t for f in facts if _MEASURED_KEY.search(f.key) for t in terms(f.key, language)}
     out: dict[int, Contradiction] = {}
     words = _words_of(f"{reply} {question}", language)
     for term in sorted(denied & (all_stated - all_denied)):

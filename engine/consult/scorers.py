@@ -44,7 +44,15 @@ BOUNDS = ("upper", "lower")
 #: The short headers of the measures a trial set is summed up by (:func:`engine.trials.table_keys`).
 SHORT = {"patient_recall": "Patient R", "patient_f1": "Patient F1", "doctor_f1": "Doctor F1"}
 #: What the patient audit gives each consultation (:mod:`engine.consult.audit`).
-AUDIT_KEYS = ("patient_statements", "patient_unsupported", "patient_replies", "patient_off_voice")
+AUDIT_KEYS = (
+    "patient_statements",
+    "patient_unsupported",
+    "patient_replies",
+    "patient_dishonest",
+    "patient_unasked",
+    "patient_jargon",
+    "patient_off_voice",
+)
 
 
 @scorer(
@@ -109,13 +117,14 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
     activities=("consult",),
     keys=AUDIT_KEYS,
     metrics={  # when the audit was run (None when no case had anything to audit)
-        k: Metric(k, percent(), optional=True) for k in ("patient_unsupported", "patient_off_voice")
+        k: Metric(k, percent(), optional=True) for k in ("patient_unsupported", *AUDIT_KEYS[3:])
     },
 )
 def patient_audit(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     """The patient audited from the stored turns: the share of its statements that match no
-    fact of the case (by word overlap) and of its replies not in a patient's voice (none for
-    a bound, which has no consultation)."""
+    fact of the case (by word overlap) and of its replies that break each requirement —
+    honesty, strictness, everyday words, a patient's voice (none for a bound, which has no
+    consultation)."""
     from engine.consult.audit import audit
 
     if str(context.run.get("runner") or "") in BOUNDS or context.store is None:

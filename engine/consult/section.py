@@ -71,7 +71,7 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
     from engine.consult.judging import judged_tables
 
     budgets, budget_charts = budget_tables([r.run for r in ordered])
-    audited = _patient_audit(ordered)
+    audited = _patient_audit(store, ordered)
     judged = judged_tables(store, [r.id for r in ordered])
     return {
         "tables": [main, *([audited] if audited else []), *judged, *budgets],
@@ -83,43 +83,48 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
     }
 
 
-def _patient_audit(runs: list[RunData]) -> Table | None:
+def _patient_audit(store: Store, runs: list[RunData]) -> Table | None:
     """Who played the patient in each consultation run and how it played: facts told
-    unasked, statements matching no fact, replies out of a patient's voice."""
+    unasked over the consultation (leakage), then per requirement the share of its replies
+    that break it, how, and one reply that does (:func:`engine.consult.audit.run_audit`)."""
+    from engine.consult.audit import BROKEN, run_audit
+
     rows = []
     for r in runs:
         s, settings = r.summary, r.run.get("settings") or {}
         if r.run.get("runner") in ("upper", "lower") or "patient_off_voice" not in s:
             continue
         patient = f"{settings.get('patient_model') or settings.get('patient')} ({settings.get('patient_mode')})"
-        rows.append(
-            [
-                f"#{r.id}",
-                patient,
-                r.label,
-                s.get("leakage"),
-                s.get("patient_unsupported"),
-                s.get("patient_off_voice"),
-            ]
-        )
+        found = run_audit(store, r.id)
+        if not found["replies"]:  # no reply, or its cases deleted since
+            continue
+        for n, (category, c) in enumerate(found["categories"].items()):
+            e = c["example"]
+            run = [f"#{r.id}", patient, r.label, s.get("leakage")] if n == 0 else [""] * 4
+            rows.append(
+                [
+                    *run,
+                    f"{category}: {BROKEN[category]}",
+                    c["share"],
+                    ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c["kinds"].items()),
+                    f"{e['case']} reply {e['turn']}: “{e['text']}”" if e else "",
+                ]
+            )
     if not rows:
         return None
     return table(
         "The patient audited",
-        [
-            "Run",
-            "Patient (mode)",
-            "Setting",
-            "Leakage (%)",
-            "Statements matching no fact (%)",
-            "Replies out of voice (%)",
-        ],
+        ["Run", "Patient (mode)", "Setting", "Leakage (%)", "Requirement broken",
+         "Replies (%)", "How", "Example reply"],
         rows,
-        "Leakage: facts told without being asked, of the facts revealed. Statements matching "
-        "no fact: sentences of the patient's replies whose content words no fact of the case "
-        "covers to 30% (word overlap, not a judge: a possible made-up fact). Out of voice: "
-        "replies that speak as an assistant (refusals included) or as the doctor.",
-    )
+        "Leakage: facts told without being asked, of the facts revealed. Each requirement "
+        "of the paper's patient, read in every reply by rules (no model): honest (no "
+        "contradiction of the case, no fact it states denied or said unknown, nothing it "
+        "does not hold), strict (no fact told unasked), everyday words (no medical jargon), "
+        "a patient's voice (not an assistant, a doctor, a record, the third person, a "
+        "refusal or an apology). Measured against a person's labels of real replies (the "
+        "README's \"The patient audited\").",
+    )  # fmt: skip
 
 
 def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:

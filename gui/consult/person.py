@@ -489,7 +489,7 @@ class PersonPanel(QWidget, SessionCalls):
 
     def _show_audit(self, case: Case, turns: list[Turn]) -> None:
         """What the patient said checked against the case's facts (the engine's patient
-        audit): replies contradicting a fact, statements matching none, replies out of voice,
+        audit): replies contradicting a fact, each requirement's share with an example reply,
         and replies the patient's check replaced."""
         from engine.consult.audit import audit_lines, person_audit
 
