@@ -107,3 +107,6 @@ def test_prediction_powered_more_ratings_reach_the_width() -> None:
     tuned = ppi_mean(p[:more], j[:more], j[more:])
     assert tuned.half_width() < 0.15 * 1.15
     assert more_ratings(found, 1e-4) is None
+    every = ppi_mean(p, j, [])  # nothing left to rate: people's mean alone
+    assert every.lam == 0 and every.mean == pytest.approx(p.mean())
+    assert more_ratings(every, 1e-4) is None and more_ratings(every, 1.0) == 0

@@ -5,19 +5,26 @@ on where it stopped)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engine.cli.common import AppContext, pass_app
 from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained, RatingError
 from engine.text.columns import visible
 
+if TYPE_CHECKING:
+    from engine.ratings.people import RatingSession
+
 STOP, SKIP = "q", "s"
 
 
-def show(explained: Explained, number: int, total: int) -> None:
+def show(explained: Explained, number: int, total: int, drawn_left: int | None = None) -> None:
     """One answer as the rater reads it (control characters in its texts shown escaped,
-    never sent to the terminal)."""
-    click.echo(click.style(f"\n── Explanation {number} of {total} ──", bold=True))
+    never sent to the terminal); ``drawn_left``: it is one of the answers drawn at random
+    for people to rate, with that many of them left counting it."""
+    drawn = f" · drawn to check the judges, {drawn_left} left" if drawn_left else ""
+    click.echo(click.style(f"\n── Explanation {number} of {total}{drawn} ──", bold=True))
     click.echo(visible(explained.question, newlines=True))
     for letter, text in explained.options:
         click.echo(f"  {visible(letter)}. {visible(text)}")
@@ -100,11 +107,12 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
     rated = 0
     click.echo(
         f"{session.total} explanations in runs {', '.join(map(str, session.run_ids))}; "
-        f"{session.done} already rated by {session.rater}."
+        f"{session.done} already rated by {session.rater}. {drawn_line(session)}"
     )
     try:
         for entry in session.pending():
-            show(entry.explained, session.position(entry), session.total)
+            left = session.drawn_left if session.is_drawn(entry) else None
+            show(entry.explained, session.position(entry), session.total, left)
             found = read_ratings()
             if found == STOP:
                 break
@@ -120,4 +128,16 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
     click.echo(
         f"{rated} rated now; {session.done} of {session.total} done by {session.rater}"
         + (f", {left} left (run the same command to go on)." if left else ".")
+    )
+    click.echo(drawn_line(session))
+
+
+def drawn_line(session: RatingSession) -> str:
+    """How many of the answers drawn at random to check the judges are left to rate."""
+    left, drawn = session.drawn_left, len(session.drawn)
+    if not left:
+        return f"All {drawn} answers drawn at random to check the judges are rated."
+    return (
+        f"{drawn} answers drawn at random to check the judges come first: {left} left "
+        "(the report corrects a judge's means by them)."
     )

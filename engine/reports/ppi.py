@@ -141,6 +141,8 @@ def more_ratings(found: PPIMean, half_width: float, level: float = LEVEL) -> int
     z = _z(level)
     if z * found.se <= half_width:
         return 0
+    if not found.n_judge_only:
+        return None
     m = np.arange(1, found.n_judge_only + 1, dtype=float)
     left = found.n_judge_only - m
     judge = found.judge_var / np.maximum(left, 1.0)
