@@ -130,8 +130,8 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
 def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
     """The answers as a table: number, question, given, gold, correct and each score (a
     score whose label is long is headed by its key, the label given under the table)."""
-    from engine.activities import metric_label
     from engine.reports.render import fmt_number
+    from engine.results import answer_label
 
     keys = list(
         dict.fromkeys(
@@ -141,7 +141,7 @@ def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
             if k != "correct" and (v is None or isinstance(v, int | float))
         )
     )
-    labels = {k: metric_label(k, activity).removesuffix(" (%)").replace(", %)", ")") for k in keys}
+    labels = {k: answer_label(k, activity) for k in keys}
     short = {k: lb if display_width(lb) <= SCORE_HEADER else k for k, lb in labels.items()}
     mark = {1: "yes", 0: "no"}
     rows = [
