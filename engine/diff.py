@@ -221,3 +221,48 @@ def format_diff(found: RunsDiff) -> str:
             lines.append(_side_line(name, run, s))
             lines += [f"    | {line}" for line in (s.reply.strip() or "(no reply)").splitlines()]
     return "\n".join(visible(line) for line in lines) + "\n"
+
+
+def _escaped(text: str) -> str:
+    """Stored text for HTML: its control characters shown as escapes, then HTML-escaped."""
+    import html
+
+    from engine.text.columns import visible
+
+    return html.escape(visible(text, newlines=True))
+
+
+def _reply_html(side: dict[str, Any]) -> str:
+    said = side["chosen"] if (side["chosen"] or "").strip() else "no answer"
+    right = {1: "right", 0: "wrong"}.get(side["correct"], "–")
+    head = f"{said} · {right} · rule {side['rule'] or '–'} · stop {side['finish'] or '–'}"
+    reply = side["reply"].strip() or "(no reply)"
+    return (
+        f"<td><details><summary>{_escaped(head)}</summary>"
+        f"<pre style='white-space:pre-wrap'>{_escaped(reply)}</pre></details></td>"
+    )
+
+
+def sides_html(found: dict[str, Any]) -> str:
+    """One comparison's items side by side for an HTML report (``found``:
+    :meth:`RunsDiff.as_dict`), collapsed: a ``<details>`` per comparison and per reply,
+    every stored text escaped."""
+    a, b, c = found["a"], found["b"], found["counts"]
+    rows = "".join(
+        f"<tr><td class='num'>{i['number']}</td><td>{_escaped(i['question'][:300])}</td>"
+        f"<td>{_escaped(str(i['gold'] or '–'))}</td>"
+        f"<td>{_escaped(', '.join(k for k in FILTERS if i[k.replace('-', '_')]))}</td>"
+        f"{_reply_html(i['a'])}{_reply_html(i['b'])}</tr>"
+        for i in found["items"]
+    )
+    title = (
+        f"Items side by side: A #{a['id']} {a['model']}, B #{b['id']} {b['model']} — "
+        f"{found['paired']} items, {c['flipped']} flipped, {c['no-answer']} without an "
+        f"answer, {c['cut-off']} cut off"
+    )
+    return (
+        f"<details><summary>{_escaped(title)}</summary>"
+        "<table cellpadding='4' cellspacing='0'><thead><tr><th>#</th><th>Question</th>"
+        "<th>Right</th><th>Marks</th><th>A: answer, reply</th><th>B: answer, reply</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table></details>"
+    )

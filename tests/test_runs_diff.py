@@ -108,3 +108,18 @@ def test_a_reply_cut_at_the_token_limit_is_found_by_its_stored_stop(store, scrip
     assert len(found.items) == 2 and {i.a.finish for i in found.items} == {"length"}
     assert {i.b.finish for i in found.items} == {"stop"}
     assert "stop length" in format_diff(found)
+
+
+def test_the_html_report_of_a_comparison_carries_the_replies_collapsed(pair) -> None:
+    from engine.reports import build_report, render
+
+    store, a, b = pair
+    report = build_report(store, [a, b])
+    sides = report["sections"][0]["sides"]
+    assert [(s["a"]["id"], s["b"]["id"], s["counts"]["flipped"]) for s in sides] == [(a, b, 2)]
+    page = render(report, "html")
+    assert "<details><summary>Items side by side: A #" in page
+    assert "&lt;b&gt;解析&lt;/b&gt;" in page and "<b>解析</b>" not in page
+    assert "\x1b" not in page and "解析：\\x1b[31m没有字母" in page
+    assert "<summary>no answer · wrong · rule – · stop length</summary>" in page
+    assert "Items side by side" not in render(report, "text")

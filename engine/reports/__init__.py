@@ -63,6 +63,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
     from engine.activities import activity_name
+    from engine.diff import diff_runs
     from engine.ratings.table import rating_tables
     from engine.registry import activities
     from engine.reports.layouts import RunData, comparison_table, coverage_note
@@ -86,6 +87,9 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)
+            section["sides"] = [
+                diff_runs(store, c["a"], c["b"]).as_dict() for c in section["comparisons"]
+            ]
         sections.append({"activity": act, "name": activity_name(act), **section})
     return {
         "title": title,
