@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+import engine.ratings.corrected
 import engine.ratings.draw
 from engine.cli import cli
-from engine.ratings.corrected import TITLE
+from engine.ratings.corrected import TITLE, corrected_rows
 from engine.ratings.draw import draw_size, drawn
 from engine.ratings.people import RatingSession
-from engine.ratings.table import rating_tables
+from engine.ratings.table import rating_tables, read_ratings
 from engine.reports import build_report, render
 from engine.reports.ppi import ppi_mean
 from tests.test_ratings import JUDGE, PEOPLE, five, judge_all, model_run
@@ -56,7 +57,9 @@ def test_rate_offers_the_drawn_answers_first_and_says_how_many_are_left(
     assert "Explanation 3 of 5 ──" in out.output  # no longer a drawn one
 
 
-def test_the_report_gives_a_prediction_powered_judge_mean(store, scripted_pool, two_drawn):
+def test_the_report_gives_a_prediction_powered_judge_mean(
+    store, scripted_pool, two_drawn, monkeypatch
+):
     run_id = model_run(store, scripted_pool, "model-a")
     judge_all(store, run_id, "big-judge", JUDGE)
     session = RatingSession(store, [run_id], "dr-li")
@@ -75,12 +78,19 @@ def test_the_report_gives_a_prediction_powered_judge_mean(store, scripted_pool, 
     )
     assert row[:5] == ["Judge big-judge", f"#{run_id}", "Correctness", 3, 2]
     assert row[5] == pytest.approx(sum(j[2] for j in JUDGE) / 5)  # the judge's raw mean
-    assert row[6]["value"] == pytest.approx(sum(PEOPLE[n][2] for n in ours) / 3)
-    assert row[7]["value"] == pytest.approx(expected.mean)
-    assert (row[7]["low"], row[7]["high"]) == pytest.approx((expected.low, expected.high))
+    assert row[6] == {"value": pytest.approx(sum(PEOPLE[n][2] for n in ours) / 3), "too_few": True}
+    assert row[7] == {"value": pytest.approx(expected.mean), "too_few": True}  # 3 < 10 ratings
     assert row[8] == pytest.approx(expected.lam)
     text = render(build_report(store, [run_id]), "text")
     assert TITLE in text and "More ratings for ±0.25" in text and "PPI++" in text
+    assert "given from 10 people's ratings on" in text
+    monkeypatch.setattr(engine.ratings.corrected, "MIN_ITEMS", 3)
+    row = next(r for r in corrected_rows([store.run(run_id)], read_ratings(store, [run_id]))
+               if r[2] == "Correctness")  # fmt: skip
+    assert (row[7]["low"], row[7]["high"]) == pytest.approx((expected.low, expected.high))
+    assert (row[6]["low"], row[6]["high"]) == pytest.approx(
+        (expected.people_low, expected.people_high)
+    )
 
 
 def test_no_prediction_powered_table_without_people_or_judge(store, scripted_pool):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine.ratings.perspectives import KEYS, NAMES
 from engine.reports.ppi import PPIMean, more_ratings, ppi_mean
+from engine.reports.stats import MIN_ITEMS
 
 if TYPE_CHECKING:
     from engine.ratings.table import Answer, Ratings
@@ -53,8 +54,14 @@ def corrected(
     return ppi_mean(y, f, more)
 
 
-def _cell(value: float | None, low: float | None, high: float | None) -> Cell:
-    return None if value is None else {"value": value, "low": low, "high": high}
+def _cell(value: float | None, low: float | None, high: float | None, n: int) -> Cell:
+    """A mean with its interval; marked ``too_few`` from fewer than :data:`MIN_ITEMS`
+    people's ratings (a normal interval from so few is not to be trusted)."""
+    if value is None:
+        return None
+    if n < MIN_ITEMS:
+        return {"value": value, "too_few": True}
+    return {"value": value, "low": low, "high": high}
 
 
 def _more(found: PPIMean) -> Cell:
@@ -84,8 +91,8 @@ def corrected_rows(runs: Sequence[Row], ratings: Ratings) -> list[list[Cell]]:
                         found.n,
                         found.n_judge_only,
                         found.judge_mean,
-                        _cell(found.people_mean, found.people_low, found.people_high),
-                        _cell(found.mean, found.low, found.high),
+                        _cell(found.people_mean, found.people_low, found.people_high, found.n),
+                        _cell(found.mean, found.low, found.high, found.n),
                         found.lam,
                         _more(found),
                     ]
@@ -109,8 +116,9 @@ def corrected_table(runs: Sequence[Row], ratings: Ratings) -> Table | None:
         "answers it alone rated plus the people's mean difference from the judge on the "
         "answers both rated, weighted by λ (prediction-powered inference, Angelopoulos et "
         "al. 2023; λ tuned as in PPI++: 0 is the people-only mean, 1 the judge's fully "
-        "corrected). Brackets: normal 95% intervals; it holds whatever the judge's bias, "
-        "and is narrower than the people-only one as far as the judge agrees with people.",
+        f"corrected). Brackets: normal 95% intervals, given from {MIN_ITEMS} people's "
+        "ratings on; the corrected one holds whatever the judge's bias, and is narrower "
+        "than the people-only one as far as the judge agrees with people.",
         "People are offered first a random draw of each run's answers (medexam rate), so "
         "their ratings are a random sample of the judge's; skipped answers are left out. "
         "More ratings: how many more answers people would rate for the corrected interval "
