@@ -212,7 +212,7 @@ def format_diff(found: RunsDiff) -> str:
         marks = [name for name, keep in FILTERS.items() if keep(i)]
         lines += [
             "",
-            f"#{i.number} {i.item_key}"
+            f"#{i.number} (item {i.item_key})"
             + (f" [{', '.join(marks)}]" if marks else "")
             + f" · right answer {i.gold or '–'}",
             *(f"  {line}" for line in i.question.strip().splitlines()),
