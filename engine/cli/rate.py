@@ -88,8 +88,14 @@ def read_ratings() -> dict[str, int] | str:
     show_default=True,
     help="Fixes the order the answers come in (the same seed resumes the same order).",
 )
+@click.option(
+    "--diagnoses",
+    is_flag=True,
+    help="Judge consultation runs' diagnoses in words instead: correct, partly or wrong "
+    "(beside a judge model's verdicts, which the report then corrects).",
+)
 @pass_app
-def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> None:
+def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int, diagnoses: bool) -> None:
     """Rate the explanations of runs RUN_IDS from 1 to 5 on five perspectives: well-formed,
     support, correctness, validity, novelty (the ExplainCPE paper's Table 4).
 
@@ -103,6 +109,9 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
     """
     from engine.ratings.people import RatingSession
 
+    if diagnoses:
+        judge_diagnoses(app, run_ids, rater)
+        return
     session = RatingSession(app.store, list(run_ids), rater, seed)
     rated = 0
     click.echo(
@@ -141,3 +150,37 @@ def drawn_line(session: RatingSession) -> str:
         f"{drawn} answers drawn at random to check the judges come first: {left} left "
         "(the report corrects a judge's means by them)."
     )
+
+
+def judge_diagnoses(app: AppContext, run_ids: tuple[int, ...], rater: str) -> None:
+    """A person's verdicts on the diagnoses in words a judge model judged (those drawn at
+    random first): c correct, p partly, w wrong, s skips, q stops."""
+    from engine.consult.verdicts import give_verdict, to_judge
+
+    words = {"c": "correct", "p": "partly", "w": "wrong"}
+    given = 0
+    for run_id in dict.fromkeys(run_ids):
+        left = to_judge(app.store, run_id, rater)
+        drawn = sum(t.drawn for t in left)
+        click.echo(f"Run {run_id}: {len(left)} diagnoses to judge, {drawn} of them drawn "
+                   "at random to check the judges (they come first).")  # fmt: skip
+        for t in left:
+            mark = f" · drawn, {drawn} left" if t.drawn else ""
+            click.echo(
+                click.style(f"\n── Run {run_id}, case {visible(t.item_key)}{mark} ──", bold=True)
+            )
+            click.echo(
+                f"Complaint: {visible(t.complaint)}\nRight diagnosis: {visible(t.reference)}"
+            )
+            click.echo(click.style(f"Diagnosis given: {visible(t.said) or '(none)'}", bold=True))
+            reply = ask(" c correct, p partly, w wrong (s skips, q stops)")
+            while reply not in (*words, SKIP, STOP):
+                reply = ask("   c, p or w (s skips, q stops)")
+            if reply == STOP:
+                click.echo(f"{given} verdicts given now.")
+                return
+            if reply in words:
+                give_verdict(app.store, run_id, t.item_key, rater, words[reply])
+                given += 1
+            drawn -= t.drawn
+    click.echo(f"{given} verdicts given now.")

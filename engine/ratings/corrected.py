@@ -54,7 +54,7 @@ def corrected(
     return ppi_mean(y, f, more)
 
 
-def _cell(value: float | None, low: float | None, high: float | None, n: int) -> Cell:
+def cell_of(value: float | None, low: float | None, high: float | None, n: int) -> Cell:
     """A mean with its interval; marked ``too_few`` from fewer than :data:`MIN_ITEMS`
     people's ratings (a normal interval from so few is not to be trusted)."""
     if value is None:
@@ -64,8 +64,10 @@ def _cell(value: float | None, low: float | None, high: float | None, n: int) ->
     return {"value": value, "low": low, "high": high}
 
 
-def _more(found: PPIMean) -> Cell:
-    need = more_ratings(found, HALF_WIDTH)
+def more_cell(found: PPIMean, half_width: float = HALF_WIDTH) -> Cell:
+    """How many more ratings bring ``found``'s interval to ± ``half_width``, in words where
+    none would ("all left", "none left") or there is no variance to go by ("–")."""
+    need = more_ratings(found, half_width)
     if need is None:
         return "–" if found.se is None else "all left" if found.n_judge_only else "none left"
     return need
@@ -91,10 +93,10 @@ def corrected_rows(runs: Sequence[Row], ratings: Ratings) -> list[list[Cell]]:
                         found.n,
                         found.n_judge_only,
                         found.judge_mean,
-                        _cell(found.people_mean, found.people_low, found.people_high, found.n),
-                        _cell(found.mean, found.low, found.high, found.n),
+                        cell_of(found.people_mean, found.people_low, found.people_high, found.n),
+                        cell_of(found.mean, found.low, found.high, found.n),
                         found.lam,
-                        _more(found),
+                        more_cell(found),
                     ]
                 )
     return rows
