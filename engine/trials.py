@@ -295,17 +295,13 @@ def _clustered_means(
     per_case: dict[str, list[float]], resamples: int = RESAMPLES, seed: int = SEED
 ) -> Any:
     """The means over all trials' values of ``resamples`` bootstrap samples of whole cases
-    (each with all its trials), as a numpy array; None for fewer than two cases."""
-    import numpy as np
+    (each with all its trials, :func:`engine.reports.stats.cluster_means`), as a numpy
+    array; None for fewer than two cases."""
+    from engine.reports.stats import cluster_means
 
-    groups = [np.asarray(v, dtype=float) for v in per_case.values() if v]
-    if len(groups) < 2:
-        return None
-    sums = np.array([g.sum() for g in groups])
-    counts = np.array([len(g) for g in groups], dtype=float)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
-    return sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    cases = [case for case, found in per_case.items() for _ in found]
+    values = [v for found in per_case.values() for v in found]
+    return cluster_means(values, cases, resamples, seed)
 
 
 def clustered_interval(
@@ -339,42 +335,34 @@ def paired_sets(
     95% interval and two-sided p of a bootstrap that resamples whole cases (with all their
     trials' pairs); each value is multiplied by ``scale`` first (100: a fraction in
     percent). None when the sets share no case and trial."""
-    import numpy as np
+    from engine.reports.stats import cluster_bootstrap
 
     key = key or right_key(_activity(store, a)) or ""
-    diffs: dict[str, list[float]] = {}
+    cases: list[str] = []
     pairs: list[tuple[float, float]] = []
-    only_a = only_b = 0
     for run_a, run_b in zip(a, b, strict=False):  # trial k with trial k
         right_a = _per_case(store, [run_a], key)
         right_b = _per_case(store, [run_b], key)
         for case in right_a.keys() & right_b.keys():
-            x, y = right_a[case][0] * scale, right_b[case][0] * scale
-            only_a, only_b = only_a + (x > y), only_b + (y > x)
-            diffs.setdefault(case, []).append(y - x)
-            pairs.append((x, y))
-    if not diffs:
+            cases.append(case)
+            pairs.append((right_a[case][0] * scale, right_b[case][0] * scale))
+    if not pairs:
         return None
-    values = [d for v in diffs.values() for d in v]
-    means = _clustered_means(diffs) if enough(len(diffs)) else None
-    low = high = p = None
-    if means is not None:
-        low, high = (float(x) for x in np.percentile(means, [2.5, 97.5]))
-        p = min(1.0, 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0))))
+    boot = cluster_bootstrap([x for x, _ in pairs], [y for _, y in pairs], cases)
     return {
-        "pairs": len(values),
-        "cases": len(diffs),
+        "pairs": len(pairs),
+        "cases": len(set(cases)),
         "trials": min(len(a), len(b)),
-        "only_a": only_a,
-        "only_b": only_b,
+        "only_a": sum(1 for x, y in pairs if x > y),
+        "only_b": sum(1 for x, y in pairs if y > x),
         "key": key,
         "mean_a": statistics.fmean(x for x, _ in pairs),
         "mean_b": statistics.fmean(y for _, y in pairs),
-        "diff": statistics.fmean(values),
-        "low": low,
-        "high": high,
-        "p": p,
-        "too_few": not enough(len(diffs)),
+        "diff": boot["diff"],
+        "low": boot["low"],
+        "high": boot["high"],
+        "p": boot["p"],
+        "too_few": boot["too_few"],
     }
 
 

@@ -101,6 +101,34 @@ def test_concurrent_requests_are_decoded_together_with_their_stops_and_budgets(
     assert max(m[0] for m in marks.values()) < min(m[-1] for m in marks.values())
 
 
+def test_each_answer_says_its_wait_for_a_slot_and_what_it_cost_alone(model: LocalModel) -> None:
+    from engine.models.usage import Meter
+
+    budgets = [3, 3, 3, 3, 3, 10]  # six requests for four slots: two wait, the last ends alone
+    prompts = [*PROMPTS, PROMPTS[0], PROMPTS[1]]
+    calls = [lambda i=i: chat(model, prompts[i], max_tokens=budgets[i]) for i in range(6)]
+    results = together(calls)
+    meter = Meter()
+    for g in results:
+        assert isinstance(g, Generation), g
+        assert g.wait_seconds is not None and 0 <= g.wait_seconds <= g.prompt_seconds
+        assert g.read_seconds is not None and 0 < g.read_seconds <= g.prompt_seconds
+        assert g.alone_tokens is not None and g.alone_tokens <= g.completion_tokens
+        meter.add(g)
+    waited = sorted(g.wait_seconds or 0 for g in results)
+    assert waited[-1] > 0.01 and waited[-1] > 5 * waited[0]  # the last two waited for a slot
+    totals = meter.totals()
+    assert sum(g.alone_tokens or 0 for g in results) > 0  # the longest ended decoding alone
+    assert totals["decode_alone_per_s"] > 0 and totals["first_token_alone_s"] > 0
+    assert totals["slot_wait_s"] == pytest.approx(sum(waited) / 6, abs=1e-3)
+    # A request alone: every token after the first (which reading the prompt gives) comes
+    # from a pass that decoded it and nothing else (and the end of text, if it came).
+    alone = chat(model, PROMPTS[1], max_tokens=4)
+    ended = alone.finish_reason == "stop"
+    assert alone.alone_tokens == alone.completion_tokens - (0 if ended else 1)
+    assert (alone.alone_seconds or 0) > 0 and alone.wait_seconds == pytest.approx(0, abs=0.05)
+
+
 def test_a_chat_comes_whole_and_each_step_sends_its_pieces_in_one_message(
     model: LocalModel,
 ) -> None:

@@ -9,17 +9,17 @@ import math
 
 import pytest
 from click.testing import CliRunner
-from scipy.stats import beta
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import compare_runs, format_compare, size_svg
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
-from engine.reports.stats import MIN_ITEMS, TOO_FEW, paired_bootstrap
+from engine.reports.stats import MIN_ITEMS, TOO_FEW, holm, paired_bootstrap
 from engine.runs import run
 from engine.scoring import Scored
 from engine.store import Store
+from tests.test_paired_interval import scipy_newcombe
 
 
 def invoke(db_path: str, *args: str):
@@ -102,11 +102,10 @@ def test_paired_difference_and_mcnemar_against_a_hand_computed_case(store):
     assert paired["test"] == "McNemar" and paired["vs"] == first
     assert paired["p"] == pytest.approx(hand_mcnemar(6, 2)) == pytest.approx(74 / 256)
     assert paired["diff"] == pytest.approx(100 * (sum(b) - sum(a)) / 14)
-    # McNemar's interval: Clopper-Pearson of 2 of the 8 disagreeing items, times 8/14.
-    low, high = beta.ppf(0.025, 2, 7), beta.ppf(0.975, 3, 6)
-    expected = (100 * 8 / 14 * (2 * low - 1), 100 * 8 / 14 * (2 * high - 1))
+    # Newcombe's interval (method 10): 3 right in both, 6 in the best only, 2 in this only.
+    expected = tuple(100 * x for x in scipy_newcombe(3, 6, 2, 3))
     assert (paired["low"], paired["high"]) == pytest.approx(expected)
-    assert paired["low"] < paired["diff"] < paired["high"]
+    assert paired["low"] < paired["diff"] < paired["high"] and paired["method"] == "newcombe"
     assert not paired["too_few"]
     score = rows[first]["scores"]["accuracy"]
     assert score["value"] == pytest.approx(100 * 9 / 14) and score["n"] == 14
@@ -124,10 +123,10 @@ def test_runs_on_different_items_are_compared_on_the_shared_ones(store):
     assert any("cover different items" in n for n in result["notes"])
     paired = next(r for r in result["rows"] if r["run_id"] == part)["paired"]["accuracy"]
     assert paired["n"] == 6 and paired["diff"] == -100.0
-    # McNemar's exact p and interval hold for any n: 0 of 6 disagreeing items went to B.
+    # McNemar's exact p and Newcombe's interval hold for any n: 6 right in the first only.
     assert paired["p"] == pytest.approx(2 / 64) and not paired["too_few"]
-    high = 100 * (2 * beta.ppf(0.975, 1, 6) - 1)
-    assert (paired["low"], paired["high"]) == pytest.approx((-100.0, high))
+    expected = tuple(100 * x for x in scipy_newcombe(0, 6, 0, 0))
+    assert (paired["low"], paired["high"]) == pytest.approx(expected)
     # A bootstrap (the Hamming score, ROUGE…) needs MIN_ITEMS: from 6 it gives none.
     rouge = next(r for r in result["rows"] if r["run_id"] == part)["scores"]["rouge1"]
     assert MIN_ITEMS > 6 and rouge["too_few"] and rouge["low"] is None
@@ -171,6 +170,117 @@ def test_the_run_loop_records_what_the_model_cost(store, scripted_pool):
     usage = store.run(again["run_id"])["summary"]["usage"]["writer"]
     assert again["status"] == "finished" and usage["generations"] == 3
     assert usage["completion_tokens"] == 3 * 2
+
+
+def thirty_items(store: Store) -> str:
+    """A data set of 30 exam questions (five options, A right)."""
+    options = {k: f"option {k}" for k in "ABCDE"}
+    items = [{"id": f"q{i}", "question": f"Question {i}?", "options": options, "answer": "A"}
+             for i in range(30)]  # fmt: skip
+    store.add_dataset("thirty", "exam", items)
+    return "thirty"
+
+
+def test_paired_interval_of_runs_compare_json_is_newcombes(db_path):
+    # 30 items, 5 disagreements (4 right in the first run only, 1 in the second only).
+    store = Store(db_path)
+    dataset = thirty_items(store)
+    first = stored_run(store, dataset, "big", [True] * 14 + [False] * 16)
+    second = stored_run(store, dataset, "small", [True] * 10 + [False] * 4 + [True] + [False] * 15)
+    out = invoke(db_path, "runs", "compare", str(first), str(second), "--json")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output[out.output.index("{") :])
+    paired = next(r for r in result["rows"] if r["run_id"] == second)["paired"]["accuracy"]
+    assert set(paired) >= {"low", "high", "p", "test", "method"}
+    assert (paired["only_a"], paired["only_b"], paired["test"]) == (4, 1, "McNemar")
+    expected = tuple(100 * x for x in scipy_newcombe(10, 4, 1, 15))
+    assert (paired["low"], paired["high"]) == pytest.approx(expected)
+    assert paired["p"] == pytest.approx(hand_mcnemar(4, 1)) and paired["adjusted"] is None
+    assert any("Newcombe" in n for n in result["notes"])
+
+
+def test_paired_interval_p_of_three_models_against_the_best_is_holm_adjusted(store):
+    dataset = thirty_items(store)
+    best = stored_run(store, dataset, "best", [True] * 20 + [False] * 10)
+    near = stored_run(store, dataset, "near", [True] * 18 + [False] * 12)
+    far = stored_run(store, dataset, "far", [True] * 8 + [False] * 22)
+    result = compare_runs(store, [best, near, far])
+    rows = {r["run_id"]: r["paired"] for r in result["rows"]}
+    raw = [hand_mcnemar(2, 0), hand_mcnemar(12, 0)]
+    for run_id, expected in zip((near, far), holm(raw), strict=True):
+        accuracy = rows[run_id]["accuracy"]
+        assert accuracy["adjusted"] == "holm" and accuracy["p"] == pytest.approx(expected)
+    assert rows[far]["accuracy"]["p_unadjusted"] == pytest.approx(raw[1])
+    assert rows[far]["accuracy"]["p"] == pytest.approx(2 * raw[1])  # the smaller, times two
+    text = format_compare(result)
+    assert "(McNemar, Holm)" in text and "Holm's step-down adjustment" in text
+
+
+def test_speed_is_named_for_what_it_is_and_each_run_says_how_it_was_made(store):
+    dataset = ensure_sample(store)
+    run_id = stored_run(store, dataset, "smollm2", [True] * 14)
+    other = stored_run(store, dataset, "gemma", [False] * 14)
+    usage = {
+        "smollm2": {"tokens_per_s": 6.0, "first_token_s": 15.2, "decode_alone_per_s": 71.3,
+                    "first_token_alone_s": 0.41, "throughput_per_s": 38.5, "slots": 8,
+                    "slot_wait_s": 9.87, "file": "smol.gguf", "quantization": "Q4_1",
+                    "n_threads": 2, "flash_attn": False},
+    }  # fmt: skip
+    settings = {"method": "generate", "seed": 7, "temperature": 0.0, "prompt_version": 2}
+    store.update_run(run_id, summary={"accuracy": 100.0, "usage": usage}, settings=settings)
+    for i, key in enumerate(k for k in store.items_by_key(dataset) or {}):
+        rule = "cue" if i < 10 else "none"
+        store.add_answer(run_id, key, response="A", chosen="A", gold="A", extra={"rule": rule},
+                         scores=[Scored("exam.letter", 1, {"correct": True})])  # fmt: skip
+    result = compare_runs(store, [run_id, other])
+    row = next(r for r in result["rows"] if r["run_id"] == run_id)
+    assert (row["decode_alone_per_s"], row["first_token_alone_s"]) == (71.3, 0.41)
+    assert (row["throughput_per_s"], row["slots"], row["slot_wait_s"]) == (38.5, 8, 9.87)
+    made = row["made"]
+    assert (made["file"], made["quantization"], made["slots"], made["threads"]) == (
+        "smol.gguf", "Q4_1", 8, 2)  # fmt: skip
+    assert (made["seed"], made["temperature"], made["prompt_version"]) == (7, 0.0, 2)
+    assert made["flash_attn"] is False and made["rules"] == {"cue": 10, "none": 4}
+    text = format_compare(result)
+    header = next(line for line in text.splitlines() if line.startswith("Run"))
+    for name in ("Decode alone (tok/s)", "First token alone (s)", "Throughput (tok/s)",
+                 "Slot wait (s)"):  # fmt: skip
+        assert name in header
+    assert "tok/s  First token (s)" not in header  # the shared per-answer speed is not shown
+    line = next(x for x in text.splitlines() if x.startswith(f"#{run_id} "))
+    assert "71.3" in line and "0.41" in line and "38.5" in line and "9.87" in line
+    flat = " ".join(text.split())
+    assert f"#{run_id} smollm2: file smol.gguf; quantization Q4_1; slots 8;" in flat
+    assert "flash attention off; threads 2; seed 7; temperature 0.0; prompt version 2;" in flat
+    assert "answers found by rule cue 10, none 4" in flat
+
+
+def test_paired_interval_of_a_trial_set_resamples_whole_items(store):
+    # Three trials of one model are one row, not three models: each item's score its mean
+    # over the trials, the interval and p a bootstrap over items with all their trials.
+    dataset = ensure_sample(store)
+    patterns = [[True] * 10 + [False] * 4, [True] * 8 + [False] * 6, [True] * 12 + [False] * 2]
+    trials = []
+    for k, rights in enumerate(patterns, start=1):
+        tags = {"trial_set": "feedbeef", "trial": k, "trials": 3, "temperature": 0.7}
+        trials.append(stored_run(store, dataset, "sampled", rights))
+        run = store.run(trials[-1])
+        store.update_run(trials[-1], settings={**(run["settings"] or {}), **tags})
+    other = stored_run(store, dataset, "greedy", [True] * 5 + [False] * 9)
+    result = compare_runs(store, [*trials, other])
+    assert [r["run_id"] for r in result["rows"]] == [trials[0], other]
+    row = result["rows"][0]
+    assert row["trial_runs"] == trials and result["best"] == trials[0]
+    per_item = [100 * sum(p[i] for p in patterns) / 3 for i in range(14)]
+    assert row["scores"]["accuracy"]["value"] == pytest.approx(sum(per_item) / 14)
+    paired = result["rows"][1]["paired"]["accuracy"]
+    assert paired["test"] == "cluster bootstrap" == paired["method"]
+    hand = paired_bootstrap(per_item, [100.0] * 5 + [0.0] * 9)
+    assert (paired["low"], paired["high"], paired["p"]) == pytest.approx(
+        (hand["low"], hand["high"], hand["p"]))  # fmt: skip
+    text = format_compare(result)
+    assert f"#{trials[0]} (3 trials)" in text and "(bootstrap by case)" in text
+    assert "is a trial set of 3 runs" in " ".join(text.split())
 
 
 # -- two real models -----------------------------------------------------------------------

@@ -256,8 +256,9 @@ def runs_compare(
 ) -> None:
     """Compare models: runs of one activity on one data set side by side on the items they
     all answered, each score with its 95% interval, the paired difference from the best
-    model with its p, and each model's tokens per second, time to first token, peak memory,
-    load time and file size.
+    model with its interval and p (Holm-adjusted for several runs), each model's decode
+    speed and time to first token alone, throughput at its slots, wait for a slot, peak
+    memory, load time and file size, and how each run's numbers were made.
 
     \b
     medexam runs compare 3 4 5

@@ -6,11 +6,14 @@ Per run: each of the activity's metrics that its scorers pair item by item
 (``Scorer.metrics``: accuracy for the exam, the Hamming score and EMR for French QA,
 accuracy and patient and doctor F1 for a consultation) with its 95% interval, the paired
 difference from the best model (the highest first metric) with its interval and p
-(McNemar's exact test for right/wrong, a paired bootstrap for other scores), and what the
-model cost the run as the run loop recorded it (:mod:`engine.models.usage`): tokens per
-second, time to first token, peak memory (RAM and GPU), load time and file size. A
-person's run on the same items (a student's or a clinician's own answers) is a row too.
-Intervals and p from fewer than :data:`~engine.reports.stats.MIN_ITEMS` items say so.
+(Newcombe's interval and McNemar's exact p for right/wrong, a paired bootstrap for other
+scores; with more than one run compared with the best, their p adjusted by Holm's method),
+what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`): its
+decode speed and time to first token alone, its throughput at its slots, the time answers
+waited for a slot, peak memory (RAM and GPU), load time and file size; and how each run's
+numbers were made (:mod:`engine.reports.provenance`). A person's run on the same items (a
+student's or a clinician's own answers) is a row too. Intervals and p from fewer than
+:data:`~engine.reports.stats.MIN_ITEMS` items say so.
 
 >>> result = compare_runs(store, [3, 4])                              # doctest: +SKIP
 >>> print(format_compare(result))                                     # doctest: +SKIP
@@ -26,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 from engine.activities import activity, metric_label
 from engine.errors import UnknownFormat, UserError
 from engine.reports.stats import (
+    METHODS,
     MIN_ITEMS,
     TOO_FEW,
+    holm,
     mean_cell,
     paired_difference,
     share_cell,
@@ -44,6 +49,14 @@ if TYPE_CHECKING:
 NOTE_COLUMNS = 100
 #: A score's label longer than this heads its column by its key (the label under the table).
 HEADER = 24
+#: The speed columns of a comparison: a row's key, its header, the digits shown.
+SPEEDS = (
+    ("decode_alone_per_s", "Decode alone (tok/s)", 1),
+    ("first_token_alone_s", "First token alone (s)", 2),
+    ("throughput_per_s", "Throughput (tok/s)", 1),
+    ("slots", "Slots", 0),
+    ("slot_wait_s", "Slot wait (s)", 2),
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +155,9 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     answers = {int(r["id"]): {str(a["item_key"]): a for a in store.answers(int(r["id"]))}
                for r in runs}  # fmt: skip
     shared = set.intersection(*(set(a) for a in answers.values()))
+    sets = _trial_sets(store, runs)
+    later = {i for ids in sets.values() for i in ids[1:]}
+    runs = [r for r in runs if int(r["id"]) not in later]
     person = _person_run(store, runs, shared) if people else None
     if person is not None:
         runs.append(person)
@@ -150,11 +166,16 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
         raise CompareError("the runs share no answered item")
     order = {k: i for i, k in enumerate(answers[int(runs[0]["id"])])}
     keys = sorted(shared, key=lambda k: order.get(k, 0))
-    metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys)
+    metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys, sets)
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
     best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    rows = [_row(r, answers, values, metrics, best, len(keys)) for r in runs]
+    rows = [_row(store, r, answers, values, metrics, best, len(keys)) for r in runs]
+    for row in rows:
+        row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
+        if len(row["trial_runs"]) > 1 or best["id"] in sets:
+            _clustered(row)
+    _adjust(rows, metrics)
     result: JSONDict = {
         "activity": runs[0]["activity"],
         "dataset": runs[0]["dataset"],
@@ -173,13 +194,40 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     return result
 
 
+def _trial_sets(store: Store, runs: list[Row]) -> dict[int, list[int]]:
+    """The trial sets of which several runs are compared: each set's first run given, with
+    all its runs given (in trial order)."""
+    from engine.trials import trial_sets
+
+    found = trial_sets(store, [int(r["id"]) for r in runs])
+    return {ids[0]: ids for ids in found.values() if len(ids) > 1}
+
+
+def _clustered(row: JSONDict) -> None:
+    """A trial set's row, or a row compared with one: its bootstrap resampled whole items
+    with all their trials (each item's score its mean over them), named so."""
+    for diff in (row["paired"] or {}).values():
+        if diff.get("test") == "paired bootstrap":
+            diff["test"] = diff["method"] = "cluster bootstrap"
+
+
 def _metric_values(
-    activity_id: str, runs: list[Row], answers: dict[int, dict[str, Row]], keys: list[str]
+    activity_id: str,
+    runs: list[Row],
+    answers: dict[int, dict[str, Row]],
+    keys: list[str],
+    sets: dict[int, list[int]],
 ) -> tuple[list[Metric], dict[str, dict[int, dict[str, float]]]]:
-    """The metrics some run has values of, and each run's values of each on ``keys``."""
+    """The metrics some run has values of, and each run's values of each on ``keys`` (a
+    trial set's, ``sets``: each item's mean over its trials)."""
     metrics, values = [], {}
     for m in metrics_of(activity_id):
-        found = {int(r["id"]): _values(answers[int(r["id"])], keys, m) for r in runs}
+        found = {}
+        for r in runs:
+            each = [_values(answers[i], keys, m) for i in sets.get(int(r["id"]), [int(r["id"])])]
+            found[int(r["id"])] = {
+                k: sum(v[k] for v in each) / len(each) for k in each[0] if all(k in v for v in each)
+            }
         if any(found.values()):
             metrics.append(m)
             values[m.key] = found
@@ -190,7 +238,20 @@ def _mean(values: dict[str, float]) -> float:
     return sum(values.values()) / len(values) if values else float("-inf")
 
 
+def _adjust(rows: list[JSONDict], metrics: list[Metric]) -> None:
+    """With more than one run compared with the best, each metric's p adjusted over them
+    by Holm's method (``p``; the test's own in ``p_unadjusted``, ``adjusted``: "holm")."""
+    for m in metrics:
+        found = [r["paired"][m.key] for r in rows if (r["paired"] or {}).get(m.key)]
+        adjusted = holm([d["p"] for d in found]) if len(found) > 1 else [d["p"] for d in found]
+        for diff, p in zip(found, adjusted, strict=True):
+            diff["p_unadjusted"] = diff["p"]
+            diff["adjusted"] = "holm" if len(found) > 1 else None
+            diff["p"] = p
+
+
 def _row(
+    store: Store,
     run: Row,
     answers: dict[int, dict[str, Row]],
     values: dict[str, dict[int, dict[str, float]]],
@@ -199,6 +260,7 @@ def _row(
     n: int,
 ) -> JSONDict:
     from engine.reports.label import run_label
+    from engine.reports.provenance import how_made
 
     run_id, best_id = int(run["id"]), int(best["id"])
     scores: JSONDict = {}
@@ -209,7 +271,10 @@ def _row(
         scores[m.key] = _score_cell(mine, binary, m)
         if run_id != best_id:
             both = [k for k in mine if k in theirs]
-            diff = paired_difference([theirs[k] for k in both], [mine[k] for k in both], binary)
+            top = 100.0 if m.percent else 1.0
+            diff = paired_difference(
+                [theirs[k] for k in both], [mine[k] for k in both], binary, top=top
+            )
             paired[m.key] = {**diff, "vs": best_id}
     usage = _usage(run)
     person = run.get("runner") == "person"
@@ -224,13 +289,14 @@ def _row(
         "scores": scores,
         "paired": paired or None,
         "tokens_per_s": usage.get("tokens_per_s"),
-        "throughput_per_s": usage.get("throughput_per_s"),
         "first_token_s": usage.get("first_token_s"),
+        **{key: usage.get(key) for key, _, _ in SPEEDS},
         "memory": usage.get("memory") or {"ram_peak": None, "gpu": None},
         "load_s": usage.get("load_s"),
         "file_size": usage.get("file_size"),
         "quantization": usage.get("quantization"),
         "device": usage.get("device"),
+        "made": how_made(store, run, answers[run_id].values()),
     }
 
 
@@ -276,25 +342,48 @@ def _notes(result: JSONDict) -> list[str]:
             f"{items['shared']} items every run answered."
         )
     notes.append(
-        "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): Wilson's for a "
-        f"score; Δ, the paired difference from the best model (#{result['best']}) on the "
-        "same items, with the exact interval and p of McNemar's test. Other scores: a "
-        "bootstrap's interval, and a paired bootstrap's for Δ and p. A bootstrap needs "
-        f"{MIN_ITEMS} items: below, '{TOO_FEW}'. The table shows the paired test of the first "
-        "score; --json gives every score's."
+        "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): "
+        f"{METHODS['wilson']} for a score; Δ, the paired difference from the best model "
+        f"(#{result['best']}) on the same items, with {METHODS['newcombe']} and the p of "
+        f"{METHODS['McNemar']}. Other scores: a bootstrap's interval, and "
+        f"{METHODS['paired bootstrap']} for Δ and p. A bootstrap needs {MIN_ITEMS} items: "
+        f"below, '{TOO_FEW}'. The table shows the paired test of the first score; --json "
+        "gives every score's."
     )
+    for row in result["rows"]:
+        ids = row.get("trial_runs") or []
+        if len(ids) > 1:
+            notes.append(
+                f"#{ids[0]} is a trial set of {len(ids)} runs ({', '.join(f'#{i}' for i in ids)}): "
+                "each item's score is its mean over the trials, so its interval and paired test "
+                f"resample whole items with all their trials ({METHODS['cluster bootstrap']})."
+            )
+    compared = sum(1 for r in result["rows"] if r["paired"])
+    if compared > 1:
+        notes.append(
+            f"p: {METHODS['holm']} ({compared} runs compared with the best; --json keeps "
+            "each test's own p as p_unadjusted)."
+        )
     notes.append(
-        "tok/s: tokens generated per second of each answer; first token: mean seconds to "
-        "the first token; RAM: the model process's peak; GPU: its buffers on the GPU."
+        "Speed: decode alone, the model's tokens per second decoding one sequence (passes "
+        "that decoded nothing else); first token alone, the mean seconds to read a prompt "
+        "and give the first token with the model to itself (what a chat user waits); "
+        "throughput, tokens per second of the whole run with its slots decoding at once "
+        "(what an evaluation gets); slot wait, the mean seconds an answer waited for a "
+        "slot. RAM: the model process's peak; GPU: its buffers on the GPU."
     )
+    from engine.reports.provenance import made_text
+
+    notes += [made_text(r["made"]) for r in result["rows"]]
     return notes
 
 
 def _p_text(diff: JSONDict) -> str:
     if diff.get("p") is None:
         return TOO_FEW if diff.get("too_few") and diff.get("n") else "–"
-    test = "McNemar" if diff.get("test") == "McNemar" else "bootstrap"
-    return f"{diff['p']:.3g} ({test})"
+    test = {"McNemar": "McNemar", "cluster bootstrap": "bootstrap by case"}
+    named = test.get(str(diff.get("test")), "bootstrap")
+    return f"{diff['p']:.3g} ({named}{', Holm' if diff.get('adjusted') else ''})"
 
 
 def _size(n: Any) -> str:
@@ -340,10 +429,13 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
         headers += [f"Δ {names[m['key']]}", "p"]
-    headers += ["tok/s", "First token (s)", "RAM peak", "GPU", "Load (s)", "File"]
+    headers += [header for _, header, _ in SPEEDS]
+    headers += ["RAM peak", "GPU", "Load (s)", "File"]
     rows = []
     for r in result["rows"]:
-        cells = [f"#{r['run_id']}", str(r["model"]), str(r["items"])]
+        trials = len(r.get("trial_runs") or [])
+        shown = f"#{r['run_id']}" + (f" ({trials} trials)" if trials > 1 else "")
+        cells = [shown, str(r["model"]), str(r["items"])]
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
         for m in lead:
@@ -356,9 +448,8 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
         memory = r.get("memory") or {}
+        cells += [_number(r.get(key), digits) for key, _, digits in SPEEDS]
         cells += [
-            _number(r.get("tokens_per_s")),
-            _number(r.get("first_token_s"), 2),
             _size(memory.get("ram_peak")),
             "0" if memory.get("gpu") == 0 else _size(memory.get("gpu")),
             _number(r.get("load_s"), 2),

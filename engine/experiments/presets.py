@@ -52,6 +52,7 @@ def _number(value: Any) -> float | None:
 def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The comparison as a report table: each model's scores with their intervals, the
     paired difference of the first from the best model with its p, speed and memory."""
+    from engine.experiments.compare import SPEEDS
     from engine.reports.shapes import table
 
     found = compare_summary(store, experiment)
@@ -75,9 +76,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
             cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
         memory = r.get("memory") or {}
         ram = memory.get("ram_peak")
+        cells += [_number(r.get(key)) for key, _, _ in SPEEDS]
         cells += [
-            _number(r.get("tokens_per_s")),
-            _number(r.get("first_token_s")),
             None if not ram else round(ram / 2**20),
             _number(r.get("load_s")),
         ]
@@ -85,8 +85,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the best", "p", "tok/s", "First token (s)", "RAM peak (MiB)"]
-    columns += ["Load (s)"]
+    columns += [f"Δ {name} from the best", "p", *(header for _, header, _ in SPEEDS)]
+    columns += ["RAM peak (MiB)", "Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
     return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}
 

@@ -78,6 +78,9 @@ class Job:
         self.done = False
         self.order = next(_order)
         self.t0 = time.perf_counter()
+        self.t_slot: float | None = None  # when it first had a slot
+        self.read_s = 0.0  # the passes that read its context (each a pass of its own)
+        self.alone = [0, 0.0]  # next-token passes that decoded it alone: count, seconds
 
     @property
     def reading(self) -> bool:
@@ -201,6 +204,8 @@ class Scheduler:
         keep = aligned_common(slot.cached, job.context) if job.reuse else 0
         self.forget(slot, keep)
         slot.job, job.slot, job.n_past = job, slot, keep
+        if job.t_slot is None:
+            job.t_slot = time.perf_counter()
         self.counts["reused"] += keep
 
     def reread(self, job: Job, context: list[int]) -> None:
@@ -317,7 +322,14 @@ class Scheduler:
             raise ModelError(f"llama.cpp could not decode the batch (code {rc})")
         n = sum(len(chunk) for _, chunk in plan)
         self.counts["decoded"] += n
-        self._timed(plan[0][0].reading, n, time.perf_counter() - started)
+        took = time.perf_counter() - started
+        self._timed(plan[0][0].reading, n, took)
+        first = plan[0][0]
+        if first.reading:  # a prompt block: a pass of its own
+            first.read_s += took
+        elif len(plan) == 1:
+            first.alone[0] += 1
+            first.alone[1] += took
         idx = -1
         for job, chunk in plan:
             idx += len(chunk)
@@ -415,7 +427,11 @@ class Generate(Job):
         t_end = time.perf_counter()
         prompt_s = (self.t_first or t_end) - self.t0
         n = len(self.context)
-        result = Generation(self.text, n, self.n_out, t_end - self.t0, finish, prompt_s)
+        result = Generation(
+            self.text, n, self.n_out, t_end - self.t0, finish, prompt_s,
+            wait_seconds=(self.t_slot or t_end) - self.t0, read_seconds=self.read_s,
+            alone_tokens=int(self.alone[0]), alone_seconds=float(self.alone[1]),
+        )  # fmt: skip
         sched.send(self.rid, "done", result)
         sched.finish(self)
 

@@ -33,7 +33,15 @@ class ModelCrashed(ModelError):
 class Generation:
     """A finished generation and its cost. ``finish_reason`` is "stop" (end of text or a
     stop string), "length" (``max_tokens`` reached), "cancelled", or "truncated": the reply
-    was longer than ``max_tokens`` can make and was cut (a served model's)."""
+    was longer than ``max_tokens`` can make and was cut (a served model's).
+
+    ``seconds`` runs from the request to its end and ``prompt_seconds`` to its first token,
+    both with the time it waited for one of the model's slots (``wait_seconds``) and shared
+    the model with other sequences. Where the model decodes sequences together (a local
+    model's slots) it also says what the same request would have cost alone:
+    ``read_seconds``, the passes that read its prompt (each a pass of its own), and
+    ``alone_tokens`` decoded in ``alone_seconds`` by passes that decoded it and nothing
+    else (these and ``wait_seconds`` None where the backend does not say)."""
 
     text: str
     prompt_tokens: int
@@ -41,6 +49,10 @@ class Generation:
     seconds: float
     finish_reason: str  # "stop", "length", "cancelled" or "truncated" (see above)
     prompt_seconds: float = 0.0
+    wait_seconds: float | None = None
+    read_seconds: float | None = None
+    alone_tokens: int | None = None
+    alone_seconds: float | None = None
 
     @property
     def tokens_per_second(self) -> float:

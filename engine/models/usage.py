@@ -1,6 +1,11 @@
 """What a leased model cost a run: the tokens it generated and how fast, its time to first
 token, how long it took to load, its peak memory (RAM and GPU) and its file's size.
 
+Speeds are named for what they are, as a model sharing its slots between several sequences
+makes each answer slower than the model is (:func:`with_speeds`): the model's decode speed
+and time to first token for one sequence alone (what a chat user sees), its throughput over
+the run at its slots (what an evaluation gets), and the time answers waited for a slot.
+
 Every lease of the pool (:class:`~engine.models.pool.PooledModel`) keeps a :class:`Meter` of
 the generations it gave; the run loop reads it with :func:`model_usage` when a run ends and
 stores it in the run's summary (``usage``, by model, :func:`merge` adding a resumed run's
@@ -11,6 +16,11 @@ sessions together), where a comparison of models reads it back
 >>> m.add(Generation("ok", 12, 20, 1.5, "stop", prompt_seconds=0.5))
 >>> m.totals()["tokens_per_s"], m.totals()["first_token_s"]
 (20.0, 0.5)
+>>> m.add(Generation("ok", 12, 20, 3.0, "stop", 1.5, wait_seconds=1.0, read_seconds=0.25,
+...                  alone_tokens=10, alone_seconds=0.2))
+>>> t = m.totals()
+>>> t["decode_alone_per_s"], t["first_token_alone_s"], t["slot_wait_s"]
+(50.0, 0.25, 1.0)
 """
 
 from __future__ import annotations
@@ -32,6 +42,12 @@ COUNTS = (
     "decode_s",
     "first_token_total_s",
     "run_s",
+    "waits",
+    "wait_total_s",
+    "read_generations",
+    "read_total_s",
+    "alone_tokens",
+    "alone_s",
 )
 
 
@@ -55,6 +71,14 @@ class Meter:
             c["completion_tokens"] += int(generation.completion_tokens or 0)
             c["decode_s"] += decode_s
             c["first_token_total_s"] += prompt_s
+            if generation.wait_seconds is not None:
+                c["waits"] += 1
+                c["wait_total_s"] += max(0.0, float(generation.wait_seconds))
+            if generation.read_seconds is not None:
+                c["read_generations"] += 1
+                c["read_total_s"] += float(generation.read_seconds)
+            c["alone_tokens"] += int(generation.alone_tokens or 0)
+            c["alone_s"] += float(generation.alone_seconds or 0.0)
 
     def totals(self) -> JSONDict:
         """The counts with the speeds they give (:func:`with_speeds`)."""
@@ -63,19 +87,33 @@ class Meter:
 
 
 def with_speeds(counts: JSONDict) -> JSONDict:
-    """``counts`` with ``tokens_per_s`` (tokens generated per second of generating them,
-    after the first: each sequence's own speed), ``first_token_s`` (the mean time to the
-    first token, prompt reading included) and, where the run's answering time ``run_s`` is
-    known, ``throughput_per_s`` (tokens generated per second of the run, all sequences
-    together); None where nothing was generated or timed."""
+    """``counts`` with the speeds they give, None where nothing was generated or timed:
+
+    * ``decode_alone_per_s``: the model's decode speed for one sequence, tokens per second
+      of the passes that decoded a single sequence (None when none did: every pass decoded
+      several, or the backend does not say);
+    * ``first_token_alone_s``: the mean time to the first token of a request alone, the
+      passes that read its prompt (a prompt block is always a pass of its own);
+    * ``throughput_per_s``: tokens generated per second of the run, all its sequences
+      together at the model's slots (where the run's answering time ``run_s`` is known);
+    * ``slot_wait_s``: the mean time a request waited for one of the model's slots;
+    * ``tokens_per_s`` and ``first_token_s``: each answer's own speed after its first token
+      and mean time to it (waiting for a slot included), while it shared the model with
+      the other sequences: slower than the model is when several decode at once."""
     n = int(counts.get("generations") or 0)
     tokens, decode = float(counts.get("completion_tokens") or 0), float(counts.get("decode_s") or 0)
     first, wall = float(counts.get("first_token_total_s") or 0), float(counts.get("run_s") or 0)
+    alone, alone_s = float(counts.get("alone_tokens") or 0), float(counts.get("alone_s") or 0)
+    reads, read_s = int(counts.get("read_generations") or 0), float(counts.get("read_total_s") or 0)
+    waits = int(counts.get("waits") or 0)
     return {
         **counts,
         "tokens_per_s": round(tokens / decode, 2) if tokens and decode > 0 else None,
         "first_token_s": round(first / n, 4) if n and first > 0 else None,
         "throughput_per_s": round(tokens / wall, 2) if tokens and wall > 0 else None,
+        "decode_alone_per_s": round(alone / alone_s, 2) if alone and alone_s > 0 else None,
+        "first_token_alone_s": round(read_s / reads, 4) if reads and read_s > 0 else None,
+        "slot_wait_s": round(float(counts.get("wait_total_s") or 0) / waits, 4) if waits else None,
     }
 
 
@@ -109,8 +147,17 @@ def model_usage(model: Any) -> JSONDict:
     described = getattr(model, "model_info", None)
     meter = getattr(model, "meter", None)
     gpu = info.get("gpu_memory")
+    try:
+        location = str(described.location) if described is not None else None
+    except (AttributeError, NotImplementedError):
+        location = None
+    remote = bool(getattr(described, "remote", False))
     return {
         **(meter.totals() if meter is not None else with_speeds({})),
+        "file": (location if remote else Path(location).name) if location else None,
+        "slots": info.get("slots"),
+        "n_threads": info.get("n_threads"),
+        "flash_attn": info.get("flash_attn"),
         "load_s": getattr(model, "load_seconds", None),
         "memory": {
             "ram_peak": peak_rss(getattr(model, "pid", None)),

@@ -59,6 +59,19 @@ def _overview(runs: list[Row]) -> Table:
     return table("The runs in this report", columns, rows)
 
 
+def _methods(section: Section) -> list[str]:
+    """The statistical methods a section's tables use, named as the notes name them."""
+    from engine.reports.stats import METHODS
+
+    titles = " ".join(t["title"] for t in section["tables"])
+    used = ["wilson", "bootstrap"]
+    if section["comparisons"]:
+        used += ["newcombe", "McNemar", "paired bootstrap"]
+    if "trial" in titles.lower():
+        used.append("cluster bootstrap")
+    return [METHODS[k] for k in used]
+
+
 def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
@@ -67,6 +80,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     from engine.ratings.table import rating_tables
     from engine.registry import activities
     from engine.reports.layouts import RunData, comparison_table, coverage_note
+    from engine.reports.provenance import made_table
     from engine.trials import trial_tables
 
     runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
@@ -90,6 +104,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
             section["sides"] = [
                 diff_runs(store, c["a"], c["b"]).as_dict() for c in section["comparisons"]
             ]
+        section["tables"].append(made_table(store, data, _methods(section)))
         sections.append({"activity": act, "name": activity_name(act), **section})
     return {
         "title": title,

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 from engine.reports.label import run_label
 from engine.reports.shapes import table
 from engine.reports.stats import (
+    METHODS,
     MIN_ITEMS,
-    RESAMPLES,
     TOO_FEW,
     mcnemar,
+    newcombe_interval,
     paired_bootstrap,
     share_cell,
 )
@@ -89,8 +90,9 @@ def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
 
 
 def compare(a: RunData, b: RunData, score: str, score_label: str) -> Comparison | None:
-    """Runs ``a`` and ``b`` on the items both answered: how many answers differ, McNemar's
-    test on right/wrong and a paired bootstrap of ``score``; None without common items."""
+    """Runs ``a`` and ``b`` on the items both answered: how many answers differ, the
+    accuracy difference with Newcombe's interval and McNemar's test, and a paired bootstrap
+    of ``score``; None without common items."""
     common = [k for k in a.answers if k in b.answers]
     if not common:
         return None
@@ -103,12 +105,16 @@ def compare(a: RunData, b: RunData, score: str, score_label: str) -> Comparison 
     boot = paired_bootstrap([scale * sa[k] for k in paired], [scale * sb[k] for k in paired])
     right_a = sum(bool(ans_a[k]["correct"]) for k in common)
     right_b = sum(bool(ans_b[k]["correct"]) for k in common)
+    both = right_a - only_a
+    low, high = newcombe_interval(both, only_a, only_b, len(common) - both - only_a - only_b)
     return {
         "a": a.id,
         "b": b.id,
         "n": len(common),
         "different_answers": sum(1 for k in common if ans_a[k]["chosen"] != ans_b[k]["chosen"]),
         "accuracy_diff": 100 * (right_b - right_a) / len(common),
+        "accuracy_low": 100 * float(low),
+        "accuracy_high": 100 * float(high),
         "mcnemar": mcnemar(only_a, only_b),
         "score": score,
         "score_label": score_label,
@@ -158,7 +164,11 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
                 c["different_answers"],
                 m["only_a"],
                 m["only_b"],
-                c["accuracy_diff"],
+                {
+                    "value": c["accuracy_diff"],
+                    "low": c["accuracy_low"],
+                    "high": c["accuracy_high"],
+                },  # fmt: skip
                 m["p_exact"],
                 diff,
                 boot_p,
@@ -179,10 +189,10 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
             "Bootstrap p",
         ],
         rows,
-        "McNemar: exact two-sided test on the items one run got right and the other wrong. "
-        f"{label}: mean paired difference with its 95% bootstrap interval and two-sided p "
-        f"({RESAMPLES} resamples), given from {MIN_ITEMS} items on. p ≥ 0.05: not significant "
-        "at the 5% level (within the noise).",
+        f"Accuracy B − A: 95% interval by {METHODS['newcombe']}; McNemar p: "
+        f"{METHODS['McNemar']}. {label}: mean paired difference with the 95% interval and "
+        f"two-sided p of {METHODS['paired bootstrap']}, given from {MIN_ITEMS} items on. "
+        "p ≥ 0.05: not significant at the 5% level (within the noise).",
     )
 
 

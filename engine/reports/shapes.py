@@ -73,6 +73,8 @@ class Comparison(TypedDict):
     n: int
     different_answers: int
     accuracy_diff: float
+    accuracy_low: float
+    accuracy_high: float
     mcnemar: McNemar
     score: str
     score_label: str
