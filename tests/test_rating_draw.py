@@ -84,6 +84,7 @@ def test_the_report_gives_a_prediction_powered_judge_mean(
     text = render(build_report(store, [run_id]), "text")
     assert TITLE in text and "More ratings for ±0.25" in text and "PPI++" in text
     assert "given from 10 people's ratings on" in text
+    assert "prediction-powered inference for a judge's mean corrected" in " ".join(text.split())
     monkeypatch.setattr(engine.ratings.corrected, "MIN_ITEMS", 3)
     row = next(r for r in corrected_rows([store.run(run_id)], read_ratings(store, [run_id]))
                if r[2] == "Correctness")  # fmt: skip

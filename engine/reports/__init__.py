@@ -61,6 +61,7 @@ def _overview(runs: list[Row]) -> Table:
 
 def _methods(section: Section) -> list[str]:
     """The statistical methods a section's tables use, named as the notes name them."""
+    from engine.reports.ppi import METHOD as PPI_METHOD
     from engine.reports.stats import METHODS
 
     titles = " ".join(t["title"] for t in section["tables"])
@@ -69,7 +70,8 @@ def _methods(section: Section) -> list[str]:
         used += ["newcombe", "McNemar", "paired bootstrap"]
     if "trial" in titles.lower():
         used.append("cluster bootstrap")
-    return [METHODS[k] for k in used]
+    corrected = ["prediction-powered" in t["title"] for t in section["tables"]]
+    return [METHODS[k] for k in used] + ([PPI_METHOD] if any(corrected) else [])
 
 
 def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:

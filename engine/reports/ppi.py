@@ -30,6 +30,11 @@ from statistics import NormalDist
 import numpy as np
 
 LEVEL = 0.95
+#: The method as a report's notes name it.
+METHOD = (
+    "prediction-powered inference for a judge's mean corrected by people's ratings "
+    "(Angelopoulos et al. 2023; PPI++'s tuned λ), with a normal 95% interval"
+)
 #: The fewest people's ratings an interval is given from (a variance needs two).
 MIN_LABELLED = 2
 
