@@ -180,11 +180,16 @@ def diff_runs(store: Store, run_a: int, run_b: int, only: str | None = None) -> 
     return RunsDiff(a, b, only, len(paired), counts, kept)
 
 
+def marked(correct: int | None) -> str:
+    """Right, wrong, or "–" where nothing scored the answer."""
+    return "–" if correct is None else "right" if correct else "wrong"
+
+
 def _side_line(name: str, run: Row, s: Side) -> str:
     from engine.reports.render import fmt_number
 
     said = s.chosen if (s.chosen or "").strip() else "no answer"
-    right = {1: "right", 0: "wrong"}.get(s.correct if s.correct is None else int(s.correct), "–")
+    right = marked(s.correct)
     parts = [f"{said}", right, f"rule {s.rule or '–'}", f"stop {s.finish or '–'}"]
     parts += [f"{k} {fmt_number(v)}" for k, v in s.scores.items()]
     if s.error:
@@ -234,7 +239,7 @@ def _escaped(text: str) -> str:
 
 def _reply_html(side: dict[str, Any]) -> str:
     said = side["chosen"] if (side["chosen"] or "").strip() else "no answer"
-    right = {1: "right", 0: "wrong"}.get(side["correct"], "–")
+    right = marked(side["correct"])
     head = f"{said} · {right} · rule {side['rule'] or '–'} · stop {side['finish'] or '–'}"
     reply = side["reply"].strip() or "(no reply)"
     return (
