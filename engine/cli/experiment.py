@@ -123,6 +123,8 @@ def _plan_lines(plan: Plan) -> None:
             what = f"≈ {duration_text(c.estimate.seconds)} ({took})"
         else:
             what = "to play"
+        if c.stale is not None and c.own is None:
+            what += f"; run {c.stale} answered the data set's earlier items"
         rows.append([str(i), c.cell.label, str(c.estimate.items), what])
     for line in align_rows(["#", "run", "items", "plan"], rows):
         click.echo(f"  {line}")

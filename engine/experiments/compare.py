@@ -5,15 +5,21 @@ answered.
 Per run: each of the activity's metrics that its scorers pair item by item
 (``Scorer.metrics``: accuracy for the exam, the Hamming score and EMR for French QA,
 accuracy and patient and doctor F1 for a consultation) with its 95% interval, the paired
-difference from the best model (the highest first metric) with its interval and p
+difference from the top model (the highest first metric) with its interval and p
 (Newcombe's interval and McNemar's exact p for right/wrong, a paired bootstrap for other
-scores; with more than one run compared with the best, their p adjusted by Holm's method),
-what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`): its
-decode speed and time to first token alone, its throughput at its slots, the time answers
+scores; with more than one run compared with the top model, their p adjusted by Holm's
+method), what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`):
+its decode speed and time to first token alone, its throughput at its slots, the time answers
 waited for a slot, peak memory (RAM and GPU), load time and file size; and how each run's
 numbers were made (:mod:`engine.reports.provenance`). A person's run on the same items (a
 student's or a clinician's own answers) is a row too. Intervals and p from fewer than
 :data:`~engine.reports.stats.MIN_ITEMS` items say so.
+
+Each model's first score, when right/wrong, is tested against the data set's chance level
+(its runs' summaries, :mod:`engine.chance`) with a one-sided exact binomial test: the best
+model is the top one above chance at 5%, and none is best when none is (a model whose replies
+echo the option list is not ranked above another). Each row carries its run's replies
+without an answer by reason (``no_answer``) and cut off by the token limit (``cut_off``).
 
 >>> result = compare_runs(store, [3, 4])                              # doctest: +SKIP
 >>> print(format_compare(result))                                     # doctest: +SKIP
@@ -169,13 +175,14 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys, sets)
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
-    best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    rows = [_row(store, r, answers, values, metrics, best, len(keys)) for r in runs]
+    top = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
+    rows = [_row(store, r, answers, values, metrics, top, len(keys)) for r in runs]
     for row in rows:
         row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
-        if len(row["trial_runs"]) > 1 or best["id"] in sets:
+        if len(row["trial_runs"]) > 1 or top["id"] in sets:
             _clustered(row)
     _adjust(rows, metrics)
+    best = _above_chance(runs, rows, values, metrics)
     result: JSONDict = {
         "activity": runs[0]["activity"],
         "dataset": runs[0]["dataset"],
@@ -185,7 +192,9 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
             "different": any(len(answers[int(r["id"])]) != len(keys) for r in runs),
         },
         "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
-        "best": int(best["id"]),
+        "best": best,
+        "reference": int(top["id"]),
+        "chance": _chance_of(runs[0], lead.key) if lead else None,
         "rows": rows,
         "min_items": MIN_ITEMS,
     }
@@ -209,6 +218,45 @@ def _clustered(row: JSONDict) -> None:
     for diff in (row["paired"] or {}).values():
         if diff.get("test") == "paired bootstrap":
             diff["test"] = diff["method"] = "cluster bootstrap"
+
+
+def _chance_of(run: Row, key: str) -> float | None:
+    """The chance level (percent) of score ``key`` on the run's data set, as its summary
+    gives it (:mod:`engine.chance`); None when it gives none."""
+    found = ((run.get("summary") or {}).get("chance") or {}).get(key)
+    return float(found) if isinstance(found, int | float) else None
+
+
+def _above_chance(
+    runs: list[Row],
+    rows: list[JSONDict],
+    values: dict[str, dict[int, dict[str, float]]],
+    metrics: list[Metric],
+) -> int | None:
+    """Mark each row's first right/wrong score that has a chance level (accuracy; EMR for
+    French QA) against chance (``chance``: the ``metric``, its ``level``, the one-sided exact
+    binomial ``p``, whether it is ``above`` at 5%; None without such a score) and its no
+    answers; the best model: the top one if it is above chance (or not tested), else none."""
+    from engine.chance import LEVEL, above_chance
+
+    for run, row in zip(runs, rows, strict=True):
+        summary = run.get("summary") or {}
+        shares = summary.get("no_answer")
+        row["no_answer"] = shares if isinstance(shares, dict) else None
+        row["cut_off"] = summary.get("cut_off")
+        row["chance"] = None
+        for m in metrics:
+            level, mine = _chance_of(run, m.key), values[m.key][int(run["id"])]
+            if level is None or not mine or not _right_wrong([mine], m):
+                continue
+            right = sum(1 for v in mine.values() if v > 0)
+            p = above_chance(right, len(mine), level / 100)
+            row["chance"] = {"metric": m.key, "level": level, "p": round(p, 4), "above": p < LEVEL}
+            break
+    ranked = [r for r in rows if r["best"] and (r["chance"] is None or r["chance"]["above"])]
+    for row in rows:
+        row["best"] = bool(ranked) and row is ranked[0]
+    return int(ranked[0]["run_id"]) if ranked else None
 
 
 def _metric_values(
@@ -343,8 +391,8 @@ def _notes(result: JSONDict) -> list[str]:
         )
     notes.append(
         "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): "
-        f"{METHODS['wilson']} for a score; Δ, the paired difference from the best model "
-        f"(#{result['best']}) on the same items, with {METHODS['newcombe']} and the p of "
+        f"{METHODS['wilson']} for a score; Δ, the paired difference from the top model "
+        f"(#{result['reference']}) on the same items, with {METHODS['newcombe']} and the p of "
         f"{METHODS['McNemar']}. Other scores: a bootstrap's interval, and "
         f"{METHODS['paired bootstrap']} for Δ and p. A bootstrap needs {MIN_ITEMS} items: "
         f"below, '{TOO_FEW}'. The table shows the paired test of the first score; --json "
@@ -361,9 +409,10 @@ def _notes(result: JSONDict) -> list[str]:
     compared = sum(1 for r in result["rows"] if r["paired"])
     if compared > 1:
         notes.append(
-            f"p: {METHODS['holm']} ({compared} runs compared with the best; --json keeps "
+            f"p: {METHODS['holm']} ({compared} runs compared with the top model; --json keeps "
             "each test's own p as p_unadjusted)."
         )
+    notes += _chance_notes(result)
     notes.append(
         "Speed: decode alone, the model's tokens per second decoding one sequence (passes "
         "that decoded nothing else); first token alone, the mean seconds to read a prompt "
@@ -376,6 +425,45 @@ def _notes(result: JSONDict) -> list[str]:
 
     notes += [made_text(r["made"]) for r in result["rows"]]
     return notes
+
+
+def _chance_notes(result: JSONDict) -> list[str]:
+    """The chance line and each run's replies without an answer, by reason."""
+    from engine.no_answer import shares_text
+
+    labels = {m["key"]: m["label"].lower() for m in result["metrics"]}
+    lead = result["metrics"][0]["key"] if result["metrics"] else ""
+    tested = next((r["chance"] for r in result["rows"] if r.get("chance")), None)
+    notes = []
+    if result.get("chance") is not None and tested is not None:
+        best = "" if result.get("best") is not None else " No model is above chance: none is best."
+        level = (
+            ""
+            if tested["metric"] == lead
+            else f" ({tested['level']:.1f}% {labels[tested['metric']]})"
+        )
+        notes.append(
+            f"Chance: {result['chance']:.1f}% {labels[lead]}{level} by uniform guessing (one "
+            "option of k with probability 1/k; of several right options, a non-empty subset, "
+            "each alike). vs chance: the one-sided exact binomial p of the right answers "
+            f"({labels[tested['metric']]}) against it; 'not above' when p ≥ 0.05.{best}"
+        )
+    for r in result["rows"]:
+        if r.get("no_answer"):
+            notes.append(f"#{r['run_id']} no answer: {shares_text(r['no_answer'])}.")
+    return notes
+
+
+def _chance_cell(row: JSONDict) -> str:
+    found = row.get("chance")
+    if not found:
+        return "–"
+    return f"{'above' if found['above'] else 'not above'} (p {found['p']:.3g})"
+
+
+def _no_answer_cell(row: JSONDict) -> str:
+    shares = row.get("no_answer")
+    return "–" if shares is None else f"{sum(shares.values()):.1f}"
 
 
 def _p_text(diff: JSONDict) -> str:
@@ -429,6 +517,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
         headers += [f"Δ {names[m['key']]}", "p"]
+    headers += ["vs chance", "No answer (%)", "Cut off (%)"]
     headers += [header for _, header, _ in SPEEDS]
     headers += ["RAM peak", "GPU", "Load (s)", "File"]
     rows = []
@@ -443,10 +532,11 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
             if r["best"]:
                 cells += ["best", ""]
             elif diff is None:
-                cells += ["–", "–"]
+                cells += ["ref" if r["run_id"] == result.get("reference") else "–", "–"]
             else:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+        cells += [_chance_cell(r), _no_answer_cell(r), _number(r.get("cut_off"))]
         memory = r.get("memory") or {}
         cells += [_number(r.get(key), digits) for key, _, digits in SPEEDS]
         cells += [

@@ -298,7 +298,7 @@ class CompareScreen(QWidget):
         self.table.setColumnCount(len(headers))
         self.table.setHorizontalHeaderLabels(headers)
         self.table.setRowCount(len(rows))
-        best = f"#{result['best']}" if result else None
+        best = f"#{result['best']}" if result and result.get("best") is not None else None
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)
