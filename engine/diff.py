@@ -17,13 +17,11 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
+from engine.no_answer import cut_off, reason_of
 
 if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import Row
-
-#: The finish reasons of a reply stopped by its token limit (a served reply cut short too).
-CUT_OFF = ("length", "truncated")
 
 
 @dataclass(frozen=True)
@@ -31,8 +29,9 @@ class Side:
     """One run's answer to an item: its ``reply``, the answer read from it (``chosen``;
     None: none could be read) and the ``rule`` that read it, why the reply stopped
     (``finish``: "stop", "length"…; None where the run did not store it), whether it was
-    right (``correct``: None when nothing scored it), its numeric ``scores`` and any
-    ``error`` that kept the model from answering."""
+    right (``correct``: None when nothing scored it), its numeric ``scores``, why the reply
+    gives no answer where the extractor said (``why``: :data:`engine.no_answer.REASONS`)
+    and any ``error`` that kept the model from answering."""
 
     reply: str
     chosen: str | None
@@ -41,6 +40,7 @@ class Side:
     correct: int | None
     scores: dict[str, float | None] = field(default_factory=dict)
     error: str | None = None
+    why: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -48,7 +48,7 @@ class Side:
 
     @property
     def cut_off(self) -> bool:
-        return self.finish in CUT_OFF
+        return cut_off(self.finish) or self.why == "cut_off"
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ def side(answer: Row) -> Side:
         correct=answer.get("correct"),
         scores=scores,
         error=extra.get("error"),
+        why=reason_of(answer),
     )
 
 
@@ -180,6 +181,11 @@ def diff_runs(store: Store, run_a: int, run_b: int, only: str | None = None) -> 
     return RunsDiff(a, b, only, len(paired), counts, kept)
 
 
+def no_answer_text(why: str | None) -> str:
+    """ "no answer", with why where the extractor said (``no answer: echo``)."""
+    return f"no answer: {why}" if why else "no answer"
+
+
 def marked(correct: int | None) -> str:
     """Right, wrong, or "–" where nothing scored the answer."""
     return "–" if correct is None else "right" if correct else "wrong"
@@ -188,7 +194,7 @@ def marked(correct: int | None) -> str:
 def _side_line(name: str, run: Row, s: Side) -> str:
     from engine.reports.render import fmt_number
 
-    said = s.chosen if (s.chosen or "").strip() else "no answer"
+    said = s.chosen if (s.chosen or "").strip() else no_answer_text(s.why)
     right = marked(s.correct)
     parts = [f"{said}", right, f"rule {s.rule or '–'}", f"stop {s.finish or '–'}"]
     parts += [f"{k} {fmt_number(v)}" for k, v in s.scores.items()]
@@ -238,7 +244,7 @@ def _escaped(text: str) -> str:
 
 
 def _reply_html(side: dict[str, Any]) -> str:
-    said = side["chosen"] if (side["chosen"] or "").strip() else "no answer"
+    said = side["chosen"] if (side["chosen"] or "").strip() else no_answer_text(side["why"])
     right = marked(side["correct"])
     head = f"{said} · {right} · rule {side['rule'] or '–'} · stop {side['finish'] or '–'}"
     reply = side["reply"].strip() or "(no reply)"

@@ -35,7 +35,7 @@ def test_gui_side_by_side_from_results_filters_flipped_items(qtbot, window) -> N
     assert dialog.reply_b.toPlainText() == "答案：C\n<b>解析</b>"  # shown as written
     assert dialog.head_a.text() == f"A: #{a} model-a"
     dialog.only.setCurrentIndex(dialog.only.findData("no-answer"))
-    assert dialog.table.rowCount() == 1 and dialog.table.item(0, 3).text() == "—"
+    assert dialog.table.rowCount() == 1 and dialog.table.item(0, 3).text() == "— cut_off"
     assert "没有字母" in dialog.reply_a.toPlainText()
     dialog.close()
     r.select_runs([a])

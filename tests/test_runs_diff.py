@@ -29,7 +29,7 @@ def stored_run(store: Store, dataset: str, model: str, answers, order=None) -> i
     for place, n in enumerate(order or range(len(answers))):
         letter, right, finish = answers[n]
         extra = {"method": "generate", "rule": "答案" if letter else None,
-                 "finish_reason": finish}  # fmt: skip
+                 "finish_reason": finish, **({} if letter else {"no_answer": "cut_off"})}  # fmt: skip
         reply = f"答案：{letter}\n<b>解析</b>" if letter else "解析：\x1b[31m没有字母"
         scored = [Scored("exam.letter", 1, {"correct": right}),
                   Scored("exam.rouge", 1, {"rouge1": 0.25})]  # fmt: skip
@@ -76,6 +76,8 @@ def test_runs_diff_only_flipped_in_text_and_json(pair) -> None:
     assert f"A #{a} model-a: B · wrong · rule 答案 · stop stop · rouge1 0.25" in out.output
     assert f"B #{b} model-b: B · wrong · rule 答案 · stop length" in out.output
     assert "    | 答案：C" in out.output
+    cut = CliRunner().invoke(cli, [*args[:-1], "no-answer"]).output
+    assert f"A #{a} model-a: no answer: cut_off · wrong · rule – · stop length" in cut
     found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
     assert [i["number"] for i in found["items"]] == [2, 4] and found["only"] == "flipped"
     assert found["items"][0]["b"]["reply"].startswith("答案：C") and found["items"][0]["flipped"]
@@ -121,5 +123,5 @@ def test_the_html_report_of_a_comparison_carries_the_replies_collapsed(pair) -> 
     assert "<details><summary>Items side by side: A #" in page
     assert "&lt;b&gt;解析&lt;/b&gt;" in page and "<b>解析</b>" not in page
     assert "\x1b" not in page and "解析：\\x1b[31m没有字母" in page
-    assert "<summary>no answer · wrong · rule – · stop length</summary>" in page
+    assert "<summary>no answer: cut_off · wrong · rule – · stop length</summary>" in page
     assert "Items side by side" not in render(report, "text")

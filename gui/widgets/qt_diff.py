@@ -39,7 +39,7 @@ MARKS = {1: "✓", 0: "✗"}
 
 
 def _side_cells(s: Side) -> list[str]:
-    said = s.chosen if (s.chosen or "").strip() else "—"
+    said = s.chosen if (s.chosen or "").strip() else f"— {s.why or ''}".strip()
     return [said, s.rule or "–", s.finish or "–", MARKS.get(s.correct, "·")]  # type: ignore[arg-type]
 
 
