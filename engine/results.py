@@ -42,6 +42,16 @@ def summary_rows(
     return [found[key] for key in keys if key in found and found[key][2] is not None]
 
 
+def answer_label(key: str, activity: str | None) -> str:
+    """An answer's score in words, as ``activity`` names it (an answer holds fractions, not
+    the percentages of a run's summary).
+
+    >>> answer_label("rouge1", "exam")
+    'ROUGE-1'
+    """
+    return metric_label(key, activity).removesuffix(" (%)").replace(", %)", ")")
+
+
 def running_score(activity: str, answers: Sequence[dict[str, Any]]) -> tuple[float | None, int]:
     """The activity's headline score (percent) over the answers given so far, and how many
     of them are wholly right. Each answer is what a run reports as it goes (``correct``,

@@ -62,7 +62,9 @@ def test_gui_rate_three_by_keyboard_then_resume(qtbot, window, chat_model, tmp_p
     run_id = model_run(window.ctx.store, "generate", 4)
     dialog = open_rate(qtbot, window, run_id)
     assert dialog.session.total == 4
-    assert dialog.title.text() == "Explanation 1 of 4 · 0 rated"
+    assert dialog.title.text() == (
+        "Explanation 1 of 4 · 0 rated · this one drawn to check the judges: 4 left"
+    )
     shown = dialog.answer_view.toPlainText()
     assert "Answer given" in shown and dialog.entry.explained.explanation.strip()[:10] in shown
     assert "smollm2" not in shown + dialog.question_view.toPlainText() + dialog.windowTitle()
@@ -78,7 +80,9 @@ def test_gui_rate_three_by_keyboard_then_resume(qtbot, window, chat_model, tmp_p
         press(qtbot, dialog, "\n")
         given[key] = (dict(zip(KEYS, map(int, digits), strict=True)), comment)
         assert dialog.entry is not None and dialog.entry.key != key
-    assert dialog.title.text() == "Explanation 4 of 4 · 3 rated"
+    assert dialog.title.text() == (
+        "Explanation 4 of 4 · 3 rated · this one drawn to check the judges: 1 left"
+    )
 
     window.close()
     assert not dialog.isVisible()  # closes with the main window
@@ -87,7 +91,7 @@ def test_gui_rate_three_by_keyboard_then_resume(qtbot, window, chat_model, tmp_p
     again.show()
     try:
         dialog = open_rate(qtbot, again, run_id)
-        assert dialog.title.text() == "Explanation 4 of 4 · 3 rated"
+        assert dialog.title.text().startswith("Explanation 4 of 4 · 3 rated · this one drawn")
         assert dialog.entry.key not in given
         store = again.ctx.store
         rows = [

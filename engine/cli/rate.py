@@ -5,19 +5,26 @@ on where it stopped)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engine.cli.common import AppContext, pass_app
 from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained, RatingError
 from engine.text.columns import visible
 
+if TYPE_CHECKING:
+    from engine.ratings.people import RatingSession
+
 STOP, SKIP = "q", "s"
 
 
-def show(explained: Explained, number: int, total: int) -> None:
+def show(explained: Explained, number: int, total: int, drawn_left: int | None = None) -> None:
     """One answer as the rater reads it (control characters in its texts shown escaped,
-    never sent to the terminal)."""
-    click.echo(click.style(f"\n── Explanation {number} of {total} ──", bold=True))
+    never sent to the terminal); ``drawn_left``: it is one of the answers drawn at random
+    for people to rate, with that many of them left counting it."""
+    drawn = f" · drawn to check the judges, {drawn_left} left" if drawn_left else ""
+    click.echo(click.style(f"\n── Explanation {number} of {total}{drawn} ──", bold=True))
     click.echo(visible(explained.question, newlines=True))
     for letter, text in explained.options:
         click.echo(f"  {visible(letter)}. {visible(text)}")
@@ -81,8 +88,14 @@ def read_ratings() -> dict[str, int] | str:
     show_default=True,
     help="Fixes the order the answers come in (the same seed resumes the same order).",
 )
+@click.option(
+    "--diagnoses",
+    is_flag=True,
+    help="Judge consultation runs' diagnoses in words instead: correct, partly or wrong "
+    "(beside a judge model's verdicts, which the report then corrects).",
+)
 @pass_app
-def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> None:
+def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int, diagnoses: bool) -> None:
     """Rate the explanations of runs RUN_IDS from 1 to 5 on five perspectives: well-formed,
     support, correctness, validity, novelty (the ExplainCPE paper's Table 4).
 
@@ -96,15 +109,19 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
     """
     from engine.ratings.people import RatingSession
 
+    if diagnoses:
+        judge_diagnoses(app, run_ids, rater)
+        return
     session = RatingSession(app.store, list(run_ids), rater, seed)
     rated = 0
     click.echo(
         f"{session.total} explanations in runs {', '.join(map(str, session.run_ids))}; "
-        f"{session.done} already rated by {session.rater}."
+        f"{session.done} already rated by {session.rater}. {drawn_line(session)}"
     )
     try:
         for entry in session.pending():
-            show(entry.explained, session.position(entry), session.total)
+            left = session.drawn_left if session.is_drawn(entry) else None
+            show(entry.explained, session.position(entry), session.total, left)
             found = read_ratings()
             if found == STOP:
                 break
@@ -121,3 +138,49 @@ def rate(app: AppContext, run_ids: tuple[int, ...], rater: str, seed: int) -> No
         f"{rated} rated now; {session.done} of {session.total} done by {session.rater}"
         + (f", {left} left (run the same command to go on)." if left else ".")
     )
+    click.echo(drawn_line(session))
+
+
+def drawn_line(session: RatingSession) -> str:
+    """How many of the answers drawn at random to check the judges are left to rate."""
+    left, drawn = session.drawn_left, len(session.drawn)
+    if not left:
+        return f"All {drawn} answers drawn at random to check the judges are rated."
+    return (
+        f"{drawn} answers drawn at random to check the judges come first: {left} left "
+        "(the report corrects a judge's means by them)."
+    )
+
+
+def judge_diagnoses(app: AppContext, run_ids: tuple[int, ...], rater: str) -> None:
+    """A person's verdicts on the diagnoses in words a judge model judged (those drawn at
+    random first): c correct, p partly, w wrong, s skips, q stops."""
+    from engine.consult.verdicts import give_verdict, to_judge
+
+    words = {"c": "correct", "p": "partly", "w": "wrong"}
+    given = 0
+    for run_id in dict.fromkeys(run_ids):
+        left = to_judge(app.store, run_id, rater)
+        drawn = sum(t.drawn for t in left)
+        click.echo(f"Run {run_id}: {len(left)} diagnoses to judge, {drawn} of them drawn "
+                   "at random to check the judges (they come first).")  # fmt: skip
+        for t in left:
+            mark = f" · drawn, {drawn} left" if t.drawn else ""
+            click.echo(
+                click.style(f"\n── Run {run_id}, case {visible(t.item_key)}{mark} ──", bold=True)
+            )
+            click.echo(
+                f"Complaint: {visible(t.complaint)}\nRight diagnosis: {visible(t.reference)}"
+            )
+            click.echo(click.style(f"Diagnosis given: {visible(t.said) or '(none)'}", bold=True))
+            reply = ask(" c correct, p partly, w wrong (s skips, q stops)")
+            while reply not in (*words, SKIP, STOP):
+                reply = ask("   c, p or w (s skips, q stops)")
+            if reply == STOP:
+                click.echo(f"{given} verdicts given now.")
+                return
+            if reply in words:
+                give_verdict(app.store, run_id, t.item_key, rater, words[reply])
+                given += 1
+            drawn -= t.drawn
+    click.echo(f"{given} verdicts given now.")

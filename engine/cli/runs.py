@@ -130,8 +130,8 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
 def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
     """The answers as a table: number, question, given, gold, correct and each score (a
     score whose label is long is headed by its key, the label given under the table)."""
-    from engine.activities import metric_label
     from engine.reports.render import fmt_number
+    from engine.results import answer_label
 
     keys = list(
         dict.fromkeys(
@@ -141,7 +141,7 @@ def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
             if k != "correct" and (v is None or isinstance(v, int | float))
         )
     )
-    labels = {k: metric_label(k, activity).removesuffix(" (%)").replace(", %)", ")") for k in keys}
+    labels = {k: answer_label(k, activity) for k in keys}
     short = {k: lb if display_width(lb) <= SCORE_HEADER else k for k, lb in labels.items()}
     mark = {1: "yes", 0: "no"}
     rows = [
@@ -278,3 +278,32 @@ def runs_compare(
         echo_json(result)
     else:
         echo_document(format_compare(result), "text")
+
+
+@runs.command("diff")
+@click.argument("run_a", type=int)
+@click.argument("run_b", type=int)
+@click.option(
+    "--only",
+    type=click.Choice(["flipped", "no-answer", "cut-off"]),
+    help="Only the items that flipped (right in one run, wrong in the other), that either "
+    "run gave no answer to, or that either run cut off at its token limit.",
+)
+@json_option
+@pass_app
+def runs_diff(app, run_a: int, run_b: int, only: str | None, as_json: bool) -> None:
+    """Two runs of one data set item by item: each item's question, both replies, the
+    answer and the rule read from each, why each reply stopped, right or wrong, and the
+    scores.
+
+    \b
+    medexam runs diff 3 4 --only flipped
+    medexam runs diff 3 4 --json
+    """
+    from engine.diff import diff_runs, format_diff
+
+    found = diff_runs(app.store, run_a, run_b, only)
+    if as_json:
+        echo_json(found.as_dict())
+    else:
+        click.echo(format_diff(found), nl=False)

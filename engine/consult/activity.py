@@ -76,6 +76,7 @@ CONSULT = register_activity(
         scorers_from=(
             "engine.consult.scorers",
             "engine.consult.judging",
+            "engine.consult.verdicts",
             "engine.consult.shares",
             "engine.ratings.scorers",
         ),

@@ -230,6 +230,9 @@ def judged_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
                          s["letter_accuracy"], s["agreement"], s["kappa"]])  # fmt: skip
     if not rows:
         return []
+    from engine.consult.verdicts import corrected_verdicts
+
+    corrected = corrected_verdicts(store, [int(r) for r in run_ids])
     headers = ["Run", "Setting", "Judge", "Judged", "Unparsed", "Correct (%)", "Partly (%)",
                "Wrong (%)", "String match (%)", "Letter right (%)", "Agreement (%)", "κ"]  # fmt: skip
     return [
@@ -242,7 +245,13 @@ def judged_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
             "own accuracy (normalised words) on the same answers. On multiple-choice cases "
             "answered in words, the solver also picked a letter in a separate answer: "
             "agreement is how often 'correct' and a right letter go together, κ Cohen's "
-            "kappa. The judge's agreement with people was not measured: read its verdicts "
-            "as a second opinion.",
-        )
+            "kappa. "
+            + (
+                "People's verdicts correct each judge's share in the next table."
+                if corrected
+                else "The judge's agreement with people was not measured: read its "
+                "verdicts as a second opinion (medexam rate RUN --diagnoses)."
+            ),
+        ),
+        *([corrected] if corrected else []),
     ]

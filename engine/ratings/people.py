@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.ratings.draw import drawn
 from engine.ratings.perspectives import Explained, RatingError, check_ratings, explained
 from engine.ratings.scorers import PERSON
 from engine.registry import get_scorer
@@ -67,8 +68,9 @@ def check_rater(name: str) -> str:
 
 class RatingSession:
     """``rater`` rates the explanations of runs ``run_ids`` in an order fixed by ``seed``.
-    :attr:`entries` are all the answers with an explanation; :meth:`pending` those this
-    rater has not rated or skipped yet."""
+    :attr:`entries` are all the answers with an explanation, those :attr:`drawn` at random
+    for people to rate (:mod:`engine.ratings.draw`) first; :meth:`pending` those this rater
+    has not rated or skipped yet."""
 
     def __init__(self, store: Store, run_ids: Sequence[int], rater: str, seed: int = 0) -> None:
         if not run_ids:
@@ -77,6 +79,7 @@ class RatingSession:
         self.run_ids = list(dict.fromkeys(int(r) for r in run_ids))
         self.scorer = get_scorer(PERSON)
         self.stored_as = f"{PERSON}@{self.rater}"
+        self.drawn: set[tuple[int, str]] = set()
         self.entries = self._entries()
         self._done = self._given()
 
@@ -99,8 +102,9 @@ class RatingSession:
                     "method writes them; letters picked by probabilities have none)"
                 )
             found += mine
+            self.drawn |= {(run_id, k) for k in drawn(run_id, (e.item_key for e in mine))}
         random.Random(self.seed).shuffle(found)
-        return found
+        return sorted(found, key=lambda e: e.key not in self.drawn)  # drawn first
 
     def _given(self) -> dict[tuple[int, str], bool]:
         """Each answer this rater has seen: True when rated, False when skipped."""
@@ -129,6 +133,15 @@ class RatingSession:
     def skipped(self) -> int:
         """How many answers this rater has skipped."""
         return self.done - self.rated
+
+    @property
+    def drawn_left(self) -> int:
+        """How many of the answers drawn for people to rate this rater has not seen yet."""
+        return sum(1 for key in self.drawn if key not in self._done)
+
+    def is_drawn(self, entry: Entry) -> bool:
+        """Whether ``entry`` is one of the answers drawn for people to rate."""
+        return entry.key in self.drawn
 
     def pending(self) -> list[Entry]:
         """The answers left to rate, in the session's order."""

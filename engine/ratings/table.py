@@ -73,9 +73,10 @@ def read_ratings(store: Store, run_ids: Sequence[int]) -> Ratings:
     return out
 
 
-def _pooled(
+def pool_sources(
     sources: dict[str, dict[Answer, dict[str, float]]],
 ) -> dict[Answer, dict[str, list[float]]]:
+    """Each answer's ratings per perspective, from all of ``sources`` together."""
     out: dict[Answer, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for answers in sources.values():
         for a, values in answers.items():
@@ -114,7 +115,7 @@ def table4(runs: Sequence[Row], ratings: Ratings, measured: set[str]) -> Table:
 
     rows: list[list[Cell]] = []
     for name, found in _sources(ratings, measured):
-        pooled = _pooled(found)
+        pooled = pool_sources(found)
         for run in runs:
             mine = {a for a in pooled if a[0] == int(run["id"])}
             if mine:
@@ -157,7 +158,7 @@ def _by_type(
     rows: list[list[Cell]] = []
     models = {int(r["id"]): str(r.get("model") or "") for r in runs}
     for name, found in _sources(ratings):
-        pooled = _pooled(found)
+        pooled = pool_sources(found)
         groups: dict[tuple[str, str], set[Answer]] = defaultdict(set)
         for a in pooled:
             item = items.get(a[0], {}).get(a[1], {})
@@ -227,6 +228,7 @@ def agreements(ratings: Ratings) -> tuple[list[list[Cell]], set[str]]:
 
 def rating_tables(store: Store, run_ids: Sequence[int]) -> list[Table]:
     """The ratings tables of runs ``run_ids`` (none when nobody rated their explanations)."""
+    from engine.ratings.corrected import corrected_table
     from engine.reports.shapes import table
 
     ratings = read_ratings(store, run_ids)
@@ -235,6 +237,9 @@ def rating_tables(store: Store, run_ids: Sequence[int]) -> list[Table]:
     runs = [store.run(int(i)) for i in run_ids]
     rows, measured = agreements(ratings)
     tables = [table4(runs, ratings, measured)]
+    fixed = corrected_table(runs, ratings)
+    if fixed is not None:
+        tables.append(fixed)
     items = {int(r["id"]): store.items_by_key(r["dataset"]) or {} for r in runs}
     by_type = _by_type(runs, ratings, items)
     if by_type is not None:

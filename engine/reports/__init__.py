@@ -61,6 +61,7 @@ def _overview(runs: list[Row]) -> Table:
 
 def _methods(section: Section) -> list[str]:
     """The statistical methods a section's tables use, named as the notes name them."""
+    from engine.reports.ppi import METHOD as PPI_METHOD
     from engine.reports.stats import METHODS
 
     titles = " ".join(t["title"] for t in section["tables"])
@@ -69,13 +70,15 @@ def _methods(section: Section) -> list[str]:
         used += ["newcombe", "McNemar", "paired bootstrap"]
     if "trial" in titles.lower():
         used.append("cluster bootstrap")
-    return [METHODS[k] for k in used]
+    corrected = ["prediction-powered" in t["title"] for t in section["tables"]]
+    return [METHODS[k] for k in used] + ([PPI_METHOD] if any(corrected) else [])
 
 
 def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
     from engine.activities import activity_name
+    from engine.diff import diff_runs
     from engine.ratings.table import rating_tables
     from engine.registry import activities
     from engine.reports.layouts import RunData, changed_note, comparison_table, coverage_note
@@ -101,6 +104,9 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
         compared = comparison_table(section["comparisons"])
         if compared is not None:
             section["tables"].append(compared)
+            section["sides"] = [
+                diff_runs(store, c["a"], c["b"]).as_dict() for c in section["comparisons"]
+            ]
         section["tables"].append(made_table(store, data, _methods(section)))
         sections.append({"activity": act, "name": activity_name(act), **section})
     overview = _overview(runs)

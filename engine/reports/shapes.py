@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NotRequired, Required, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from engine.reports.stats import McNemar, PairedBootstrap, ReliabilityBin
-    from engine.types import Row, Scalar
+    from engine.types import JSONDict, Row, Scalar
 
 
 class ScoreCell(TypedDict, total=False):
@@ -90,6 +90,8 @@ class Section(TypedDict):
     charts: list[Chart]
     activity: NotRequired[str]
     name: NotRequired[str]
+    #: Each comparison's two runs item by item (:meth:`engine.diff.RunsDiff.as_dict`).
+    sides: NotRequired[list[JSONDict]]
 
 
 class Report(TypedDict):

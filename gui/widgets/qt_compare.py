@@ -41,6 +41,7 @@ from gui.widgets.common import (
     spin_box,
     whole_text,
 )
+from gui.widgets.qt_diff import pick_pair, side_by_side_button
 
 #: The preset a comparison plays.
 PRESET = "compare-models"
@@ -159,6 +160,7 @@ class CompareScreen(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.compare_button)
         buttons.addWidget(self.go_button)
+        buttons.addWidget(side_by_side_button(self, self.ctx, self.side_by_side_pair))
         right.addLayout(buttons)
         self.picker = whole_text(QComboBox())
         right.addLayout(form_row("Comparison", self.picker, "The comparisons made so far"))
@@ -316,6 +318,13 @@ class CompareScreen(QWidget):
             title = f"Compared on {result['items']['shared']} items of {result['dataset']}."
             self.notes.setText("\n\n".join([title, *result["notes"]]))
         self._chart(result)
+
+    def side_by_side_pair(self) -> tuple[int, int] | None:
+        """The two runs selected in the table, else the comparison's first two finished."""
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        cells = [self.table.item(r, 1) for r in rows]
+        chosen = [int(c.text()[1:]) for c in cells if c and c.text()[1:].isdigit()]
+        return pick_pair(chosen, self._experiment())
 
     def _compared(self, experiment: dict[str, Any]) -> dict[str, Any] | None:
         """The comparison of the experiment's finished runs (None before two), worked out

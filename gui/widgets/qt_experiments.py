@@ -34,6 +34,7 @@ from gui.widgets.common import (
     show_error,
     text_view,
 )
+from gui.widgets.qt_diff import pick_pair, side_by_side_button
 
 #: How often the list is read again while an experiment runs (ms).
 REFRESH_MS = 2000
@@ -90,6 +91,7 @@ class ExperimentsScreen(QWidget):
         for w in (self.go_button, self.save_button):
             w.setEnabled(False)
             bar.addWidget(w)
+        bar.addWidget(side_by_side_button(self, ctx, self.side_by_side_pair))
         outer.addLayout(bar)
         self.progress = ProgressRow()
         outer.addWidget(self.progress)
@@ -97,6 +99,7 @@ class ExperimentsScreen(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Experiment / run", "Run", "Status", "Done", "Score"])
         self.tree.setColumnWidth(0, 360)
+        self.tree.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
         for column, width in ((1, 60), (2, 160), (3, 70)):
             self.tree.setColumnWidth(column, width)
         self.view = text_view()
@@ -143,6 +146,12 @@ class ExperimentsScreen(QWidget):
         while item is not None and item.parent() is not None:
             item = item.parent()
         return None if item is None else int(item.data(0, Qt.ItemDataRole.UserRole))
+
+    def side_by_side_pair(self) -> tuple[int, int] | None:
+        """The two runs selected (Ctrl+click), else the experiment's first two finished."""
+        texts = [i.text(1) for i in self.tree.selectedItems() if i.parent() is not None]
+        chosen = [int(t[1:]) for t in texts if t[1:].isdigit()]
+        return pick_pair(chosen, self._experiment())
 
     def reload(self) -> None:
         from engine.experiments.records import all_experiments

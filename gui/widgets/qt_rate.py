@@ -360,10 +360,20 @@ class RateDialog(QDialog):
             else f"{total} explanations"
         )
         self.title.setText(
-            f"{where} · {rated} rated" + (f" · {skipped} skipped" if skipped else "")
+            f"{where} · {rated} rated"
+            + (f" · {skipped} skipped" if skipped else "")
+            + self._drawn_text()
         )
         self.bar.setRange(0, total)
         self.bar.setValue(rated + skipped)
+
+    def _drawn_text(self) -> str:
+        """Where the rater stands in the answers drawn at random to check the judges."""
+        left = self.session.drawn_left
+        if not left:
+            return f" · all {len(self.session.drawn)} drawn to check the judges rated"
+        mark = "this one drawn" if self.entry and self.session.is_drawn(self.entry) else "drawn"
+        return f" · {mark} to check the judges: {left} left"
 
     def _show_done(self) -> None:
         self.stack.setCurrentIndex(1)

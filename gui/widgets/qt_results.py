@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.activities import activity_name, metric_label
+from engine.activities import activity_name
 from engine.progress import Progress
 from engine.registry import activities
-from engine.results import category_scores, compare_runs, summary_rows
+from engine.results import answer_label, category_scores, compare_runs, summary_rows
 from engine.scoring import Rescored, rescore
 from gui.models import set_setting, setting
 from gui.tables import (
@@ -43,13 +43,8 @@ from gui.tables import (
     table_view,
 )
 from gui.widgets.common import AppContext, Header, esc, muted, page_column, show_error, text_view
+from gui.widgets.qt_diff import side_by_side_button
 from gui.widgets.question import item_html
-
-
-def _score_label(key: str, run: dict[str, Any]) -> str:
-    """An answer's score in words, as its activity names it (an answer holds fractions, not
-    the percentages of a run's summary)."""
-    return metric_label(key, run["activity"]).removesuffix(" (%)").replace(", %)", ")")
 
 
 def _tab_page(layout: QLayout) -> QWidget:
@@ -212,6 +207,7 @@ class ResultsScreen(QWidget):
         right.addWidget(self.compare_agree)
         it = table_view(self.compare_items, stretch=0)
         right.addWidget(it, 1)
+        right.addWidget(side_by_side_button(self, self.ctx, self.selected_ids))
         lay.addLayout(left, 1)
         lay.addLayout(right, 1)
         return _tab_page(lay)
@@ -366,7 +362,8 @@ class ResultsScreen(QWidget):
                 "<p style='color:#6b7280'><small>"
                 + esc(
                     ", ".join(
-                        f"{_score_label(k, run)}: {format_value(v)}" for k, v in scores.items()
+                        f"{answer_label(k, run['activity'])}: {format_value(v)}"
+                        for k, v in scores.items()
                     )
                 )
                 + "</small></p>"
