@@ -51,6 +51,12 @@ def omitted(answer: Row) -> bool:
     )
 
 
+def is_review(run: Row) -> bool:
+    """Whether a person's session went over a finished one again (a review, never an exam:
+    no past session, no point of the trend; its answers still count as the latest)."""
+    return (run.get("settings") or {}).get("mode") == "review"
+
+
 def person_runs(store: Store, activity: str, profile: str, dataset: str | None = None) -> list[Row]:
     """A profile's sessions of an activity (of one data set, when given), oldest first."""
     return [
