@@ -158,3 +158,6 @@ def test_review_is_not_exam_ending_a_timed_exam_asks_first(qtbot, window):
     click_button(message_boxes()[0], "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
     assert p.result.status == "cancelled" and p.result.score == 50.0
+    # Past sessions says it as Results does: ended early, not "not passed".
+    past = p.past.index(0, 3).data()
+    assert past == "cancelled"

@@ -68,9 +68,10 @@ if TYPE_CHECKING:
 
 
 def _past_result(run: Row) -> str:
+    """A past session's result as Results says it: ``cancelled`` when it ended early."""
     summary = run.get("summary")
-    if not summary:
-        return run["status"]
+    if not summary or run["status"] != "finished":
+        return run["status"] + (" · passed" if (summary or {}).get("passed") else "")
     return "passed" if summary.get("passed") else "not passed"
 
 
@@ -526,13 +527,15 @@ class PracticePanel(QWidget, SessionCalls):
 
     def end_session(self) -> None:
         """End the session; while questions are left, only once the person says so."""
-        from gui.exam.ending import ask_to_end
+        from gui.exam.ending import ask_to_end, lost_words
 
         s = self.session
         if s is None:
             return
         chosen = self.stack.currentIndex() == 1 and not self.answered and self.at == s.index
-        self.end_box = ask_to_end(self, s, bool(chosen and self.options.selected()), self._end)
+        left = 0 if s.finished or s.expired else s.remaining
+        lost = lost_words(left, s.mode == "timed", bool(chosen and self.options.selected()))
+        self.end_box = ask_to_end(self, lost, self._end)
 
     def _close_box(self) -> None:
         if self.end_box is not None and self.end_box.isVisible():

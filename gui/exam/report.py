@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.exam.dataset import LETTERS
-from gui.widgets.common import Card, esc, muted, primary, say_verdict, text_view
+from gui.widgets.common import Card, esc, muted, primary, repolish, say_verdict, text_view
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
@@ -100,8 +100,9 @@ class ReportPage(QWidget):
         self.session_label.setText(f"{mode} · {dataset}")
         self.score_label.setText(f"{result.score:.0f}%")
         if result.mode == "review":
+            self.pass_label.setObjectName("")
             self.pass_label.setText("A review: no pass mark, not counted as an exam")
-            self.pass_label.setStyleSheet("")
+            repolish(self.pass_label)
         else:
             verdict = "Passed" if result.passed else "Not passed"
             said = f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
@@ -122,7 +123,8 @@ class ReportPage(QWidget):
             self.time_chart = charts.view()
             self.type_card.add(self.type_chart, 1)
             self.time_card.add(self.time_chart, 1)
-        self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=result.pass_mark))
+        mark = None if result.mode == "review" else result.pass_mark  # a review has none
+        self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=mark))
         seconds = [(f.seconds, f.correct) for f in result.feedback]
         self.time_chart.setChart(charts.seconds_per_question(seconds))
 
