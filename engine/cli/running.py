@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from engine.cli.common import AppContext, F, gpu_layers_option, json_option, slots_option
-from engine.progress import Progress, ProgressCallback, TenthLines
+from engine.progress import Progress, ProgressCallback
 from engine.text.columns import display_width, pad, visible
 
 
@@ -78,6 +78,8 @@ def progress_bar(
 
     console = Console(stderr=True)
     if not console.is_terminal:  # a log or CI: a line at every tenth
+        from engine.progress import TenthLines
+
         yield TenthLines(description, lambda line: click.echo(line, err=True), note)
         return
     bar = Bar(
