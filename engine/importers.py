@@ -29,7 +29,8 @@ and its error names the record and the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +77,9 @@ class Format:
 
     ``source`` is what it reads: ``file``, ``folder`` or ``dataset`` (the name of a stored
     data set of the activity ``datasets``); ``filter`` is a file-dialog filter (empty unless
-    ``source`` is ``file``); ``message`` is the report, formatted with the returned row.
+    ``source`` is ``file``); ``message`` is the report, formatted with the returned row;
+    ``marks`` are the fields every record of the format has and others' lack, so that a file
+    given to the wrong importer is named for what it looks like (:func:`looks_like`).
     """
 
     activity: str
@@ -87,6 +90,12 @@ class Format:
     source: str = "file"
     message: str = "Imported {n_items} questions as “{name}”."
     datasets: str = ""
+    marks: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """The format's name without the details: ``FrenchMedMCQA``."""
+        return self.label.split(" (")[0].removesuffix(" cases")
 
     @property
     def folder(self) -> bool:
@@ -167,9 +176,50 @@ def import_data(
     spec = get_format(activity, fmt)
     if cancel is not None:
         cancel.check()
-    result = spec.run(store, Request(str(source), name or None, replace, progress, cancel))
+    with named_if_other_format(source, spec):
+        result = spec.run(store, Request(str(source), name or None, replace, progress, cancel))
     report(progress, 1, 1, "imported")
     return {**result, "message": spec.message.format(**result)}
+
+
+@contextlib.contextmanager
+def named_if_other_format(source: str | Path, given: Format | tuple[str, str]) -> Iterator[None]:
+    """Around an import of the file ``source`` as ``given`` (a format, or its activity and
+    key): a record refused in a file that looks like another format's says so first —
+    ``this looks like a FrenchMedMCQA file: import it with `import frenchmedmcqa` (…: record
+    1: 'options' must be a list of texts)``."""
+    spec = get_format(*given) if isinstance(given, tuple) else given
+    try:
+        yield
+    except ValueError as exc:
+        other = looks_like(source, spec) if spec.source == "file" else None
+        if other is None:
+            raise
+        a = "an" if other.title[:1].lower() in "aeiou" else "a"
+        said = f"this looks like {a} {other.title} file: import it with `import {other.key}`"
+        raise ImportFormatError(f"{said} ({exc})") from None
+
+
+def looks_like(source: str | Path, given: Format) -> Format | None:
+    """The other format whose ``marks`` the first record of the file ``source`` has (None:
+    none, or not a file of records)."""
+    from engine.text.jsonio import read_records
+
+    _titles()
+    try:
+        first = read_records(source, objects=False)[:1]
+    except (ValueError, OSError):
+        return None
+    if not first or not isinstance(first[0], dict):
+        return None
+    return next(
+        (
+            f
+            for f in FORMATS.values()
+            if f is not given and f.marks and all(k in first[0] for k in f.marks)
+        ),
+        None,
+    )
 
 
 def opening_dataset(datasets: list[Row], remembered: str, chosen_at: str) -> str:

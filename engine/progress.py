@@ -8,6 +8,7 @@ callbacks; the GUI forwards them to its views from a worker thread.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -95,3 +96,48 @@ def report(
     """Call ``callback`` if there is one."""
     if callback is not None:
         callback(Progress(done, total, message, info))
+
+
+def clock_text(seconds: float) -> str:
+    """Seconds as ``m:ss`` (``h:mm:ss`` from an hour on)."""
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class TenthLines:
+    """Progress as lines, for output that is not a terminal (a log, CI): one line each time
+    a job passes another tenth of its work — the percentage, items done of all, the time
+    elapsed and the time left — so a log shows a long job moving.
+
+    >>> lines = []; tenths = TenthLines("scoring", lines.append, clock=iter(range(0, 99, 3)).__next__)
+    >>> for done in range(1, 5): tenths(Progress(done, 4))
+    >>> lines[1]
+    'scoring: 50% (2/4 items) · 0:06 elapsed · 0:06 left'
+    """
+
+    def __init__(
+        self,
+        description: str,
+        write: Callable[[str], None],
+        note: Callable[[Progress], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.description, self.write, self.note, self.clock = description, write, note, clock
+        self.started = clock()
+        self.tenth = 0  # the last tenth written
+
+    def __call__(self, p: Progress) -> None:
+        if not p.total:
+            return
+        tenth = min(10, int(10 * p.done / p.total))
+        if tenth <= self.tenth:
+            return
+        self.tenth = tenth
+        elapsed = self.clock() - self.started
+        left = elapsed * (p.total - p.done) / p.done if p.done else None
+        said = f"{self.description}: {100 * p.done / p.total:.0f}% ({p.done}/{p.total} items)"
+        said += f" · {clock_text(elapsed)} elapsed"
+        said += f" · {clock_text(left)} left" if left is not None and p.done < p.total else ""
+        text = self.note(p) if self.note is not None else p.message
+        self.write(f"{said} · {text[:80]}" if text else said)

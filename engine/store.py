@@ -230,8 +230,20 @@ class Store(ScoreRows):
     def dataset(self, name: str) -> DatasetRow:
         row = self._dataset_row(name)
         if row is None:
-            raise StoreError(f"no data set named {name!r}")
+            raise StoreError(f"no data set named {name!r}{self._known_datasets(name)}")
         return cast("DatasetRow", _decode(row))
+
+    def _known_datasets(self, name: str) -> str:
+        """`` (did you mean 'cpe-test'? known: …)``: the nearest names and the others."""
+        from difflib import get_close_matches
+
+        names = [str(r[0]) for r in self.db.execute("SELECT name FROM datasets ORDER BY name")]
+        if not names:
+            return " (none imported yet)"
+        near = get_close_matches(name, names, n=1, cutoff=0.6)
+        shown = ", ".join(names[:12]) + (f", … ({len(names)} in all)" if len(names) > 12 else "")
+        said = f"did you mean {near[0]!r}? " if near else ""
+        return f" ({said}known: {shown})"
 
     def has_dataset(self, name: str) -> bool:
         return self._dataset_row(name) is not None

@@ -85,6 +85,9 @@ class MainWindow(QMainWindow):
         self.host.pool  # noqa: B018 - observe the engine's models from now on
         self._model_changed()
         self.update_review_count()
+        from gui.watch import DatabaseWatch
+
+        self.watch = DatabaseWatch(self.ctx, self)  # what other processes change shows
         self.nav.setEnabled(True)
         self.import_button.setEnabled(True)
         self._restore()

@@ -48,6 +48,13 @@ def click_button(box: QMessageBox, text: str) -> None:
     raise LookupError(f"no button {text!r} in {[b.text() for b in box.buttons()]}")
 
 
+def end_session(panel: Any) -> None:
+    """End a person's session on ``panel`` now, saying yes when it asks first."""
+    panel.end_session()
+    for box in message_boxes():
+        click_button(box, "End session")
+
+
 def idle(window: Any) -> bool:
     """No job is running."""
     return not window.jobs.active

@@ -190,3 +190,19 @@ def test_turn_analysis_from_stored_turns(store) -> None:
     assert rows[0]["accuracy"] is None  # needs a solver
     assert rows[1]["patient_f1"] == pytest.approx(round(100 * 18 / 33, 2))
     assert rows[1]["accuracy"] == 100.0
+
+
+def test_a_fact_said_twice_counts_once_as_the_facts_listed_do() -> None:
+    from engine.consult.metrics import fact_view
+
+    again = [
+        *DIALOGUE[:3],
+        turn(2, "doctor", "Fever again?"),
+        turn(2, "patient", "Yes, a high fever", facts=[{"index": 0}], revealed=[0], leaked=[0]),
+        turn(3, "doctor", "And?"),
+        turn(3, "patient", "A high fever.", facts=[{"index": 0}], revealed=[0], leaked=[0]),
+    ]
+    m = consultation_metrics(CASE, again, correct=True)
+    listed = [v for v in fact_view(CASE, again) if v["status"] == "revealed"]
+    assert m["revealed"] == len(listed) == 1
+    assert m["leaked"] == 1

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.review import due_cards
+from gui.testing import click_button, message_boxes
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 240_000
@@ -89,6 +90,9 @@ def test_timed_exam_gives_no_feedback_until_the_end(qtbot, window):
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy)
     assert not p.feedback.isVisible()
     click(qtbot, p.end_button)  # ends early: the second question counts as wrong
+    box = message_boxes()[0]  # it asks first
+    assert "count as wrong" in box.text()
+    click_button(box, "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
     assert p.result.score == 50.0 and p.result.status == "cancelled"
     assert "ended early" in p.report.stats_label.text()

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gui.french.passages import HIGHLIGHT
-from gui.testing import message_boxes
+from gui.testing import click_button, message_boxes
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]
 LONG = 300_000
@@ -169,7 +169,13 @@ def test_finish_before_the_end_closes_the_session(qtbot, window):
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
     assert p.next_button.isEnabled()
+    click(qtbot, p.finish_button)  # one question left: it asks first
+    box = message_boxes()[0]
+    assert box.text().startswith("1 question(s) not answered yet are not asked.")
+    click_button(box, "Keep going")
+    assert p.session is not None and not message_boxes()
     click(qtbot, p.finish_button)
+    click_button(message_boxes()[0], "End session")
     qtbot.waitUntil(lambda: "Finished" in p.total.text() and not p.busy, timeout=LONG)
     # the run is closed: no next question of it, nothing to check or finish again
     assert not (p.next_button.isVisible() and p.next_button.isEnabled())

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.bank.notebook import REASONS, entries, entry
-from gui.testing import close_message_boxes, message_boxes, open_window
+from gui.testing import click_button, close_message_boxes, message_boxes, open_window
 
 pytestmark = pytest.mark.gui
 SAMPLE = "explaincpe-sample"
@@ -121,6 +121,8 @@ def timed_block(qtbot: Any, p: Any) -> str:
     assert entry(store, "default", SAMPLE, key).note == NOTE
     assert not p.marks.mark_button.isChecked() and p.marks.note.text() == ""
     click(qtbot, p.end_button)
+    for box in message_boxes():  # questions left: it asks first
+        click_button(box, "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
     return key
 

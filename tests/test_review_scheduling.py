@@ -164,3 +164,19 @@ def test_next_intervals_grow_with_the_rating(store, bank):
     assert waits["again"] < waits["hard"] <= waits["good"] <= waits["easy"]
     reviewed = review(store, card, "good", correct=True, now=later, scheduler=make_scheduler(False))
     assert reviewed.due - later == waits["good"]  # what the button said is what happens
+
+
+def test_easy_waits_longer_than_good_while_a_card_is_learned(store):
+    from engine.review.scheduling import next_intervals, short_interval
+
+    dataset = ensure_sample(store)
+    item = store.items(dataset)[0]
+    now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    card = record_answer(store, "exam", dataset, item, correct=False, now=now)  # learning
+    later = now + timedelta(minutes=2)
+    waits = next_intervals(card, later)
+    assert waits["good"] == timedelta(days=1)  # FSRS's first interval, for both
+    assert waits["easy"] > waits["good"]
+    assert [short_interval(waits[k]) for k in ("good", "easy")] == ["1d", "2d"]
+    easy = review(store, card, "easy", correct=True, now=later)
+    assert easy.due - later >= timedelta(days=2) - timedelta(seconds=1)  # as the button said

@@ -1,5 +1,6 @@
 """Pools of questions, as question banks offer them: by what a student did with each question
-of a data set the last time they answered it (their person sessions of that profile).
+of a data set the last time they answered it (in their person sessions of that profile, or
+on the Review screen).
 
 * ``all`` — every question; ``unused`` — never answered;
 * ``incorrect`` — last answered wrong; ``correct`` — last answered right;
@@ -51,6 +52,12 @@ def omitted(answer: Row) -> bool:
     )
 
 
+def is_review(run: Row) -> bool:
+    """Whether a person's session went over a finished one again (a review, never an exam:
+    no past session, no point of the trend; its answers still count as the latest)."""
+    return (run.get("settings") or {}).get("mode") == "review"
+
+
 def person_runs(store: Store, activity: str, profile: str, dataset: str | None = None) -> list[Row]:
     """A profile's sessions of an activity (of one data set, when given), oldest first."""
     return [
@@ -63,7 +70,8 @@ def person_runs(store: Store, activity: str, profile: str, dataset: str | None =
 
 
 def history(store: Store, activity: str, dataset: str, profile: str) -> dict[str, list[Last]]:
-    """Every answer of the profile's sessions of ``dataset``, oldest first, by question."""
+    """Every answer of the profile's sessions of ``dataset`` and of its Review screen,
+    oldest first, by question (a review's ``run_id`` is 0)."""
     out: dict[str, list[Last]] = {}
     order = [str(i["id"]) for i in store.items(dataset)]
     for run in person_runs(store, activity, profile, dataset):
@@ -78,9 +86,25 @@ def history(store: Store, activity: str, dataset: str, profile: str) -> dict[str
                 out.setdefault(key, []).append(
                     Last(False, True, str(run["finished"] or ""), int(run["id"]))
                 )
+    for key, correct, when in _card_reviews(store, activity, dataset, profile):
+        out.setdefault(key, []).append(Last(correct, False, when, 0))
     for found in out.values():
         found.sort(key=lambda last: last.when)
     return out
+
+
+def _card_reviews(
+    store: Store, activity: str, dataset: str, profile: str
+) -> list[tuple[str, bool, str]]:
+    """The profile's answers to the questions of ``dataset`` on the Review screen (its
+    cards' reviews not given in a session): question key, right or not, when."""
+    rows = store.db.execute(
+        "SELECT c.item_key, r.correct, r.reviewed FROM card_reviews r "
+        "JOIN cards c ON c.id = r.card_id WHERE c.profile = ? AND c.activity = ? "
+        "AND c.dataset = ? AND r.source = 'review' ORDER BY r.id",
+        [profile, activity, dataset],
+    ).fetchall()
+    return [(str(key), bool(correct), str(when or "")) for key, correct, when in rows]
 
 
 def _timed_out(run: Row, order: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.bank.notebook import entries
-from engine.bank.pools import latest, omitted, person_runs
+from engine.bank.pools import is_review, latest, omitted, person_runs
 from engine.registry import get_activity
 from engine.review.cards import NO_TOPIC
 from engine.scoring import right_key
@@ -148,7 +148,7 @@ def standing(store: Store, profile: str, activity: str, dataset: str | None = No
     out.subjects, out.answered, out.right, out.models = _subjects(
         store, profile, activity, datasets
     )
-    for run in runs:
+    for run in (r for r in runs if not is_review(r)):
         summary = run.get("summary") or {}
         out.trend.append(
             {

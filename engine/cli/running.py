@@ -76,7 +76,8 @@ def progress_bar(
 ) -> Iterator[ProgressCallback | None]:
     """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs
     (``None`` when ``quiet``). ``note`` turns each step into the text shown after the bar
-    (default: the step's message)."""
+    (default: the step's message). When stderr is not a terminal, a line at every tenth of
+    the work instead (:class:`~engine.progress.TenthLines`)."""
     if quiet:
         yield None
         return
@@ -91,6 +92,11 @@ def progress_bar(
     from rich.progress import Progress as Bar
 
     console = Console(stderr=True)
+    if not console.is_terminal:  # a log or CI: a line at every tenth
+        from engine.progress import TenthLines
+
+        yield TenthLines(description, lambda line: click.echo(line, err=True), note)
+        return
     bar = Bar(
         TextColumn("{task.description}"),
         BarColumn(),

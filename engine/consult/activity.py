@@ -134,5 +134,6 @@ register_format(
         _cases_from(Lazy("engine.consult.agentclinic", "import_agentclinic", FUNCTION)),
         "AgentClinic (*.jsonl *.json);;All files (*)",
         message=_CASES,
+        marks=("OSCE_Examination",),
     )
 )

@@ -79,8 +79,11 @@ def import_cases(
     """Import consultation cases in medexam's native JSON format."""
     from pathlib import Path
 
+    from engine.importers import named_if_other_format
+
     name = name or Path(path).stem
-    cases_mod.import_cases(app.store, path, name, replace=replace)
+    with named_if_other_format(path, ("consult", "cases")):
+        cases_mod.import_cases(app.store, path, name, replace=replace)
     _imported(app, name, as_json)
 
 

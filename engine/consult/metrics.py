@@ -262,8 +262,9 @@ def consultation_metrics(
     """Every metric of one consultation (fractions 0–1, as stored per answer)."""
     questions, replies, extras = dialogue(turns)
     out = _scored(case, questions, replies, correct)
-    out["revealed"] = sum(len(e.get("revealed", [])) for e in extras)
-    out["leaked"] = sum(len(e.get("leaked", [])) for e in extras)
+    # Facts, each counted once however often it was said (as :func:`fact_view` lists them).
+    out["revealed"] = len({i for e in extras for i in e.get("revealed", [])})
+    out["leaked"] = len({i for e in extras for i in e.get("leaked", [])})
     return out
 
 

@@ -96,6 +96,7 @@ register_format(
         "ExplainCPE (JSON list, five options and an explanation)",
         _exam("explaincpe"),
         "JSON (*.json);;All files (*)",
+        marks=("options", "answer", "explanation"),
     )
 )
 register_format(

@@ -61,7 +61,10 @@ def _note_right() -> Callable[[Progress], str]:
 def _import(
     app: AppContext, path: str, fmt: str, name: str | None, replace: bool, as_json: bool
 ) -> None:
-    ds = dataset_mod.import_file(app.store, path, fmt, name, replace=replace)
+    from engine.importers import named_if_other_format
+
+    with named_if_other_format(path, ("exam", fmt)):
+        ds = dataset_mod.import_file(app.store, path, fmt, name, replace=replace)
     if as_json:
         echo_json(ds)
         return

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}
+#: The wordings (``type1``) in English, the data set's own word kept beside: a report's
+#: headers are English (the subjects stay the data set's: they are its names).
+WORDINGS = {"正向": "choose the true (正向)", "反向": "choose the false (反向)"}
 #: A table of accuracy by type holds at most this many types; more are split into parts.
 MAX_TYPE_COLUMNS = 10
 
@@ -73,12 +76,18 @@ def _by_type(runs: list[RunData]) -> list[Table]:
             title = f"Accuracy by {name} (ExplainCPE Table 5 layout)"
             if parts > 1:
                 title += f", part {i + 1} of {parts}"
-            out.append(_type_table(title, runs, groups, values[i * width : (i + 1) * width]))
+            shown = values[i * width : (i + 1) * width]
+            heads = [WORDINGS.get(v, v) if field == "type1" else v for v in shown]
+            out.append(_type_table(title, runs, groups, shown, heads))
     return out
 
 
 def _type_table(
-    title: str, runs: list[RunData], groups: dict[int, dict[str, list[bool]]], values: list[str]
+    title: str,
+    runs: list[RunData],
+    groups: dict[int, dict[str, list[bool]]],
+    values: list[str],
+    heads: list[str],
 ) -> Table:
     rows = []
     for r in runs:
@@ -90,7 +99,7 @@ def _type_table(
         rows.append([f"#{r.id}", r.who, r.label, *cells])
     return table(
         title,
-        ["Run", "Model", "Setting", *values],
+        ["Run", "Model", "Setting", *heads],
         rows,
         "Accuracy (%) of the answered items of each type; the number of items in brackets.",
     )

@@ -4,6 +4,10 @@
   explanation; on request a model explains the question, streamed piece by piece.
 * **timed** — a time limit for the whole exam; no feedback until the end, and questions left
   when time is up count as wrong.
+* **review** — going over the questions of a finished session again (its missed ones, all,
+  or the marked ones): untimed, each answer explained at once, never an exam — no pass
+  mark, not a past session nor a point of the trend; its answers still count as the
+  latest ones (the pools, the questions still missed, the review cards).
 
 Every answer is stored as soon as it is given (a ``person`` run), with the seconds spent on
 the question. The result has the score, whether it reaches the pass mark
@@ -27,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.bank.blocks import block_items, stored_block
+from engine.bank.pools import is_review
 from engine.errors import UserError
 from engine.exam.candidates import item_standing
 from engine.exam.dataset import ACTIVITY, Question, letters_for
@@ -42,7 +47,8 @@ from engine.store import Store, StoreError
 if TYPE_CHECKING:
     from engine.types import JSONDict, Row, Summary
 
-MODES = ("practice", "timed")
+REVIEW = "review"
+MODES = ("practice", "timed", REVIEW)
 
 
 class SessionError(UserError):
@@ -120,10 +126,13 @@ class ExamSession:
         clock: Callable[[], float] = time.monotonic,
         profile: str | None = None,
         seed: int | None = None,
+        review_of: int | None = None,
     ) -> None:
-        mode = mode or ("timed" if time_limit_s else "practice")
+        mode = mode or (REVIEW if review_of else "timed" if time_limit_s else "practice")
         if mode not in MODES:
             raise SessionError(f"mode must be one of {MODES} (got {mode!r})")
+        if mode == REVIEW and time_limit_s is not None:
+            raise SessionError("a review has no time limit")
         if time_limit_s is not None and time_limit_s <= 0:
             raise SessionError("the time limit must be positive")
         if not 0 <= pass_mark <= 100:
@@ -146,6 +155,7 @@ class ExamSession:
             "pass_mark": self.pass_mark,
             **block,
             "profile": self.profile,
+            **({"review_of": review_of} if review_of else {}),
         }
         self.person = PersonRun.start(store, ACTIVITY, dataset, items, settings)
         self.run_id = self.person.run_id
@@ -228,7 +238,12 @@ class ExamSession:
         self.feedback.append(fb)
         self.index += 1
         self._shown_at = None
-        return fb if self.mode == "practice" else None
+        return fb if self.explained else None
+
+    @property
+    def explained(self) -> bool:
+        """Whether each answer is explained at once (practice and review)."""
+        return self.mode != "timed"
 
     def skip(self) -> Feedback | None:
         """Leave the current question unanswered (it counts as wrong)."""
@@ -324,7 +339,7 @@ def session_result(
     secs = [answers[str(q["id"])]["latency_s"] or 0.0 for q in answered]
     status = status or run["status"]
     mode = settings.get("mode", "practice")
-    quit_early = status == "cancelled" and mode == "practice" and len(answered) < len(questions)
+    quit_early = status == "cancelled" and mode != "timed" and len(answered) < len(questions)
     left = [] if quit_early else [False] * (len(questions) - len(answered))
     score = accuracy(oks + left) if questions else 0.0
     # Missed: answered wrong, or not answered at all.
@@ -343,7 +358,7 @@ def session_result(
         accuracy=round(score, 1),
         accuracy_answered=round(accuracy(oks), 1),
         pass_mark=pass_mark,
-        passed=score >= pass_mark and not quit_early,
+        passed=score >= pass_mark and not quit_early and mode != REVIEW,
         seconds=round(sum(secs), 3),
         seconds_per_question=round(sum(secs) / len(secs), 3) if secs else None,
         by_type=by_type(answered, oks),
@@ -362,14 +377,21 @@ def _standing(questions: Sequence[Question], answers: dict[str, Row]) -> JSONDic
     return found.as_dict() if found is not None else None
 
 
-def person_runs(store: Store, dataset: str | None = None, profile: str | None = None) -> list[Row]:
-    """Past person sessions (newest first), optionally of one data set and one profile."""
+def person_runs(
+    store: Store,
+    dataset: str | None = None,
+    profile: str | None = None,
+    reviews: bool = False,
+) -> list[Row]:
+    """Past person sessions (newest first), optionally of one data set and one profile;
+    reviews (:data:`REVIEW`) only with ``reviews``."""
     return [
         r
         for r in store.runs(ACTIVITY)
         if r["runner"] == PERSON
         and (dataset is None or r["dataset"] == dataset)
         and (profile is None or run_profile(r) == profile)
+        and (reviews or not is_review(r))
     ]
 
 
@@ -378,7 +400,7 @@ def missed_items(store: Store, dataset: str, profile: str | None = None) -> list
     ``profile``, when given) was wrong (or skipped), in data set order: what a review
     session replays."""
     latest: dict[str, bool] = {}
-    for run in reversed(person_runs(store, dataset, profile)):  # oldest first
+    for run in reversed(person_runs(store, dataset, profile, reviews=True)):  # oldest first
         for a in store.answers(run["id"]):
             latest[a["item_key"]] = bool(a["correct"])
     order = [str(i["id"]) for i in store.items(dataset)]

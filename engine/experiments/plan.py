@@ -209,16 +209,16 @@ class Plan:
 
 def read_file(path: str | Path) -> JSONDict:
     """An experiment file's contents (TOML), checked to be a table; one line when not."""
-    from engine.text.jsonio import long_number_line, long_number_reason
+    from engine.text.jsonio import NotText, decode_text, long_number_line, long_number_reason
 
     try:
         with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
+            text = decode_text(f.read())
         found = tomllib.loads(text)
     except FileNotFoundError:
         raise PlanError(f"no preset or experiment file {str(path)!r}") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except NotText as exc:
+        raise PlanError(f"{path} is {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path} is not an experiment file (TOML): {exc}") from None
     except ValueError:  # Python's limit on the digits of a whole number

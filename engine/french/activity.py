@@ -81,6 +81,7 @@ register_format(
         "FrenchMedMCQA (JSON list)",
         _frenchmedmcqa,
         "JSON (*.json);;All files (*)",
+        marks=("answers", "correct_answers", "nbr_correct_answers"),
     )
 )
 

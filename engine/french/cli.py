@@ -77,7 +77,10 @@ def import_frenchmedmcqa(
 ) -> None:
     """Import a FrenchMedMCQA JSON file (all records are checked first; nothing is imported
     when one is invalid)."""
-    result = dataset_mod.import_frenchmedmcqa(app.store, path, name, replace=replace)
+    from engine.importers import named_if_other_format
+
+    with named_if_other_format(path, ("french", "frenchmedmcqa")):
+        result = dataset_mod.import_frenchmedmcqa(app.store, path, name, replace=replace)
     if as_json:
         echo_json(result)
         return

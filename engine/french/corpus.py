@@ -62,10 +62,12 @@ def read_documents(path: str | Path) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path) -> str:
+    from engine.text.jsonio import NotText, decode_text
+
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CorpusError(f"{path}: not UTF-8 text") from None
+        return decode_text(path.read_bytes())
+    except NotText as exc:
+        raise CorpusError(f"{path}: {exc}") from None
 
 
 def _read_jsonl(path: Path) -> list[tuple[str, str]]:

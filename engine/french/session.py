@@ -191,6 +191,11 @@ class FrenchSession:
         """True once every question is answered."""
         return len(self._feedback) == len(self.items)
 
+    @property
+    def left(self) -> int:
+        """How many questions are not answered yet."""
+        return len(self.items) - len(self._feedback)
+
     def set_retrieval(self, index: Index | None, k: int) -> None:
         """Retrieve with ``index`` (None: no passages) and ``k`` passages from now on; the
         passages already retrieved are forgotten, so asking for the current question again

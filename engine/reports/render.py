@@ -34,14 +34,31 @@ def fmt_number(value: JSONValue, missing: str = "–") -> str:
     return str(value)
 
 
+def fmt_together(*values: JSONValue) -> list[str]:
+    """Numbers shown together (a score and its interval) in one precision: three decimals
+    when none is beyond 1 (a fraction and its interval), else one decimal each
+    (``4.9 [0.1, 35.8]``, never ``4.9 [0.100, 35.8]``)."""
+    floats = [v for v in values if isinstance(v, float)]
+    digits = 3 if all(abs(v) <= 1 for v in floats) else 1
+    return [f"{v:.{digits}f}" if isinstance(v, float) else fmt_number(v) for v in values]
+
+
+def _value_and_interval(cell: dict) -> tuple[str, str]:
+    """A score cell's value and its ``[low, high]`` ("" without one), in one precision."""
+    if cell.get("low") is None or cell.get("high") is None:
+        return fmt_number(cell.get("value")), ""
+    value, low, high = fmt_together(cell.get("value"), cell["low"], cell["high"])
+    return value, f"[{low}, {high}]"
+
+
 def fmt_cell(cell: Cell) -> str:
     """A cell in words: ``45.2 [38.1, 52.4]`` for a score with its interval, ``54.7 (12)``
     for a score over ``n`` items, ``25.0 [too few items]`` for one from too few items for
     an interval, ``–`` for none."""
     if isinstance(cell, dict):
-        text = fmt_number(cell.get("value"))
-        if cell.get("low") is not None and cell.get("high") is not None:
-            text += f" [{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
+        text, interval = _value_and_interval(cell)
+        if interval:
+            text += f" {interval}"
         elif cell.get("too_few"):
             text += f" [{TOO_FEW}]"
         if cell.get("n") is not None:
@@ -195,9 +212,9 @@ figure svg { max-width: 100%; height: auto; }
 
 def _html_cell(cell: Cell) -> str:
     if isinstance(cell, dict):
-        body = html.escape(fmt_number(cell.get("value")))
-        if cell.get("low") is not None and cell.get("high") is not None:
-            ci = f"[{fmt_number(cell['low'])}, {fmt_number(cell['high'])}]"
+        value, ci = _value_and_interval(cell)
+        body = html.escape(value)
+        if ci:
             body += f" <span class='ci'>{html.escape(ci)}</span>"
         elif cell.get("too_few"):
             body += f" <span class='ci'>[{TOO_FEW}]</span>"

@@ -12,6 +12,7 @@ right comes back days later, and the interval grows with each success.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 SLOW_S = 90.0
 #: Cards due within this much time count as due now (Anki's learn-ahead limit).
 LEARN_AHEAD = timedelta(minutes=20)
+#: Easy waits at least this much longer than Good, as in Anki: while a card is still being
+#: learned FSRS may give both the same first interval (a day), and Easy would mean nothing.
+EASY_BEYOND_GOOD = timedelta(days=1)
 RATINGS = {"again": Rating.Again, "hard": Rating.Hard, "good": Rating.Good, "easy": Rating.Easy}
 
 
@@ -90,12 +94,15 @@ def review(
     rating = parse_rating(rating)
     now = now or utcnow()
     before = card.memory.state
+    good_wait = _wait(card, Rating.Good, now.astimezone(UTC)) if rating == Rating.Easy else None
     memory, _log = (scheduler or SCHEDULER).review_card(
-        card.memory,
+        deepcopy(card.memory),
         rating,
         review_datetime=now.astimezone(UTC),
         review_duration=None if seconds is None else int(seconds * 1000),
     )
+    if good_wait is not None and memory.due - now <= good_wait:  # Easy beyond Good
+        memory.due = now + good_wait + EASY_BEYOND_GOOD
     card.memory = memory
     card.reps += 1
     if rating == Rating.Again and before == State.Review:
@@ -154,12 +161,17 @@ def record_answer(
 
 def next_intervals(card: ReviewCard, now: datetime | None = None) -> dict[str, timedelta]:
     """How long ``card`` would wait after each rating given ``now`` (again, hard, good, easy),
-    as Anki shows on its buttons: the scheduler's intervals before any fuzz."""
+    as Anki shows on its buttons: the scheduler's intervals before any fuzz, Easy's at least
+    a day beyond Good's (:data:`EASY_BEYOND_GOOD`)."""
     now = (now or utcnow()).astimezone(UTC)
-    return {
-        name: PREVIEW.review_card(card.memory, rating, review_datetime=now)[0].due - now
-        for name, rating in RATINGS.items()
-    }
+    waits = {name: _wait(card, rating, now) for name, rating in RATINGS.items()}
+    waits["easy"] = max(waits["easy"], waits["good"] + EASY_BEYOND_GOOD)
+    return waits
+
+
+def _wait(card: ReviewCard, rating: Rating, now: datetime) -> timedelta:
+    """How long FSRS (without fuzz) would make ``card`` wait after ``rating`` at ``now``."""
+    return PREVIEW.review_card(deepcopy(card.memory), rating, review_datetime=now)[0].due - now
 
 
 def short_interval(wait: timedelta) -> str:

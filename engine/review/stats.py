@@ -4,8 +4,8 @@ the next days, and mastery by question type and category.
 * **learned** — cards in FSRS's review state whose latest answer was right.
 * **retention** — of the reviews of cards in the review state (answered after an interval of
   days, not while still learning), the percent answered right: Anki's "true retention".
-* **mastery** — per value of each question type field, the percent of its cards whose latest
-  answer was right.
+* **mastery** — per topic a card is labelled with (``topic``), then per value of each
+  question type field, the percent of its cards whose latest answer was right.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ class MasteryCell(TypedDict):
 
 #: ``{activity: {field: {value: cell}}}``.
 Mastery = dict[str, dict[str, dict[str, MasteryCell]]]
+#: The field of :func:`mastery` holding each card's own topic, as its card is labelled.
+TOPIC = "topic"
 
 
 def _percent(part: int, whole: int) -> float | None:
@@ -71,6 +73,8 @@ def mastery(store: Store, all_cards: list[ReviewCard]) -> Mastery:
     out: Mastery = {}
     for card in all_cards:
         fields = topics(card.activity, items[(card.dataset, card.item_key)])
+        # first the topic a card is labelled with (its most specific field naming one)
+        fields = {TOPIC: card.topic or "other", **fields}
         for name, value in fields.items():
             block = out.setdefault(card.activity, {}).setdefault(name, {})
             cell = block.setdefault(value, {"n": 0, "mastered": 0})

@@ -72,17 +72,74 @@ class RecordsError(UserError, ValueError):
         return self.where + self.reason
 
 
+#: The first bytes of files people mistake for text, and what they are.
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or an Excel/Word file)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+
+
+def not_text_reason(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Why ``data`` is not UTF-8 text, saying what the file looks like: an image or other
+    known binary file, a text cut off in the middle of a character at its end, or text in
+    another encoding (the byte where it stops being UTF-8).
+
+    >>> data = "药品".encode()[:-1]
+    >>> not_text_reason(data, _decode_error(data))
+    'cut off mid-character at its end (byte 3 of 5): the file looks truncated'
+    """
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return f"{what}, not a text file"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a byte-order mark of UTF-16
+        return "not UTF-8 text (byte 0): UTF-16 text, save it as UTF-8"
+    if b"\x00" in data[:4096]:
+        return "a binary file, not text"
+    if exc.end >= len(data) and "unexpected end" in exc.reason:
+        return (
+            f"cut off mid-character at its end (byte {exc.start} of {len(data)}): "
+            "the file looks truncated"
+        )
+    return f"not UTF-8 text (byte {exc.start}): save it as UTF-8"
+
+
+def _decode_error(data: bytes) -> UnicodeDecodeError:
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return exc
+    raise ValueError("the bytes are UTF-8")
+
+
+class NotText(ValueError):
+    """Bytes that are not UTF-8 text; the message says what they look like."""
+
+
+def decode_text(data: bytes) -> str:
+    """``data`` as UTF-8 text (a byte-order mark dropped); :class:`NotText` saying what it
+    looks like (:func:`not_text_reason`) when it is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotText(not_text_reason(data, exc)) from None
+
+
 def read_text(path: str | Path) -> str:
     """The text of ``path`` as UTF-8 (a byte-order mark is dropped)."""
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return decode_text(path.read_bytes())
     except FileNotFoundError:
         raise RecordsError(path, "no such file") from None
     except IsADirectoryError:
         raise RecordsError(path, "a folder, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise RecordsError(path, f"not UTF-8 text (byte {exc.start})") from None
+    except NotText as exc:
+        raise RecordsError(path, str(exc)) from None
 
 
 def _depth(value: JSONValue) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -59,6 +59,8 @@ from gui.widgets.question import (
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
     from engine.exam.dataset import Question
     from engine.exam.session import ExamSession, Feedback, SessionResult
     from engine.types import Row
@@ -66,14 +68,21 @@ if TYPE_CHECKING:
 
 
 def _past_result(run: Row) -> str:
+    """A past session's result as Results says it: ``cancelled`` when it ended early."""
     summary = run.get("summary")
-    if not summary:
-        return run["status"]
+    if not summary or run["status"] != "finished":
+        return run["status"] + (" · passed" if (summary or {}).get("passed") else "")
     return "passed" if summary.get("passed") else "not passed"
 
 
+_TITLES = {"practice": "Practice", "timed": "Timed exam", "review": "Review"}
+
+
 class PracticePanel(QWidget, SessionCalls):
-    """The setup page, the question page and the report page of a person's session."""
+    """The setup page, the question page and the report page of a person's session;
+    ``title_changed`` says what the tab shows now (Practice, Timed exam, Review)."""
+
+    title_changed = Signal(str)
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -86,6 +95,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.chosen: dict[int, list[str]] = {}  # chosen, not answered yet, by place
         self.clock_for = -1  # the place whose question the clock times
         self.missed: list[str] = []  # the questions got wrong last time, of the data set
+        self.end_box: QMessageBox | None = None  # "End the session?" while it asks
         self.stack = QStackedWidget()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -93,7 +103,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.stack.addWidget(self._setup_page())
         self.stack.addWidget(self._question_page())
         self.report = ReportPage()
-        self.report.review_clicked.connect(self.review_missed)
+        self.report.review_clicked.connect(self.review)
         self.report.new_session_clicked.connect(self.back_to_setup)
         self.result: SessionResult | None = None
         self.stack.addWidget(scrolled(self.report))
@@ -118,7 +128,7 @@ class PracticePanel(QWidget, SessionCalls):
         buttons.addWidget(self.profile_note, 1)
         self.start_button = primary(QPushButton("Start"))
         self.start_button.setMinimumWidth(120)
-        self.start_button.clicked.connect(self._start_clicked)
+        self.start_button.clicked.connect(lambda: self.start())
         buttons.addWidget(self.start_button)
         card.add_layout(buttons)
         card.layout_.addStretch(1)
@@ -131,7 +141,7 @@ class PracticePanel(QWidget, SessionCalls):
         grid.setHorizontalSpacing(14)
         grid.setVerticalSpacing(10)
         self.dataset = DatasetPicker(self.ctx, "exam", compact=True)
-        self.dataset.import_clicked.connect(self._open_import)
+        self.dataset.import_clicked.connect(lambda: self.ctx.window.open_import("exam"))
         self.dataset.changed.connect(self._dataset_changed)
         self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
         self.count.setToolTip("How many questions, drawn at random (or in file order)")
@@ -187,12 +197,6 @@ class PracticePanel(QWidget, SessionCalls):
         self.missed_note.setWordWrap(True)
         past.add(self.missed_note)
         return past
-
-    def _open_import(self) -> None:
-        self.ctx.window.open_import("exam")
-
-    def _start_clicked(self) -> None:
-        self.start()
 
     def _mode_changed(self) -> None:
         self.minutes.setEnabled(self.mode_timed.isChecked())
@@ -294,13 +298,13 @@ class PracticePanel(QWidget, SessionCalls):
         self.hint = muted(QLabel(""))
         self.skip_button = QPushButton("Skip")
         self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
-        self.skip_button.clicked.connect(self._skip_clicked)
+        self.skip_button.clicked.connect(lambda: self.submit(skip=True))
         self.previous_button = QPushButton("Previous")
         self.previous_button.setToolTip("The question before, as you answered it")
         self.previous_button.clicked.connect(self.previous)
         self.submit_button = primary(QPushButton("Check answer"))
         self.submit_button.setMinimumWidth(140)
-        self.submit_button.clicked.connect(self._submit_clicked)
+        self.submit_button.clicked.connect(lambda: self.submit())
         self.next_button = primary(QPushButton("Next question"))
         self.next_button.setMinimumWidth(140)
         self.next_button.clicked.connect(self.next_question)
@@ -311,12 +315,6 @@ class PracticePanel(QWidget, SessionCalls):
         actions.addWidget(self.submit_button)
         actions.addWidget(self.next_button)
         return actions
-
-    def _skip_clicked(self) -> None:
-        self.submit(skip=True)
-
-    def _submit_clicked(self) -> None:
-        self.submit()
 
     def _shortcuts(self) -> None:
         option_keys(self, self._key_option)
@@ -375,6 +373,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _started(self, result: tuple[ExamSession, Question | None]) -> None:
         self.session, item = result
+        self.title_changed.emit(_TITLES[self.session.mode])
         self.ctx.notify_runs()
         self.stack.setCurrentIndex(1)
         self.struck, self.chosen, self.clock_for = {}, {}, -1
@@ -383,7 +382,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _show(self, item: Question | None) -> None:
         if item is None:
-            self.end_session()
+            self._end()
             return
         s = self.session
         self.answered = False
@@ -417,7 +416,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._enable()
 
     def _enable(self) -> None:
-        practice = self.session is not None and self.session.mode == "practice"
+        practice = self.session is not None and self.session.explained
         answering = not self.answered
         self.submit_button.setVisible(answering)
         self.submit_button.setEnabled(answering and not self.busy)
@@ -476,7 +475,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._show_item(s.questions[place])
         self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
         self.clock.freeze(fb.seconds)
-        if s.mode == "practice":
+        if s.explained:
             self._show_feedback(fb)
         else:
             self.options.lock()
@@ -523,9 +522,26 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _time_up(self) -> None:
         if self.stack.currentIndex() == 1 and not self.busy:
-            self.end_session()
+            self._close_box()
+            self._end()
 
     def end_session(self) -> None:
+        """End the session; while questions are left, only once the person says so."""
+        from gui.exam.ending import ask_to_end, lost_words
+
+        s = self.session
+        if s is None:
+            return
+        chosen = self.stack.currentIndex() == 1 and not self.answered and self.at == s.index
+        left = 0 if s.finished or s.expired else s.remaining
+        lost = lost_words(left, s.mode == "timed", bool(chosen and self.options.selected()))
+        self.end_box = ask_to_end(self, lost, self._end)
+
+    def _close_box(self) -> None:
+        if self.end_box is not None and self.end_box.isVisible():
+            self.end_box.done(0)
+
+    def _end(self) -> None:
         if self.session is None:
             return
         self._stop_explaining()
@@ -547,15 +563,30 @@ class PracticePanel(QWidget, SessionCalls):
         self.report.show_result(result, questions, dataset)
         self.stack.setCurrentIndex(2)
 
-    def review_missed(self) -> None:
-        result = self.result
-        if result is None or not result.missed or self.session is None:
+    def review(self, which: str = "missed") -> None:
+        """Go over the questions of the session just ended again (``missed``, ``all`` or
+        ``marked`` ones): untimed, each answer explained, never an exam."""
+        from engine.exam.session import ExamSession
+
+        result, session = self.result, self.session
+        if result is None or session is None or self.busy:
             return
-        self.dataset.select(self.session.dataset)
-        self.start(keys=list(result.missed))
+        keys = self.report.review_keys(which, result, session, self.ctx.store)
+        if not keys:
+            self.ctx.status(f"No {which} question in this session to review.")
+            return
+        dataset, profile, run_id = session.dataset, session.profile, result.run_id
+        self.dataset.select(dataset)
+
+        def make(job: Job) -> tuple[ExamSession, Question | None]:
+            review = ExamSession(job.store, dataset, keys=keys, profile=profile, review_of=run_id)
+            return review, review.next_question()
+
+        self.call(make, self._started)
 
     def back_to_setup(self) -> None:
         self.session = None
+        self.title_changed.emit(_TITLES["practice"])
         self._dataset_changed()
         self.stack.setCurrentIndex(0)
 

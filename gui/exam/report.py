@@ -10,13 +10,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.exam.dataset import LETTERS
-from gui.widgets.common import Card, esc, muted, primary, say_verdict, text_view
+from gui.widgets.common import Card, esc, muted, primary, repolish, say_verdict, text_view
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
 
     from engine.exam.dataset import Question
-    from engine.exam.session import SessionResult
+    from engine.exam.session import ExamSession, SessionResult
+    from engine.store import Store
 
 
 def duration(seconds: float | None) -> str:
@@ -30,10 +31,11 @@ def duration(seconds: float | None) -> str:
 
 
 class ReportPage(QWidget):
-    """A finished session's result; ``review_clicked`` asks to practise the missed questions
-    again, ``new_session_clicked`` to go back to the setup."""
+    """A finished session's result; ``review_clicked`` asks to go over its questions again
+    (``missed``, ``all`` or ``marked``: :meth:`review_keys`), ``new_session_clicked`` to
+    go back to the setup."""
 
-    review_clicked = Signal()
+    review_clicked = Signal(str)
     new_session_clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -76,11 +78,17 @@ class ReportPage(QWidget):
         head.layout_.addStretch(1)
         buttons = QHBoxLayout()
         self.review_button = primary(QPushButton("Review missed questions"))
-        self.review_button.clicked.connect(self.review_clicked)
+        self.review_button.clicked.connect(lambda: self.review_clicked.emit("missed"))
+        self.review_all = QPushButton("Review all")
+        self.review_all.clicked.connect(lambda: self.review_clicked.emit("all"))
+        self.review_marked = QPushButton("Review marked")
+        self.review_marked.clicked.connect(lambda: self.review_clicked.emit("marked"))
+        for b in (self.review_button, self.review_all, self.review_marked):
+            b.setToolTip("Untimed, each answer explained at once; never counted as an exam")
         again = QPushButton("New session")
         again.clicked.connect(self.new_session_clicked)
-        buttons.addWidget(self.review_button)
-        buttons.addWidget(again)
+        for b in (self.review_button, self.review_all, self.review_marked, again):
+            buttons.addWidget(b)
         buttons.addStretch(1)
         head.add_layout(buttons)
         return head
@@ -88,13 +96,17 @@ class ReportPage(QWidget):
     def show_result(self, result: SessionResult, questions: list[Question], dataset: str) -> None:
         """Fill the page for a :class:`~engine.exam.session.SessionResult` of a session over
         ``questions`` of ``dataset``."""
-        mode = "Timed exam" if result.mode == "timed" else "Practice"
+        mode = {"timed": "Timed exam", "review": "Review"}.get(result.mode, "Practice")
         self.session_label.setText(f"{mode} · {dataset}")
         self.score_label.setText(f"{result.score:.0f}%")
-        verdict = "Passed" if result.passed else "Not passed"
-        say_verdict(
-            self.pass_label, result.passed, f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
-        )
+        if result.mode == "review":
+            self.pass_label.setObjectName("")
+            self.pass_label.setText("A review: no pass mark, not counted as an exam")
+            repolish(self.pass_label)
+        else:
+            verdict = "Passed" if result.passed else "Not passed"
+            said = f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
+            say_verdict(self.pass_label, result.passed, said)
         self.stats_label.setText(_stats(result))
         self._charts(result)
         self.review_button.setEnabled(bool(result.missed))
@@ -111,15 +123,34 @@ class ReportPage(QWidget):
             self.time_chart = charts.view()
             self.type_card.add(self.type_chart, 1)
             self.time_card.add(self.time_chart, 1)
-        self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=result.pass_mark))
+        mark = None if result.mode == "review" else result.pass_mark  # a review has none
+        self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=mark))
         seconds = [(f.seconds, f.correct) for f in result.feedback]
         self.time_chart.setChart(charts.seconds_per_question(seconds))
+
+    @staticmethod
+    def review_keys(
+        which: str, result: SessionResult, session: ExamSession, store: Store
+    ) -> list[str]:
+        """The questions of a finished session to go over again: the ``missed`` ones,
+        ``all`` of them, or those ``marked`` in the notebook."""
+        if which == "missed":
+            return list(result.missed)
+        keys = [str(q["id"]) for q in session.questions]
+        if which == "all":
+            return keys
+        from engine.bank.notebook import by_item
+
+        marked = {
+            k for k, e in by_item(store, session.profile, session.dataset).items() if e.marked
+        }
+        return [k for k in keys if k in marked]
 
 
 def _stats(result: SessionResult) -> str:
     skipped = sum(1 for f in result.feedback if f.chosen is None)
-    return (
-        f"{result.correct} of {result.n} right · {result.answered} answered"
+    return (  # a question skipped is stored, not answered
+        f"{result.correct} of {result.n} right · {result.answered - skipped} answered"
         + (f" · {skipped} skipped" if skipped else "")
         + f"<br>{duration(result.seconds)} in all · "
         f"{duration(result.seconds_per_question)} per question"

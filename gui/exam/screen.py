@@ -31,6 +31,9 @@ class ExamScreen(ActivityScreen):
             ctx, "exam", SUBTITLE, sample=Lazy("engine.exam.dataset", "ensure_sample", FUNCTION)
         )
         self.practice = self.add_tab(PracticePanel(ctx), "Practice")
+        self.practice.title_changed.connect(
+            lambda title: self.tabs.setTabText(self.tabs.indexOf(self.practice), title)
+        )
         self.evaluation = self.add_tab(ExamRunPanel(ctx), "Model evaluation")
 
     def practise(self, dataset: str, keys: Sequence[str]) -> None:

@@ -55,6 +55,8 @@ from gui.widgets.question import QuestionCard, option_keys, position_widgets, sh
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
     from engine.french.session import Feedback, FrenchSession, QuestionView
     from engine.progress import Progress
     from engine.types import Summary
@@ -83,6 +85,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.ctx = ctx
         self.session: FrenchSession | None = None
         self.view: QuestionView | None = None
+        self.end_box: QMessageBox | None = None  # "End the session?" while it asks
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
         self._stop_build = threading.Event()
         self._previous: Retrieval | None = None  # the retrieval to go back to on Cancel
@@ -385,7 +388,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self._totals(summary)
         self.bar.setValue(summary["answered"])
         if self.session.done:
-            self.finish()
+            self._finish()
         self._enable()
         self.next_button.setFocus()
 
@@ -455,6 +458,13 @@ class FrenchPractice(QWidget, SessionCalls):
         self._go(self._after())
 
     def finish(self) -> None:
+        """End the session; while questions are left, only once the person says so."""
+        from gui.exam.ending import ask_to_end, lost_words
+
+        if self.session is not None:
+            self.end_box = ask_to_end(self, lost_words(self.session.left), self._finish)
+
+    def _finish(self) -> None:
         if self.session is None:
             return
         session = self.session

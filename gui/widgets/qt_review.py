@@ -110,14 +110,14 @@ def due_chart(days: list[DayDue]) -> QChart:
 
 
 def mastery_rows(mastery: Mastery) -> list[tuple[str, float, int]]:
-    """The weakest topics first: ``(activity · topic, mastery %, cards)``."""
+    """The weakest topics first: ``(activity · topic, mastery %, cards)``, each card under
+    the topic it is labelled with."""
     from engine.activities import activity_name
-    from engine.review.cards import topic_fields
+    from engine.review.stats import TOPIC
 
     rows = []
     for activity, fields in mastery.items():
-        name = next((f for f in topic_fields(activity) if f in fields), None)
-        for value, cell in (fields.get(name) or {}).items():
+        for value, cell in (fields.get(TOPIC) or {}).items():  # as the cards are labelled
             rows.append((f"{activity_name(activity)} · {value}", cell["mastery"], cell["n"]))
     rows.sort(key=lambda r: (r[1], -r[2]))
     return list(reversed(rows[:MASTERY_ROWS]))  # a horizontal chart draws bottom up
