@@ -114,7 +114,7 @@ def run_trials(
     a local model's slots or a served model's requests at once) up to that many trials play
     at once, sharing it out, on a database file; else one after the other. A trial that
     ends cancelled or failed stops the set (no further trial starts; resume it to go on)."""
-    from engine.runs import stored_settings
+    from engine.run_checks import stored_settings
 
     done: dict[int, Row] = {}
     if resume is not None:

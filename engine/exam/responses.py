@@ -39,7 +39,7 @@ from engine.exam.metrics import (
     response_field,
     response_text,
 )
-from engine.runs import RunError, check_dataset
+from engine.run_checks import RunError, check_dataset
 from engine.scoring import Context, run_scorers, score_answer, summarize
 from engine.store import Store
 from engine.text import jsonio

@@ -405,7 +405,7 @@ def full_settings(
     """A cell's settings as its activity fills them in and checks them (one line when it
     refuses them, or names a setting it does not have), its data set checked to be of the
     activity's kind (once per activity and data set in ``checked``)."""
-    from engine.runs import check_dataset, check_settings, spec_for
+    from engine.run_checks import check_dataset, check_settings, spec_for
 
     if checked is None or (cell.activity, cell.dataset) not in checked:
         check_dataset(store, cell.activity, cell.dataset)
@@ -452,7 +452,7 @@ def _may_reuse(store: Store, run: Row, cell: Cell) -> bool:
     its settings all known here (one this medexam does not know may have changed its
     answers)."""
     from engine.fields import unknown_name
-    from engine.runs import known_settings
+    from engine.run_checks import known_settings
 
     settings = run.get("settings") or {}
     return not (

@@ -81,8 +81,8 @@ def dataset_stats(items: Sequence[JSONDict]) -> JSONDict:
 
 def stored_stats(store: Store, dataset: str) -> JSONDict:
     """:func:`dataset_stats` of a stored French data set (one that is not, or is another
-    activity's, is one line: :func:`engine.runs.check_dataset`), named."""
-    from engine.runs import check_dataset
+    activity's, is one line: :func:`engine.run_checks.check_dataset`), named."""
+    from engine.run_checks import check_dataset
 
     check_dataset(store, "french", dataset)
     return {"dataset": dataset, **dataset_stats(store.items(dataset))}

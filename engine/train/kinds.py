@@ -118,7 +118,7 @@ class TrainingKind:
         file (its absolute ``path`` and ``sha256``), else ``{}``."""
         if self.check is not None:
             return self.check.load()(store, data) or {}
-        from engine.runs import check_dataset
+        from engine.run_checks import check_dataset
 
         check_dataset(store, self.activity, data)
         return {}

@@ -76,7 +76,7 @@ def _split(store: Store, dataset: str, settings: JSONDict) -> tuple[list[JSONDic
     when part of it is held out)."""
     import numpy as np
 
-    from engine.runs import check_dataset
+    from engine.run_checks import check_dataset
 
     items = store.items(dataset, settings["limit"])
     if settings["dev"]:
