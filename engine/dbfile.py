@@ -20,7 +20,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 from engine.migrations import (
@@ -34,6 +34,8 @@ from engine.migrations import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import sqlite_utils
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -68,6 +70,38 @@ def now() -> str:
 class StoreError(UserError):
     """A request the store cannot satisfy (unknown data set or run, duplicate name, a file
     that is not a medexam database…)."""
+
+
+class AlreadyExists(StoreError):
+    """A data set or corpus of that name is there already (perhaps written by another
+    process a moment ago: the check and the write are one transaction)."""
+
+
+#: The store's columns that hold JSON: encoded on the way in, decoded on the way out.
+JSON_COLUMNS = {"data", "settings", "summary", "extra", "meta"}
+
+
+def dump_json(value: Any) -> str | None:
+    """``value`` as a JSON column stores it (``None`` stays NULL)."""
+    import json  # here: opening the app's window needs none of it
+
+    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def load_json(text: str) -> Any:
+    """A JSON column's text read back."""
+    import json
+
+    return json.loads(text)
+
+
+def decode_json(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> dict[str, Any]:
+    """``row`` with its JSON ``columns`` decoded."""
+    out = dict(row)
+    for key in set(columns) & out.keys():
+        if isinstance(out[key], str):
+            out[key] = load_json(out[key])
+    return out
 
 
 def writable(path: Path) -> bool:

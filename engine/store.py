@@ -32,7 +32,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from engine.dbfile import StoreError, check_file, hold, now, open_database, release
+from engine.corpusrows import CorpusRows
+from engine.dbfile import (
+    JSON_COLUMNS,
+    AlreadyExists,
+    StoreError,
+    check_file,
+    decode_json,
+    dump_json,
+    hold,
+    load_json,
+    now,
+    open_database,
+    release,
+)
 from engine.owner import current_owner, host, owner_alive
 from engine.paths import default_db_path
 from engine.scorerows import ScoreRows
@@ -43,43 +56,17 @@ if TYPE_CHECKING:
     from engine.scoring import Scored
     from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue
 
-JSON_COLUMNS = {"data", "settings", "summary", "extra", "meta"}
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
 RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
 #: The statuses :meth:`Store.finish_run` closes a run with.
 FINAL_STATUSES = ("finished", "cancelled", "failed")
 
 
-class AlreadyExists(StoreError):
-    """A data set or corpus of that name is there already (perhaps written by another
-    process a moment ago: the check and the write are one transaction)."""
-
-
-def _dump(value: Any) -> str | None:
-    import json  # here: opening the app's window needs none of it
-
-    return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-
-def _loads(text: str) -> Any:
-    import json
-
-    return json.loads(text)
-
-
-def _decode(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> dict[str, Any]:
-    out = dict(row)
-    for key in set(columns) & out.keys():
-        if isinstance(out[key], str):
-            out[key] = _loads(out[key])
-    return out
-
-
 def owned_view(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> dict[str, Any]:
     """A row of a table whose rows record the process at work on them (runs, trainings),
     its JSON ``columns`` decoded, its ``running`` status read ``interrupted`` once that
     process is gone (rows stored before owners were recorded have none: gone too)."""
-    out = _decode(row, columns)
+    out = decode_json(row, columns)
     if out.get("status") == "running" and owner_alive(out) is False:
         out["status"] = "interrupted"
     return out
@@ -114,7 +101,7 @@ def check_path(path: str | Path | None = None) -> None:
             raise StoreError(f"MEDEXAM_DB={env} is not usable: {exc}") from None
 
 
-class Store(ScoreRows):
+class Store(ScoreRows, CorpusRows):
     """A medexam database. ``path`` defaults to the user data folder's ``medexam.db``.
 
     Opening refuses with one clear :class:`StoreError`, leaving the file untouched, a file
@@ -185,7 +172,7 @@ class Store(ScoreRows):
         if len(set(keys)) != len(keys):
             dup = next(k for k in keys if keys.count(k) > 1)
             raise StoreError(f"duplicate item id {dup!r} in data set {name!r}")
-        texts = [str(_dump(item)) for item in rows]
+        texts = [str(dump_json(item)) for item in rows]
         with self._transaction():
             existing = self._dataset_row(name)
             if existing is not None:
@@ -202,7 +189,7 @@ class Store(ScoreRows):
                         "source": source,
                         "created": now(),
                         "n_items": len(rows),
-                        "meta": _dump(meta or {}),
+                        "meta": dump_json(meta or {}),
                         "fingerprint": items_fingerprint(zip(keys, texts, strict=True)),
                     }
                 )
@@ -231,7 +218,7 @@ class Store(ScoreRows):
         row = self._dataset_row(name)
         if row is None:
             raise StoreError(f"no data set named {name!r}{self._known_datasets(name)}")
-        return cast("DatasetRow", _decode(row))
+        return cast("DatasetRow", decode_json(row))
 
     def _known_datasets(self, name: str) -> str:
         """`` (did you mean 'cpe-test'? known: …)``: the nearest names and the others."""
@@ -251,7 +238,7 @@ class Store(ScoreRows):
     def datasets(self, activity: str | None = None) -> list[DatasetRow]:
         where, args = ("activity = ?", [activity]) if activity else (None, None)
         return [
-            cast("DatasetRow", _decode(r))
+            cast("DatasetRow", decode_json(r))
             for r in self.db["datasets"].rows_where(where, args, order_by="name")
         ]
 
@@ -261,7 +248,7 @@ class Store(ScoreRows):
         rows = self.db["items"].rows_where(
             "dataset_id = ?", [ds["id"]], order_by="position", limit=limit
         )
-        return [_loads(r["data"]) for r in rows]
+        return [load_json(r["data"]) for r in rows]
 
     def items_by_key(self, dataset: str) -> dict[str, JSONDict] | None:
         """The items of a data set by key (``str(item["id"])``), in import order; None when
@@ -270,7 +257,7 @@ class Store(ScoreRows):
         if row is None:
             return None
         rows = self.db["items"].rows_where("dataset_id = ?", [row["id"]], order_by="position")
-        return {r["key"]: _loads(r["data"]) for r in rows}
+        return {r["key"]: load_json(r["data"]) for r in rows}
 
     def items_changed(self, run: RunRow | JSONDict) -> bool:
         """Whether the data set of ``run`` no longer holds the items the run was played on:
@@ -310,13 +297,13 @@ class Store(ScoreRows):
                         "dataset": dataset,
                         "model": model,
                         "runner": runner,
-                        "settings": _dump(settings or {}),
+                        "settings": dump_json(settings or {}),
                         "status": "running",
                         "started": now(),
                         "finished": None,
                         "n_total": n_total,
                         "n_done": 0,
-                        "summary": _dump({}),
+                        "summary": dump_json({}),
                         "error": None,
                         **current_owner(),
                         "dataset_fingerprint": found.get("fingerprint") if found else None,
@@ -384,7 +371,7 @@ class Store(ScoreRows):
             self.claim_run(run_id)
         else:
             self.run(run_id)
-        values = {k: (_dump(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
+        values = {k: (dump_json(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
         with self._transaction():
             self.db["runs"].update(run_id, values)
 
@@ -443,7 +430,7 @@ class Store(ScoreRows):
                     "response": response,
                     "chosen": chosen,
                     "gold": gold,
-                    "extra": _dump(extra or {}),
+                    "extra": dump_json(extra or {}),
                     "latency_s": latency_s,
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -474,7 +461,7 @@ class Store(ScoreRows):
             scores.setdefault(key, {})[name] = value
         out: list[AnswerRow] = []
         for row in rows:
-            answer = cast("AnswerRow", _decode(row))
+            answer = cast("AnswerRow", decode_json(row))
             found = scores.get(str(answer["item_key"]), {})
             right = found.get("correct")
             answer["scores"] = {k: v for k, v in found.items() if k != "correct"}
@@ -515,7 +502,7 @@ class Store(ScoreRows):
                     "turn": turn,
                     "role": role,
                     "text": text,
-                    "extra": _dump(extra or {}),
+                    "extra": dump_json(extra or {}),
                     "latency_s": latency_s,
                     "tokens": tokens,
                     "created": now(),
@@ -526,7 +513,7 @@ class Store(ScoreRows):
         where, args = "run_id = ?", [run_id]
         if item_key is not None:
             where, args = where + " AND item_key = ?", [run_id, str(item_key)]
-        return [_decode(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]
+        return [decode_json(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]
 
     def delete_turns(self, run_id: int, item_key: str) -> None:
         """Drop the turns of one unfinished consultation (before it is resumed afresh)."""
@@ -534,70 +521,3 @@ class Store(ScoreRows):
             self.db.execute(
                 "DELETE FROM turns WHERE run_id = ? AND item_key = ?", [run_id, str(item_key)]
             )
-
-    # -- corpora -------------------------------------------------------------------------
-
-    def add_corpus(
-        self,
-        name: str,
-        passages: Iterable[dict[str, Any]],
-        source: str = "",
-        fingerprint: str = "",
-        meta: dict[str, Any] | None = None,
-        replace: bool = False,
-    ) -> int:
-        """Store a corpus of passages (``{text, source, offset}``) in one transaction."""
-        rows = list(passages)
-        with self._transaction():
-            existing = list(self.db["corpora"].rows_where("name = ?", [name]))
-            if existing:
-                if not replace:
-                    raise AlreadyExists(f"a corpus named {name!r} already exists")
-                self.db.execute("DELETE FROM passages WHERE corpus_id = ?", [existing[0]["id"]])
-                self.db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]["id"]])
-            corpus_id = (
-                self.db["corpora"]
-                .insert(
-                    {
-                        "name": name,
-                        "source": source,
-                        "created": now(),
-                        "n_passages": len(rows),
-                        "fingerprint": fingerprint,
-                        "meta": _dump(meta or {}),
-                    }
-                )
-                .last_pk
-            )
-            self.db["passages"].insert_all(
-                (
-                    {
-                        "corpus_id": corpus_id,
-                        "position": i,
-                        "source": p.get("source", ""),
-                        "offset": p.get("offset", 0),
-                        "text": p["text"],
-                    }
-                    for i, p in enumerate(rows)
-                ),
-                batch_size=1000,
-            )
-        return int(corpus_id)
-
-    def corpus(self, name: str) -> dict[str, Any]:
-        rows = list(self.db["corpora"].rows_where("name = ?", [name]))
-        if not rows:
-            raise StoreError(f"no corpus named {name!r}")
-        return _decode(rows[0])
-
-    def corpora(self) -> list[dict[str, Any]]:
-        return [_decode(r) for r in self.db["corpora"].rows_where(order_by="name")]
-
-    def passages(self, corpus: str) -> Iterator[dict[str, Any]]:
-        """The passages of a corpus in order: ``{position, source, offset, text}``."""
-        c = self.corpus(corpus)
-        yield from self.db.query(
-            "SELECT position, source, offset, text FROM passages WHERE corpus_id = ? "
-            "ORDER BY position",
-            [c["id"]],
-        )
