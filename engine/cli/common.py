@@ -59,6 +59,27 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+def verdict_options(func: F) -> F:
+    """Add ``--margin POINTS`` and ``--reference MODEL`` to a command that compares models:
+    each model judged equivalent or not to the reference within ± the margin."""
+    from engine.reports.equivalence import MARGIN
+
+    func = click.option(
+        "--reference",
+        metavar="MODEL",
+        help="The model (or run id) every other is judged against (default: the best).",
+    )(func)
+    return click.option(
+        "--margin",
+        type=click.FloatRange(min=0, max=100, min_open=True, max_open=True),
+        default=MARGIN,
+        show_default=True,
+        metavar="POINTS",
+        help="The difference in accuracy points that does not matter: a model is "
+        "equivalent to the reference when a paired test shows it within ± this.",
+    )(func)
+
+
 def gpu_layers_option(func: F) -> F:
     """Add ``--gpu-layers N`` to a command that runs local models: the layers each of them
     puts on the GPU (0: the CPU only; -1: all; default: those that fit the GPU's memory)."""

@@ -8,6 +8,11 @@ accuracy and patient and doctor F1 for a consultation) with its 95% interval, th
 difference from the best model (the highest first metric) with its interval and p
 (Newcombe's interval and McNemar's exact p for right/wrong, a paired bootstrap for other
 scores; with more than one run compared with the best, their p adjusted by Holm's method),
+a verdict on each model against the reference (the best, or one named) from a paired
+equivalence test of the first metric when it is right/wrong
+(:mod:`engine.reports.equivalence`: ``equivalent``, ``not equivalent``, ``worse`` or
+``too few items`` within ± ``margin`` points, with the difference the items would detect
+and the items that would settle it),
 what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`): its
 decode speed and time to first token alone, its throughput at its slots, the time answers
 waited for a slot, peak memory (RAM and GPU), load time and file size; and how each run's
@@ -28,6 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity, metric_label
 from engine.errors import UnknownFormat, UserError
+from engine.experiments.verdicts import (
+    judge,
+    reference_name,
+    reference_run,
+    verdict_note,
+    verdict_text,
+)
+from engine.reports.equivalence import MARGIN
 from engine.reports.stats import (
     METHODS,
     MIN_ITEMS,
@@ -147,10 +160,20 @@ def _usage(run: Row) -> JSONDict:
     return found if isinstance(found, dict) else {}
 
 
-def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSONDict:
+def compare_runs(
+    store: Store,
+    run_ids: list[int],
+    people: bool = True,
+    margin: float = MARGIN,
+    reference: str | None = None,
+) -> JSONDict:
     """Runs ``run_ids`` compared on the items they all answered (see the module): JSON-ready,
-    ``{activity, dataset, items, metrics, best, rows, chart, notes}``. With ``people`` the
-    newest person's run on the same data set that answered those items joins as a row."""
+    ``{activity, dataset, items, metrics, best, reference, margin, rows, chart, notes}``.
+    With ``people`` the newest person's run on the same data set that answered those items
+    joins as a row. Each run is paired with ``reference`` (a model's name or a run's id;
+    by default the best) and judged equivalent or not within ± ``margin`` points."""
+    if not 0 < margin < 100:
+        raise CompareError(f"the margin is in points between 0 and 100, not {margin:g}")
     runs = _runs(store, run_ids)
     answers = {int(r["id"]): {str(a["item_key"]): a for a in store.answers(int(r["id"]))}
                for r in runs}  # fmt: skip
@@ -170,10 +193,13 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
     best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    rows = [_row(store, r, answers, values, metrics, best, len(keys)) for r in runs]
+    ref = reference_run(runs, reference) if reference else best
+    rows = [_row(store, r, answers, values, metrics, ref, len(keys)) for r in runs]
     for row in rows:
+        row["best"] = row["run_id"] == int(best["id"])
+        judge(row, values, lead, int(ref["id"]), margin)
         row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
-        if len(row["trial_runs"]) > 1 or best["id"] in sets:
+        if len(row["trial_runs"]) > 1 or ref["id"] in sets:
             _clustered(row)
     _adjust(rows, metrics)
     result: JSONDict = {
@@ -186,6 +212,8 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
         },
         "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
         "best": int(best["id"]),
+        "reference": int(ref["id"]),
+        "margin": margin,
         "rows": rows,
         "min_items": MIN_ITEMS,
     }
@@ -256,13 +284,13 @@ def _row(
     answers: dict[int, dict[str, Row]],
     values: dict[str, dict[int, dict[str, float]]],
     metrics: list[Metric],
-    best: Row,
+    ref: Row,
     n: int,
 ) -> JSONDict:
     from engine.reports.label import run_label
     from engine.reports.provenance import how_made
 
-    run_id, best_id = int(run["id"]), int(best["id"])
+    run_id, best_id = int(run["id"]), int(ref["id"])
     scores: JSONDict = {}
     paired: JSONDict = {}
     for m in metrics:
@@ -285,7 +313,7 @@ def _row(
         "label": run_label(run),
         "answered": len(answers[run_id]),
         "items": n,
-        "best": run_id == best_id,
+        "reference": run_id == best_id,
         "scores": scores,
         "paired": paired or None,
         "tokens_per_s": usage.get("tokens_per_s"),
@@ -343,13 +371,14 @@ def _notes(result: JSONDict) -> list[str]:
         )
     notes.append(
         "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): "
-        f"{METHODS['wilson']} for a score; Δ, the paired difference from the best model "
-        f"(#{result['best']}) on the same items, with {METHODS['newcombe']} and the p of "
+        f"{METHODS['wilson']} for a score; Δ, the paired difference from the "
+        f"{reference_name(result)} on the same items, with {METHODS['newcombe']} and the p of "
         f"{METHODS['McNemar']}. Other scores: a bootstrap's interval, and "
         f"{METHODS['paired bootstrap']} for Δ and p. A bootstrap needs {MIN_ITEMS} items: "
         f"below, '{TOO_FEW}'. The table shows the paired test of the first score; --json "
         "gives every score's."
     )
+    notes.append(verdict_note(result))
     for row in result["rows"]:
         ids = row.get("trial_runs") or []
         if len(ids) > 1:
@@ -428,7 +457,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         headers.append(names[m["key"]] + (" (%)" if m["percent"] else ""))
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
-        headers += [f"Δ {names[m['key']]}", "p"]
+        headers += [f"Δ {names[m['key']]}", "p", f"Verdict (± {result['margin']:g})"]
     headers += [header for _, header, _ in SPEEDS]
     headers += ["RAM peak", "GPU", "Load (s)", "File"]
     rows = []
@@ -440,13 +469,14 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
         for m in lead:
             diff = (r["paired"] or {}).get(m["key"])
-            if r["best"]:
-                cells += ["best", ""]
+            if r["reference"]:
+                cells += ["best" if r["best"] else "reference", ""]
             elif diff is None:
                 cells += ["–", "–"]
             else:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+            cells.append(verdict_text(r))
         memory = r.get("memory") or {}
         cells += [_number(r.get(key), digits) for key, _, digits in SPEEDS]
         cells += [

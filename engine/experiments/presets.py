@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
 from engine.registry import FUNCTION, Lazy, register_preset
+from engine.reports.equivalence import MARGIN
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
@@ -32,16 +33,19 @@ def _finished(experiment: JSONDict) -> list[int]:
     return [int(c["run_id"]) for c in experiment["cells"] if c["status"] == "finished"]
 
 
-def compare_summary(store: Store, experiment: JSONDict) -> tuple[JSONDict, str] | None:
+def compare_summary(
+    store: Store, experiment: JSONDict, margin: float = MARGIN, reference: str | None = None
+) -> tuple[JSONDict, str] | None:
     """The comparison of the experiment's finished runs
-    (:func:`engine.experiments.compare.compare_runs`) and its text table; None before two
-    runs finished."""
+    (:func:`engine.experiments.compare.compare_runs`, each model judged against
+    ``reference`` within ± ``margin`` points) and its text table; None before two runs
+    finished."""
     from engine.experiments.compare import compare_runs, format_compare
 
     ids = list(dict.fromkeys(_finished(experiment)))
     if len(ids) < 2:
         return None
-    result = compare_runs(store, ids)
+    result = compare_runs(store, ids, margin=margin, reference=reference)
     return result, format_compare(result)
 
 
@@ -53,6 +57,7 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The comparison as a report table: each model's scores with their intervals, the
     paired difference of the first from the best model with its p, speed and memory."""
     from engine.experiments.compare import SPEEDS
+    from engine.experiments.verdicts import verdict_text
     from engine.reports.shapes import table
 
     found = compare_summary(store, experiment)
@@ -67,13 +72,14 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
         cells: list[TableCell] = [f"#{r['run_id']}", str(r["model"]), r["items"]]
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [{**c, "n": None} if c else None for c in scores]  # their n: Items
-        if r["best"]:
-            cells += ["best", None]
+        if r["reference"]:
+            cells += ["best" if r["best"] else "reference", None]
         elif diff is None:
             cells += [None, None]
         else:
             shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
             cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
+        cells.append(verdict_text(r))
         memory = r.get("memory") or {}
         ram = memory.get("ram_peak")
         cells += [_number(r.get(key)) for key, _, _ in SPEEDS]
@@ -85,7 +91,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the best", "p", *(header for _, header, _ in SPEEDS)]
+    columns += [f"Δ {name} from the best", "p", f"Verdict (± {result['margin']:g} points)"]
+    columns += [header for _, header, _ in SPEEDS]
     columns += ["RAM peak (MiB)", "Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
     return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}
