@@ -91,10 +91,14 @@ def verdict_note(result: JSONDict) -> str:
         if not found:
             continue
         shown = found["detectable"]
-        detects = f"{shown:.1f} points" if shown is not None else "no difference (too few)"
+        detects = (
+            f"detect {shown:.1f} points with 80% power"
+            if shown is not None
+            else "detect no difference with 80% power (too few disagreements)"
+        )
         text += (
-            f" #{row['run_id']}: disagrees on {found['disagree']:.0f}% of {found['n']} items, "
-            f"detects {detects} with 80% power; {found['needed']} items would settle ± {margin}."
+            f" #{row['run_id']}: disagrees on {found['disagree']:.1f}% of {found['n']} items, "
+            f"which {detects}; {found['needed']} items would settle ± {margin}."
         )
     return text
 
