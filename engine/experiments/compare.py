@@ -290,20 +290,20 @@ def _row(
     from engine.reports.label import run_label
     from engine.reports.provenance import how_made
 
-    run_id, best_id = int(run["id"]), int(ref["id"])
+    run_id, ref_id = int(run["id"]), int(ref["id"])
     scores: JSONDict = {}
     paired: JSONDict = {}
     for m in metrics:
-        mine, theirs = values[m.key][run_id], values[m.key][best_id]
+        mine, theirs = values[m.key][run_id], values[m.key][ref_id]
         binary = _right_wrong([mine, theirs], m)
         scores[m.key] = _score_cell(mine, binary, m)
-        if run_id != best_id:
+        if run_id != ref_id:
             both = [k for k in mine if k in theirs]
             top = 100.0 if m.percent else 1.0
             diff = paired_difference(
                 [theirs[k] for k in both], [mine[k] for k in both], binary, top=top
             )
-            paired[m.key] = {**diff, "vs": best_id}
+            paired[m.key] = {**diff, "vs": ref_id}
     usage = _usage(run)
     person = run.get("runner") == "person"
     return {
@@ -313,7 +313,7 @@ def _row(
         "label": run_label(run),
         "answered": len(answers[run_id]),
         "items": n,
-        "reference": run_id == best_id,
+        "reference": run_id == ref_id,
         "scores": scores,
         "paired": paired or None,
         "tokens_per_s": usage.get("tokens_per_s"),
