@@ -21,6 +21,7 @@ from engine.reports.equivalence import (
     verdict,
     verdicts,
 )
+from engine.reports.stats import newcombe_interval
 from engine.store import Store
 from tests.test_compare import invoke, stored_run
 
@@ -96,6 +97,12 @@ def test_equivalence_size_at_a_true_difference_equal_to_the_margin():
                 found.append(float(np.mean(verdicts(*tables, margin=0.05) == "equivalent")))
     assert max(found) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 4000), max(found)
     assert np.mean(found) <= 0.053
+    # The shortcut it replaces, Newcombe's 90% interval inside the margin, is far too
+    # ready to say "equivalent" where the runs disagree on few items, nearly all one way.
+    tables = _tables(rng, 60, 0.052, -0.05, 4000)
+    low, high = newcombe_interval(*tables, level=0.90)
+    assert np.mean((low > -0.05) & (high < 0.05)) > 0.12
+    assert np.mean(verdicts(*tables, margin=0.05) == "equivalent") <= 0.06
 
 
 def test_equivalence_power_numbers_do_what_they_say():
