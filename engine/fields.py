@@ -6,7 +6,8 @@ declared with :func:`setting`. From it come:
 
 * the settings stored on a run: :func:`from_dict` (defaults filled in, unknown keys left out,
   checked) and :func:`as_dict`; :func:`check` refuses a value out of its choices or bounds
-  with one line naming the setting (:class:`SettingError`);
+  with one line naming the setting (:class:`SettingError`); :func:`unknown_name` says which
+  name given is no setting, with the nearest one;
 * the click options of the activity's ``run`` command: :func:`settings_options`, a decorator
   that adds one option per field and hands the command one checked instance; with
   ``--resume``, :func:`given_on_command_line` says which of them the user typed (only those
@@ -34,11 +35,12 @@ engine.fields.SettingError: limit must be at least 1 (got 0)
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -204,6 +206,13 @@ def _base_type(hint: object) -> tuple[type, bool]:
 def describe(cls: type) -> list[SettingInfo]:
     """Every setting of the dataclass ``cls``, in field order (a field declared without
     :func:`setting` is a setting too, with no help)."""
+    return list(_described(cls))
+
+
+@functools.cache
+def _described(cls: type) -> tuple[SettingInfo, ...]:
+    """:func:`describe`, once per class (reading the type hints is what takes the time: a
+    plan checks the settings of thousands of runs)."""
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
@@ -230,7 +239,7 @@ def describe(cls: type) -> list[SettingInfo]:
                 meta.form,
             )
         )
-    return out
+    return tuple(out)
 
 
 _KIND_OF = {bool: "bool", int: "int", float: "float"}
@@ -249,6 +258,24 @@ def check(obj: object) -> None:
         problem = info.problem(getattr(obj, info.name))
         if problem:
             raise SettingError(problem)
+
+
+def names(cls: type) -> tuple[str, ...]:
+    """The names of the settings of the dataclass ``cls``, in field order."""
+    return tuple(info.name for info in describe(cls))
+
+
+def unknown_name(given: Iterable[str], known: Collection[str], what: str = "setting") -> str | None:
+    """One line naming the first of ``given`` that is not in ``known``, with the nearest known
+    one (``unknown setting 'temprature' (did you mean 'temperature'?)``); None when every one
+    is known."""
+    for name in given:
+        if name in known:
+            continue
+        near = difflib.get_close_matches(str(name), sorted(known), n=1)
+        hint = f"did you mean {near[0]!r}?" if near else f"known: {', '.join(sorted(known))}"
+        return f"unknown {what} {name!r} ({hint})"
+    return None
 
 
 def from_dict(cls: type[T], data: Mapping[str, JSONValue]) -> T:

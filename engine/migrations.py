@@ -399,6 +399,34 @@ def _m12_run_metrics(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m13_dataset_fingerprints(db: sqlite_utils.Database) -> None:
+    """A data set holds the fingerprint of its items (keys and contents) and a run that of
+    its data set's items when it started, so a run is never taken as one of a data set
+    replaced by other items since (reused, counted finished, reported as of its items).
+    Runs stored before are taken to be of their data set as it is now."""
+    from engine.store import items_fingerprint
+
+    db.execute("ALTER TABLE datasets ADD COLUMN fingerprint TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN dataset_fingerprint TEXT")
+    for (dataset_id,) in db.execute("SELECT id FROM datasets").fetchall():
+        rows = db.execute(
+            "SELECT key, data FROM items WHERE dataset_id = ? ORDER BY position", [dataset_id]
+        )
+        found = items_fingerprint((str(key), str(data)) for key, data in rows)
+        db.execute("UPDATE datasets SET fingerprint = ? WHERE id = ?", [found, dataset_id])
+    db.execute(
+        "UPDATE runs SET dataset_fingerprint = "
+        "(SELECT d.fingerprint FROM datasets d WHERE d.name = runs.dataset)"
+    )
+
+
+def _m14_cell_owners(db: sqlite_utils.Database) -> None:
+    """An experiment's cell records the process that took it to play (as a run records its
+    own), so two processes on one database never play the same cell."""
+    for column in ("owner_pid INTEGER", "owner_host TEXT", "owner_started REAL"):
+        db.execute(f"ALTER TABLE experiment_cells ADD COLUMN {column}")
+
+
 MIGRATIONS: list[Migration] = [
     _m1_initial,
     _m2_run_owner,
@@ -412,6 +440,8 @@ MIGRATIONS: list[Migration] = [
     _m10_experiment_errors,
     _m11_card_suspended,
     _m12_run_metrics,
+    _m13_dataset_fingerprints,
+    _m14_cell_owners,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,6 +22,7 @@ stored run can be scored again without its model.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 
 from engine.activities import Activity, activity
 from engine.errors import UserError
+from engine.fields import names, unknown_name
 from engine.models.backend import default_concurrency
 from engine.models.pool import ModelPool, PooledModel, default_pool
 from engine.models.usage import run_usage
@@ -98,6 +100,9 @@ class RunSpec(Protocol):
 
     activity: Activity
 
+    #: What its job adds to the settings stored on a run (derived from the settings).
+    derived: tuple[str, ...]
+
     def settings(self, given: JSONDict) -> JSONDict:
         """Defaults filled in and checked (raises ValueError with one line)."""
         ...
@@ -120,7 +125,8 @@ class Spec:
     """A :class:`RunSpec` made of an activity's parts: ``check`` fills in and checks the
     settings, ``job`` opens a run's job (``job(store, dataset, settings, pool)``),
     ``summary`` summarises a stored run; items are the data set's, keyed by their ``id``
-    unless ``load``/``item_key`` say otherwise."""
+    unless ``load``/``item_key`` say otherwise; ``derived`` names what the job adds to the
+    settings stored on a run."""
 
     activity: Activity
     check: Callable[[JSONDict], JSONDict]
@@ -128,6 +134,7 @@ class Spec:
     summary: Callable[[Store, int], JSONDict]
     load: Callable[[Store, str], Sequence[Any]] | None = None
     item_key: Callable[[Any], str] | None = None
+    derived: tuple[str, ...] = ()
 
     def settings(self, given: JSONDict) -> JSONDict:
         return self.check(given)
@@ -148,6 +155,34 @@ class Spec:
 def spec_for(activity_id: str) -> RunSpec:
     """The run spec of an activity (its module is imported on first use)."""
     return activity(activity_id).run_spec()
+
+
+@functools.cache
+def known_settings(activity_id: str) -> frozenset[str]:
+    """Every key the settings of a run of the activity may hold: its settings dataclass's
+    fields, what its job derives from them (``RunSpec.derived``) and what the loop stores
+    (:data:`LOOP_SETTINGS`)."""
+    found = activity(activity_id)
+    derived = getattr(spec_for(activity_id), "derived", ())
+    return frozenset((*names(found.settings_class()), *derived, *LOOP_SETTINGS))
+
+
+def check_settings(activity_id: str, given: JSONDict, whose: str = "") -> None:
+    """Refuse a key of ``given`` that no run of the activity knows, in one line naming it and
+    the nearest known one (``whose``: a prefix such as ``run 5 holds an``): a setting
+    misspelt is never dropped, so a run never plays other settings than it says."""
+    problem = unknown_name(given, known_settings(activity_id))
+    if problem:
+        raise RunError(f"{whose} {problem}" if whose else problem)
+
+
+def stored_settings(row: JSONDict) -> JSONDict:
+    """A stored run's settings as a run of them is given again: with its model (the run's
+    ``model`` column) where the activity has a ``model`` setting."""
+    stored = dict(row.get("settings") or {})
+    if "model" in names(activity(row["activity"]).settings_class()):
+        return {"model": row["model"], **stored}
+    return stored
 
 
 def check_dataset(store: Store, activity_id: str, dataset: str) -> None:
@@ -183,6 +218,12 @@ def _resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> JSO
         )
     if (row["settings"] or {}).get("source") == "published":
         raise RunError(f"run {run_id} holds published responses: there is no model to resume")
+    if store.items_changed(row):
+        raise RunError(
+            f"run {run_id} was played on items data set {row['dataset']!r} no longer holds "
+            "(replaced or deleted since): resuming it would mix the two. Start a new run"
+        )
+    check_settings(spec.activity.id, row["settings"] or {}, f"run {run_id} holds an")
     given = {k: v for k, v in given.items() if k != "concurrency"}  # free on resume
     differ = _differences(row["settings"] or {}, given)
     if differ:
@@ -226,10 +267,10 @@ def run(
     spec = spec_for(activity_id)
     pool = pool or default_pool()
     given = dict(settings or {})
+    check_settings(activity_id, given)
     if resume is not None:
         row = _resumable(store, spec, resume, given)
-        stored = {"model": row["model"], **(row["settings"] or {})}
-        dataset, full = row["dataset"], spec.settings(stored)
+        dataset, full = row["dataset"], spec.settings(stored_settings(row))
     else:
         if dataset is None:
             raise RunError("no data set given")
@@ -297,6 +338,9 @@ LOOP_OPTIONS = (
 )  # fmt: skip
 #: What ``tags`` may hold: stored with a run's settings, kept when it is resumed.
 TAGS = ("trial", "trials", "trial_set", "golden")
+#: What the loop stores with a run's settings besides the activity's own: the items in
+#: flight, the local models' slots and flash attention (:func:`_decoding`), the tags.
+LOOP_SETTINGS = ("concurrency", "slots", "flash_attn", *TAGS)
 
 
 def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSONDict) -> JSONDict:
@@ -309,6 +353,7 @@ def run_settings(store: Store, activity_id: str, dataset: str | None, given: JSO
     settings = given.pop("settings", None)
     options = {k: given.pop(k) for k in LOOP_OPTIONS if k in given}
     cls = activity(activity_id).settings_class()
+    check_settings(activity_id, given)
     chosen = {**(settings or cls()).as_dict(), **given}
     typed = {} if options.get("resume") is not None else cls(**chosen).as_dict()
     return run(store, activity_id, dataset or None, typed, **options)

@@ -63,17 +63,25 @@ def load() -> JSONDict:
     return {**DEFAULTS, **stored}
 
 
+def _check_known(key: str) -> None:
+    """Refuse a key that is no setting, naming the nearest one
+    (:func:`engine.fields.unknown_name`)."""
+    from engine.fields import unknown_name
+
+    problem = unknown_name([key], DEFAULTS)
+    if problem:
+        raise SettingsError(problem)
+
+
 def get(key: str) -> JSONValue:
     """One setting's value (its default when never set)."""
-    if key not in DEFAULTS:
-        raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")
+    _check_known(key)
     return load()[key]
 
 
 def set(key: str, value: JSONValue) -> None:  # noqa: A001 - the module's documented verb
     """Store one setting; ``None`` puts it back to its default."""
-    if key not in DEFAULTS:
-        raise SettingsError(f"unknown setting {key!r} (known: {', '.join(DEFAULTS)})")
+    _check_known(key)
     values = load()
     if value is None:
         values.pop(key, None)

@@ -85,6 +85,18 @@ def owned_view(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> di
     return out
 
 
+def items_fingerprint(rows: Iterable[tuple[str, str]]) -> str:
+    """A data set's fingerprint: a digest of its items' keys and stored contents (JSON), in
+    order. A run stores its data set's (``dataset_fingerprint``) when it starts, so a data
+    set replaced by other items since is told apart (:meth:`Store.items_changed`)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for key, data in rows:
+        digest.update(f"{key}\0{data}\n".encode())
+    return digest.hexdigest()[:32]
+
+
 def check_path(path: str | Path | None = None) -> None:
     """The checks :class:`Store` makes before opening ``path`` (``None``: the default
     database), without opening it: a folder, a missing folder, a file that is not SQLite or
@@ -165,13 +177,15 @@ class Store(ScoreRows):
 
         Each item needs an ``id`` (kept as its key); ``type1`` or ``category``, if present,
         becomes its category. A name already used raises :class:`StoreError` unless
-        ``replace`` is true.
+        ``replace`` is true. The data set's ``fingerprint`` is its items'
+        (:func:`items_fingerprint`).
         """
         rows = list(items)
         keys = [str(item["id"]) for item in rows]
         if len(set(keys)) != len(keys):
             dup = next(k for k in keys if keys.count(k) > 1)
             raise StoreError(f"duplicate item id {dup!r} in data set {name!r}")
+        texts = [str(_dump(item)) for item in rows]
         with self._transaction():
             existing = self._dataset_row(name)
             if existing is not None:
@@ -189,6 +203,7 @@ class Store(ScoreRows):
                         "created": now(),
                         "n_items": len(rows),
                         "meta": _dump(meta or {}),
+                        "fingerprint": items_fingerprint(zip(keys, texts, strict=True)),
                     }
                 )
                 .last_pk
@@ -200,9 +215,9 @@ class Store(ScoreRows):
                         "key": key,
                         "position": i,
                         "category": item.get("type1") or item.get("category"),
-                        "data": _dump(item),
+                        "data": text,
                     }
-                    for i, (key, item) in enumerate(zip(keys, rows, strict=True))
+                    for i, (key, item, text) in enumerate(zip(keys, rows, texts, strict=True))
                 ),
                 batch_size=500,
             )
@@ -245,6 +260,14 @@ class Store(ScoreRows):
         rows = self.db["items"].rows_where("dataset_id = ?", [row["id"]], order_by="position")
         return {r["key"]: _loads(r["data"]) for r in rows}
 
+    def items_changed(self, run: RunRow | JSONDict) -> bool:
+        """Whether the data set of ``run`` no longer holds the items the run was played on:
+        replaced by other items since (its fingerprint is not the run's), or deleted."""
+        row = self._dataset_row(str(run["dataset"]))
+        if row is None:
+            return True
+        return row.get("fingerprint") != run.get("dataset_fingerprint")
+
     def delete_dataset(self, name: str) -> None:
         ds = self.dataset(name)
         with self._transaction():
@@ -263,8 +286,10 @@ class Store(ScoreRows):
         n_total: int = 0,
     ) -> int:
         """Record the start of a run, owned by this process; ``runner`` is ``model``,
-        ``person`` or a baseline name. Return its id (never one a deleted run had)."""
+        ``person`` or a baseline name; with its data set's fingerprint (the items it answers).
+        Return its id (never one a deleted run had)."""
         with self._transaction():
+            found = self._dataset_row(dataset)
             return int(
                 self.db["runs"]
                 .insert(
@@ -282,6 +307,7 @@ class Store(ScoreRows):
                         "summary": _dump({}),
                         "error": None,
                         **current_owner(),
+                        "dataset_fingerprint": found.get("fingerprint") if found else None,
                     }
                 )
                 .last_pk

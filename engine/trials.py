@@ -114,12 +114,14 @@ def run_trials(
     a local model's slots or a served model's requests at once) up to that many trials play
     at once, sharing it out, on a database file; else one after the other. A trial that
     ends cancelled or failed stops the set (no further trial starts; resume it to go on)."""
+    from engine.runs import stored_settings
+
     done: dict[int, Row] = {}
     if resume is not None:
         trials = set_size(store, resume)
         done = trial_runs(store, resume)
         first = done[min(done)]
-        settings = {"model": first["model"], **(first["settings"] or {})}
+        settings = stored_settings(first)
         dataset = first["dataset"]
     check_trials(settings, trials)
     progress = options.pop("progress", None)

@@ -43,6 +43,7 @@ class DatasetRow(TypedDict):
     created: str
     n_items: int
     meta: JSONDict
+    fingerprint: str | None  # of its items' keys and contents (engine.store.items_fingerprint)
 
 
 class RunRow(TypedDict):
@@ -66,6 +67,7 @@ class RunRow(TypedDict):
     owner_pid: int | None
     owner_host: str | None
     owner_started: float | None
+    dataset_fingerprint: str | None  # its data set's items when it started
 
 
 class AnswerRow(TypedDict):

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.experiments.compare import compare_runs, format_compare, size_svg
+from engine.experiments.compare import compare_runs, format_compare
+from engine.experiments.size_chart import size_svg
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 from engine.reports.stats import MIN_ITEMS, TOO_FEW, holm, paired_bootstrap
@@ -112,6 +113,64 @@ def test_paired_difference_and_mcnemar_against_a_hand_computed_case(store):
     assert score["low"] == pytest.approx(100 * 0.3880, abs=0.05)  # Wilson 9/14
     text = format_compare(result)
     assert "best" in text and f"{74 / 256:.3g} (McNemar)" in text
+
+
+def test_a_model_not_above_chance_is_never_best(store):
+    """The reproduction: a model whose replies echo the option list scored 16.7% and was
+    ranked best. Chance (20% of five options) is each run's; a model is best only above it."""
+    from scipy.stats import binomtest
+
+    dataset = ensure_sample(store)
+    echoing = stored_run(store, dataset, "echoing", [True] * 3 + [False] * 11)
+    silent = stored_run(store, dataset, "silent", [True] + [False] * 13)
+    for run_id, shares in ((echoing, {"echo": 78.6}), (silent, {"empty": 50.0})):
+        summary = {**store.run(run_id)["summary"], "chance": {"accuracy": 20.0}}
+        store.update_run(run_id, summary=summary | {"no_answer": shares, "cut_off": 64.3})
+    result = compare_runs(store, [echoing, silent])
+    assert result["best"] is None and result["reference"] == echoing
+    row = next(r for r in result["rows"] if r["run_id"] == echoing)
+    expected = binomtest(3, 14, 0.2, alternative="greater").pvalue
+    assert row["chance"] == {
+        "metric": "accuracy", "level": 20.0, "p": round(expected, 4), "above": False
+    }  # fmt: skip
+    assert not row["best"] and row["no_answer"] == {"echo": 78.6} and row["cut_off"] == 64.3
+    text = format_compare(result)
+    assert "No model is above chance: none is best." in text and "best " not in text
+    assert "lists the options without choosing one 78.6%" in text
+    assert "not above (p " in text and " ref " in text
+    # A model well above chance is best; the others are compared with it.
+    knowing = stored_run(store, dataset, "knowing", [True] * 10 + [False] * 4)
+    summary = store.run(knowing)["summary"] | {"chance": {"accuracy": 20.0}}
+    store.update_run(knowing, summary=summary)
+    result = compare_runs(store, [echoing, silent, knowing])
+    assert result["best"] == knowing
+    assert next(r for r in result["rows"] if r["best"])["chance"]["above"]
+
+
+def test_french_runs_are_tested_against_chance_on_their_exact_matches(db_path):
+    from scipy.stats import binomtest
+
+    from engine.french.dataset import ensure_sample as french_sample
+
+    store = Store(db_path)
+    dataset = french_sample(store)["dataset"]
+    keys = [str(i["id"]) for i in store.items(dataset)][:4]
+    ids = []
+    for exact in ([1, 0, 0, 0], [0, 0, 0, 0]):
+        run_id = store.start_run("french", dataset, "m", {"method": "generate"}, n_total=4)
+        for key, e in zip(keys, exact, strict=True):
+            values = {"hamming": 0.5 + e / 2, "exact": bool(e), "correct": bool(e)}
+            store.add_answer(run_id, key, response="a", chosen="a", gold="b",
+                             scores=[Scored("french.options", 1, values)])  # fmt: skip
+        chance = {"hamming": 29.08, "emr": 3.23, "accuracy": 3.23}
+        store.finish_run(run_id, {"hamming": 50.0 + 50 * sum(exact) / 4, "chance": chance})
+        ids.append(run_id)
+    result = compare_runs(store, ids)
+    top = next(r for r in result["rows"] if r["run_id"] == ids[0])
+    p = binomtest(1, 4, 0.0323, alternative="greater").pvalue
+    assert top["chance"]["metric"] == "emr" and top["chance"]["p"] == round(p, 4)
+    assert result["chance"] == 29.08 and result["best"] is None  # p 0.12: not above
+    assert "29.1% hamming score (3.2% exact match ratio)" in format_compare(result)
 
 
 def test_runs_on_different_items_are_compared_on_the_shared_ones(store):

@@ -97,7 +97,7 @@ def test_compare_stop_and_go_on_after_a_restart_fill_the_table(window, screen, q
     assert [len(store.answers(r["id"])) for r in runs] == [4, 4]  # none asked twice
     assert not again.go_button.isEnabled()
     # Each model's verdict against the best, within the margin chosen.
-    assert _column(again, "Verdict (± 5)")[best] == "reference"
+    assert _column(again, "Verdict (± 5)")[best] == "ref"
     assert _column(again, "Verdict (± 5)")[other] == "too few items"  # 4 items
     again.margin.setValue(20)
     assert "within ± 20 points" in again.notes.text()

@@ -71,9 +71,9 @@ def test_oracle_moves_until_every_key_is_asked() -> None:
 
 
 def test_mcq_answers_are_letters() -> None:
-    assert extract_letter("B", CASE.task.options) == "B"
-    assert extract_letter("The answer is (a).", CASE.task.options) == "A"
-    assert extract_letter("reflux", CASE.task.options) == "B"
+    assert extract_letter("B", CASE.task.options).letter == "B"
+    assert extract_letter("The answer is (a).", CASE.task.options).letter == "A"
+    assert extract_letter("reflux", CASE.task.options).letter == "B"
     result = score_answer(CASE.task, "b")
     assert (result.chosen, result.gold, result.correct) == ("B", "B", True)
     assert score_answer(CASE.task, "no idea").chosen is None
@@ -98,3 +98,29 @@ def test_diagnosis_answers_report_match_and_similarity() -> None:
     assert right.correct and right.similarity > 0.95
     wrong = score_answer(task, "Multiple sclerosis")
     assert not wrong.correct and wrong.similarity < right.similarity
+
+
+def test_a_final_answer_without_a_letter_says_why() -> None:
+    echoed = score_answer(CASE.task, "A. Angina\nB. Reflux", "stop")
+    assert (echoed.chosen, echoed.extra["no_answer"]) == (None, "echo")
+    cut = score_answer(CASE.task, "The patient's burning pain after meals suggests", "length")
+    assert (cut.chosen, cut.extra["no_answer"]) == (None, "cut_off")
+    assert score_answer(CASE.task, "C", "stop").extra["no_answer"] == "out_of_range"
+    assert "no_answer" not in score_answer(CASE.task, "The answer is B.", "length").extra
+
+
+def test_a_consult_run_summary_gives_no_answers_and_chance(store, scripted_pool) -> None:
+    from engine.consult.cases import ensure_sample
+    from engine.consult.run import run_consult
+    from engine.models.scripted import ScriptedModel
+
+    pool = scripted_pool(ScriptedModel("solver", replies=["A. x\nB. y\nC. z", "B"]))
+    cases = ensure_sample(store)
+    summary = run_consult(
+        store, cases, "upper", limit=2, pool=pool, solver="solver", answer_method="generate"
+    )
+    answers = store.answers(summary["run_id"])
+    options = [len(case["task"]["options"]) for case in store.items(cases)[:2]]
+    assert summary["no_answer"] == {"echo": 50.0} and summary["cut_off"] == 0.0
+    assert summary["chance"] == {"accuracy": round(100 * sum(1 / k for k in options) / 2, 2)}
+    assert answers[0]["extra"]["finish_reason"] == "stop"

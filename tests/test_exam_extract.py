@@ -35,6 +35,9 @@ OPTIONS = ["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"]
         ("the correct answer is C", "C"),
         ("Answer: (b) because rifampicin induces CYP3A4.", "B"),
         ("I would choose option D.", "D"),
+        ("The answer is: Option E: 粉雾剂.", "E"),  # SmolLM2 with the English prompt
+        ("The answer to your question is: Option C: 贴剂", "C"),
+        ('The answer to the question "Which is not…?" is:\n\nOption E: 粉雾剂.', "E"),
         ("Option A is correct.", "A"),
         ("la bonne réponse est B", "B"),
         ("Réponse : E", "E"),
@@ -102,3 +105,73 @@ def test_agreement_with_the_published_judgements(shared_data):
             total += 1
     assert total == 7 * 189
     assert 100 * agree / total >= 99.5, f"agreement {100 * agree / total:.2f}%"
+
+
+# -- replies that give no answer, and why ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "reason"),
+    [
+        # the option list copied back (SmolLM2 on ExplainCPE), whole or cut off
+        ("选项A:口服液\n选项B:吸入制剂\n选项C:注射剂\n选项D:喷雾剂\n选项E:粉雾剂", "stop", "echo"),
+        ("选项A：口服液\n选项B：吸入", "length", "echo"),
+        ("选项C：贴剂\n\n选项D：喷雾剂\n\n选项A：口服液", "stop", "echo"),  # in any order
+        ("选项F：注射用胰蛋白酶\n选项G：注射用胰蛋白酶\n选项H：", "length", "echo"),  # made up
+        ("A. Oral solution\nB. Inhalation\nC. Patch", "stop", "echo"),
+        ("选项A：口服液 选项B：吸入制剂 选项C：贴剂", "stop", "echo"),  # on one line
+        ("A、C", "stop", "several"),
+        ("A和D都对", "stop", "several"),
+        ("答案：B和C", "stop", "several"),
+        ("答案：F", "stop", "out_of_range"),
+        ("G. 维生素", "stop", "out_of_range"),
+        ("本题考查给药途径，不同剂型的起效速度不同，另外", "length", "cut_off"),
+        ("口服液和贴剂都不能迅速起效，而", "length", "cut_off"),  # two options' texts, cut
+        ("选项A：需长期使用糖皮质激素的慢性疾病\n\n选项", "length", "echo"),  # cut in a marker
+        ("选项C：两种药品在动物体内分布\n\n选项D", "length", "echo"),
+        ("选项A：需要活化补体。\n选\ufffd", "length", "echo"),  # cut inside a character
+        ("选项A：\n\n说明：1. 结构\n\n选项B：\n\n说明：1. 结构", "stop", "echo"),  # A, then B
+        ("选项C：贴剂\n\n说明：选项C：贴剂\n\n选项E：粉雾剂\n\n选项F：片剂", "stop", "echo"),
+        ("答案是没有正确的选项", "stop", "none_of_them"),
+        ("", "stop", "empty"),
+        ("A. 口服液\n\nThe correct answer is D. 喷雾剂.", "stop", "several"),  # two answers
+        ("The answer is: Option C: 贴剂.\n\nThe answer is: Option D: 喷雾剂.", "stop", "several"),
+        ("这道题考查给药途径。", "stop", "no_letter"),
+        (
+            " A patient comes to you and says the following.\n\nPatient: Doctor,",
+            "length",
+            "cut_off",
+        ),
+        ("Which of the following is the most appropriate treatment?\nA.", "length", "cut_off"),
+    ],
+)
+def test_replies_without_an_answer_say_why(text, finish, reason):
+    found = find_answer(text, OPTIONS, finish_reason=finish)
+    assert (found.letter, found.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "letter"),
+    [
+        ("选项A：口服液\n选项B：吸入制剂\n选项C：贴剂\n答案：B", "stop", "B"),  # then chooses
+        ("选项A：口服液\n选项B：吸入制剂\n因此，本题选B。", "stop", "B"),
+        ("答案：C\n解析：贴剂经皮肤给药，作用持久，适用于", "length", "C"),  # chose, then cut
+        ("B. 吸入制剂\n解析：\nA. 口服液经胃肠道\nC. 贴剂经皮肤", "stop", "B"),  # options discussed
+        ("选项D：喷雾剂\n\n解析：喷雾剂可多途径给药", "length", "D"),
+        ("选项C：贴剂\n\n说明：选项C：贴剂\n\n选项E：粉雾", "length", "C"),  # then a note
+        ("喷雾剂可多途径给药，而", "length", "D"),  # one option's text, then cut
+        ("喷雾剂", "stop", "D"),
+        ("苯巴比妥与避孕药合用可引起：\n\nA: 吸入制剂 is a common term", "length", "A"),
+        ("A. 口服液\n\nThe correct answer is A. 口服液.", "stop", "A"),  # the same one twice
+        ("选项A：错误\n\n选项D：正确\n\n综上所述，选项D正确，为本题答案。", "stop", "D"),
+    ],
+)
+def test_a_stated_answer_counts_after_a_list_or_before_the_cut(text, finish, letter):
+    found = find_answer(text, OPTIONS, finish_reason=finish)
+    assert (found.letter, found.reason) == (letter, None)
+
+
+def test_letters_past_five_are_options_of_a_longer_question():
+    seven = [*OPTIONS, "片剂", "胶囊"]
+    assert find_answer("答案：G", seven, "ABCDEFG").letter == "G"
+    assert find_answer("答案：H", seven, "ABCDEFG").reason == "out_of_range"

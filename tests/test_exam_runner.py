@@ -113,3 +113,31 @@ def test_a_question_the_model_refuses_is_wrong_with_its_reason(store, scripted_p
     refused = stored[1]
     assert refused["chosen"] is None and refused["correct"] in (False, 0)
     assert refused["extra"]["error"] == "the prompt has 9000 tokens"
+
+
+def test_a_run_summary_gives_no_answers_by_reason_the_cut_off_share_and_chance(
+    store, scripted_pool
+):
+    """The reproduction: SmolLM2 copies the option list back; such a reply is no answer,
+    and the summary says how many replies were echoes or cut off, and where chance lies."""
+    replies = [
+        "选项A：口服液\n选项B：吸入制剂\n选项C：贴剂\n选项D：喷雾剂",  # echo
+        "答案：B 解析： 吸入制剂 为 肺部 给药 起效 快 适用 于",  # an answer, then cut
+        "吸入制剂 为 肺部 给药 起效 快 适用 于 哮喘 急性 发作",  # cut before any answer
+        "答案：F",  # a letter past the five options
+    ]
+    pool = scripted_pool(ScriptedModel("writer", replies=replies))
+    settings = ExamSettings(model="writer", method="generate", limit=4, max_tokens=8)
+    summary = run_exam(store, ensure_sample(store), settings, pool=pool)
+    answers = store.answers(summary["run_id"])
+    assert [a["extra"].get("no_answer") for a in answers] == [
+        "echo", None, "cut_off", "out_of_range"
+    ]  # fmt: skip
+    assert answers[1]["chosen"] == "B" and answers[1]["extra"]["finish_reason"] == "length"
+    assert summary["no_answer"] == {"echo": 25.0, "out_of_range": 25.0, "cut_off": 25.0}
+    assert summary["cut_off"] == 50.0 and summary["chance"] == {"accuracy": 20.0}
+    from engine.reports import build_report, render
+
+    text = render(build_report(store, [summary["run_id"]]), "text")
+    assert "No answer (%)" in text and "Chance (%)" in text
+    assert "lists the options without choosing one 25.0%" in text

@@ -250,7 +250,11 @@ def test_compare_models_runs_the_same_items_through_each_model_and_compares_them
     assert result["items"]["shared"] == 12 and "Models compared" in text
     table = compare_report(store, experiment)["tables"][0]
     assert [row[1] for row in table["rows"]] == ["qa", "qb"]
-    assert table["rows"][0][table["columns"].index("p") - 1] == "best"
+    # Answering B to every question is guessing: neither model is above chance, none is best.
+    assert result["best"] is None and result["chance"] == 20.0
+    assert all(not r["best"] and not r["chance"]["above"] for r in result["rows"])
+    assert "No model is above chance" in text
+    assert table["rows"][0][table["columns"].index("vs chance")] == "not above"
 
 
 def test_frenchmedmcqa_table2_reads_with_no_passage_when_no_index_is_built(

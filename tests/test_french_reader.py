@@ -19,6 +19,7 @@ from engine.french.reader import (
     format_letters,
     match_option_texts,
     parse_letters,
+    read_answer,
     select_options,
 )
 from engine.french.runner import run_french
@@ -206,3 +207,45 @@ def test_base_model_without_chat_template(base_model, sample_store):
             limit=1,
         )
         assert summary["status"] == "finished" and summary["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "letters", "reason"),
+    [
+        ("C. Le foie\nD. Le rein\nE. La rate", "length", "", "echo"),  # the list copied on
+        ("A. Le foie\nB. Le rein", "stop", "", "echo"),
+        ("\n1. Le foie est un organe\n2. Le rein", "length", "", "echo"),  # numbered
+        ("F", "stop", "", "out_of_range"),
+        ("La question porte sur la physiologie du foie et", "length", "", "cut_off"),
+        ("", "stop", "", "empty"),
+        ("Je ne sais pas.", "stop", "", "no_letter"),
+        ("A + D", "stop", "ad", None),
+        ("Réponses : A, B\nA. Le foie\nB. Le rein", "stop", "ab", None),  # stated first
+        ("A. Le foie\nD. Le rein", "stop", "ad", None),  # its choices, with their texts
+        ("C. Le foie est le siège de la", "length", "c", None),  # chose, then cut
+        ('La réponse exacte est : "A + C"\n\nLa réponse', "length", "ac", None),
+        ("La vitamine B est utile dans", "length", "", "cut_off"),  # a capital of a cut sentence
+    ],
+)
+def test_read_answer_says_why_a_reply_gives_none(text, finish, letters, reason):
+    found = read_answer(text, sample_questions()[0], finish)
+    assert (found.letters, found.reason) == (list(letters), reason)
+
+
+def test_a_run_summary_gives_no_answers_the_cut_off_share_and_chance(scripted_pool, sample_store):
+    from math import comb
+
+    replies = ["C. x\nD. y\nE. z", "A + D", " ".join(["mot"] * 40)]  # echo, answer, cut off
+    pool = scripted_pool(ScriptedModel("reader", replies=replies))
+    summary = run_french(sample_store, SAMPLE_DATASET, "reader", limit=3, pool=pool)
+    assert summary["no_answer"] == {"echo": 33.3, "cut_off": 33.3}
+    assert summary["cut_off"] == 33.3
+    golds = [len(a["extra"]["gold"]) for a in sample_store.answers(summary["run_id"])]
+
+    def guessed(g: int) -> float:  # mean |S ∩ G| / |S ∪ G| over the 31 non-empty subsets S
+        pairs = [(i, j) for i in range(g + 1) for j in range(6 - g) if i + j]
+        return sum(comb(g, i) * comb(5 - g, j) * i / (g + j) for i, j in pairs) / 31
+
+    hamming = 100 * sum(guessed(g) for g in golds) / len(golds)
+    assert summary["chance"]["hamming"] == pytest.approx(hamming, abs=0.01)
+    assert summary["chance"]["emr"] == summary["chance"]["accuracy"] == round(100 / 31, 2)

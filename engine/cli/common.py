@@ -67,7 +67,7 @@ def verdict_options(func: F) -> F:
     func = click.option(
         "--reference",
         metavar="MODEL",
-        help="The model (or run id) every other is judged against (default: the best).",
+        help="The model (or run id) every other is judged against (default: the top model).",
     )(func)
     return click.option(
         "--margin",

@@ -124,6 +124,8 @@ def _plan_lines(plan: Plan) -> None:
             what = f"≈ {duration_text(c.estimate.seconds)} ({took})"
         else:
             what = "to play"
+        if c.stale is not None and c.own is None:
+            what += f"; run {c.stale} answered the data set's earlier items"
         rows.append([str(i), c.cell.label, str(c.estimate.items), what])
     for line in align_rows(["#", "run", "items", "plan"], rows):
         click.echo(f"  {line}")
@@ -218,7 +220,7 @@ def experiment_run(
     """Play the runs of PRESET or FILE as one job (or go on with experiment WHAT, by its id):
     finished runs with the same settings are reused, a stopped run is resumed where it
     stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
-    the comparison, each model judged against the best (or --reference) within ± --margin."""
+    the comparison, each model judged against the top model (or --reference) within ± --margin."""
     from engine.experiments.run import open_experiment
 
     if n_ctx is not None:

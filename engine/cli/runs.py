@@ -263,9 +263,9 @@ def runs_compare(
     as_json: bool,
 ) -> None:
     """Compare models: runs of one activity on one data set side by side on the items they
-    all answered, each score with its 95% interval, the paired difference from the best
-    model with its interval and p (Holm-adjusted for several runs), a verdict on each model
-    against the best (or --reference): equivalent, not equivalent, worse or too few items
+    all answered, each score with its 95% interval, the paired difference from the top
+    model (or --reference) with its interval and p (Holm-adjusted for several runs), a
+    verdict on each model against it: equivalent, not equivalent, worse or too few items
     within ± --margin points, from a paired equivalence test, each model's decode
     speed and time to first token alone, throughput at its slots, wait for a slot, peak
     memory, load time and file size, and how each run's numbers were made.
@@ -275,7 +275,8 @@ def runs_compare(
     medexam runs compare 3 4 --json
     medexam runs compare 3 4 --margin 3 --reference smollm2
     """
-    from engine.experiments.compare import chart_format, compare_runs, drawn_size, format_compare
+    from engine.experiments.compare import compare_runs, format_compare
+    from engine.experiments.size_chart import chart_format, drawn_size
 
     kind = chart_format(chart) if chart else None  # a suffix it cannot write: said at once
     result = compare_runs(

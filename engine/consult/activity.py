@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
 from engine.importers import Format, Importer, Request, register_format
+from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
@@ -55,8 +56,17 @@ CONSULT = register_activity(
             "judged.letter_accuracy": "Letter picked separately: right (%)",
             "judged.agreement": "Judge agrees with the letter (%)",
             "judged.kappa": "Judge vs letter, Cohen's kappa",
+            **SUMMARY_LABELS,
         },
-        ("accuracy", "patient_f1", "doctor_f1", "avg_turns", "leakage"),
+        (
+            "accuracy",
+            "patient_f1",
+            "doctor_f1",
+            "avg_turns",
+            "leakage",
+            "cut_off",
+            "chance.accuracy",
+        ),
         spec=Lazy("engine.consult.run", "SPEC", RUN_SPEC),
         settings=Lazy("engine.consult.settings", "ConsultSettings", CLASS),
         scorers=("consult.task", "consult.dialogue", "consult.patient-audit", "consult.answer-at"),

@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from engine.chance import single_answer_chance
 from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
@@ -46,9 +47,19 @@ from engine.consult.settings import (
 from engine.consult.shares import answers_along, parse_shares, run_shares, share_curve
 from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
+from engine.no_answer import cut_off_share, no_answer_shares
 from engine.progress import Cancel
 from engine.runs import Job, Spec
-from engine.scoring import Context, answer_values, counts, right_key, run_metrics, run_scorers
+from engine.scoring import (
+    Context,
+    answer_values,
+    counts,
+    failed,
+    items_by_key,
+    right_key,
+    run_metrics,
+    run_scorers,
+)
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -313,6 +324,10 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     if right:  # the share right over all the run's cases (one not consulted yet counts wrong)
         tally[right] = run_metrics(store, run, answers, n_total).get(right)
     out.update(tally)
+    replied = [a for a in answers if not failed(a)]
+    out["no_answer"] = no_answer_shares(replied, len(replied))
+    out["cut_off"] = cut_off_share(replied, len(replied))
+    out["chance"] = {"accuracy": _chance(store, run, answers)}
     asked_nothing = sum((a.get("extra") or {}).get("note") == ASKED_NOTHING for a in answers)
     if asked_nothing:
         out["asked_nothing"] = asked_nothing
@@ -327,7 +342,22 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     return out
 
 
+def _chance(store: Store, run: dict[str, Any], answers: list[dict[str, Any]]) -> float | None:
+    """Expected accuracy of uniform guessing (percent) over the run's multiple-choice cases
+    answered with a letter (:mod:`engine.chance`); None when none is (diagnoses in words)."""
+    if (run.get("settings") or {}).get("answer") == "free" or not store.has_dataset(
+        str(run["dataset"])
+    ):
+        return None
+    cases = items_by_key(store, run)
+    tasks = [cases[k].task for a in answers if (k := str(a["item_key"])) in cases]
+    return single_answer_chance({"options": t.options} for t in tasks if t.kind == "mcq")
+
+
 #: Consultations for :func:`engine.runs.run`: the settings are :class:`ConsultSettings`'
 #: (``doctor`` is ``model``, a model's name, an oracle or a baseline; see the module
 #: docstring); the items are the data set's cases.
-SPEC = Spec(CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id)
+SPEC = Spec(
+    CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id,
+    derived=("solver_model", "patient_model"),
+)  # fmt: skip

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 
 from engine.consult.activity import CONSULT
 from engine.reports.label import run_label
-from engine.reports.layouts import CI_NOTE, RunData, ci_chart, compare_all, metric_columns
+from engine.reports.layouts import (
+    ANSWER_COLUMNS,
+    CI_NOTE,
+    RunData,
+    answer_cells,
+    answer_notes,
+    ci_chart,
+    compare_all,
+    metric_columns,
+)
 from engine.reports.shapes import table
 from engine.reports.stats import wilson_interval
 
@@ -45,17 +54,18 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         rows.append(
             [f"#{r.id}", r.label, r.run.get("dataset"), r.n]
             + [s.get(k) for k, _ in CONSULT_KEYS]
-            + [r.share_cell(r.correct, r.n), *map(s.get, added)]
+            + [*answer_cells(s), r.share_cell(r.correct, r.n), *map(s.get, added)]
         )
     main = table(
         "Consultations (Table 2 layout of the automatic evaluation framework)",
-        ["Run", "Doctor", "Data set", "Cases", *[t for _, t in CONSULT_KEYS], "Accuracy (%)",
-         *added.values()],
+        ["Run", "Doctor", "Data set", "Cases", *[t for _, t in CONSULT_KEYS], *ANSWER_COLUMNS,
+         "Accuracy (%)", *added.values()],
         rows,
         "R/P/F1: ROUGE-1 recall, precision and F1 (%) of the patient's replies and the "
         "doctor's questions against the case facts; Len: words per question; Turns: "
         "questions per case.",
         CI_NOTE,
+        *answer_notes(ordered),
         *(f"#{r.id}: {asked_nothing_line(r.summary)}." for r in ordered if r.summary.get("asked_nothing")),
     )  # fmt: skip
     from engine.consult.judging import judged_tables
@@ -66,7 +76,10 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
     return {
         "tables": [main, *([audited] if audited else []), *judged, *budgets],
         "comparisons": compare_all(ordered, "doctor_f1", "Doctor F1"),
-        "charts": [ci_chart(main, len(main["columns"]) - 1, "Accuracy (%)"), *budget_charts],
+        "charts": [
+            ci_chart(main, main["columns"].index("Accuracy (%)"), "Accuracy (%)"),
+            *budget_charts,
+        ],
     }
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from engine.consult.cases import Case, Task, Turn
 from engine.consult.doctor import history_messages
-from engine.exam.extract import extract_answer
+from engine.exam.extract import Extraction, find_answer
 from engine.models.protocol import ChatModel
 
 if TYPE_CHECKING:
@@ -72,9 +72,12 @@ def dialogue_text(turns: list[Turn], conclusions: bool = True) -> str:
     return "\n".join(lines)
 
 
-def extract_letter(text: str, options: dict[str, str]) -> str | None:
-    """The option letter ``text`` chooses, or None (the exam's answer extraction)."""
-    return extract_answer(text, list(options.values()), letters="".join(options))
+def extract_letter(
+    text: str, options: dict[str, str], finish_reason: str | None = None
+) -> Extraction:
+    """The option letter ``text`` chooses, or none and why (the exam's answer extraction,
+    :func:`engine.exam.extract.find_answer`)."""
+    return find_answer(text, list(options.values()), "".join(options), finish_reason)
 
 
 def normalize_diagnosis(text: str) -> str:
@@ -128,11 +131,16 @@ class TaskResult:
     extra: JSONDict = field(default_factory=dict)
 
 
-def score_answer(task: Task, response: str) -> TaskResult:
-    """Score a typed or generated answer: a letter for MCQ, a diagnosis otherwise."""
+def score_answer(task: Task, response: str, finish_reason: str | None = None) -> TaskResult:
+    """Score a typed or generated answer: a letter for MCQ (none, with the reason stored as
+    ``extra["no_answer"]``, when the reply gives none), a diagnosis otherwise."""
     if task.kind == "mcq":
-        chosen = extract_letter(response, task.options)
-        return TaskResult(response, chosen, task.answer, chosen == task.answer)
+        found = extract_letter(response, task.options, finish_reason)
+        chosen = found.letter
+        result = TaskResult(response, chosen, task.answer, chosen == task.answer)
+        if found.reason:
+            result.extra["no_answer"] = found.reason
+        return result
     from engine.consult.similarity import similarity
 
     chosen = clean_diagnosis(response)
@@ -269,7 +277,8 @@ class Solver:
                 temperature=0.0,
                 seed=self.seed,
             )
-            result = score_answer(case.task, g.text)
+            result = score_answer(case.task, g.text, g.finish_reason)
+            result.extra["finish_reason"] = g.finish_reason
             result.prompt_tokens = g.prompt_tokens or 0
             result.completion_tokens = g.completion_tokens or 0
         result.latency_s = round(time.perf_counter() - started, 3)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
 from engine.importers import Format, Request, register_format
+from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
@@ -22,6 +23,7 @@ EXAM = register_activity(
             "rouge2": "ROUGE-2",
             "rougeL": "ROUGE-L",
             "no_letter": "Replies without a letter",
+            **SUMMARY_LABELS,
             "consistency": "Explanation agrees with the letter",
             "consistency.consistent": "Explanation agrees with the letter (%)",
             "consistency.n": "Explanations checked",
@@ -41,7 +43,15 @@ EXAM = register_activity(
             "judge_agreement": "Extracted letters agree with the judgements (%)",
             "unmatched_responses": "Responses matching no question",
         },
-        ("accuracy", "answered", "rouge1", "rougeL", "seconds_per_question"),
+        (
+            "accuracy",
+            "answered",
+            "rouge1",
+            "rougeL",
+            "seconds_per_question",
+            "cut_off",
+            "chance.accuracy",
+        ),
         spec=Lazy("engine.exam.runner", "SPEC", RUN_SPEC),
         settings=Lazy("engine.exam.settings", "ExamSettings", CLASS),
         # exam.published applies to published judged responses, exam.letter to the rest.

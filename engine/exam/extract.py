@@ -10,9 +10,15 @@ letter wins:
 3. a reply that opens with a letter: ``B``, ``B. 吸入制剂``, ``(C)``, ``选项E：…``, ``Option A: …``;
 4. the text of exactly one option, without its letter.
 
-A reply whose declared answer names no option (``答案是没有错误的选项``, ``none of the above``)
-gets no letter. Within each rule the first occurrence counts, as a reader takes the first
-answer a reply states.
+A reply can also give no answer, and :class:`Extraction` says why (``reason``, one of
+:data:`engine.no_answer.REASONS`): it lists several options, as small models copy the option
+list back (``选项A：口服液\\n选项B：吸入制剂…``: ``echo``); it names several letters and no
+single choice (``A、C``: ``several``); the letter it names is past the question's options
+(``答案：F`` of five: ``out_of_range``); it was cut off by the token limit before it stated
+an answer (``cut_off``); its declared answer names no option (``答案是没有错误的选项``,
+``none of the above``: ``none_of_them``); it is empty, or names no option at all
+(``no_letter``). A declared or concluding answer counts even after an echoed list. Within each
+rule the first occurrence counts, as a reader takes the first answer a reply states.
 
 >>> extract_answer("答案：B.吸入制剂\\n解析：……")
 'B'
@@ -22,6 +28,8 @@ answer a reply states.
 'B'
 >>> extract_answer("喷雾剂", options=["口服液", "吸入制剂", "贴剂", "喷雾剂", "粉雾剂"])
 'D'
+>>> find_answer("选项A:口服液\\n选项B:吸入制剂\\n选项C:贴剂").reason
+'echo'
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from functools import lru_cache
 
 from engine.exam.dataset import LETTERS as ALL_LETTERS
 from engine.exam.dataset import MAX_OPTIONS
+from engine.no_answer import cut_off, listed_letters
 
 #: The letters read unless a question has more options: ExplainCPE's five.
 LETTERS = ALL_LETTERS[:MAX_OPTIONS]
@@ -41,11 +50,13 @@ LETTERS = ALL_LETTERS[:MAX_OPTIONS]
 
 @dataclass(frozen=True)
 class Extraction:
-    """A letter found in a reply: which rule found it and where it starts."""
+    """A letter found in a reply: which rule found it and where it starts; without one,
+    ``reason`` says why the reply gives no answer (:data:`engine.no_answer.REASONS`)."""
 
     letter: str | None
     rule: str
     start: int = -1
+    reason: str | None = None
 
 
 def _normalise(text: str) -> str:
@@ -85,9 +96,12 @@ _ZH_DECLARED = [
     r"(?:是|为|选择?)\s*(?:选项|答案)?\s*" + _L,
 ]
 _EN_DECLARED = [
-    r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*(?:option\s*|choice\s*|answer\s*)?"
+    r"\b(?:the\s+)?(?:correct|right|best|final)?\s*(?:answer|option|choice)\s*(?:would\s+be|is|:|=|-)\s*[:=]?\s*(?:option\s*|choice\s*|answer\s*)?"
     + _L,
     r"\banswer\s*(?:is\s*)?:?\s*" + _L,
+    # "The answer to the question (…) is: Option C"
+    r"\banswer\s+to\s+(?:the|this|your)\s+question\b[^\n]{0,200}?\bis\s*[:=]?\s*(?:option\s*)?"
+    + _L,
     r"\b(?:I\s+(?:would\s+)?(?:choose|pick|select)|choose|select)\s+(?:option\s*)?" + _L,
 ]
 _FR_DECLARED = [
@@ -104,11 +118,12 @@ _NONE = re.compile(
     r"|aucune (?:des )?(?:réponses?|propositions?)",
     re.IGNORECASE,
 )
-# A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -".
+# A reply that opens with its letter: "B", "B.", "(C)", "选项E：", "Option A -"; not the
+# English article ("A patient comes to…").
 _LEADING = re.compile(
     r"^\s*(?:选项|答案|option|answer|réponse|r[ée]ponse)?\s*[:：]?\s*"
     + _L
-    + r"(?!\s*(?:[、,，/&]|和|及|与)\s*[A-E](?![A-Za-z0-9]))",
+    + r"(?!(?<=A)\s+(?!(?:and|or|et|ou)\b)(?-i:[a-z]))",
     re.IGNORECASE,
 )
 # Concluding statements naming one letter as the answer.
@@ -135,6 +150,11 @@ _CONCLUDING = [
         re.IGNORECASE,
     ),
 ]
+
+
+# A cut reply ending in an option's marker whose letter the cut took ("…\n选项", or "…\n选�"
+# when the cut fell inside a character).
+_CUT_MARKER = re.compile(r"\n[ \t]*(?:选[项\ufffd]?|option)\s*\Z", re.IGNORECASE)
 
 
 def _letter(m: re.Match[str]) -> str:
@@ -201,43 +221,112 @@ def _by_option_text(text: str, options: Sequence[str], letters: str) -> Extracti
 
 
 def find_answer(
-    text: str, options: Sequence[str] | None = None, letters: str = LETTERS
+    text: str,
+    options: Sequence[str] | None = None,
+    letters: str = LETTERS,
+    finish_reason: str | None = None,
 ) -> Extraction:
-    """Find the answer a reply gives; ``Extraction.letter`` is None when it gives none.
+    """Find the answer a reply gives; ``Extraction.letter`` is None when it gives none, and
+    ``Extraction.reason`` then says why (see the module).
 
     ``options`` (the option texts, in letter order) let a reply that quotes one option
-    without its letter count as choosing it.
+    without its letter count as choosing it; ``finish_reason`` (the model's: ``"length"``
+    when the token limit cut the reply) makes a cut reply without a stated answer
+    ``cut_off``.
     """
     norm = _normalise(text or "")
+    if not norm.strip():
+        return Extraction(None, "none", reason="empty")
     allowed = set(letters.upper())
     last = max(allowed, default="E")  # options past E widen the rules' letters
-    best: Extraction | None = None
-    for pattern in _DECLARED:
-        found = _first(pattern, norm, last)
-        if found is None or (best is not None and found[0].start() >= best.start):
-            continue
-        m, several = found
-        if several:
-            best = Extraction(None, "declared-several", m.start())
-        elif _letter(m) in allowed:
-            best = Extraction(_letter(m), "declared", m.start())
-    none = _NONE.search(norm)
-    if none and (best is None or none.start() < best.start):
-        return Extraction(None, "declared-none", none.start())
-    if best is not None:
-        return best
-    for pattern in _CONCLUDING:
-        m = _single(pattern, norm, last)
-        if m and _letter(m) in allowed:
-            return Extraction(_letter(m), "concluding", m.start())
-    m = _widened(_LEADING, last).match(norm)
-    if m and _letter(m) in allowed:
-        return Extraction(_letter(m), "leading", m.start())
+    # Letters a little past the options are read too, to tell a reply naming one of them
+    # (out of range) from a reply naming none.
+    scan = ALL_LETTERS[min(len(ALL_LETTERS) - 1, ALL_LETTERS.index(last) + 3)]
+    found = _stated(norm, allowed, scan)
+    if found is not None:
+        return _contradicted(found, norm, allowed, scan)
+    listed = listed_letters(_answer_parts(norm))  # options discussed in explanations: no list
+    everywhere = listed_letters(norm)  # …unless the list goes past the options (F, G, H…)
+    if (
+        len(listed) > 1
+        or (listed and cut_off(finish_reason) and _CUT_MARKER.search(norm))
+        or (len(everywhere) > 1 and not set(everywhere) <= allowed)
+    ):
+        return Extraction(None, "listing", 0, "echo")
+    m = _widened(_LEADING, scan).match(norm)
+    if m:
+        if _widened(_MULTI, scan).match(norm, m.end()):
+            return Extraction(None, "leading", m.start(), "several")
+        return _checked(_letter(m), "leading", m.start(), allowed)
+    named = listed_letters(split_answer_explanation(norm)[0] or norm, named=True)
+    if named:  # one option named as the list names it ("A: 避孕药代谢加快 …")
+        return _checked(named[0], "leading", 0, allowed)
     if options:
         found = _by_option_text(norm, [_normalise(o) for o in options], letters.upper())
         if found is not None:
             return found
-    return Extraction(None, "none")
+    return Extraction(None, "none", reason="cut_off" if cut_off(finish_reason) else "no_letter")
+
+
+def _answer_parts(norm: str) -> str:
+    """What a reply says before its explanation (``解析：``…), and the line before each further
+    explanation: ``选项A：…\\n说明：…\\n选项B：…\\n说明：…`` answers with A and with B."""
+    starts = list(_EXPLANATION_START.finditer(norm))
+    if not starts:
+        return norm
+    lines = [norm[: m.start()].rstrip().rsplit("\n", 1)[-1] for m in starts[1:]]
+    return "\n".join([norm[: starts[0].start()], *lines])
+
+
+def _contradicted(found: Extraction, norm: str, allowed: set[str], scan: str) -> Extraction:
+    """``found``, or none (``several``) when the reply also states another letter: it opens
+    with one and declares another (``A. Angina\\n\\nThe correct answer is D``), or declares
+    two. Options discussed one by one (``选项A：正确…选项D：错误…``) are no statement."""
+    if found.letter is None:
+        return found
+    stated = set()
+    m = _widened(_LEADING, scan).match(norm)  # the letter it opens with, unless it opens a list
+    if m and not _widened(_MULTI, scan).match(norm, m.end()) and len(listed_letters(norm)) < 2:
+        stated.add(_letter(m))
+    for pattern in _DECLARED:
+        for m in _widened(pattern, scan).finditer(norm):
+            if not _widened(_MULTI, scan).match(norm, m.end()):
+                stated.add(_letter(m))
+    if stated & allowed - {found.letter}:
+        return Extraction(None, found.rule, found.start, "several")
+    return found
+
+
+def _checked(letter: str, rule: str, start: int, allowed: set[str]) -> Extraction:
+    """``letter`` found by ``rule``: the answer, or none when the question has no such
+    option."""
+    if letter in allowed:
+        return Extraction(letter, rule, start)
+    return Extraction(None, rule, start, "out_of_range")
+
+
+def _stated(norm: str, allowed: set[str], scan: str) -> Extraction | None:
+    """The answer a reply states (rules 1 and 2 of the module), or None when it states none."""
+    best: Extraction | None = None
+    for pattern in _DECLARED:
+        found = _first(pattern, norm, scan)
+        if found is None or (best is not None and found[0].start() >= best.start):
+            continue
+        m, several = found
+        if several:
+            best = Extraction(None, "declared", m.start(), "several")
+        else:
+            best = _checked(_letter(m), "declared", m.start(), allowed)
+    none = _NONE.search(norm)
+    if none and (best is None or none.start() < best.start):
+        return Extraction(None, "declared", none.start(), "none_of_them")
+    if best is not None:
+        return best
+    for pattern in _CONCLUDING:
+        m = _single(pattern, norm, scan)
+        if m:
+            return _checked(_letter(m), "concluding", m.start(), allowed)
+    return None
 
 
 def extract_answer(
@@ -248,7 +337,7 @@ def extract_answer(
 
 
 _EXPLANATION_START = re.compile(
-    r"(?:解析|解释|分析|explanation|explication|rationale)\s*[:：]", re.I
+    r"(?:解析|解释|分析|说明|explanation|explication|rationale)\s*[:：]", re.I
 )
 
 

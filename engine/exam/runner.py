@@ -41,6 +41,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from engine.chance import single_answer_chance
 from engine.exam.activity import EXAM
 from engine.exam.dataset import letters_for
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
@@ -61,6 +62,7 @@ from engine.exam.prompts import (
 )
 from engine.exam.settings import ExamSettings, prompt_version_of
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
+from engine.no_answer import cut_off_share, no_answer_shares
 from engine.runs import Job, RunError, Spec
 from engine.scoring import counts, failed, run_metrics
 from engine.solvers import PERSON
@@ -214,7 +216,7 @@ def _by_generation(
     else:
         g = model.complete(prompt, **options)
     response = g.text.strip()
-    found = find_answer(response, item["options"], letters_for(item))
+    found = find_answer(response, item["options"], letters_for(item), g.finish_reason)
     _, explanation = split_answer_explanation(response)
     return {
         "response": response,
@@ -223,6 +225,7 @@ def _by_generation(
         "extra": {
             "method": "generate",
             "rule": found.rule,
+            **({"no_answer": found.reason} if found.reason else {}),
             "argued": argued_letter(explanation),
             "finish_reason": g.finish_reason,
         },
@@ -260,6 +263,9 @@ def summarize(
         **run_metrics(store, run, tried, len(items)),  # accuracy, ROUGE of generated answers…
         "accuracy_answered": round(accuracy(correct), 1),
         "no_letter": sum(1 for i in answered if not answers[str(i["id"])]["chosen"]),
+        "no_answer": no_answer_shares(rows, len(rows)),
+        "cut_off": cut_off_share(rows, len(rows)),
+        "chance": {"accuracy": single_answer_chance(items)},
         "by_type": by_type(answered, correct),
         "seconds_per_question": round(sum(latencies) / len(latencies), 3) if latencies else None,
     }
@@ -383,7 +389,10 @@ def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelP
 
 #: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
 #: (``model`` names the model).
-SPEC = Spec(EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id))
+SPEC = Spec(
+    EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id),
+    derived=("shots_pool", "shot_ids", "chat_template", "prompt_version"),
+)  # fmt: skip
 
 
 def _summary(store: Store, run_id: int) -> dict[str, Any]:

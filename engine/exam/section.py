@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING
 from engine.exam.activity import EXAM
 from engine.exam.reliability import reliability_bins
 from engine.reports.layouts import (
+    ANSWER_COLUMNS,
     CI_NOTE,
     HEAD,
     RunData,
+    answer_cells,
+    answer_notes,
     ci_chart,
     compare_all,
     head,
@@ -36,14 +39,16 @@ def _exam_main(runs: list[RunData]) -> Table:
     rows = []
     for r in runs:
         s = r.summary
-        rows.append([*head(r), r.n, r.share_cell(r.correct, r.n), *map(s.get, columns)])
+        cells = [*head(r), r.n, r.share_cell(r.correct, r.n), *map(s.get, columns)]
+        rows.append([*cells, *answer_cells(s)])
     return table(
         "Accuracy and explanation ROUGE (ExplainCPE Table 8 layout)",
-        [*HEAD, "Items", "Accuracy (%)", *columns.values()],
+        [*HEAD, "Items", "Accuracy (%)", *columns.values(), *ANSWER_COLUMNS],
         rows,
         CI_NOTE,
         "ROUGE-1/2/L: F-measure of the generated explanation against the gold one "
         "(none for logprob runs, which write no explanation).",
+        *answer_notes(runs),
     )
 
 

@@ -5,20 +5,26 @@ answered.
 Per run: each of the activity's metrics that its scorers pair item by item
 (``Scorer.metrics``: accuracy for the exam, the Hamming score and EMR for French QA,
 accuracy and patient and doctor F1 for a consultation) with its 95% interval, the paired
-difference from the best model (the highest first metric) with its interval and p
+difference from the top model (the highest first metric) with its interval and p
 (Newcombe's interval and McNemar's exact p for right/wrong, a paired bootstrap for other
-scores; with more than one run compared with the best, their p adjusted by Holm's method),
-a verdict on each model against the reference (the best, or one named) from a paired
-equivalence test of the first metric when it is right/wrong
+scores; with more than one run compared with the top model, their p adjusted by Holm's
+method), a verdict on each model against the reference (the top model, or one named) from
+a paired equivalence test of the first metric when it is right/wrong
 (:mod:`engine.reports.equivalence`: ``equivalent``, ``not equivalent``, ``worse`` or
 ``too few items`` within ± ``margin`` points, with the difference the items would detect
-and the items that would settle it),
-what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`): its
-decode speed and time to first token alone, its throughput at its slots, the time answers
+and the items that would settle it), what the model cost the run as the run loop recorded
+it (:mod:`engine.models.usage`): its decode speed and time to first token alone, its
+throughput at its slots, the time answers
 waited for a slot, peak memory (RAM and GPU), load time and file size; and how each run's
 numbers were made (:mod:`engine.reports.provenance`). A person's run on the same items (a
 student's or a clinician's own answers) is a row too. Intervals and p from fewer than
 :data:`~engine.reports.stats.MIN_ITEMS` items say so.
+
+Each model's first score, when right/wrong, is tested against the data set's chance level
+(its runs' summaries, :mod:`engine.chance`) with a one-sided exact binomial test: the best
+model is the top one above chance at 5%, and none is best when none is (a model whose replies
+echo the option list is not ranked above another). Each row carries its run's replies
+without an answer by reason (``no_answer``) and cut off by the token limit (``cut_off``).
 
 >>> result = compare_runs(store, [3, 4])                              # doctest: +SKIP
 >>> print(format_compare(result))                                     # doctest: +SKIP
@@ -28,11 +34,11 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity, metric_label
-from engine.errors import UnknownFormat, UserError
+from engine.errors import UserError
+from engine.experiments.size_chart import size_chart
 from engine.experiments.verdicts import (
     judge,
     reference_name,
@@ -52,8 +58,6 @@ from engine.reports.stats import (
 )
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -192,16 +196,17 @@ def compare_runs(
     metrics, values = _metric_values(runs[0]["activity"], runs, answers, keys, sets)
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
-    best = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    ref = reference_run(runs, reference) if reference else best
+    top = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
+    ref = reference_run(runs, reference) if reference else top
     rows = [_row(store, r, answers, values, metrics, ref, len(keys)) for r in runs]
     for row in rows:
-        row["best"] = row["run_id"] == int(best["id"])
+        row["best"] = row["run_id"] == int(top["id"])  # the top one; above chance: below
         judge(row, values, lead, int(ref["id"]), margin)
         row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
         if len(row["trial_runs"]) > 1 or ref["id"] in sets:
             _clustered(row)
     _adjust(rows, metrics)
+    best = _above_chance(runs, rows, values, metrics)
     result: JSONDict = {
         "activity": runs[0]["activity"],
         "dataset": runs[0]["dataset"],
@@ -211,9 +216,11 @@ def compare_runs(
             "different": any(len(answers[int(r["id"])]) != len(keys) for r in runs),
         },
         "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
-        "best": int(best["id"]),
+        "best": best,
+        "top": int(top["id"]),
         "reference": int(ref["id"]),
         "margin": margin,
+        "chance": _chance_of(runs[0], lead.key) if lead else None,
         "rows": rows,
         "min_items": MIN_ITEMS,
     }
@@ -237,6 +244,45 @@ def _clustered(row: JSONDict) -> None:
     for diff in (row["paired"] or {}).values():
         if diff.get("test") == "paired bootstrap":
             diff["test"] = diff["method"] = "cluster bootstrap"
+
+
+def _chance_of(run: Row, key: str) -> float | None:
+    """The chance level (percent) of score ``key`` on the run's data set, as its summary
+    gives it (:mod:`engine.chance`); None when it gives none."""
+    found = ((run.get("summary") or {}).get("chance") or {}).get(key)
+    return float(found) if isinstance(found, int | float) else None
+
+
+def _above_chance(
+    runs: list[Row],
+    rows: list[JSONDict],
+    values: dict[str, dict[int, dict[str, float]]],
+    metrics: list[Metric],
+) -> int | None:
+    """Mark each row's first right/wrong score that has a chance level (accuracy; EMR for
+    French QA) against chance (``chance``: the ``metric``, its ``level``, the one-sided exact
+    binomial ``p``, whether it is ``above`` at 5%; None without such a score) and its no
+    answers; the best model: the top one if it is above chance (or not tested), else none."""
+    from engine.chance import LEVEL, above_chance
+
+    for run, row in zip(runs, rows, strict=True):
+        summary = run.get("summary") or {}
+        shares = summary.get("no_answer")
+        row["no_answer"] = shares if isinstance(shares, dict) else None
+        row["cut_off"] = summary.get("cut_off")
+        row["chance"] = None
+        for m in metrics:
+            level, mine = _chance_of(run, m.key), values[m.key][int(run["id"])]
+            if level is None or not mine or not _right_wrong([mine], m):
+                continue
+            right = sum(1 for v in mine.values() if v > 0)
+            p = above_chance(right, len(mine), level / 100)
+            row["chance"] = {"metric": m.key, "level": level, "p": round(p, 4), "above": p < LEVEL}
+            break
+    ranked = [r for r in rows if r["best"] and (r["chance"] is None or r["chance"]["above"])]
+    for row in rows:
+        row["best"] = bool(ranked) and row is ranked[0]
+    return int(ranked[0]["run_id"]) if ranked else None
 
 
 def _metric_values(
@@ -345,21 +391,6 @@ def _score_cell(values: dict[str, float], binary: bool, metric: Metric) -> JSOND
     return {"low": None, "high": None, "too_few": False, **cell, "n": len(values)}
 
 
-def size_chart(result: JSONDict) -> JSONDict:
-    """Quality per size: each model run's file size (bytes) against its first metric with
-    its interval (``{title, axis, points}``; no point for a run whose size is unknown)."""
-    lead = result["metrics"][0] if result["metrics"] else None
-    points = []
-    for row in result["rows"]:
-        cell = (row["scores"] or {}).get(lead["key"]) if lead else None
-        if cell is None or not row.get("file_size"):
-            continue
-        quant = f" {row['quantization']}" if row.get("quantization") else ""
-        points.append({"name": f"{row['model']}{quant}", "size": row["file_size"], **cell})
-    axis = f"{lead['label']}{' (%)' if lead and lead['percent'] else ''}" if lead else ""
-    return {"title": f"{axis} against file size", "axis": axis, "points": points}
-
-
 def _notes(result: JSONDict) -> list[str]:
     items = result["items"]
     notes = []
@@ -390,9 +421,10 @@ def _notes(result: JSONDict) -> list[str]:
     compared = sum(1 for r in result["rows"] if r["paired"])
     if compared > 1:
         notes.append(
-            f"p: {METHODS['holm']} ({compared} runs compared with the best; --json keeps "
+            f"p: {METHODS['holm']} ({compared} runs compared with the top model; --json keeps "
             "each test's own p as p_unadjusted)."
         )
+    notes += _chance_notes(result)
     notes.append(
         "Speed: decode alone, the model's tokens per second decoding one sequence (passes "
         "that decoded nothing else); first token alone, the mean seconds to read a prompt "
@@ -405,6 +437,45 @@ def _notes(result: JSONDict) -> list[str]:
 
     notes += [made_text(r["made"]) for r in result["rows"]]
     return notes
+
+
+def _chance_notes(result: JSONDict) -> list[str]:
+    """The chance line and each run's replies without an answer, by reason."""
+    from engine.no_answer import shares_text
+
+    labels = {m["key"]: m["label"].lower() for m in result["metrics"]}
+    lead = result["metrics"][0]["key"] if result["metrics"] else ""
+    tested = next((r["chance"] for r in result["rows"] if r.get("chance")), None)
+    notes = []
+    if result.get("chance") is not None and tested is not None:
+        best = "" if result.get("best") is not None else " No model is above chance: none is best."
+        level = (
+            ""
+            if tested["metric"] == lead
+            else f" ({tested['level']:.1f}% {labels[tested['metric']]})"
+        )
+        notes.append(
+            f"Chance: {result['chance']:.1f}% {labels[lead]}{level} by uniform guessing (one "
+            "option of k with probability 1/k; of several right options, a non-empty subset, "
+            "each alike). vs chance: the one-sided exact binomial p of the right answers "
+            f"({labels[tested['metric']]}) against it; 'not above' when p ≥ 0.05.{best}"
+        )
+    for r in result["rows"]:
+        if r.get("no_answer"):
+            notes.append(f"#{r['run_id']} no answer: {shares_text(r['no_answer'])}.")
+    return notes
+
+
+def _chance_cell(row: JSONDict) -> str:
+    found = row.get("chance")
+    if not found:
+        return "–"
+    return f"{'above' if found['above'] else 'not above'} (p {found['p']:.3g})"
+
+
+def _no_answer_cell(row: JSONDict) -> str:
+    shares = row.get("no_answer")
+    return "–" if shares is None else f"{sum(shares.values()):.1f}"
 
 
 def _p_text(diff: JSONDict) -> str:
@@ -458,6 +529,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
         headers += [f"Δ {names[m['key']]}", "p", f"Verdict (± {result['margin']:g})"]
+    headers += ["vs chance", "No answer (%)", "Cut off (%)"]
     headers += [header for _, header, _ in SPEEDS]
     headers += ["RAM peak", "GPU", "Load (s)", "File"]
     rows = []
@@ -470,13 +542,14 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         for m in lead:
             diff = (r["paired"] or {}).get(m["key"])
             if r["reference"]:
-                cells += ["best" if r["best"] else "reference", ""]
+                cells += ["best" if r["best"] else "ref", ""]
             elif diff is None:
                 cells += ["–", "–"]
             else:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
             cells.append(verdict_text(r))
+        cells += [_chance_cell(r), _no_answer_cell(r), _number(r.get("cut_off"))]
         memory = r.get("memory") or {}
         cells += [_number(r.get(key), digits) for key, _, digits in SPEEDS]
         cells += [
@@ -487,82 +560,3 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         ]
         rows.append(cells)
     return headers, rows
-
-
-def size_svg(chart: JSONDict) -> str:
-    """The quality-per-size chart as SVG text (matplotlib, as the reports draw): each model
-    a point at its file size (MiB, log scale) with its score's 95% interval; points are not
-    joined, as different models make no trend. "" without a point."""
-    return drawn_size(chart, "svg").decode("utf-8")
-
-
-def size_png(chart: JSONDict) -> bytes:
-    """The quality-per-size chart as PNG bytes (as the app shows it); b"" without a point."""
-    return drawn_size(chart, "png")
-
-
-#: The formats the quality-per-size chart is written in, by a file's suffix.
-CHART_SUFFIXES = {".svg": "svg", ".png": "png"}
-
-
-def chart_format(path: str | Path) -> str:
-    """The format a chart file's suffix names (``svg`` or ``png``); :class:`UnknownFormat`
-    for any other."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in CHART_SUFFIXES:
-        given = f"a {suffix} file" if suffix else "a file without a suffix"
-        raise UnknownFormat(
-            f"the chart is written as SVG or PNG, not {given}: name a .svg or .png file"
-        )
-    return CHART_SUFFIXES[suffix]
-
-
-def drawn_size(chart: JSONDict, kind: str) -> bytes:
-    """The quality-per-size chart (:func:`size_svg`) as the bytes of a ``kind`` file (a
-    format of :data:`CHART_SUFFIXES`); b"" without a point."""
-    import io
-
-    import matplotlib
-
-    from engine.reports.charts import drawable
-
-    if not chart["points"]:
-        return b""
-    with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
-        fig = _size_figure(drawable(chart))
-        if kind == "svg":
-            from engine.reports.charts import svg
-
-            return svg(fig).encode("utf-8")
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=90)
-        return out.getvalue()
-
-
-def _size_figure(chart: JSONDict) -> Figure:
-    from engine.reports.charts import figure
-
-    points = chart["points"]
-    fig = figure(3.8)
-    ax = fig.add_subplot()
-    for p in points:
-        x = p["size"] / 2**20
-        low = p["value"] - p["low"] if p.get("low") is not None else 0
-        high = p["high"] - p["value"] if p.get("high") is not None else 0
-        ax.errorbar([x], [p["value"]], yerr=[[low], [high]], fmt="o", capsize=4, color="#1d4ed8")
-        ax.annotate(p["name"], (x, p["value"]), textcoords="offset points", xytext=(6, 4),
-                    fontsize=8)  # fmt: skip
-    from matplotlib.ticker import FuncFormatter
-
-    ax.set_xscale("log")
-    plain = FuncFormatter(lambda v, _pos: f"{v:g}")  # 100, 200: no math text
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
-    ax.margins(x=0.3)
-    if chart["axis"].endswith("(%)"):
-        ax.set_ylim(0, 100)
-    ax.set_xlabel("File size (MiB)")
-    ax.set_ylabel(chart["axis"])
-    ax.grid(color="#e5e7eb")
-    ax.set_title(chart["title"], fontsize=10)
-    return fig

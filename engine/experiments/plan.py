@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
 
 #: Stored settings that do not change a run's answers (a run reused whatever they were).
 FREE_SETTINGS = ("concurrency",)
+#: The most runs one experiment plans (its models × its grid × its trials): past it a plan
+#: is a slip of the keyboard (a 759-byte file can ask for 160,000 runs), refused in a line.
+MAX_CELLS = 10_000
 
 
 class PlanError(UserError):
@@ -109,6 +113,7 @@ class PlannedCell:
     same_as: int | None = None  # an earlier cell of the plan with these very settings
     rough: bool = False  # timed by a run of its model with other settings
     own: Row | None = None  # its run in the stored experiment of this plan, when there is one
+    stale: int | None = None  # its stored run, on items its data set no longer holds
 
     @property
     def played(self) -> bool:
@@ -133,6 +138,7 @@ class PlannedCell:
             "rough": self.rough,
             "run_id": None if self.own is None else self.own["id"],
             "status": None if self.own is None else self.own["status"],
+            "stale_run": self.stale,
         }
 
 
@@ -229,8 +235,13 @@ def read_file(path: str | Path) -> JSONDict:
     return found
 
 
-def _grid_cells(given: JSONDict, request: Request, where: str) -> list[Cell]:
-    """The cells of an experiment file: every model × every combination of ``[grid]``."""
+def _grid_cells(given: JSONDict, request: Request, where: str, trials: int) -> list[Cell]:
+    """The cells of an experiment file: every model × every combination of ``[grid]``; a
+    name in ``[settings]``, ``[grid]`` or ``model_setting`` that is not one of the
+    activity's settings is refused, naming the nearest one."""
+    from engine.activities import activity as get_activity
+    from engine.fields import names, unknown_name
+
     activity = given.get("activity")
     if not isinstance(activity, str):
         raise PlanError(f'{where}: say whose runs it plays (activity = "exam") or a preset')
@@ -242,6 +253,12 @@ def _grid_cells(given: JSONDict, request: Request, where: str) -> list[Cell]:
     if any(not v for v in axes.values()):
         raise PlanError(f"{where}: a [grid] setting with no values")
     key = str(given.get("model_setting") or model_setting(activity))
+    known = names(get_activity(activity).settings_class())
+    for part, found in (("[settings]", settings), ("[grid]", grid), ("model_setting", [key])):
+        problem = unknown_name(found, known)
+        if problem:
+            raise PlanError(f"{where}: {part}: {problem}")
+    check_size(len(request.models) * math.prod(len(v) for v in axes.values()), trials)
     cells = []
     for model in request.models:
         for values in itertools.product(*axes.values()):
@@ -251,6 +268,17 @@ def _grid_cells(given: JSONDict, request: Request, where: str) -> list[Cell]:
             label = f"{model} · {words}" if words else model
             cells.append(Cell(activity, request.dataset, runs, label, {"model": model, **chosen}))
     return cells
+
+
+def check_size(cells: int, trials: int = 1) -> None:
+    """Refuse a plan of more than :data:`MAX_CELLS` runs, in one line, before any is made."""
+    total = cells * trials
+    if total > MAX_CELLS:
+        asked = f"{cells:,} runs × {trials} trials = {total:,}" if trials > 1 else f"{total:,}"
+        raise PlanError(
+            f"this experiment asks for {asked} runs; the most one plans is {MAX_CELLS:,} "
+            "(fewer models, [grid] values or trials)"
+        )
 
 
 def model_setting(activity_id: str) -> str:
@@ -319,9 +347,11 @@ def requested_cells(
     request = Request(_models(models), str(dataset), limit, store)
     if preset is not None:
         cells, name, title = preset.cells(request), preset.name, preset.title
+        check_size(len(cells), trials or 1)
     else:
         name = Path(what).stem
-        cells, title = _grid_cells(given, request, what), str(given.get("title") or name)
+        cells = _grid_cells(given, request, what, trials or 1)
+        title = str(given.get("title") or name)
     cells = with_trials(store, cells, trials or 1)
     spec = {
         "preset": preset.name if preset else None,
@@ -344,9 +374,10 @@ def with_trials(store: Store, cells: Sequence[Cell], trials: int) -> list[Cell]:
 
     if trials == 1:
         return list(cells)
-    out = []
+    out: list[Cell] = []
+    checked: set[tuple[str, str]] = set()
     for cell in cells:
-        full = full_settings(store, cell)
+        full = full_settings(store, cell, checked)
         try:
             check_trials(full, trials)
         except TrialError as exc:
@@ -368,41 +399,115 @@ def with_trials(store: Store, cells: Sequence[Cell], trials: int) -> list[Cell]:
 # -- the plan ---------------------------------------------------------------------------
 
 
-def full_settings(store: Store, cell: Cell) -> JSONDict:
+def full_settings(
+    store: Store, cell: Cell, checked: set[tuple[str, str]] | None = None
+) -> JSONDict:
     """A cell's settings as its activity fills them in and checks them (one line when it
-    refuses them), its data set checked to be of the activity's kind."""
-    from engine.runs import check_dataset, spec_for
+    refuses them, or names a setting it does not have), its data set checked to be of the
+    activity's kind (once per activity and data set in ``checked``)."""
+    from engine.runs import check_dataset, check_settings, spec_for
 
-    check_dataset(store, cell.activity, cell.dataset)
+    if checked is None or (cell.activity, cell.dataset) not in checked:
+        check_dataset(store, cell.activity, cell.dataset)
+        if checked is not None:
+            checked.add((cell.activity, cell.dataset))
     try:
+        check_settings(cell.activity, cell.settings)
         return spec_for(cell.activity).settings(dict(cell.settings))
-    except ValueError as exc:
+    except (ValueError, UserError) as exc:
         raise PlanError(f"{cell.label}: {exc}") from None
+
+
+def _canon(value: Any) -> Any:
+    """``value`` as settings compare (a whole number equals the same number with a point)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, list | tuple):
+        return [_canon(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _canon(v) for k, v in value.items()}
+    return str(value)
+
+
+def _signature(values: JSONDict, keys: Sequence[str]) -> str:
+    return json.dumps([_canon(values.get(k)) for k in keys])
+
+
+def settings_key(cell: Cell, full: JSONDict) -> str:
+    """What tells cells apart: their activity, data set and full settings, as text."""
+    return _signature({"c": [cell.activity, cell.dataset, full]}, ["c"])
 
 
 def same_settings(run: Row, full: JSONDict) -> bool:
     """Whether stored run ``run`` was played with settings ``full`` (the free ones apart)."""
-    stored = run.get("settings") or {}
-    return all(stored.get(k) == v for k, v in full.items() if k not in FREE_SETTINGS)
+    keys = [k for k in full if k not in FREE_SETTINGS]
+    return _signature(run.get("settings") or {}, keys) == _signature(full, keys)
+
+
+def _may_reuse(store: Store, run: Row, cell: Cell) -> bool:
+    """Whether ``run`` is a finished model run of ``cell``'s activity and data set, every
+    item answered, played on the items its data set holds now (:meth:`Store.items_changed`),
+    its settings all known here (one this medexam does not know may have changed its
+    answers)."""
+    from engine.fields import unknown_name
+    from engine.runs import known_settings
+
+    settings = run.get("settings") or {}
+    return not (
+        run["activity"] != cell.activity
+        or run["dataset"] != cell.dataset
+        or run["status"] != "finished"
+        or run.get("runner") == "person"
+        or settings.get("source") == "published"
+        or int(run.get("n_done") or 0) < int(run.get("n_total") or 0)
+        or unknown_name(settings, known_settings(cell.activity)) is not None
+        or store.items_changed(run)
+    )
 
 
 def reusable(store: Store, cell: Cell, full: JSONDict, runs: list[Row] | None = None) -> int | None:
     """The newest finished model run of ``cell``'s activity and data set played with the
-    settings ``full`` (the same model and limit among them), every item answered."""
+    settings ``full`` (the same model and limit among them), every item answered, on the
+    items its data set holds now."""
     for run in runs if runs is not None else store.runs(cell.activity):
-        settings = run.get("settings") or {}
-        if (
-            run["activity"] != cell.activity
-            or run["dataset"] != cell.dataset
-            or run["status"] != "finished"
-            or run.get("runner") == "person"
-            or settings.get("source") == "published"
-            or int(run.get("n_done") or 0) < int(run.get("n_total") or 0)
-        ):
-            continue
-        if same_settings(run, full):
+        if _may_reuse(store, run, cell) and same_settings(run, full):
             return int(run["id"])
     return None
+
+
+class _Lookups:
+    """What planning looks up once, however many cells ask: the data sets checked, the runs
+    each reuse could be by their settings, the estimates by their pace settings."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.checked: set[tuple[str, str]] = set()
+        self.runs: dict[tuple[str, str, tuple[str, ...]], dict[str, int]] = {}
+        self.paces: dict[str, tuple[Estimate, bool]] = {}
+
+    def reuse(self, cell: Cell, full: JSONDict) -> int | None:
+        """:func:`reusable`, from an index of the activity's runs by these settings."""
+        keys = tuple(k for k in full if k not in FREE_SETTINGS)
+        found = self.runs.get((cell.activity, cell.dataset, keys))
+        if found is None:
+            found = {}
+            for run in self.store.runs(cell.activity):  # newest first: the first one is kept
+                if _may_reuse(self.store, run, cell):
+                    found.setdefault(_signature(run.get("settings") or {}, keys), int(run["id"]))
+            self.runs[(cell.activity, cell.dataset, keys)] = found
+        return found.get(_signature(full, keys))
+
+    def paced(self, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
+        """:func:`_paced`, once per activity, data set, model and pace settings."""
+        from engine.estimate import PACE_KEYS
+
+        keys = [k for k in (*PACE_KEYS, "model", "doctor", "limit") if k in full]
+        key = json.dumps([cell.activity, cell.dataset, keys, _signature(full, keys)])
+        if key not in self.paces:
+            self.paces[key] = _paced(self.store, cell, full)
+        return self.paces[key]
 
 
 def _paced(store: Store, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
@@ -424,26 +529,18 @@ def _paced(store: Store, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
 
 
 def plan_cells(store: Store, cells: Sequence[Cell]) -> list[PlannedCell]:
-    """Each cell with its full settings, the finished run it reuses and its estimate."""
-
-    runs: dict[str, list[Row]] = {}
+    """Each cell with its full settings, the finished run it reuses and its estimate (each
+    looked up once however many cells share it: planning takes time in step with cells)."""
+    lookups = _Lookups(store)
+    first: dict[str, int] = {}  # the first cell of each activity, data set and settings
     out: list[PlannedCell] = []
-    for cell in cells:
-        full = full_settings(store, cell)
-        found = runs.setdefault(cell.activity, store.runs(cell.activity))
-        reuse = reusable(store, cell, full, found)
-        same = next(
-            (
-                i
-                for i, c in enumerate(out)
-                if (c.cell.activity, c.cell.dataset, c.full) == (cell.activity, cell.dataset, full)
-            ),
-            None,
-        )
-        paced, rough = _paced(store, cell, full)
-        planned = PlannedCell(cell, full, reuse, paced, None if reuse is not None else same)
-        planned.rough = rough
-        out.append(planned)
+    for index, cell in enumerate(cells):
+        full = full_settings(store, cell, lookups.checked)
+        reuse = lookups.reuse(cell, full)
+        same = first.setdefault(settings_key(cell, full), index)
+        paced, rough = lookups.paced(cell, full)
+        shared = None if reuse is not None or same == index else same
+        out.append(PlannedCell(cell, full, reuse, paced, shared, rough))
     return out
 
 
@@ -477,6 +574,9 @@ def _with_stored(store: Store, plan: Plan) -> None:
         return
     for planned, stored in zip(plan.cells, records.cells(store, plan.experiment_id), strict=False):
         run = stored["run"]
+        if run is not None and stored["status"] == records.CHANGED:
+            planned.stale = int(run["id"])  # on items its data set no longer holds: not its run
+            continue
         if run is None or stored["reused"]:
             continue
         planned.own, planned.reuse, planned.same_as = run, None, None

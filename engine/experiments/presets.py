@@ -55,7 +55,9 @@ def _number(value: Any) -> float | None:
 
 def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The comparison as a report table: each model's scores with their intervals, the
-    paired difference of the first from the best model with its p, speed and memory."""
+    paired difference of the first from the reference (the top model, or one named) with
+    its p and each model's verdict against it, whether each is above chance, its replies
+    without an answer, speed and memory."""
     from engine.experiments.compare import SPEEDS
     from engine.experiments.verdicts import verdict_text
     from engine.reports.shapes import table
@@ -73,13 +75,20 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [{**c, "n": None} if c else None for c in scores]  # their n: Items
         if r["reference"]:
-            cells += ["best" if r["best"] else "reference", None]
+            cells += ["best" if r["best"] else "ref", None]
         elif diff is None:
             cells += [None, None]
         else:
             shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
             cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
         cells.append(verdict_text(r))
+        chance, shares = r.get("chance"), r.get("no_answer")
+        cells += [
+            None if not chance else ("above" if chance["above"] else "not above"),
+            None if not chance else chance["p"],
+            None if shares is None else round(sum(shares.values()), 1),
+            _number(r.get("cut_off")),
+        ]
         memory = r.get("memory") or {}
         ram = memory.get("ram_peak")
         cells += [_number(r.get(key)) for key, _, _ in SPEEDS]
@@ -91,8 +100,9 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the best", "p", f"Verdict (± {result['margin']:g} points)"]
-    columns += [header for _, header, _ in SPEEDS]
+    columns += [f"Δ {name} from the reference", "p", f"Verdict (± {result['margin']:g} points)"]
+    columns += ["vs chance", "p (vs chance)"]
+    columns += ["No answer (%)", "Cut off (%)", *(header for _, header, _ in SPEEDS)]
     columns += ["RAM peak (MiB)", "Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"
     return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}

@@ -6,7 +6,12 @@ a cell whose run was deleted is played again.
 An experiment's status is read from its runs: ``finished`` when every cell's run finished,
 ``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
 not start (its ``error`` says why), else the first unfinished run's (``cancelled``,
-``interrupted``, ``failed``) — what ``experiment run`` goes on from.
+``interrupted``, ``failed``) — what ``experiment run`` goes on from. A cell whose run answered
+items its data set no longer holds (replaced since) reads :data:`CHANGED` and is played again.
+
+A process takes a cell before it plays it (:func:`claim`, in one transaction holding the
+write lock): two ``experiment run`` on one database never play the same cell; the second
+takes the cells the first has not, or waits for them.
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ if TYPE_CHECKING:
 NOT_STARTED = "not started"
 #: A cell's status when its run could not start (its ``error`` says why).
 NOT_STARTING = "could not start"
+#: A cell's status when its run answered items its data set no longer holds.
+CHANGED = "data set changed"
+#: The statuses of a cell with no run of its own to go on with (one is started).
+TO_START = (NOT_STARTED, CHANGED)
 
 
 def _load(text: Any) -> Any:
@@ -46,22 +55,32 @@ def create(store: Store, plan: Plan) -> int:
             )
             .last_pk
         )
-        for position, planned in enumerate(plan.cells):
-            cell = planned.cell
-            store.db["experiment_cells"].insert(
+        store.db["experiment_cells"].insert_all(
+            (
                 {
                     "experiment_id": experiment_id,
                     "position": position,
-                    "label": cell.label,
-                    "activity": cell.activity,
-                    "dataset": cell.dataset,
-                    "settings": json.dumps(cell.settings),
-                    "coords": json.dumps(cell.coords),
+                    "label": planned.cell.label,
+                    "activity": planned.cell.activity,
+                    "dataset": planned.cell.dataset,
+                    "settings": json.dumps(planned.cell.settings),
+                    "coords": json.dumps(planned.cell.coords),
                     "run_id": planned.reuse,
                     "reused": int(planned.reuse is not None),
                 }
-            )
+                for position, planned in enumerate(plan.cells)
+            ),
+            batch_size=500,
+        )
     return experiment_id
+
+
+def find_or_create(store: Store, plan: Plan) -> tuple[int, bool]:
+    """The newest experiment of ``plan``'s runs, else a new one (one transaction: two
+    processes opening the same plan get the same experiment); its id and whether it is new."""
+    with store.transaction(immediate=True):
+        found = find(store, plan.key)
+        return (found, False) if found is not None else (create(store, plan), True)
 
 
 def find(store: Store, key: str) -> int | None:
@@ -94,32 +113,76 @@ def _run_or_none(store: Store, run_id: int | None) -> Row | None:
         return None
 
 
+def _cell(store: Store, row: Row) -> JSONDict:
+    """A cell as stored, with its ``run`` (None: not started) and ``status`` (its run's,
+    :data:`CHANGED`, :data:`NOT_STARTING` or :data:`NOT_STARTED`)."""
+    run = _run_or_none(store, row["run_id"])
+    if run is not None:
+        status = CHANGED if store.items_changed(run) else run["status"]
+    else:
+        status = NOT_STARTING if row["error"] else NOT_STARTED
+    return {
+        "id": row["id"],
+        "position": row["position"],
+        "label": row["label"],
+        "activity": row["activity"],
+        "dataset": row["dataset"],
+        "settings": _load(row["settings"]) or {},
+        "coords": _load(row["coords"]) or {},
+        "run_id": None if run is None else int(run["id"]),
+        "reused": bool(row["reused"]) and run is not None,
+        "status": status,
+        "error": None if run is not None else row["error"],
+        "run": run,
+    }
+
+
 def cells(store: Store, experiment_id: int) -> list[JSONDict]:
-    """The cells of an experiment in order, each with its ``run`` (None: not started) and
-    ``status`` (its run's, or :data:`NOT_STARTED`)."""
+    """The cells of an experiment in order (as :func:`_cell` reads each)."""
     rows = store.db["experiment_cells"].rows_where(
         "experiment_id = ?", [experiment_id], order_by="position"
     )
-    out = []
-    for row in rows:
-        run = _run_or_none(store, row["run_id"])
-        out.append(
-            {
-                "id": row["id"],
-                "position": row["position"],
-                "label": row["label"],
-                "activity": row["activity"],
-                "dataset": row["dataset"],
-                "settings": _load(row["settings"]) or {},
-                "coords": _load(row["coords"]) or {},
-                "run_id": None if run is None else int(run["id"]),
-                "reused": bool(row["reused"]) and run is not None,
-                "status": run["status"] if run else NOT_STARTING if row["error"] else NOT_STARTED,
-                "error": None if run is not None else row["error"],
-                "run": run,
-            }
-        )
-    return out
+    return [_cell(store, row) for row in rows]
+
+
+def _held_elsewhere(row: Row, run: Row | None) -> bool:
+    """Whether another live process plays the cell: its run runs there, or that process
+    took the cell (:func:`claim`) and is starting its run."""
+    from engine.owner import current_owner, owner_alive
+
+    me = current_owner()
+    for owner in (run, row):
+        if owner is None or owner.get("owner_pid") is None:
+            continue
+        mine = owner["owner_pid"] == me["owner_pid"] and owner["owner_host"] == me["owner_host"]
+        alive = owner.get("status", "running") == "running" and owner_alive(owner) is not False
+        if alive and not mine:
+            return True
+    return False
+
+
+def claim(store: Store, cell_id: int) -> tuple[str, JSONDict]:
+    """Take cell ``cell_id`` for this process to play, in one transaction holding the write
+    lock, and the cell as stored now: ``"mine"`` (taken), ``"done"`` (its run finished) or
+    ``"taken"`` (another live process plays it: :func:`release` gives it back)."""
+    from engine.owner import current_owner
+
+    with store.transaction(immediate=True):
+        row = store.db["experiment_cells"].get(cell_id)
+        cell = _cell(store, row)
+        if cell["status"] == "finished":
+            return "done", cell
+        if _held_elsewhere(row, cell["run"] if cell["status"] != CHANGED else None):
+            return "taken", cell
+        store.db["experiment_cells"].update(cell_id, dict(current_owner()))
+    return "mine", cell
+
+
+def release(store: Store, cell_id: int) -> None:
+    """Give back a cell this process took (:func:`claim`)."""
+    free = {"owner_pid": None, "owner_host": None, "owner_started": None}
+    with store.transaction(immediate=True):
+        store.db["experiment_cells"].update(cell_id, free)
 
 
 def status_of(found: list[JSONDict]) -> str:
@@ -129,11 +192,11 @@ def status_of(found: list[JSONDict]) -> str:
         return "finished"
     if "running" in statuses:
         return "running"
-    if all(s == NOT_STARTED for s in statuses):
+    if all(s in TO_START for s in statuses):
         return "planned"
     if NOT_STARTING in statuses:
         return "failed"
-    unfinished = [s for s in statuses if s not in ("finished", NOT_STARTED)]
+    unfinished = [s for s in statuses if s not in ("finished", *TO_START)]
     return unfinished[0] if unfinished else "cancelled"
 
 

@@ -11,6 +11,10 @@
   estimated them before any answer came);
 * each model's runs are played in turn, and the models' at once (each model busy with its
   own runs, its slots filled by the run loop), on a database file;
+* a cell is taken before it is played (:func:`records.claim`): a second ``experiment run``
+  on the same database plays the cells the first has not taken, then waits for the others;
+* a cell whose run answered items its data set no longer holds (replaced since) gets a new
+  run;
 * a cancel (Stop, Ctrl-C) ends the runs being played as cancelled and starts no other cell;
   ``experiment run`` again goes on from there. A run that fails, or cannot start (a prompt
   that fits no question in the model's context…), is reported and the other cells are
@@ -31,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 from engine.experiments import records
-from engine.experiments.plan import cell_from_json, full_settings, reusable
+from engine.experiments.plan import cell_from_json, full_settings, reusable, settings_key
 from engine.progress import Progress, ProgressCallback, report
 
 if TYPE_CHECKING:
@@ -57,15 +61,12 @@ def progress_line(info: JSONDict, message: str = "") -> str:
 def open_experiment(store: Store, plan: Plan) -> tuple[int, bool]:
     """The experiment of ``plan``: the newest stored one with the same runs (to go on with),
     else a new one. Returns its id and whether it is new."""
-    found = records.find(store, plan.key)
-    if found is not None:
-        return found, False
-    return records.create(store, plan), True
+    return records.find_or_create(store, plan)
 
 
 def _expected_items(store: Store, cell: JSONDict) -> int:
     """Items a cell's run answers: its run's count, else its data set's (to its limit)."""
-    if cell["run"] is not None:
+    if cell["run"] is not None and cell["status"] not in records.TO_START:
         return int(cell["run"].get("n_total") or 0)
     n = int(store.dataset(cell["dataset"])["n_items"] or 0)
     limit = (cell["settings"] or {}).get("limit")
@@ -75,12 +76,14 @@ def _expected_items(store: Store, cell: JSONDict) -> int:
 def _repeats(store: Store, cells: list[JSONDict]) -> list[bool]:
     """Which cells are played by an earlier cell's run (the same settings once the activity
     fills them in, such as ExplainCPE's two 0-shot rows): their items are not counted twice."""
-    seen: list[Any] = []
+    seen: set[str] = set()
+    checked: set[tuple[str, str]] = set()
     out = []
     for cell in cells:
-        key = [cell["activity"], cell["dataset"], full_settings(store, cell_from_json(cell))]
+        found = cell_from_json(cell)
+        key = settings_key(found, full_settings(store, found, checked))
         out.append(key in seen)
-        seen.append(key)
+        seen.add(key)
     return out
 
 
@@ -94,7 +97,9 @@ class _Tally:
             0 if r else _expected_items(store, c) for c, r in zip(cells, self.repeats, strict=True)
         ]
         self.done = [
-            0 if r else int((c["run"] or {}).get("n_done") or 0)
+            0
+            if r or c["run"] is None or c["status"] in records.TO_START
+            else int(c["run"].get("n_done") or 0)
             for c, r in zip(cells, self.repeats, strict=True)
         ]
         self.started = time.monotonic()
@@ -139,10 +144,11 @@ def _play(
     progress: ProgressCallback | None,
     options: JSONDict,
 ) -> JSONDict:
-    """Play one cell: resume its run, reuse a finished run of its settings, or start it."""
+    """Play one cell: resume its run, reuse a finished run of its settings, or start it (a
+    run on items its data set no longer holds is left as it is: another is started)."""
     from engine.runs import TAGS, run
 
-    if cell["run"] is not None:
+    if cell["run"] is not None and cell["status"] not in records.TO_START:
         return run(store, cell["activity"], resume=cell["run_id"], progress=progress, **options)
     found = cell_from_json(cell)
     reuse = reusable(store, found, full_settings(store, found))
@@ -164,6 +170,10 @@ def _play(
 Outcome = tuple[list[int], list["JSONDict"]]  # the runs played, those that failed
 
 
+#: Seconds between two looks at cells another process plays, waiting for them.
+WAIT_S = 0.5
+
+
 def _lane(
     store: Store,
     cells: list[JSONDict],
@@ -173,36 +183,72 @@ def _lane(
     options: JSONDict,
     on_cell: Callable[[JSONDict, JSONDict], None] | None,
 ) -> Outcome:
-    """Play the cells ``indices`` one after the other, until one is cancelled."""
-    played: list[int] = []
-    failed: list[JSONDict] = []
+    """Play the cells ``indices`` one after the other, until one is cancelled: each taken
+    first (:func:`records.claim`), so that a cell another process plays is left to it,
+    waited for after the others."""
+    outcome: Outcome = ([], [])
     cancel = options.get("cancel")
-    for index in indices:
-        cell = cells[index]
-        if cell["status"] == "finished":
-            continue
-        if cancel is not None and cancel.is_set():
-            break
-        try:
-            summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
-        except UserError as exc:  # its run could not start or resume: the others go on
-            records.set_error(store, cell["id"], str(exc))
-            failed.append({"run_id": cell["run_id"], "label": cell["label"], "error": str(exc)})
-            if on_cell is not None:
-                on_cell(cell, {"run_id": cell["run_id"], "status": "could not start"})
-            continue
-        played.append(int(summary["run_id"]))
-        if not tally.repeats[index]:
-            with tally.lock:
-                tally.done[index] = int(store.run(int(summary["run_id"]))["n_done"] or 0)
+    pending = list(indices)
+    while pending:
+        waiting = []
+        for index in pending:
+            if cancel is not None and cancel.is_set():
+                return outcome
+            state, cell = records.claim(store, cells[index]["id"])
+            if state == "taken":
+                waiting.append(index)
+                continue
+            if state == "done":
+                _count(store, tally, index, cell["run_id"])
+                continue
+            try:
+                going = _play_cell(store, cell, index, tally, progress, options, on_cell, outcome)
+            finally:
+                records.release(store, cell["id"])
+            if not going:
+                return outcome
+        pending = waiting
+        if pending:
+            time.sleep(WAIT_S)
+    return outcome
+
+
+def _count(store: Store, tally: _Tally, index: int, run_id: int) -> None:
+    """Count the answers of cell ``index``'s run ``run_id`` in the grid's progress."""
+    if not tally.repeats[index]:
+        with tally.lock:
+            tally.done[index] = int(store.run(int(run_id))["n_done"] or 0)
+
+
+def _play_cell(
+    store: Store,
+    cell: JSONDict,
+    index: int,
+    tally: _Tally,
+    progress: ProgressCallback | None,
+    options: JSONDict,
+    on_cell: Callable[[JSONDict, JSONDict], None] | None,
+    outcome: Outcome,
+) -> bool:
+    """Play one cell this process took, adding it to ``outcome`` (the runs played, those
+    that failed); False when it was cancelled (no other cell is to start)."""
+    played, failed = outcome
+    try:
+        summary = _play(store, cell, _cell_progress(progress, tally, index, cell), options)
+    except UserError as exc:  # its run could not start or resume: the others go on
+        records.set_error(store, cell["id"], str(exc))
+        failed.append({"run_id": cell["run_id"], "label": cell["label"], "error": str(exc)})
         if on_cell is not None:
-            on_cell(cell, summary)
-        if summary.get("status") == "cancelled":
-            break
-        if summary.get("status") == "failed":
-            failed.append({"run_id": summary["run_id"], "label": cell["label"],
-                           "error": summary.get("error")})  # fmt: skip
-    return played, failed
+            on_cell(cell, {"run_id": cell["run_id"], "status": "could not start"})
+        return True
+    played.append(int(summary["run_id"]))
+    _count(store, tally, index, summary["run_id"])
+    if on_cell is not None:
+        on_cell(cell, summary)
+    if summary.get("status") == "failed":
+        failed.append({"run_id": summary["run_id"], "label": cell["label"],
+                       "error": summary.get("error")})  # fmt: skip
+    return summary.get("status") != "cancelled"
 
 
 def lanes(cells: list[JSONDict]) -> list[list[int]]:

@@ -1,4 +1,4 @@
-"""A comparison's verdicts: each model against the reference (the best, or one named) on the
+"""A comparison's verdicts: each model against the reference (the top model, or one named) on the
 first score, from the paired equivalence test of :mod:`engine.reports.equivalence` —
 ``equivalent``, ``not equivalent``, ``worse`` or ``too few items`` within ± a margin in
 points — with the difference its items would detect and the items that would settle it.
@@ -73,9 +73,9 @@ def judge(
 
 
 def reference_name(result: JSONDict) -> str:
-    """``best model (#3)``, or ``reference (#4)`` when one was named."""
-    ref = result.get("reference", result["best"])
-    return f"best model (#{ref})" if ref == result["best"] else f"reference (#{ref})"
+    """``top model (#3)``, or ``reference (#4)`` when another was named."""
+    ref = result["reference"]
+    return f"top model (#{ref})" if ref == result.get("top") else f"reference (#{ref})"
 
 
 def verdict_note(result: JSONDict) -> str:
@@ -104,7 +104,7 @@ def verdict_note(result: JSONDict) -> str:
 
 
 def verdict_text(row: JSONDict) -> str:
-    """A row's verdict as the table shows it (``reference`` for the reference)."""
+    """A row's verdict as the table shows it (``ref`` for the reference)."""
     if row.get("reference"):
-        return "reference"
+        return "ref"
     return str(row.get("verdict") or "–")

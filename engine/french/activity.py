@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine.activities import RUN_SPEC, Activity
 from engine.importers import TITLES, Format, Request, register_format
+from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
 from engine.store import Store
 from engine.types import Row
@@ -26,8 +27,17 @@ FRENCH = register_activity(
             "by_n_answers": "By number of right answers",
             "own_passages_excluded": "Questions with their own passage left out",
             "oracle": "Oracle run (own passages given)",
+            **SUMMARY_LABELS,
         },
-        ("hamming", "emr", "answered", "recall_at_k.recall"),
+        (
+            "hamming",
+            "emr",
+            "answered",
+            "recall_at_k.recall",
+            "cut_off",
+            "chance.hamming",
+            "chance.emr",
+        ),
         spec=Lazy("engine.french.runner", "SPEC", RUN_SPEC),
         settings=Lazy("engine.french.settings", "FrenchSettings", CLASS),
         scorers=("french.options", "french.retrieval"),

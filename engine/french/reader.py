@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from engine.french import prompts
 from engine.french.dataset import LETTERS
 from engine.models.protocol import ChatModel
+from engine.no_answer import cut_off, listed_letters
 
 if TYPE_CHECKING:
     from engine.french.dataset import FrenchQuestion
@@ -82,21 +83,97 @@ def parse_letters(text: str) -> list[str]:
     text = text.replace("*", " ").replace("\u00a0", " ").strip()
     if not text:
         return []
+    return _stated(text) or sorted(set(_leading_letters(text))) or _first_line_capitals(text)
+
+
+def _stated(text: str) -> list[str]:
+    """The letters a reply states: it is only letters and separators, or they follow
+    "réponse(s) … :/est/sont"."""
     without_words = re.sub(r"\b(?:et|and|ou)\b", " ", text, flags=re.IGNORECASE)
     if _COMPACT.fullmatch(without_words):
         return sorted(set(re.findall(r"[a-e]", without_words.lower())))
     for m in _MARKER.finditer(text):
-        letters = _leading_letters(text[m.end() :].split("\n", 1)[0])
+        letters = _leading_letters(text[m.end() :].split("\n", 1)[0].lstrip(" \"«“'"))
         if letters:
             return sorted(set(letters))
-    letters = _leading_letters(text)
-    if letters:
-        return sorted(set(letters))
+    return []
+
+
+def _first_line_capitals(text: str) -> list[str]:
+    """The standalone capitals A–E of the first line that has any."""
     for line in text.splitlines():
         found = _UPPER.findall(line)
         if found:
             return sorted({c.lower() for c in found})
     return []
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a generated reply answers: its ``letters`` (sorted, lower case), how they were
+    read (``letters``, ``option_text`` or ``nothing``) and, without any, why
+    (``reason``, one of :data:`engine.no_answer.REASONS`)."""
+
+    letters: list[str]
+    how: str
+    reason: str | None = None
+
+
+# A reply opening with a letter past the five options ("F", "G.").
+_BEYOND = re.compile(r"^\s*[\(\[]?[F-H](?![\w'’])")
+
+
+# A line opening with a number: "1. …", "2) …".
+_NUMBERED = re.compile(r"^[ \t]*(\d)[.)][ \t]", re.MULTILINE)
+
+
+def _copied_list(letters: list[str], text: str) -> bool:
+    """Whether the options a reply lists, one per line (``letters``, in their order), copy
+    the question's list: two or more in a row (``C. …\\nD. …``: the list copied on from where
+    the prompt left it) or any past E, or, with no letter, lines numbered 1, 2… (the list
+    copied with numbers). Others (``A. …\\nD. …``) are the options it chose."""
+    listed = [ord(c) for c in letters] or [ord("A") + int(n) - 1 for n in _NUMBERED.findall(text)]
+    if len(listed) < 2 or min(listed) < ord("A"):
+        return False
+    in_a_row = all(b == a + 1 for a, b in zip(listed, listed[1:], strict=False))
+    return in_a_row or max(listed) > ord("E")
+
+
+def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = None) -> Reading:
+    """The options a generated reply chooses (:class:`Reading`), by the rules every
+    extractor follows (:mod:`engine.no_answer`): letters it states (only letters, or after
+    "réponse(s) :"); none when it copies the option list (``echo``) or names a letter past E
+    (``out_of_range``); the options it lists, or the letters it opens with; the capitals of
+    its first line that has any (not in a reply the token limit cut); the options whose whole
+    text it quotes (:func:`match_option_texts`); else none (``cut_off`` when the token limit
+    cut it).
+
+    >>> item = {"answers": {"a": "Le foie", "b": "Le rein", "c": "x", "d": "y", "e": "z"}}
+    >>> read_answer("A + D", item), read_answer("C. x\\nD. y\\nE. z", item).reason
+    (Reading(letters=['a', 'd'], how='letters', reason=None), 'echo')
+    """
+    text = text.replace("*", " ").replace("\u00a0", " ").strip()
+    if not text:
+        return Reading([], "nothing", "empty")
+    letters = _stated(text)
+    if letters:
+        return Reading(letters, "letters")
+    listed = listed_letters(text)
+    if _copied_list(listed, text):
+        return Reading([], "nothing", "echo")
+    if _BEYOND.match(text):
+        return Reading([], "nothing", "out_of_range")
+    letters = sorted({c.lower() for c in listed} if len(listed) > 1 else _leading_letters(text))
+    if letters:
+        return Reading(letters, "letters")
+    cut = cut_off(finish_reason)
+    letters = [] if cut else _first_line_capitals(text)  # capitals of a cut sentence: no answer
+    if letters:
+        return Reading(letters, "letters")
+    letters = match_option_texts(text, item)
+    if letters:
+        return Reading(letters, "option_text")
+    return Reading([], "nothing", "cut_off" if cut else "no_letter")
 
 
 def _normalise(text: str) -> str:
@@ -206,17 +283,18 @@ class Reader:
                 seed=self.seed,
                 stop=["\n\n", "Question :"],
             )
-        letters, how = parse_letters(g.text), "letters"
-        if not letters:
-            letters, how = match_option_texts(g.text, item), "option_text"
+        found = read_answer(g.text, item, g.finish_reason)
+        extra: JSONDict = {"parsed_from": found.how, "finish_reason": g.finish_reason}
+        if found.reason:
+            extra["no_answer"] = found.reason
         return ReaderAnswer(
-            letters,
+            found.letters,
             g.text,
             None,
             g.prompt_tokens,
             g.completion_tokens,
             g.seconds,
-            {"parsed_from": how if letters else "nothing"},
+            extra,
         )
 
     def _logprob(self, item: FrenchQuestion, passages: list[str]) -> ReaderAnswer:

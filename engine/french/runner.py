@@ -21,12 +21,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from engine.chance import multi_answer_chance
 from engine.french.activity import FRENCH
 from engine.french.context import answer_fields, reader_context
+from engine.french.dataset import LETTERS
 from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
+from engine.no_answer import cut_off_share, no_answer_shares
 from engine.runs import Job, Spec
-from engine.scoring import counts, percent_mean, right_key, run_metrics
+from engine.scoring import counts, failed, percent_mean, right_key, run_metrics
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -63,6 +66,12 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     settings = run["settings"] or {}
     k = settings.get("k")
     out["recall_at_k"] = {"k": k, "n": len(hits), "recall": percent_mean(hits)} if hits else None
+    replied = [a for a in answers if not failed(a)]
+    out["no_answer"] = no_answer_shares(replied, len(replied))
+    out["cut_off"] = cut_off_share(replied, len(replied))
+    golds = [(a["extra"] or {}).get("gold") or [] for a in replied]
+    chance = multi_answer_chance(golds, "".join(LETTERS))  # uniform guessing (engine.chance)
+    out["chance"] = chance | ({"accuracy": chance["emr"]} if chance else {})  # EMR over all
     out["own_passages_excluded"] = sum(bool(a["scores"].get("own_excluded")) for a in answers)
     out["oracle"] = bool(settings.get("oracle"))
     out["settings"] = settings
@@ -143,7 +152,7 @@ class FrenchJob(Job):
 #: French QA for :func:`engine.runs.run`: the settings are :class:`FrenchSettings`' (``index``
 #: names a built index, or none for no passage; ``oracle`` gives each question its own
 #: passage, see the module docstring).
-SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary)
+SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary, derived=("retriever", "corpus"))
 
 
 def run_french(

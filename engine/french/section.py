@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING
 
 from engine.french.activity import FRENCH
 from engine.french.readers import reader_table
-from engine.reports.layouts import HEAD, RunData, ci_chart, compare_all, head, metric_columns
+from engine.reports.layouts import (
+    ANSWER_COLUMNS,
+    HEAD,
+    RunData,
+    answer_cells,
+    answer_notes,
+    ci_chart,
+    compare_all,
+    head,
+    metric_columns,
+)
 from engine.reports.shapes import table
 from engine.reports.stats import MIN_ITEMS, mean_cell
 
@@ -37,17 +47,22 @@ def french_section(store: Store, runs: list[RunData]) -> Section:
                 r.share_cell(exact, len(r.answers)),
                 recall,
                 *map(s.get, added),
+                *answer_cells(s, "emr"),
             ]
         )
         by_n.append((r, s.get("by_n_answers") or {}))
     counts = sorted({int(k) for _, b in by_n for k in b})
     main = table(
         "Hamming score and exact match ratio (FrenchMedMCQA layout)",
-        [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)", *added.values()],
+        [*HEAD, "Answered", "Hamming (%)", "EMR (%)", "Own passage retrieved (%)", *added.values(),
+         *ANSWER_COLUMNS[:2], "Chance EMR (%)"],
         rows,
         "Over the answered questions; Hamming brackets: 95% bootstrap interval (from "
         f"{MIN_ITEMS} questions on), EMR brackets: 95% Wilson interval.",
-    )
+        *answer_notes(runs),
+        *(f"#{r.id}: chance Hamming {c}%." for r in runs
+          if (c := (r.summary.get("chance") or {}).get("hamming")) is not None),
+    )  # fmt: skip
     columns = ["Run", "Model", "Setting"]
     for c in counts:
         columns += [f"Hamming ({c} right)", f"EMR ({c} right)"]

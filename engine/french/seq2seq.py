@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.french.items import gold
-from engine.french.reader import ReaderAnswer, format_letters, match_option_texts, parse_letters
+from engine.french.reader import ReaderAnswer, format_letters, read_answer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -50,11 +50,8 @@ def read_letters(text: str, item: JSONDict) -> tuple[list[str], str]:
     """The letters in what a reader wrote, and how they were read: ``letters`` (the text
     names them), ``option_text`` (it quotes options' texts) or ``nothing`` (junk: no
     letter)."""
-    letters = parse_letters(text)
-    if letters:
-        return letters, "letters"
-    letters = match_option_texts(text, item)
-    return letters, "option_text" if letters else "nothing"
+    found = read_answer(text, item)
+    return found.letters, found.how
 
 
 def encode_source(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> JSONDict:

@@ -78,7 +78,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     from engine.activities import activity_name
     from engine.ratings.table import rating_tables
     from engine.registry import activities
-    from engine.reports.layouts import RunData, comparison_table, coverage_note
+    from engine.reports.layouts import RunData, changed_note, comparison_table, coverage_note
     from engine.reports.provenance import made_table
     from engine.trials import trial_tables
 
@@ -86,15 +86,16 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     for r in runs:
         r["label"] = run_label(r)
         r["scorers"] = store.run_scorers(int(r["id"]))
+    every = {int(r["id"]): RunData(store, r) for r in runs}
     sections: list[Section] = []
     for act, found in activities().items():
-        data = [RunData(store, r) for r in runs if r["activity"] == act]
+        data = [every[int(r["id"])] for r in runs if r["activity"] == act]
         if not data or not found.report:
             continue
         section = found.report.load()(store, data)
-        note = coverage_note(data)
-        if note and section["tables"]:
-            section["tables"][0]["notes"].append(note)
+        for note in (coverage_note(data), changed_note(data)):
+            if note and section["tables"]:
+                section["tables"][0]["notes"].append(note)
         section["tables"] += rating_tables(store, [r.id for r in data])
         section["tables"] += trial_tables(store, [r.id for r in data])
         compared = comparison_table(section["comparisons"])
@@ -102,10 +103,12 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
             section["tables"].append(compared)
         section["tables"].append(made_table(store, data, _methods(section)))
         sections.append({"activity": act, "name": activity_name(act), **section})
+    overview = _overview(runs)
+    overview["notes"] += [n for n in [changed_note(list(every.values()))] if n]
     return {
         "title": title,
         "created": datetime.now().astimezone().isoformat(timespec="seconds"),
         "runs": runs,
-        "overview": _overview(runs),
+        "overview": overview,
         "sections": sections,
     }

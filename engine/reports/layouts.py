@@ -35,14 +35,18 @@ ALL_PAIRS_UP_TO = 5
 
 
 class RunData:
-    """A stored run with its answers (by item key) and the items of its data set."""
+    """A stored run with its answers (by item key) and the items of its data set; none when
+    the data set no longer holds the items the run answered (``changed``: replaced since),
+    so that its answers are never read against other questions."""
 
     def __init__(self, store: Store, run: Row) -> None:
         self.run = run
         self.id = int(run["id"])
         self.label = run_label(run)
         self.answers: dict[str, Row] = {str(a["item_key"]): a for a in store.answers(self.id)}
-        self.items: dict[str, Item] = store.items_by_key(run["dataset"]) or {}
+        self.changed = store.items_changed(run)
+        found = None if self.changed else store.items_by_key(run["dataset"])
+        self.items: dict[str, Item] = found or {}
         self.n = max(int(run.get("n_total") or 0), len(self.answers))
         self.correct = sum(bool(a["correct"]) for a in self.answers.values())
 
@@ -77,6 +81,37 @@ HEAD = ["Run", "Model", "Setting", "Data set"]
 CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wilson interval."
 
 
+#: The columns of a model run's replies that give no answer, and of chance
+#: (:mod:`engine.no_answer`, :mod:`engine.chance`).
+ANSWER_COLUMNS = ["No answer (%)", "Cut off (%)", "Chance (%)"]
+
+
+def answer_cells(summary: Summary, chance: str = "accuracy") -> list[Cell]:
+    """A run's :data:`ANSWER_COLUMNS`: its share of replies giving no answer (all reasons),
+    cut off by the token limit, and the chance level of its score ``chance``."""
+    shares = summary.get("no_answer")
+    total = round(sum(shares.values()), 1) if isinstance(shares, dict) else None
+    level = summary.get("chance")
+    return [total, summary.get("cut_off"), level.get(chance) if isinstance(level, dict) else None]
+
+
+def answer_notes(runs: list[RunData]) -> list[str]:
+    """The notes under :data:`ANSWER_COLUMNS`: what chance is, each run's no answers by
+    reason."""
+    from engine.no_answer import shares_text
+
+    notes = [
+        "No answer: replies that list the options, name several or none, name a letter past "
+        "the options or were cut off before answering; chance: the score of uniform guessing "
+        "(one option of k with probability 1/k; of several right options, a non-empty subset)."
+    ]
+    for r in runs:
+        shares = r.summary.get("no_answer")
+        if isinstance(shares, dict) and shares:
+            notes.append(f"#{r.id} no answer: {shares_text(shares)}.")
+    return notes
+
+
 def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
     """The summary keys of an activity's scorers' metrics (``added``: only of the scorers it
     does not list itself, :func:`engine.scoring.activity_metrics`) with their labels."""
@@ -92,9 +127,10 @@ def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
 def compare(a: RunData, b: RunData, score: str, score_label: str) -> Comparison | None:
     """Runs ``a`` and ``b`` on the items both answered: how many answers differ, the
     accuracy difference with Newcombe's interval and McNemar's test, and a paired bootstrap
-    of ``score``; None without common items."""
+    of ``score``; None without common items (or when the two answered different items under
+    the same keys: a data set changed between)."""
     common = [k for k in a.answers if k in b.answers]
-    if not common:
+    if not common or a.run.get("dataset_fingerprint") != b.run.get("dataset_fingerprint"):
         return None
     ans_a, ans_b = a.answers, b.answers
     only_a = sum(1 for k in common if ans_a[k]["correct"] and not ans_b[k]["correct"])
@@ -132,6 +168,20 @@ def coverage_note(runs: list[RunData]) -> str:
     return (
         f"These runs cover different items ({counts} answered): each score is over its own "
         "run's items; the paired comparisons use only the items both runs answered."
+    )
+
+
+def changed_note(runs: list[RunData]) -> str:
+    """A note naming the runs whose data set no longer holds the items they answered
+    (replaced or deleted since); "" when there is none."""
+    changed = [r for r in runs if r.changed]
+    if not changed:
+        return ""
+    named = ", ".join(f"#{r.id} ({r.run.get('dataset')})" for r in changed)
+    return (
+        f"The data set of run(s) {named} no longer holds the items they answered (replaced "
+        "since): their scores are of those items, not of the data set as it is now, and they "
+        "are compared with no run on it."
     )
 
 

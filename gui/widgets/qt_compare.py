@@ -157,7 +157,7 @@ class CompareScreen(QWidget):
         right.addLayout(form_row("Data set", self.datasets, "The items every model answers"))
         right.addLayout(form_row("Items", self.limit, "Only the first N items (All: every one)"))
         self.margin = spin_box(1, 50, int(MARGIN), suffix=" points")
-        tip = "Each model is judged equivalent to the best within ± this many accuracy points"
+        tip = "Each model is judged equivalent to the top model within ± this many accuracy points"
         right.addLayout(form_row("Margin", self.margin, tip))
         self.compare_button = primary(button("Compare", self.compare, "Play every model's run"))
         self.go_button = button("Go on", self.go_on, "Play the runs it has not finished")
@@ -301,7 +301,7 @@ class CompareScreen(QWidget):
         self.table.setColumnCount(len(headers))
         self.table.setHorizontalHeaderLabels(headers)
         self.table.setRowCount(len(rows))
-        best = f"#{result['best']}" if result else None
+        best = f"#{result['best']}" if result and result.get("best") is not None else None
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)
@@ -336,7 +336,7 @@ class CompareScreen(QWidget):
         return self.cached[1]
 
     def _chart(self, result: dict[str, Any] | None) -> None:
-        from engine.experiments.compare import size_png
+        from engine.experiments.size_chart import size_png
 
         png = size_png(result["chart"]) if result else b""
         if not png:
