@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.experiments.compare import compare_runs, format_compare, size_svg
+from engine.experiments.compare import compare_runs, format_compare
+from engine.experiments.size_chart import size_svg
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
 from engine.reports.stats import MIN_ITEMS, TOO_FEW, holm, paired_bootstrap

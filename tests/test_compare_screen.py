@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
+from engine.reports.equivalence import VERDICTS
 from gui.testing import close_message_boxes
 from gui.widgets.qt_compare import CompareScreen
 
@@ -95,6 +96,12 @@ def test_compare_stop_and_go_on_after_a_restart_fill_the_table(window, screen, q
     runs = [store.run(int(c.lstrip("#"))) for c in _column(again, "Run")]
     assert [len(store.answers(r["id"])) for r in runs] == [4, 4]  # none asked twice
     assert not again.go_button.isEnabled()
+    # Each model's verdict against the best, within the margin chosen.
+    assert _column(again, "Verdict (± 5)")[best] == "ref"
+    assert _column(again, "Verdict (± 5)")[other] == "too few items"  # 4 items
+    again.margin.setValue(20)
+    assert "within ± 20 points" in again.notes.text()
+    assert _column(again, "Verdict (± 20)")[other] in VERDICTS
 
 
 def test_the_chart_shows_quality_per_size_once_the_runs_know_their_files(window, screen, qtbot):

@@ -61,6 +61,27 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+def verdict_options(func: F) -> F:
+    """Add ``--margin POINTS`` and ``--reference MODEL`` to a command that compares models:
+    each model judged equivalent or not to the reference within ± the margin."""
+    from engine.reports.equivalence import MARGIN
+
+    func = click.option(
+        "--reference",
+        metavar="MODEL",
+        help="The model (or run id) every other is judged against (default: the top model).",
+    )(func)
+    return click.option(
+        "--margin",
+        type=click.FloatRange(min=0, max=100, min_open=True, max_open=True),
+        default=MARGIN,
+        show_default=True,
+        metavar="POINTS",
+        help="The difference in accuracy points that does not matter: a model is "
+        "equivalent to the reference when a paired test shows it within ± this.",
+    )(func)
+
+
 def load_options(func: F | None = None, *, context: str = "") -> Any:
     """Add ``--gpu-layers N`` and ``--slots N`` (and, with ``context``, ``--n-ctx N``,
     ``context`` its help) to a command that runs local models: the command gets them as one

@@ -17,6 +17,7 @@ from engine.cli.common import (
     json_option,
     load_options,
     pass_app,
+    verdict_options,
 )
 from engine.text.columns import align_rows, visible
 
@@ -203,6 +204,7 @@ def _play(
     default=None,
     help="Items answered at once in each run (default: as many as its models take).",
 )
+@verdict_options
 @json_option
 @pass_app
 def experiment_run(
@@ -213,12 +215,15 @@ def experiment_run(
     limit: int | None,
     trials: int | None,
     concurrency: int | None,
+    margin: float,
+    reference: str | None,
     as_json: bool,
     load: LoadSettings,
 ) -> None:
     """Play the runs of PRESET or FILE as one job (or go on with experiment WHAT, by its id):
     finished runs with the same settings are reused, a stopped run is resumed where it
-    stopped. Ctrl-C stops it; the same command goes on with it."""
+    stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
+    the comparison, each model judged against the top model (or --reference) within ± --margin."""
     from engine.experiments.run import open_experiment
 
     if what.isdigit():
@@ -241,7 +246,7 @@ def experiment_run(
         click.echo(visible(f"{said}{done} of {len(found['runs'])} runs finished"), err=True)
     result = _play(app, experiment_id, as_json, concurrency, again, load)
     shown = _shown(app, experiment_id)
-    summary = _summary(app, experiment_id)
+    summary = _summary(app, experiment_id, margin=margin, reference=reference)
     if as_json:
         echo_json({**shown, "played": result["played"], "summary": summary and summary[0]})
     else:
@@ -263,9 +268,10 @@ def experiment_run(
         sys.exit(130)
 
 
-def _summary(app: AppContext, experiment_id: int) -> tuple[JSONDict, str] | None:
-    """What the experiment's preset makes of its runs (compare-models: the comparison), as
-    JSON and text; None when it has nothing to say (yet)."""
+def _summary(app: AppContext, experiment_id: int, **options: Any) -> tuple[JSONDict, str] | None:
+    """What the experiment's preset makes of its runs (compare-models: the comparison, with
+    ``options`` such as its margin and reference), as JSON and text; None when it has
+    nothing to say (yet)."""
     from engine.experiments.records import get
     from engine.registry import UnknownPreset, get_preset
 
@@ -276,7 +282,7 @@ def _summary(app: AppContext, experiment_id: int) -> tuple[JSONDict, str] | None
         return None
     if not preset.summary:
         return None
-    return preset.summary.load()(app.store, found)
+    return preset.summary.load()(app.store, found, **options)
 
 
 def _shown(app: AppContext, experiment_id: int) -> JSONDict:
@@ -359,17 +365,25 @@ def _trial_lines(sets: list[JSONDict]) -> None:
 
 @experiment.command("show")
 @click.argument("experiment_id", type=int, required=False)
+@verdict_options
 @json_option
 @pass_app
-def experiment_show(app, experiment_id: int | None, as_json: bool) -> None:
-    """Every experiment with its runs and their status (or experiment EXPERIMENT_ID's)."""
+def experiment_show(
+    app, experiment_id: int | None, margin: float, reference: str | None, as_json: bool
+) -> None:
+    """Every experiment with its runs and their status (or experiment EXPERIMENT_ID's,
+    compare-models' with its comparison: --margin and --reference as for runs compare)."""
     from engine.experiments.records import all_experiments, get
 
     found = (
         [get(app.store, experiment_id)] if experiment_id is not None else all_experiments(app.store)
     )
     shown = [_public(app, f) for f in found]
-    summary = _summary(app, experiment_id) if experiment_id is not None else None
+    summary = (
+        _summary(app, experiment_id, margin=margin, reference=reference)
+        if experiment_id is not None
+        else None
+    )
     if as_json:
         one = {**shown[0], "summary": summary and summary[0]} if shown and experiment_id else None
         echo_json(one if experiment_id is not None else shown)

@@ -17,6 +17,7 @@ from engine.cli.common import (
     echo_json,
     json_option,
     pass_app,
+    verdict_options,
 )
 from engine.errors import UserError
 from engine.text.columns import align_rows, display_width, pad, short_text, visible
@@ -249,25 +250,38 @@ def runs_undelete(app) -> None:
     "the file's suffix says.",
 )
 @click.option("--no-person", is_flag=True, help="Leave out a person's run on the same items.")
+@verdict_options
 @json_option
 @pass_app
 def runs_compare(
-    app, run_ids: tuple[int, ...], chart: str | None, no_person: bool, as_json: bool
+    app,
+    run_ids: tuple[int, ...],
+    chart: str | None,
+    no_person: bool,
+    margin: float,
+    reference: str | None,
+    as_json: bool,
 ) -> None:
     """Compare models: runs of one activity on one data set side by side on the items they
-    all answered, each score with its 95% interval, the paired difference from the best
-    model with its interval and p (Holm-adjusted for several runs), each model's decode
+    all answered, each score with its 95% interval, the paired difference from the top
+    model (or --reference) with its interval and p (Holm-adjusted for several runs), a
+    verdict on each model against it: equivalent, not equivalent, worse or too few items
+    within ± --margin points, from a paired equivalence test, each model's decode
     speed and time to first token alone, throughput at its slots, wait for a slot, peak
     memory, load time and file size, and how each run's numbers were made.
 
     \b
     medexam runs compare 3 4 5
     medexam runs compare 3 4 --json
+    medexam runs compare 3 4 --margin 3 --reference smollm2
     """
-    from engine.experiments.compare import chart_format, compare_runs, drawn_size, format_compare
+    from engine.experiments.compare import compare_runs, format_compare
+    from engine.experiments.size_chart import chart_format, drawn_size
 
     kind = chart_format(chart) if chart else None  # a suffix it cannot write: said at once
-    result = compare_runs(app.store, list(run_ids), people=not no_person)
+    result = compare_runs(
+        app.store, list(run_ids), people=not no_person, margin=margin, reference=reference
+    )
     if chart and kind:
         drawn = drawn_size(result["chart"], kind)
         if not drawn:

@@ -8,8 +8,13 @@ accuracy and patient and doctor F1 for a consultation) with its 95% interval, th
 difference from the top model (the highest first metric) with its interval and p
 (Newcombe's interval and McNemar's exact p for right/wrong, a paired bootstrap for other
 scores; with more than one run compared with the top model, their p adjusted by Holm's
-method), what the model cost the run as the run loop recorded it (:mod:`engine.models.usage`):
-its decode speed and time to first token alone, its throughput at its slots, the time answers
+method), a verdict on each model against the reference (the top model, or one named) from
+a paired equivalence test of the first metric when it is right/wrong
+(:mod:`engine.reports.equivalence`: ``equivalent``, ``not equivalent``, ``worse`` or
+``too few items`` within ± ``margin`` points, with the difference the items would detect
+and the items that would settle it), what the model cost the run as the run loop recorded
+it (:mod:`engine.models.usage`): its decode speed and time to first token alone, its
+throughput at its slots, the time answers
 waited for a slot, peak memory (RAM and GPU), load time and file size; and how each run's
 numbers were made (:mod:`engine.reports.provenance`). A person's run on the same items (a
 student's or a clinician's own answers) is a row too. Intervals and p from fewer than
@@ -29,11 +34,19 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity, metric_label
-from engine.errors import UnknownFormat, UserError
+from engine.errors import UserError
+from engine.experiments.size_chart import size_chart
+from engine.experiments.verdicts import (
+    judge,
+    reference_name,
+    reference_run,
+    verdict_note,
+    verdict_text,
+)
+from engine.reports.equivalence import MARGIN
 from engine.reports.stats import (
     METHODS,
     MIN_ITEMS,
@@ -45,8 +58,6 @@ from engine.reports.stats import (
 )
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -153,10 +164,20 @@ def _usage(run: Row) -> JSONDict:
     return found if isinstance(found, dict) else {}
 
 
-def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSONDict:
+def compare_runs(
+    store: Store,
+    run_ids: list[int],
+    people: bool = True,
+    margin: float = MARGIN,
+    reference: str | None = None,
+) -> JSONDict:
     """Runs ``run_ids`` compared on the items they all answered (see the module): JSON-ready,
-    ``{activity, dataset, items, metrics, best, rows, chart, notes}``. With ``people`` the
-    newest person's run on the same data set that answered those items joins as a row."""
+    ``{activity, dataset, items, metrics, best, reference, margin, rows, chart, notes}``.
+    With ``people`` the newest person's run on the same data set that answered those items
+    joins as a row. Each run is paired with ``reference`` (a model's name or a run's id;
+    by default the best) and judged equivalent or not within ± ``margin`` points."""
+    if not 0 < margin < 100:
+        raise CompareError(f"the margin is in points between 0 and 100, not {margin:g}")
     runs = _runs(store, run_ids)
     answers = {int(r["id"]): {str(a["item_key"]): a for a in store.answers(int(r["id"]))}
                for r in runs}  # fmt: skip
@@ -176,10 +197,13 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
     models = [r for r in runs if r.get("runner") != "person"] or runs  # people only: them
     lead = metrics[0] if metrics else None
     top = max(models, key=lambda r: _mean(values[lead.key][int(r["id"])]) if lead else 0)
-    rows = [_row(store, r, answers, values, metrics, top, len(keys)) for r in runs]
+    ref = reference_run(runs, reference) if reference else top
+    rows = [_row(store, r, answers, values, metrics, ref, len(keys)) for r in runs]
     for row in rows:
+        row["best"] = row["run_id"] == int(top["id"])  # the top one; above chance: below
+        judge(row, values, lead, int(ref["id"]), margin)
         row["trial_runs"] = sets.get(row["run_id"], [row["run_id"]])
-        if len(row["trial_runs"]) > 1 or top["id"] in sets:
+        if len(row["trial_runs"]) > 1 or ref["id"] in sets:
             _clustered(row)
     _adjust(rows, metrics)
     best = _above_chance(runs, rows, values, metrics)
@@ -193,7 +217,9 @@ def compare_runs(store: Store, run_ids: list[int], people: bool = True) -> JSOND
         },
         "metrics": [{"key": m.key, "label": m.label, "percent": m.percent} for m in metrics],
         "best": best,
-        "reference": int(top["id"]),
+        "top": int(top["id"]),
+        "reference": int(ref["id"]),
+        "margin": margin,
         "chance": _chance_of(runs[0], lead.key) if lead else None,
         "rows": rows,
         "min_items": MIN_ITEMS,
@@ -304,26 +330,26 @@ def _row(
     answers: dict[int, dict[str, Row]],
     values: dict[str, dict[int, dict[str, float]]],
     metrics: list[Metric],
-    best: Row,
+    ref: Row,
     n: int,
 ) -> JSONDict:
     from engine.reports.label import run_label
     from engine.reports.provenance import how_made
 
-    run_id, best_id = int(run["id"]), int(best["id"])
+    run_id, ref_id = int(run["id"]), int(ref["id"])
     scores: JSONDict = {}
     paired: JSONDict = {}
     for m in metrics:
-        mine, theirs = values[m.key][run_id], values[m.key][best_id]
+        mine, theirs = values[m.key][run_id], values[m.key][ref_id]
         binary = _right_wrong([mine, theirs], m)
         scores[m.key] = _score_cell(mine, binary, m)
-        if run_id != best_id:
+        if run_id != ref_id:
             both = [k for k in mine if k in theirs]
             top = 100.0 if m.percent else 1.0
             diff = paired_difference(
                 [theirs[k] for k in both], [mine[k] for k in both], binary, top=top
             )
-            paired[m.key] = {**diff, "vs": best_id}
+            paired[m.key] = {**diff, "vs": ref_id}
     usage = _usage(run)
     person = run.get("runner") == "person"
     return {
@@ -333,7 +359,7 @@ def _row(
         "label": run_label(run),
         "answered": len(answers[run_id]),
         "items": n,
-        "best": run_id == best_id,
+        "reference": run_id == ref_id,
         "scores": scores,
         "paired": paired or None,
         "tokens_per_s": usage.get("tokens_per_s"),
@@ -365,21 +391,6 @@ def _score_cell(values: dict[str, float], binary: bool, metric: Metric) -> JSOND
     return {"low": None, "high": None, "too_few": False, **cell, "n": len(values)}
 
 
-def size_chart(result: JSONDict) -> JSONDict:
-    """Quality per size: each model run's file size (bytes) against its first metric with
-    its interval (``{title, axis, points}``; no point for a run whose size is unknown)."""
-    lead = result["metrics"][0] if result["metrics"] else None
-    points = []
-    for row in result["rows"]:
-        cell = (row["scores"] or {}).get(lead["key"]) if lead else None
-        if cell is None or not row.get("file_size"):
-            continue
-        quant = f" {row['quantization']}" if row.get("quantization") else ""
-        points.append({"name": f"{row['model']}{quant}", "size": row["file_size"], **cell})
-    axis = f"{lead['label']}{' (%)' if lead and lead['percent'] else ''}" if lead else ""
-    return {"title": f"{axis} against file size", "axis": axis, "points": points}
-
-
 def _notes(result: JSONDict) -> list[str]:
     items = result["items"]
     notes = []
@@ -391,13 +402,14 @@ def _notes(result: JSONDict) -> list[str]:
         )
     notes.append(
         "Brackets: 95% interval. Right/wrong scores (every item 0 or 100%): "
-        f"{METHODS['wilson']} for a score; Δ, the paired difference from the top model "
-        f"(#{result['reference']}) on the same items, with {METHODS['newcombe']} and the p of "
+        f"{METHODS['wilson']} for a score; Δ, the paired difference from the "
+        f"{reference_name(result)} on the same items, with {METHODS['newcombe']} and the p of "
         f"{METHODS['McNemar']}. Other scores: a bootstrap's interval, and "
         f"{METHODS['paired bootstrap']} for Δ and p. A bootstrap needs {MIN_ITEMS} items: "
         f"below, '{TOO_FEW}'. The table shows the paired test of the first score; --json "
         "gives every score's."
     )
+    notes.append(verdict_note(result))
     for row in result["rows"]:
         ids = row.get("trial_runs") or []
         if len(ids) > 1:
@@ -516,7 +528,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         headers.append(names[m["key"]] + (" (%)" if m["percent"] else ""))
     lead = metrics[:1]  # the text shows the paired test of the first; JSON of every one
     for m in lead:
-        headers += [f"Δ {names[m['key']]}", "p"]
+        headers += [f"Δ {names[m['key']]}", "p", f"Verdict (± {result['margin']:g})"]
     headers += ["vs chance", "No answer (%)", "Cut off (%)"]
     headers += [header for _, header, _ in SPEEDS]
     headers += ["RAM peak", "GPU", "Load (s)", "File"]
@@ -529,13 +541,14 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
         for m in lead:
             diff = (r["paired"] or {}).get(m["key"])
-            if r["best"]:
-                cells += ["best", ""]
+            if r["reference"]:
+                cells += ["best" if r["best"] else "ref", ""]
             elif diff is None:
-                cells += ["ref" if r["run_id"] == result.get("reference") else "–", "–"]
+                cells += ["–", "–"]
             else:
                 cell = {k: diff[k] for k in ("low", "high", "too_few")}
                 cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+            cells.append(verdict_text(r))
         cells += [_chance_cell(r), _no_answer_cell(r), _number(r.get("cut_off"))]
         memory = r.get("memory") or {}
         cells += [_number(r.get(key), digits) for key, _, digits in SPEEDS]
@@ -547,82 +560,3 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         ]
         rows.append(cells)
     return headers, rows
-
-
-def size_svg(chart: JSONDict) -> str:
-    """The quality-per-size chart as SVG text (matplotlib, as the reports draw): each model
-    a point at its file size (MiB, log scale) with its score's 95% interval; points are not
-    joined, as different models make no trend. "" without a point."""
-    return drawn_size(chart, "svg").decode("utf-8")
-
-
-def size_png(chart: JSONDict) -> bytes:
-    """The quality-per-size chart as PNG bytes (as the app shows it); b"" without a point."""
-    return drawn_size(chart, "png")
-
-
-#: The formats the quality-per-size chart is written in, by a file's suffix.
-CHART_SUFFIXES = {".svg": "svg", ".png": "png"}
-
-
-def chart_format(path: str | Path) -> str:
-    """The format a chart file's suffix names (``svg`` or ``png``); :class:`UnknownFormat`
-    for any other."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in CHART_SUFFIXES:
-        given = f"a {suffix} file" if suffix else "a file without a suffix"
-        raise UnknownFormat(
-            f"the chart is written as SVG or PNG, not {given}: name a .svg or .png file"
-        )
-    return CHART_SUFFIXES[suffix]
-
-
-def drawn_size(chart: JSONDict, kind: str) -> bytes:
-    """The quality-per-size chart (:func:`size_svg`) as the bytes of a ``kind`` file (a
-    format of :data:`CHART_SUFFIXES`); b"" without a point."""
-    import io
-
-    import matplotlib
-
-    from engine.reports.charts import drawable
-
-    if not chart["points"]:
-        return b""
-    with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
-        fig = _size_figure(drawable(chart))
-        if kind == "svg":
-            from engine.reports.charts import svg
-
-            return svg(fig).encode("utf-8")
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=90)
-        return out.getvalue()
-
-
-def _size_figure(chart: JSONDict) -> Figure:
-    from engine.reports.charts import figure
-
-    points = chart["points"]
-    fig = figure(3.8)
-    ax = fig.add_subplot()
-    for p in points:
-        x = p["size"] / 2**20
-        low = p["value"] - p["low"] if p.get("low") is not None else 0
-        high = p["high"] - p["value"] if p.get("high") is not None else 0
-        ax.errorbar([x], [p["value"]], yerr=[[low], [high]], fmt="o", capsize=4, color="#1d4ed8")
-        ax.annotate(p["name"], (x, p["value"]), textcoords="offset points", xytext=(6, 4),
-                    fontsize=8)  # fmt: skip
-    from matplotlib.ticker import FuncFormatter
-
-    ax.set_xscale("log")
-    plain = FuncFormatter(lambda v, _pos: f"{v:g}")  # 100, 200: no math text
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
-    ax.margins(x=0.3)
-    if chart["axis"].endswith("(%)"):
-        ax.set_ylim(0, 100)
-    ax.set_xlabel("File size (MiB)")
-    ax.set_ylabel(chart["axis"])
-    ax.grid(color="#e5e7eb")
-    ax.set_title(chart["title"], fontsize=10)
-    return fig

@@ -89,7 +89,7 @@ class Preset:
     """A paper's protocol as a grid: ``cells(request)`` lists its runs; ``report`` is a
     :class:`engine.registry.Lazy` reference to ``(store, experiment) → {"tables", "charts"}``
     drawing the paper's tables and figures from them; ``summary`` one to ``(store,
-    experiment) → (JSON, text)`` that ``experiment run`` and ``show`` print after the runs (None: nothing
+    experiment, **options) → (JSON, text)`` (options such as compare-models' margin) that ``experiment run`` and ``show`` print after the runs (None: nothing
     yet); ``dataset_hint`` says what data set it wants."""
 
     name: str
@@ -98,7 +98,7 @@ class Preset:
     cells: Callable[[Request], list[Cell]]
     report: Lazy[Callable[[Store, JSONDict], JSONDict]] | None = None
     dataset_hint: str = ""
-    summary: Lazy[Callable[[Store, JSONDict], tuple[JSONDict, str] | None]] | None = None
+    summary: Lazy[Callable[..., tuple[JSONDict, str] | None]] | None = None
 
 
 @dataclass

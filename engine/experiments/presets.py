@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
 from engine.registry import FUNCTION, Lazy, register_preset
+from engine.reports.equivalence import MARGIN
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
@@ -32,16 +33,19 @@ def _finished(experiment: JSONDict) -> list[int]:
     return [int(c["run_id"]) for c in experiment["cells"] if c["status"] == "finished"]
 
 
-def compare_summary(store: Store, experiment: JSONDict) -> tuple[JSONDict, str] | None:
+def compare_summary(
+    store: Store, experiment: JSONDict, margin: float = MARGIN, reference: str | None = None
+) -> tuple[JSONDict, str] | None:
     """The comparison of the experiment's finished runs
-    (:func:`engine.experiments.compare.compare_runs`) and its text table; None before two
-    runs finished."""
+    (:func:`engine.experiments.compare.compare_runs`, each model judged against
+    ``reference`` within ± ``margin`` points) and its text table; None before two runs
+    finished."""
     from engine.experiments.compare import compare_runs, format_compare
 
     ids = list(dict.fromkeys(_finished(experiment)))
     if len(ids) < 2:
         return None
-    result = compare_runs(store, ids)
+    result = compare_runs(store, ids, margin=margin, reference=reference)
     return result, format_compare(result)
 
 
@@ -51,9 +55,11 @@ def _number(value: Any) -> float | None:
 
 def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The comparison as a report table: each model's scores with their intervals, the
-    paired difference of the first from the top model with its p, whether each is above
-    chance, its replies without an answer, speed and memory."""
+    paired difference of the first from the reference (the top model, or one named) with
+    its p and each model's verdict against it, whether each is above chance, its replies
+    without an answer, speed and memory."""
     from engine.experiments.compare import SPEEDS
+    from engine.experiments.verdicts import verdict_text
     from engine.reports.shapes import table
 
     found = compare_summary(store, experiment)
@@ -68,13 +74,14 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
         cells: list[TableCell] = [f"#{r['run_id']}", str(r["model"]), r["items"]]
         scores = [r["scores"].get(m["key"]) for m in metrics]
         cells += [{**c, "n": None} if c else None for c in scores]  # their n: Items
-        if r["best"]:
-            cells += ["best", None]
+        if r["reference"]:
+            cells += ["best" if r["best"] else "ref", None]
         elif diff is None:
             cells += [None, None]
         else:
             shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
             cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
+        cells.append(verdict_text(r))
         chance, shares = r.get("chance"), r.get("no_answer")
         cells += [
             None if not chance else ("above" if chance["above"] else "not above"),
@@ -93,7 +100,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     name = metrics[0]["label"] if metrics else ""
     columns = ["Run", "Model", "Items"]
     columns += [m["label"] + (" (%)" if m.get("percent") else "") for m in metrics]
-    columns += [f"Δ {name} from the top", "p", "vs chance", "p (vs chance)"]
+    columns += [f"Δ {name} from the reference", "p", f"Verdict (± {result['margin']:g} points)"]
+    columns += ["vs chance", "p (vs chance)"]
     columns += ["No answer (%)", "Cut off (%)", *(header for _, header, _ in SPEEDS)]
     columns += ["RAM peak (MiB)", "Load (s)"]
     title = f"Models compared on {result['dataset']}: {result['items']['shared']} items"

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.progress import Progress
+from engine.reports.equivalence import MARGIN
 from gui.widgets.common import (
     AppContext,
     Header,
@@ -133,6 +134,7 @@ class CompareScreen(QWidget):
         self.timer.timeout.connect(lambda: self.isVisible() and self.reload())
         self.models.itemChanged.connect(lambda _item: self._buttons())
         self.picker.activated.connect(lambda _i: self._picked())
+        self.margin.valueChanged.connect(lambda _v: self._show(self._experiment()))
         self.progress.stop_clicked.connect(self.stop)
         ctx.models_changed.append(self.reload_models)
         ctx.data_changed.append(self.reload_datasets)
@@ -155,6 +157,9 @@ class CompareScreen(QWidget):
         self.limit = spin_box(0, 100_000, 0, "All")
         right.addLayout(form_row("Data set", self.datasets, "The items every model answers"))
         right.addLayout(form_row("Items", self.limit, "Only the first N items (All: every one)"))
+        self.margin = spin_box(1, 50, int(MARGIN), suffix=" points")
+        tip = "Each model is judged equivalent to the top model within ± this many accuracy points"
+        right.addLayout(form_row("Margin", self.margin, tip))
         self.compare_button = primary(button("Compare", self.compare, "Play every model's run"))
         self.go_button = button("Go on", self.go_on, "Play the runs it has not finished")
         buttons = QHBoxLayout()
@@ -333,13 +338,14 @@ class CompareScreen(QWidget):
 
         finished = [c for c in experiment["cells"] if c["status"] == "finished"]
         key = tuple((c["run_id"], repr(c["run"].get("summary"))) for c in finished)
+        key += (self.margin.value(),)
         if self.cached[0] != key:
-            found = compare_summary(self.ctx.store, experiment)
+            found = compare_summary(self.ctx.store, experiment, margin=self.margin.value())
             self.cached = (key, found[0] if found else None)
         return self.cached[1]
 
     def _chart(self, result: dict[str, Any] | None) -> None:
-        from engine.experiments.compare import size_png
+        from engine.experiments.size_chart import size_png
 
         png = size_png(result["chart"]) if result else b""
         if not png:
