@@ -192,7 +192,7 @@ def marked(correct: int | None) -> str:
 
 
 def _side_line(name: str, run: Row, s: Side) -> str:
-    from engine.reports.render import fmt_number
+    from engine.text.columns import fmt_number
 
     said = s.chosen if (s.chosen or "").strip() else no_answer_text(s.why)
     right = marked(s.correct)

@@ -404,7 +404,7 @@ def _m13_dataset_fingerprints(db: sqlite_utils.Database) -> None:
     its data set's items when it started, so a run is never taken as one of a data set
     replaced by other items since (reused, counted finished, reported as of its items).
     Runs stored before are taken to be of their data set as it is now."""
-    from engine.store import items_fingerprint
+    from engine.fingerprint import items_fingerprint
 
     db.execute("ALTER TABLE datasets ADD COLUMN fingerprint TEXT")
     db.execute("ALTER TABLE runs ADD COLUMN dataset_fingerprint TEXT")

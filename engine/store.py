@@ -46,6 +46,7 @@ from engine.dbfile import (
     open_database,
     release,
 )
+from engine.fingerprint import items_fingerprint
 from engine.owner import current_owner, host, owner_alive
 from engine.paths import default_db_path
 from engine.scorerows import ScoreRows
@@ -70,18 +71,6 @@ def owned_view(row: dict[str, Any], columns: Iterable[str] = JSON_COLUMNS) -> di
     if out.get("status") == "running" and owner_alive(out) is False:
         out["status"] = "interrupted"
     return out
-
-
-def items_fingerprint(rows: Iterable[tuple[str, str]]) -> str:
-    """A data set's fingerprint: a digest of its items' keys and stored contents (JSON), in
-    order. A run stores its data set's (``dataset_fingerprint``) when it starts, so a data
-    set replaced by other items since is told apart (:meth:`Store.items_changed`)."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for key, data in rows:
-        digest.update(f"{key}\0{data}\n".encode())
-    return digest.hexdigest()[:32]
 
 
 def check_path(path: str | Path | None = None) -> None:

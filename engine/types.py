@@ -43,7 +43,9 @@ class DatasetRow(TypedDict):
     created: str
     n_items: int
     meta: JSONDict
-    fingerprint: str | None  # of its items' keys and contents (engine.store.items_fingerprint)
+    fingerprint: (
+        str | None
+    )  # of its items' keys and contents (engine.fingerprint.items_fingerprint)
 
 
 class RunRow(TypedDict):

@@ -1,6 +1,6 @@
 """The patient audited: of the patient's replies in a consultation, the statements that match
 no fact of the case (possibly made up: measured by word overlap, labelled so — a statement
-whose content words are less than :data:`SUPPORT` covered by every fact is unsupported) and
+whose content words are less than :data:`~engine.consult.requirements.SUPPORT` covered by every fact is unsupported) and
 the replies not in a patient's own voice (a reply that speaks as an assistant, a refusal
 included, or as the doctor; its sentences are not counted as statements). Leakage, the facts told unasked, is the dialogue scorer's.
 
@@ -14,59 +14,30 @@ included, or as the doctor; its sentences are not counted as statements). Leakag
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from engine.consult.text import UNKNOWN_PHRASES, content_words, lay_words
+from engine.consult.requirements import (
+    CATEGORIES,
+    fact_words,
+    read_reply,
+    statements,
+    supported,
+    voice,
+)
+from engine.consult.text import UNKNOWN_PHRASES
 
 if TYPE_CHECKING:
     from engine.consult.cases import Case
     from engine.store import Store
     from engine.types import JSONDict
 
-#: The share of a statement's content words a fact must cover for the statement to be
-#: supported by the case.
-SUPPORT = 0.3
-#: A sentence ends at Chinese punctuation, at Latin punctuation before a space or the end
-#: (not inside "38.5"), or at a line break.
-_SENTENCES = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)|\n+")
-
 
 def off_voice(reply: str) -> bool:
     """Whether a reply is not in a patient's voice
     (:func:`engine.consult.requirements.voice`: an assistant's, a doctor's, a record's, in
     the third person, a refusal, an apology)."""
-    from engine.consult.requirements import voice
-
     return voice(reply) != "ok"
-
-
-def statements(text: str) -> list[str]:
-    """The sentences of a reply (Latin or Chinese punctuation), empty ones left out."""
-    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
-
-
-@lru_cache(maxsize=4096)
-def fact_words(text: str, language: str) -> frozenset[str]:
-    """The content words of a fact and of the everyday words a patient says it in
-    ("dysuria": "pain when peeing"; "non-smoker": "smoke")."""
-    from engine.consult.contradict import SAME
-
-    words = content_words(text, language)
-    if language == "en":
-        words += content_words(lay_words(text), language)
-    return frozenset(words + [SAME[w] for w in words if w in SAME])
-
-
-def supported(sentence: str, facts: Sequence[frozenset[str]], language: str) -> bool | None:
-    """Whether some fact covers :data:`SUPPORT` of the sentence's content words (None for a
-    sentence without any: a greeting, "yes")."""
-    words = set(content_words(sentence, language))
-    if not words:
-        return None
-    return any(len(words & f) / len(words) >= SUPPORT for f in facts)
 
 
 #: The share of a consultation's replies that break each requirement
@@ -90,8 +61,6 @@ def readings(case: Case, turns: Sequence[JSONDict]) -> list[JSONDict]:
     """Each reply of the patient (the opening request left out), with the question it
     answers and how it reads against each requirement
     (:func:`engine.consult.requirements.read_reply`)."""
-    from engine.consult.requirements import read_reply
-
     questions = {
         int(t.get("turn") or 0): str(t.get("text") or "")
         for t in turns
@@ -144,8 +113,6 @@ def tally(read: Sequence[JSONDict]) -> JSONDict:
     """Replies read (:func:`readings`, of one consultation or many) summed up per
     requirement: how many break it, the share, how many of each kind, and one reply that
     breaks it (of its most common kind) as the example."""
-    from engine.consult.requirements import CATEGORIES
-
     out: JSONDict = {"replies": len(read), "categories": {}}
     for category in CATEGORIES:
         broken = [r for r in read if r[category] != "ok"]
@@ -190,8 +157,6 @@ def run_audit(store: Store, run_id: int) -> JSONDict:
 def tally_lines(found: JSONDict) -> list[str]:
     """:func:`tally`'s findings as lines for a person: per requirement, the replies that
     break it, its kinds and one example."""
-    from engine.consult.requirements import CATEGORIES
-
     n = int(found.get("replies") or 0)
     lines = []
     for category, kinds in CATEGORIES.items():

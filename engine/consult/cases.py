@@ -339,6 +339,12 @@ def ensure_sample(store: Store) -> str:
     return SAMPLE_DATASET
 
 
+def reference(case: Case) -> str:
+    """The case's answer in words: the diagnosis, or the text of the right option."""
+    task = case.task
+    return task.options.get(task.answer, task.answer) if task.kind == "mcq" else task.diagnosis
+
+
 def explained(run: Row, item: Case | JSONDict, answer: Row) -> Explained | None:
     """What a rater reads of a consultation's final answer given in words: the task, the
     gold answer, and the doctor's reply (none when the reply is only a letter)."""

@@ -24,7 +24,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.consult.cases import Case
+from engine.consult.cases import Case, reference
+from engine.consult.verdicts import JUDGE as NAME
+from engine.consult.verdicts import VERDICTS, corrected_verdicts
 from engine.ratings.judge import ask, json_object
 from engine.scoring import Context, ScoreValue, Value, scorer
 
@@ -35,10 +37,8 @@ if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import JSONDict, Row
 
-NAME = "consult.diagnosis-judge"
 #: Raised whenever the prompt or how the reply is read change (the scorer's version).
 PROMPT_VERSION = 3
-VERDICTS = {"correct": 1.0, "partly": 0.5, "wrong": 0.0}
 MAX_TOKENS = 96
 REPLY_CHARS = 1000
 
@@ -108,12 +108,6 @@ def parse_verdict(text: str) -> tuple[str, str] | None:
     if len(words) != 1:
         return None
     return words.pop(), text.strip()
-
-
-def reference(case: Case) -> str:
-    """The case's answer in words: the diagnosis, or the text of the right option."""
-    task = case.task
-    return task.options.get(task.answer, task.answer) if task.kind == "mcq" else task.diagnosis
 
 
 @scorer(
@@ -230,8 +224,6 @@ def judged_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
                          s["letter_accuracy"], s["agreement"], s["kappa"]])  # fmt: skip
     if not rows:
         return []
-    from engine.consult.verdicts import corrected_verdicts
-
     corrected = corrected_verdicts(store, [int(r) for r in run_ids])
     headers = ["Run", "Setting", "Judge", "Judged", "Unparsed", "Correct (%)", "Partly (%)",
                "Wrong (%)", "String match (%)", "Letter right (%)", "Agreement (%)", "κ"]  # fmt: skip

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.consult.text import (
@@ -272,10 +273,43 @@ def _whole(c: Contradiction, case: Case, reply: str, question: str) -> bool:
     return any(word & item and item <= own for item in items)
 
 
+#: The share of a statement's content words a fact must cover for the statement to be
+#: supported by the case.
+SUPPORT = 0.3
+#: A sentence ends at Chinese punctuation, at Latin punctuation before a space or the end
+#: (not inside "38.5"), or at a line break.
+_SENTENCES = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)|\n+")
+
+
+def statements(text: str) -> list[str]:
+    """The sentences of a reply (Latin or Chinese punctuation), empty ones left out."""
+    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
+
+
+@lru_cache(maxsize=4096)
+def fact_words(text: str, language: str) -> frozenset[str]:
+    """The content words of a fact and of the everyday words a patient says it in
+    ("dysuria": "pain when peeing"; "non-smoker": "smoke")."""
+    from engine.consult.contradict import SAME
+
+    words = content_words(text, language)
+    if language == "en":
+        words += content_words(lay_words(text), language)
+    return frozenset(words + [SAME[w] for w in words if w in SAME])
+
+
+def supported(sentence: str, facts: Sequence[frozenset[str]], language: str) -> bool | None:
+    """Whether some fact covers :data:`SUPPORT` of the sentence's content words (None for a
+    sentence without any: a greeting, "yes")."""
+    words = set(content_words(sentence, language))
+    if not words:
+        return None
+    return any(len(words & f) / len(words) >= SUPPORT for f in facts)
+
+
 def _made_up(case: Case, reply: str) -> bool:
     """Whether a statement of ``reply`` matches no fact of the case (word overlap; a reply in
     another language than the case's cannot be read so)."""
-    from engine.consult.audit import fact_words, statements, supported
     from engine.consult.contradict import SEX
 
     if (language_of(reply) == "zh") != (case.language == "zh"):

@@ -5,8 +5,7 @@ the case's facts, questions, lengths, diversity, leakage) from the stored turns.
 
 from __future__ import annotations
 
-from engine.consult.cases import Case
-from engine.consult.judging import reference
+from engine.consult.cases import Case, reference
 from engine.consult.metrics import (
     DIVERSITY_KINDS,
     SUMMARY_KEYS,

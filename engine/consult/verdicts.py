@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.consult.judging import NAME as JUDGE
-from engine.consult.judging import VERDICTS
 from engine.errors import UserError
 from engine.scoring import Context, Scored, ScoreValue, Value, scorer
 
@@ -26,7 +24,11 @@ if TYPE_CHECKING:
     from engine.store import Store
     from engine.types import Row
 
+#: The judge model's scorer (:mod:`engine.consult.judging`) and people's.
+JUDGE = "consult.diagnosis-judge"
 PEOPLE = "consult.diagnosis-rating"
+#: Each verdict, judge's or person's, as the share of the diagnosis right.
+VERDICTS = {"correct": 1.0, "partly": 0.5, "wrong": 0.0}
 #: The half-width (points of the share right) "more verdicts" aims the interval at.
 HALF_WIDTH = 10.0
 TITLE = "Diagnosis verdicts corrected by people's (prediction-powered)"
@@ -64,8 +66,7 @@ def _judged(store: Store, run_ids: Sequence[int], scorer_name: str) -> dict[str,
 def to_judge(store: Store, run_id: int, rater: str) -> list[ToJudge]:
     """The answers of run ``run_id`` a judge gave a verdict on and ``rater`` has not, those
     drawn at random first."""
-    from engine.consult.cases import Case
-    from engine.consult.judging import reference
+    from engine.consult.cases import Case, reference
     from engine.ratings.draw import drawn
 
     judged = {k for found in _judged(store, [run_id], JUDGE).values() for _r, k in found}

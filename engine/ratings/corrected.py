@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.ratings.perspectives import KEYS, NAMES
+from engine.ratings.rated import Answer, Ratings, pool_sources
 from engine.reports.ppi import PPIMean, more_ratings, ppi_mean
 from engine.reports.stats import MIN_ITEMS
 
 if TYPE_CHECKING:
-    from engine.ratings.table import Answer, Ratings
     from engine.reports.shapes import Cell, Table
     from engine.types import Row
 
@@ -30,8 +30,6 @@ TITLE = "Judge ratings corrected by people's (prediction-powered)"
 
 def people_means(ratings: Ratings) -> dict[Answer, dict[str, float]]:
     """Each answer people rated: per perspective the mean of its raters' ratings."""
-    from engine.ratings.table import pool_sources
-
     found = pool_sources(ratings.people)
     return {a: {k: sum(v) / len(v) for k, v in keys.items() if v} for a, keys in found.items()}
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import UnknownFormat
 from engine.reports.stats import TOO_FEW
-from engine.text.columns import markdown_rule, numeric_header, visible
+from engine.text.columns import fmt_number, markdown_rule, numeric_header, visible
 from engine.text.sheets import csv_text
 
 if TYPE_CHECKING:
@@ -19,19 +19,6 @@ if TYPE_CHECKING:
     from engine.types import JSONValue
 
 FORMATS = ("text", "md", "csv", "html", "json")
-
-
-def fmt_number(value: JSONValue, missing: str = "–") -> str:
-    """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one."""
-    if value is None:
-        return missing
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
-    return str(value)
 
 
 def fmt_together(*values: JSONValue) -> list[str]:

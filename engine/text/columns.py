@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
+
+if TYPE_CHECKING:
+    from engine.types import JSONValue
 
 #: C0 and C1 controls, DEL, and the marks that reorder text (bidirectional overrides and
 #: isolates, line and paragraph separators): what a terminal acts on instead of showing.
@@ -93,6 +97,19 @@ def pad(text: str, width: int, right: bool = False) -> str:
     """``text`` padded with spaces to ``width`` display columns (on the left if ``right``)."""
     fill = " " * max(0, width - display_width(text))
     return fill + text if right else text + fill
+
+
+def fmt_number(value: JSONValue, missing: str = "–") -> str:
+    """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one."""
+    if value is None:
+        return missing
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
+    return str(value)
 
 
 def numeric(text: str) -> bool:
