@@ -12,7 +12,7 @@ Hamming score (``|guess ∩ gold| / |guess ∪ gold|``) its mean over the subset
 >>> single_answer_chance([{"options": ["a", "b", "c", "d", "e"]}])
 20.0
 >>> multi_answer_chance([{"a"}], "abcde")
-{'hamming': 20.0, 'emr': 3.23}
+(20.0, 3.23)
 >>> round(above_chance(16, 30, 0.2), 4)
 0.0001
 """
@@ -41,9 +41,12 @@ def _subsets(letters: str) -> tuple[frozenset[str], ...]:
     return tuple(frozenset(c) for n in range(1, len(letters) + 1) for c in combinations(letters, n))
 
 
-def multi_answer_chance(golds: Iterable[Collection[str]], letters: str) -> dict[str, float]:
-    """Expected Hamming score and EMR (percent, two decimals) of uniformly guessing a
-    non-empty subset of ``letters`` for each question, ``golds`` being its right options."""
+def multi_answer_chance(
+    golds: Iterable[Collection[str]], letters: str
+) -> tuple[float, float] | None:
+    """Expected Hamming score and exact match ratio, in that order (percent, two decimals),
+    of uniformly guessing a non-empty subset of ``letters`` for each question, ``golds``
+    being its right options; None without a question. The activity names them."""
     guesses = _subsets(letters)
     hamming = emr = 0.0
     n = 0
@@ -53,8 +56,8 @@ def multi_answer_chance(golds: Iterable[Collection[str]], letters: str) -> dict[
         emr += 1 / len(guesses)
         n += 1
     if not n:
-        return {}
-    return {"hamming": round(100 * hamming / n, 2), "emr": round(100 * emr / n, 2)}
+        return None
+    return round(100 * hamming / n, 2), round(100 * emr / n, 2)
 
 
 def above_chance(right: int, n: int, chance: float) -> float:

@@ -54,7 +54,7 @@ def consult_section(store: Store, runs: list[RunData]) -> Section:
         rows.append(
             [f"#{r.id}", r.label, r.run.get("dataset"), r.n]
             + [s.get(k) for k, _ in CONSULT_KEYS]
-            + [*answer_cells(s), r.share_cell(r.correct, r.n), *map(s.get, added)]
+            + [*answer_cells(s, "accuracy"), r.share_cell(r.correct, r.n), *map(s.get, added)]
         )
     main = table(
         "Consultations (Table 2 layout of the automatic evaluation framework)",

@@ -43,7 +43,7 @@ def _exam_main(runs: list[RunData]) -> Table:
     for r in runs:
         s = r.summary
         cells = [*head(r), r.n, r.share_cell(r.correct, r.n), *map(s.get, columns)]
-        rows.append([*cells, *answer_cells(s)])
+        rows.append([*cells, *answer_cells(s, "accuracy")])
     return table(
         "Accuracy and explanation ROUGE (ExplainCPE Table 8 layout)",
         [*HEAD, "Items", "Accuracy (%)", *columns.values(), *ANSWER_COLUMNS],

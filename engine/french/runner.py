@@ -71,7 +71,10 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     out["cut_off"] = cut_off_share(replied, len(replied))
     golds = [(a["extra"] or {}).get("gold") or [] for a in replied]
     chance = multi_answer_chance(golds, "".join(LETTERS))  # uniform guessing (engine.chance)
-    out["chance"] = chance | ({"accuracy": chance["emr"]} if chance else {})  # EMR over all
+    # accuracy (exact matches over all questions) is at chance the EMR
+    out["chance"] = (
+        {"hamming": chance[0], "emr": chance[1], "accuracy": chance[1]} if chance else {}
+    )
     out["own_passages_excluded"] = sum(bool(a["scores"].get("own_excluded")) for a in answers)
     out["oracle"] = bool(settings.get("oracle"))
     out["settings"] = settings

@@ -86,9 +86,10 @@ CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wils
 ANSWER_COLUMNS = ["No answer (%)", "Cut off (%)", "Chance (%)"]
 
 
-def answer_cells(summary: Summary, chance: str = "accuracy") -> list[Cell]:
+def answer_cells(summary: Summary, chance: str) -> list[Cell]:
     """A run's :data:`ANSWER_COLUMNS`: its share of replies giving no answer (all reasons),
-    cut off by the token limit, and the chance level of its score ``chance``."""
+    cut off by the token limit, and the chance level of its score ``chance`` (the activity's
+    key)."""
     shares = summary.get("no_answer")
     total = round(sum(shares.values()), 1) if isinstance(shares, dict) else None
     level = summary.get("chance")
