@@ -116,8 +116,9 @@ def _decode_error(data: bytes) -> UnicodeDecodeError:
     raise ValueError("the bytes are UTF-8")
 
 
-class NotText(ValueError):
-    """Bytes that are not UTF-8 text; the message says what they look like."""
+class NotText(UserError, ValueError):
+    """Bytes given as text that are not UTF-8; the message says what they look like (the
+    caller names the file)."""
 
 
 def decode_text(data: bytes) -> str:
