@@ -379,15 +379,7 @@ class Lending:
         """:meth:`ModelPool.acquire` with these load settings (``load`` laid over them)."""
         return self.pool.acquire(name, load.over(self.load) if load is not None else self.load)
 
-    @contextlib.contextmanager
-    def lease(
-        self, name: str | None = None, load: LoadSettings | None = None
-    ) -> Iterator[PooledModel]:
-        model = self.acquire(name, load)
-        try:
-            yield model
-        finally:
-            model.close()
+    lease = ModelPool.lease  # acquire (this lending's), released on exit
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pool, name)
