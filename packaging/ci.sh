@@ -8,6 +8,7 @@
 # connection tracing (scripts/system_libs.sh --package: installed when run as root). The
 # build's own output goes to packaging/build/build.log (its last lines are printed when it
 # fails); the check's is printed. Prints the time each part took; exits 1 if either failed.
+# A passing build's files are removed afterwards (build.log stays).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
@@ -37,4 +38,9 @@ checked=$SECONDS
 status=0
 "$here/check.sh" || status=$?
 echo "ci.sh: set-up $((built - start)) s, build ${build_s} s, check $((SECONDS - checked)) s"
+# What a passing build wrote (some 4 GB: the app, its .deb and .tar.gz, PyInstaller's work
+# files) goes; a failing one's stays, to look into.
+if ((status == 0)); then
+    rm -rf "$here/dist" "$here/build/medexam"
+fi
 exit "$status"
