@@ -355,7 +355,7 @@ small_training() {
     "${medexam[@]}" french sample --json >/dev/null
     "${medexam[@]}" train french-reader --dataset frenchmedmcqa-sample --name check-reader \
         --retriever dense --corpus french-sample --epochs 1 --max-steps 2 --batch-size 2 \
-        --max-length 64 --json | grep -E '"(status|steps|step|loss)"' | sed -n 1,4p
+        --max-length 64 --json | grep -E '"(status|error|step|loss)"' | sed -n 1,4p
     "${medexam[@]}" train list --json | grep -q '"status": "finished"'
     app_run french run --dataset frenchmedmcqa-sample --reader check-reader --limit 1 --json
 }
