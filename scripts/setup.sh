@@ -34,9 +34,12 @@ LEAN="-DLLAVA_BUILD=OFF '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$LEAN_CMAKE'"
 PORTABLE="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 # ggml's Vulkan back end uses VK_EXT_layer_settings (vk::LayerSettingEXT…) without a version
 # guard: it needs Vulkan headers >= 1.3.272. Older system headers give way to Debian 13's.
+# First what the build needs at all (scripts/system_libs.sh --vulkan: installed when run as
+# root, otherwise the one command that does, and MEDEXAM_GPU=cpu as the way without them).
 vulkan_headers() {
+  "$root/scripts/system_libs.sh" --vulkan || exit 2
   local have
-  have=$(sed -n 's/^#define VK_HEADER_VERSION \([0-9]*\)$/\1/p' /usr/include/vulkan/vulkan_core.h 2>/dev/null)
+  have=$(sed -n 's/^#define VK_HEADER_VERSION \([0-9]*\)$/\1/p' /usr/include/vulkan/vulkan_core.h 2>/dev/null || true)
   if [ -n "${VULKAN_SDK:-}" ] || [ "${have:-0}" -ge 272 ]; then
     return
   fi
