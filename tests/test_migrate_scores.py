@@ -85,7 +85,10 @@ def test_each_model_run_summarised_afresh_gives_the_summary_it_stored(migrated):
         old = {k: v for k, v in runs[run_id]["summary"].items() if k not in VOLATILE}
         assert store.run(run_id)["summary"] == runs[run_id]["summary"]  # left as it was
         new = {k: v for k, v in summarize(store, run_id).items() if k not in VOLATILE}
-        assert new == old, run_id
+        # What summaries have said since the database was made: the no-answer shares by
+        # reason, the share cut off and the chance level.
+        assert set(new) - set(old) <= {"no_answer", "cut_off", "chance"}, run_id
+        assert {k: new[k] for k in old} == old, run_id
 
 
 def test_scoring_the_migrated_runs_again_changes_no_summary(migrated):
@@ -93,7 +96,8 @@ def test_scoring_the_migrated_runs_again_changes_no_summary(migrated):
     for run_id, r in runs.items():
         if r["runner"] == "person" or not r["summary"]:
             continue
-        old = {k: v for k, v in r["summary"].items() if k not in VOLATILE}
+        # Leakage counts each fact once since consult.dialogue v2 (v1 scored these runs).
+        old = {k: v for k, v in r["summary"].items() if k not in (*VOLATILE, "leakage")}
         again = rescore(store, run_id, force=True).summary
         assert {k: again[k] for k in old} == old, run_id
 

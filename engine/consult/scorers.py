@@ -83,6 +83,7 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
 
 @scorer(
     "consult.dialogue",
+    version=2,  # 2: a fact revealed or leaked twice counts once (leakage)
     activities=("consult",),
     keys=DIALOGUE_KEYS,
     metrics={
@@ -113,6 +114,7 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
 
 @scorer(
     "consult.patient-audit",
+    version=2,  # 2: honesty, strictness, everyday words and voice read as people labelled them
     activities=("consult",),
     keys=AUDIT_KEYS,
     metrics={  # when the audit was run (None when no case had anything to audit)
