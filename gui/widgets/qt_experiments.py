@@ -46,20 +46,6 @@ MAX_FIGURE_PX = 1000
 MAX_FIGURES = 4
 
 
-def _figure_png(chart: dict[str, Any]) -> bytes:
-    """A line chart as PNG bytes (the figure the report draws)."""
-    import io
-
-    import matplotlib
-
-    from engine.reports.charts import lines_figure
-
-    out = io.BytesIO()
-    with matplotlib.rc_context({"text.parse_math": False}):
-        lines_figure(chart).savefig(out, format="png", dpi=90)  # type: ignore[arg-type]
-    return out.getvalue()
-
-
 def _no_figure(experiment: dict[str, Any], lines: list[dict[str, Any]]) -> str:
     """Why ``experiment`` shows no figure (its line charts ``lines``, none with a point)."""
     if lines:
@@ -238,6 +224,8 @@ class ExperimentsScreen(QWidget):
         """The experiment's figures, one under the other, each as wide as its panels need
         (up to :data:`MAX_FIGURE_PX`, less where the panel is narrower); ``why`` there is
         none when there is none."""
+        from engine.reports.charts import chart_png
+
         self.no_figure.setText("" if charts else why)
         self.no_figure.setVisible(not charts)
         for n, label in enumerate(self.figures):
@@ -247,7 +235,7 @@ class ExperimentsScreen(QWidget):
                 continue
             panels = len({str(s.get("panel") or "") for s in charts[n]["series"]})
             pixmap = QPixmap()
-            pixmap.loadFromData(_figure_png(charts[n]))
+            pixmap.loadFromData(chart_png(charts[n], dpi=90))
             width = min(FIGURE_PX * max(1, panels), MAX_FIGURE_PX)
             label.show_image(
                 pixmap.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
