@@ -86,14 +86,20 @@ def test_explanations_are_rated_for_the_activities_that_explain_their_answers() 
 
 def test_a_chart_kind_is_drawn_by_what_registered_it() -> None:
     import engine.exam.section  # noqa: F401 - the exam's sections draw its reliability diagram
-    from engine.reports.charts import CHARTS, chart_svg, register_chart
+    from engine.reports.charts import CHARTS, chart_figure, chart_svg, figure, register_chart
 
     assert {"interval", "lines", "reliability"} <= set(CHARTS)
-    register_chart("dots", lambda chart: f"<svg>{len(chart['series'])} dots</svg>")
+
+    def dots(chart):
+        fig = figure(2)
+        fig.add_subplot().set_title(f"{len(chart['series'])} dots")
+        return fig
+
+    register_chart("dots", dots)
     try:
-        assert (
-            chart_svg({"kind": "dots", "title": "Dots", "series": [{}, {}]}) == "<svg>2 dots</svg>"
-        )
+        drawn = chart_figure({"kind": "dots", "title": "Dots", "series": [{}, {}]})
+        assert drawn is not None and drawn.axes[0].get_title() == "2 dots"
+        assert chart_svg({"kind": "dots", "title": "Dots", "series": [{}]}).startswith("<svg")
     finally:
         del CHARTS["dots"]
     with pytest.raises(ValueError, match="unknown chart kind 'dots'"):

@@ -256,6 +256,7 @@ def test_paired_interval_of_runs_compare_json_is_newcombes(db_path):
     assert (paired["low"], paired["high"]) == pytest.approx(expected)
     assert paired["p"] == pytest.approx(hand_mcnemar(4, 1)) and paired["adjusted"] is None
     assert any("Newcombe" in n for n in result["notes"])
+    assert any("peak, which includes each slot's cache" in n for n in result["notes"])
 
 
 def test_paired_interval_p_of_three_models_against_the_best_is_holm_adjusted(store):

@@ -170,5 +170,17 @@ def test_report_figures_replace_a_planted_link_instead_of_writing_through_it(
 
     assert (outside.read_text(encoding="utf-8") == "kept") if not dangling else not outside.exists()
     for figure in figures:
-        assert not figure.is_symlink() and figure.read_bytes().startswith(b"<svg")
+        magic = b"<svg" if figure.suffix == ".svg" else b"\x89PNG"
+        assert not figure.is_symlink() and figure.read_bytes().startswith(magic)
     assert sorted(folder.iterdir()) == figures  # no file left half-written beside them
+
+
+def test_report_figures_writes_png_as_well_as_svg_for_every_figure(hostile_run, tmp_path):
+    db, run_id, _name = hostile_run
+    folder = tmp_path / "figures"
+    result = medexam("--db", db, "report", str(run_id), "--figures", str(folder))
+    svgs = sorted(p.stem for p in folder.glob("*.svg"))
+    pngs = sorted(p.stem for p in folder.glob("*.png"))
+    assert svgs and svgs == pngs  # the run's interval chart too, not only line charts
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in folder.glob("*.png"))
+    assert result.count("wrote ") == len(svgs) * 2

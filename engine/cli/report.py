@@ -31,7 +31,7 @@ SUFFIX_FORMATS = {
 @click.option(
     "--figures",
     type=click.Path(file_okay=False),
-    help="Also write the report's figures into this folder (SVG; line charts as PNG too).",
+    help="Also write the report's figures into this folder (each as SVG and PNG).",
 )
 @click.option(
     "--format",

@@ -8,9 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.reports.charts import figure, register_chart, svg
+from engine.reports.charts import figure, register_chart
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from engine.reports.shapes import Chart
     from engine.reports.stats import ReliabilityBin
 
@@ -36,7 +38,7 @@ def reliability_bins(
     ]
 
 
-def reliability_svg(chart: Chart) -> str:
+def reliability_figure(chart: Chart) -> Figure:
     """A reliability diagram: each series' bins, mean confidence against the share right."""
     fig = figure(4.2)
     ax = fig.add_subplot()
@@ -55,7 +57,7 @@ def reliability_svg(chart: Chart) -> str:
     ax.grid(color="#e5e7eb")
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(chart["title"] + " (marker size: items in the bin)", fontsize=10)
-    return svg(fig)
+    return fig
 
 
-register_chart("reliability", reliability_svg)
+register_chart("reliability", reliability_figure)

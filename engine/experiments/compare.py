@@ -431,7 +431,9 @@ def _notes(result: JSONDict) -> list[str]:
         "and give the first token with the model to itself (what a chat user waits); "
         "throughput, tokens per second of the whole run with its slots decoding at once "
         "(what an evaluation gets); slot wait, the mean seconds an answer waited for a "
-        "slot. RAM: the model process's peak; GPU: its buffers on the GPU."
+        "slot. RAM: the model process's peak, which includes each slot's cache (the "
+        "context every slot keeps), so the same model takes more with more Slots; GPU: its "
+        "buffers on the GPU."
     )
     from engine.reports.provenance import made_text
 

@@ -1,4 +1,4 @@
-"""A report's charts drawn with matplotlib as inline SVG (no file, no network).
+"""A report's charts drawn with matplotlib as inline SVG or PNG (no file, no network).
 
 Two kinds every activity may use: ``interval`` (each run's score with its 95% interval) and
 ``lines`` (a score against a number, one line per series, each point with its 95% interval,
@@ -42,7 +42,14 @@ def svg(fig: Figure) -> str:
     return text[text.index("<svg") :]
 
 
-def interval_svg(chart: Chart) -> str:
+def png(fig: Figure, dpi: int = 150) -> bytes:
+    """The PNG bytes of ``fig``."""
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=dpi)
+    return out.getvalue()
+
+
+def interval_figure(chart: Chart) -> Figure:
     points = chart["points"]
     fig = figure(1.2 + ROW_IN * len(points))
     ax = fig.add_subplot()
@@ -58,7 +65,7 @@ def interval_svg(chart: Chart) -> str:
     ax.set_xlabel(chart["axis"])
     ax.grid(axis="x", color="#e5e7eb")
     ax.set_title(chart["title"], fontsize=10)
-    return svg(fig)
+    return fig
 
 
 def lines_figure(chart: Chart) -> Figure:
@@ -98,23 +105,19 @@ def lines_figure(chart: Chart) -> Figure:
     return fig
 
 
-def lines_svg(chart: Chart) -> str:
-    return svg(lines_figure(chart))
+#: A chart's kind → what draws its figure (:func:`register_chart`).
+CHARTS: dict[str, Callable[[Chart], Figure]] = {}
 
 
-#: A chart's kind → what draws it as SVG text (:func:`register_chart`).
-CHARTS: dict[str, Callable[[Chart], str]] = {}
-
-
-def register_chart(kind: str, draw: Callable[[Chart], str]) -> Callable[[Chart], str]:
-    """Draw the charts of ``kind`` with ``draw`` (again under the same kind replaces it);
-    return ``draw``."""
+def register_chart(kind: str, draw: Callable[[Chart], Figure]) -> Callable[[Chart], Figure]:
+    """Draw the charts of ``kind`` with ``draw``, a chart's matplotlib figure (again under
+    the same kind replaces it); return ``draw``."""
     CHARTS[kind] = draw
     return draw
 
 
-register_chart("interval", interval_svg)
-register_chart("lines", lines_svg)
+register_chart("interval", interval_figure)
+register_chart("lines", lines_figure)
 
 
 def drawable(value: Any) -> Any:
@@ -132,14 +135,26 @@ def drawable(value: Any) -> Any:
     return value
 
 
-def chart_svg(chart: Chart) -> str:
-    """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
+def chart_figure(chart: Chart) -> Figure | None:
+    """The figure of one chart of a report section (None when it has nothing to draw)."""
     import matplotlib
 
     draw = CHARTS.get(chart["kind"])
     if draw is None:
         raise ValueError(f"unknown chart kind {chart['kind']!r}")
     if not chart["points" if chart["kind"] == "interval" else "series"]:
-        return ""
+        return None
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math
         return draw(drawable(chart))
+
+
+def chart_svg(chart: Chart) -> str:
+    """The SVG text of one chart of a report section ("" when it has nothing to draw)."""
+    fig = chart_figure(chart)
+    return "" if fig is None else svg(fig)
+
+
+def chart_png(chart: Chart, dpi: int = 150) -> bytes:
+    """The PNG bytes of one chart of a report section (b"" when it has nothing to draw)."""
+    fig = chart_figure(chart)
+    return b"" if fig is None else png(fig, dpi)

@@ -1,7 +1,7 @@
 """An experiment's report: every run of it in its activity's layout (:func:`build_report`),
 led by a section of the experiment's own — its grid (each run's setting and status) and the
 tables and figures its preset draws (``Preset.report``: ExplainCPE's Table 8, Table 3 and
-Figure 3…). The figures can also be written as files (SVG, and PNG for line charts).
+Figure 3…). The figures can also be written as files (each as SVG and PNG).
 
 >>> report = experiment_report(store, 1)                          # doctest: +SKIP
 >>> Path("table8.html").write_text(render(report, "html"))       # doctest: +SKIP
@@ -107,29 +107,21 @@ def _slug(text: str) -> str:
 
 
 def write_figures(report: Report, folder: str | Path) -> list[str]:
-    """Write every chart of ``report`` into ``folder`` (made if need be) as SVG, and line
-    charts as PNG too, each a file of medexam's own (a link found in its place is replaced,
-    never written through: :func:`engine.paths.write_own`); the paths written."""
-    import io
-
-    import matplotlib
-
+    """Write every chart of ``report`` into ``folder`` (made if need be) as SVG and as PNG,
+    each a file of medexam's own (a link found in its place is replaced, never written
+    through: :func:`engine.paths.write_own`); the paths written."""
     from engine.paths import write_own
-    from engine.reports.charts import chart_svg, drawable, lines_figure
+    from engine.reports.charts import chart_figure, png, svg
 
     out_dir = Path(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     for section in report["sections"]:
         for n, chart in enumerate(section["charts"], start=1):
-            svg = chart_svg(chart)
-            if not svg:
+            fig = chart_figure(chart)
+            if fig is None:
                 continue
             stem = out_dir / f"{_slug(section.get('name', ''))}-{n}-{_slug(chart['title'])}"
-            written.append(str(write_own(stem.with_suffix(".svg"), svg.encode("utf-8"))))
-            if chart["kind"] == "lines":
-                png = io.BytesIO()
-                with matplotlib.rc_context({"text.parse_math": False}):
-                    lines_figure(drawable(chart)).savefig(png, format="png", dpi=150)
-                written.append(str(write_own(stem.with_suffix(".png"), png.getvalue())))
+            written.append(str(write_own(stem.with_suffix(".svg"), svg(fig).encode("utf-8"))))
+            written.append(str(write_own(stem.with_suffix(".png"), png(fig))))
     return written

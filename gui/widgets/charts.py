@@ -1,4 +1,5 @@
-"""QtCharts helpers: scores over time and bars by category, in the app's colours."""
+"""QtCharts helpers: scores over time and bars by category, in the app's colours; and a
+figure drawn elsewhere (matplotlib's PNG) shown whole at any window size."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from PySide6.QtCharts import (
     QValueAxis,
 )
 from PySide6.QtCore import QDateTime, QMargins, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy
 
 PALETTE = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b5563"]
 
@@ -222,3 +224,59 @@ def seconds_per_question(rows: Sequence[tuple[float, bool]]) -> QChart:
     nice_axis(y, max(seconds for seconds, _right in rows))
     add_bars(chart, series, [str(i) for i in range(1, len(rows) + 1)], y)
     return chart
+
+
+class FittedImage(QLabel):
+    """A drawn figure shown whole, never cut at an edge: scaled down (its proportions kept,
+    never blown up past the size it was drawn at) to the label's size as it is resized; with
+    ``fit_height=False`` to its width only, the label then as tall as the figure shown (for
+    figures stacked in a scrolling column)."""
+
+    def __init__(self, fit_height: bool = True) -> None:
+        super().__init__()
+        self.fit_height = fit_height
+        self.image = QPixmap()
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setMinimumSize(1, 1)
+        ignored = QSizePolicy.Policy.Ignored
+        self.setSizePolicy(ignored, ignored if fit_height else QSizePolicy.Policy.Preferred)
+
+    def show_png(self, png: bytes) -> None:
+        image = QPixmap()
+        image.loadFromData(png, "PNG")
+        self.show_image(image)
+
+    def show_image(self, image: QPixmap) -> None:
+        self.image = image
+        self._fit()
+
+    def clear(self) -> None:
+        self.image = QPixmap()
+        self.setMinimumHeight(1)
+        super().clear()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        if self.image.isNull():
+            return
+        room = self.contentsRect().size()
+        width = min(self.image.width(), max(room.width(), 1))
+        height = min(self.image.height(), max(room.height(), 1)) if self.fit_height else None
+        shown = self.image
+        if width < self.image.width() or (height is not None and height < self.image.height()):
+            shown = (
+                self.image.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+                if height is None
+                else self.image.scaled(
+                    width,
+                    height,
+                    Qt.AspectRatioMode.KeepAspectRatio,
+                    Qt.TransformationMode.SmoothTransformation,
+                )
+            )
+        if not self.fit_height:
+            self.setMinimumHeight(shown.height())
+        self.setPixmap(shown)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -232,8 +233,10 @@ def muted(label: QLabel) -> QLabel:
 
 
 def text_view(min_height: int = 0) -> QTextBrowser:
-    """A read-only rich text area that opens no links."""
+    """A read-only rich text area that opens no links; its lines (a table's cells too) break
+    between words only, never inside one (a table wider than the view scrolls)."""
     view = QTextBrowser()
+    view.setWordWrapMode(QTextOption.WrapMode.WordWrap)
     view.setOpenLinks(False)
     view.setOpenExternalLinks(False)
     if min_height:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont, QPixmap
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.progress import Progress
 from engine.reports.equivalence import MARGIN
+from gui.widgets.charts import FittedImage
 from gui.widgets.common import (
     AppContext,
     Header,
@@ -42,6 +42,7 @@ from gui.widgets.common import (
     spin_box,
     whole_text,
 )
+from gui.widgets.experiment_job import ExperimentJob
 from gui.widgets.qt_diff import pick_pair, side_by_side_button
 
 #: The preset a comparison plays.
@@ -111,7 +112,6 @@ class CompareScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.job: Any = None
         self.shown_id: int | None = None
         self.wanted: list[str] = []  # the models of the comparison shown, ticked once listed
         self.cached: tuple[tuple[Any, ...], dict[str, Any] | None] = ((), None)
@@ -135,7 +135,8 @@ class CompareScreen(QWidget):
         self.models.itemChanged.connect(lambda _item: self._buttons())
         self.picker.activated.connect(lambda _i: self._picked())
         self.margin.valueChanged.connect(lambda _v: self._show(self._experiment()))
-        self.progress.stop_clicked.connect(self.stop)
+        self.player = ExperimentJob(self, ctx, self.progress, "Comparison", self._ended,
+                                    on_event=self._run_ended)  # fmt: skip
         ctx.models_changed.append(self.reload_models)
         ctx.data_changed.append(self.reload_datasets)
         ctx.runs_changed.append(self.reload)
@@ -179,13 +180,9 @@ class CompareScreen(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.notes = muted(QLabel())
         self.notes.setWordWrap(True)
-        self.chart = QLabel()
-        self.chart.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        scroll = QScrollArea()
-        scroll.setWidget(self.chart)
-        scroll.setWidgetResizable(True)
+        self.chart = FittedImage()  # the whole chart at any window size
         bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(scroll)
+        bottom.addWidget(self.chart)
         notes = QScrollArea()
         notes.setWidget(self.notes)
         notes.setWidgetResizable(True)
@@ -352,9 +349,7 @@ class CompareScreen(QWidget):
             self.chart.clear()
             self.chart.setText("" if result is None else "No file size known: no chart.")
             return
-        pixmap = QPixmap()
-        pixmap.loadFromData(png, "PNG")
-        self.chart.setPixmap(pixmap)
+        self.chart.show_png(png)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -375,39 +370,24 @@ class CompareScreen(QWidget):
         if e is not None and self.job is None:
             self._start(_play, e["id"])
 
+    @property
+    def job(self) -> Any:
+        """The comparison playing (None when none is)."""
+        return self.player.job
+
     def _start(self, fn: Any, *args: Any) -> None:
-        self.progress.started(0, "Comparing…")
-        self.job = self.ctx.jobs.start(
-            fn,
-            self.ctx.host.lending(),
-            *args,
-            on_progress=self._progress,
-            on_event=self._run_ended,
-            on_done=lambda result: self.ctx.status(
-                f"Comparison #{result['experiment_id']}: {result['status']}"
-            ),
-            on_error=lambda exc: show_error(self, exc, self.ctx),
-            on_ended=self._ended,
-        )
-        self.timer.start()
-        self._buttons()
+        if self.player.start(fn, *args, message="Comparing…"):
+            self.timer.start()
+            self._buttons()
 
     def _run_ended(self, experiment_id: int) -> None:
         """A comparison started or one of its runs ended: show it as it is now."""
         self.shown_id = experiment_id
         self.reload()
 
-    def _progress(self, p: Progress) -> None:
-        from engine.experiments.run import progress_line
-
-        self.progress.update(p, progress_line(p.info, p.message))
-
     def stop(self) -> None:
-        if self.job is not None:
-            self.job.stop()
+        self.player.stop()
 
     def _ended(self) -> None:
-        self.job = None
         self.timer.stop()
-        self.progress.ended("")
         self.ctx.notify_runs()  # reloads this screen too

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.progress import Progress
+from gui.widgets.charts import FittedImage
 from gui.widgets.common import (
     AppContext,
     Header,
@@ -34,6 +34,7 @@ from gui.widgets.common import (
     show_error,
     text_view,
 )
+from gui.widgets.experiment_job import ExperimentJob
 from gui.widgets.qt_diff import pick_pair, side_by_side_button
 
 #: How often the list is read again while an experiment runs (ms).
@@ -45,18 +46,17 @@ MAX_FIGURE_PX = 1000
 MAX_FIGURES = 4
 
 
-def _figure_png(chart: dict[str, Any]) -> bytes:
-    """A line chart as PNG bytes (the figure the report draws)."""
-    import io
-
-    import matplotlib
-
-    from engine.reports.charts import lines_figure
-
-    out = io.BytesIO()
-    with matplotlib.rc_context({"text.parse_math": False}):
-        lines_figure(chart).savefig(out, format="png", dpi=90)  # type: ignore[arg-type]
-    return out.getvalue()
+def _no_figure(experiment: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+    """Why ``experiment`` shows no figure (its line charts ``lines``, none with a point)."""
+    if lines:
+        return "No figure yet: its figures are drawn from its finished runs, and none has finished."
+    name = experiment["spec"].get("preset") or experiment["name"]
+    if name == "compare-models":
+        return (
+            "No figure: compare-models draws none of its own. Its runs' scores are under "
+            "Tables, and their accuracy against file size is charted on the Compare screen."
+        )
+    return f"No figure: {name} draws tables only (under Tables)."
 
 
 def _play(job: Any, pool: Any, experiment_id: int) -> dict[str, Any]:
@@ -72,7 +72,6 @@ class ExperimentsScreen(QWidget):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.job: Any = None
         outer = page_column(
             self,
             Header(
@@ -103,12 +102,15 @@ class ExperimentsScreen(QWidget):
         for column, width in ((1, 60), (2, 160), (3, 70)):
             self.tree.setColumnWidth(column, width)
         self.view = text_view()
-        self.figures = [QLabel() for _ in range(MAX_FIGURES)]  # one per figure, stacked
+        # one per figure, stacked, each as wide as the panel lets it be
+        self.figures = [FittedImage(fit_height=False) for _ in range(MAX_FIGURES)]
         self.figure = self.figures[0]
+        self.no_figure = muted(QLabel())  # why there is no figure to show
+        self.no_figure.setWordWrap(True)
         holder = QWidget()
         stack = QVBoxLayout(holder)
+        stack.addWidget(self.no_figure)
         for label in self.figures:
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             stack.addWidget(label)
         stack.addStretch(1)
         scroll = QScrollArea()
@@ -130,7 +132,7 @@ class ExperimentsScreen(QWidget):
         self.timer.timeout.connect(self._tick)
         self.tree.currentItemChanged.connect(lambda *_: self._selected())
         self.go_button.clicked.connect(self.go_on)
-        self.progress.stop_clicked.connect(self.stop)
+        self.player = ExperimentJob(self, ctx, self.progress, "Experiment", self._ended)
         self.save_button.clicked.connect(lambda: self.save_report())
         ctx.runs_changed.append(self.reload)
         self.experiments: list[dict[str, Any]] = []
@@ -206,7 +208,7 @@ class ExperimentsScreen(QWidget):
         self.save_button.setEnabled(e is not None and any(c["run_id"] for c in e["cells"]))
         if e is None:
             self.view.setHtml("<p>No experiment yet.</p>")
-            self._show_figures([])
+            self._show_figures([], "No experiment yet.")
             return
         section = experiment_section(self.ctx.store, e)
         tables = section["tables"][1:] or section["tables"]  # the paper's, else its grid
@@ -215,13 +217,17 @@ class ExperimentsScreen(QWidget):
         if tables[1:]:
             page["sections"] = [{**section, "tables": tables[1:], "name": "More"}]
         self.view.setHtml(to_html(page, charts=False))  # type: ignore[arg-type]
-        self._show_figures(
-            [c for c in section["charts"] if c["kind"] == "lines" and c.get("series")]
-        )
+        lines = [c for c in section["charts"] if c["kind"] == "lines"]
+        self._show_figures([c for c in lines if c.get("series")], _no_figure(e, lines))
 
-    def _show_figures(self, charts: list[dict[str, Any]]) -> None:
+    def _show_figures(self, charts: list[dict[str, Any]], why: str) -> None:
         """The experiment's figures, one under the other, each as wide as its panels need
-        (up to :data:`MAX_FIGURE_PX`)."""
+        (up to :data:`MAX_FIGURE_PX`, less where the panel is narrower); ``why`` there is
+        none when there is none."""
+        from engine.reports.charts import chart_png
+
+        self.no_figure.setText("" if charts else why)
+        self.no_figure.setVisible(not charts)
         for n, label in enumerate(self.figures):
             if n >= len(charts):
                 label.clear()
@@ -229,43 +235,29 @@ class ExperimentsScreen(QWidget):
                 continue
             panels = len({str(s.get("panel") or "") for s in charts[n]["series"]})
             pixmap = QPixmap()
-            pixmap.loadFromData(_figure_png(charts[n]))
+            pixmap.loadFromData(chart_png(charts[n], dpi=90))
             width = min(FIGURE_PX * max(1, panels), MAX_FIGURE_PX)
-            label.setPixmap(pixmap.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation))
+            label.show_image(
+                pixmap.scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+            )
             label.show()
 
     # -- actions -----------------------------------------------------------------------------
 
+    @property
+    def job(self) -> Any:
+        """The experiment playing (None when none is)."""
+        return self.player.job
+
     def go_on(self) -> None:
         e = self._experiment()
-        if e is None or self.job is not None:
-            return
-        self.progress.started(0, f"Experiment #{e['id']}…")
-        self.job = self.ctx.jobs.start(
-            _play,
-            self.ctx.host.lending(),
-            e["id"],
-            on_progress=self._progress,
-            on_done=lambda result: self.ctx.status(
-                f"Experiment #{result['experiment_id']}: {result['status']}"
-            ),
-            on_error=lambda exc: show_error(self, exc, self.ctx),
-            on_ended=self._ended,
-        )
-        self.reload()
-
-    def _progress(self, p: Progress) -> None:
-        from engine.experiments.run import progress_line
-
-        self.progress.update(p, progress_line(p.info, p.message))
+        if e is not None and self.player.start(_play, e["id"], message=f"Experiment #{e['id']}…"):
+            self.reload()
 
     def stop(self) -> None:
-        if self.job is not None:
-            self.job.stop()
+        self.player.stop()
 
     def _ended(self) -> None:
-        self.job = None
-        self.progress.ended("")
         self.ctx.notify_runs()
         self.reload()
 
