@@ -82,7 +82,11 @@ class QuestionGrid(QWidget):
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.layout_.setSpacing(4)
         self.layout_.setRowStretch(999, 1)
-        lay.addWidget(scrolled(holder), 1)
+        area = scrolled(holder)
+        area.setStyleSheet(
+            "QScrollArea, QScrollArea > QWidget > QWidget { background: transparent; }"
+        )
+        lay.addWidget(area, 1)
         legend = muted(QLabel(LEGEND))
         legend.setWordWrap(True)
         lay.addWidget(legend)
