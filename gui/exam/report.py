@@ -215,6 +215,9 @@ def past_card(parent: QWidget) -> tuple[Card, RowsModel, QLabel]:
     return past, model, note
 
 
+MARKS = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}  # right, wrong
+
+
 def per_question_html(result: SessionResult, questions: list[Question]) -> str:
     """Each question's share of candidates right, beside the person's ✓ or ✗ (– when left)."""
     from engine.exam.candidates import candidates_of
@@ -225,8 +228,8 @@ def per_question_html(result: SessionResult, questions: list[Question]) -> str:
         rate = candidates_of(q)  # type: ignore[arg-type]
         if rate is None:
             continue
-        mine = said.get(str(q["id"]))
-        mark, colour = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}.get(mine, ("–", "#6b7280"))
+        key = str(q["id"])
+        mark, colour = ("–", "#6b7280") if key not in said else MARKS[said[key]]
         parts.append(
             f"<span style='white-space:nowrap'>{i} <b style='color:{colour}'>{mark}</b> "
             f"{100 * rate.right:.0f}%</span>"
