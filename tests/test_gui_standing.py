@@ -92,6 +92,12 @@ def test_standing_in_app_results_screen_and_where_i_stand(qtbot, window, tmp_pat
     said = f"{ordinal(found.percentile)} → {ordinal(moved.percentile)}"
     assert f"Your sessions, oldest first: {said}" in text
 
+    # Results › the run's details say it in words.
+    results = window.go("results")
+    results.show_run(p.result.run_id)
+    shown = results.summary.toPlainText()
+    assert "Percentile among candidates" in shown and "Candidates: percentile" not in shown
+
     # Where I stand: by the latest answer to each question (the second block's), and the
     # percentile of each session on the chart beside the score.
     r = window.go("review")
