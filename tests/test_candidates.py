@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -142,6 +143,10 @@ def test_a_blocks_summary_shows_the_candidates_and_the_standing(db_path, tmp_pat
     assert "percentile among candidates (95% interval " in text.output
     plain = runner.invoke(cli, ["--db", db_path, "exam", "take", "--limit", "2"], input="s\ns\n")
     assert plain.exit_code == 0 and "candidates" not in plain.output  # the sample: no rates
+    # `stats`: by the latest answer to each rated question, and each rated session's percentile
+    stats = runner.invoke(cli, ["--db", db_path, "stats"])
+    assert "among real candidates: you 50% · candidates 62% on these 8 questions" in stats.output
+    assert re.search(r"percentile by session: \d+(st|nd|rd|th) → \d+(st|nd|rd|th)\n", stats.output)
 
 
 def test_the_exam_report_places_each_run_among_the_candidates(store, tmp_path):

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from engine.bank.notebook import entries
 from engine.bank.pools import is_review, latest, omitted, person_runs
+from engine.exam.candidates import candidates_of
+from engine.exam.candidates import standing as among_candidates
 from engine.registry import get_activity
 from engine.review.cards import NO_TOPIC
 from engine.scoring import right_key
@@ -76,6 +78,9 @@ class Standing:
     work_first: list[str] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
+    # Where the latest answers stand among the real candidates who answered the same
+    # questions (:class:`engine.exam.candidates.Standing`), when the data sets say how they did.
+    candidates: JSONDict | None = None
 
     @property
     def score(self) -> float | None:
@@ -140,6 +145,44 @@ def _subjects(
     return found, answered, right, sorted(names)
 
 
+def _among_candidates(
+    store: Store, profile: str, activity: str, datasets: list[str]
+) -> JSONDict | None:
+    """Where the latest answers to the questions whose candidates' rates are known stand
+    among those candidates (None without such a question)."""
+    answers = []
+    for dataset in datasets:
+        items = store.items_by_key(dataset) or {}
+        for key, last in latest(store, activity, dataset, profile).items():
+            rate = candidates_of(items.get(key, {}))
+            if rate is not None:
+                answers.append((rate, bool(last.correct)))
+    found = among_candidates(answers)
+    return found.as_dict() if found is not None else None
+
+
+def trend(store: Store, profile: str, activity: str, dataset: str | None = None) -> list[JSONDict]:
+    """The profile's sessions of ``activity`` (of one data set, when given; not reviews),
+    oldest first: each one's date, data set, questions and score and, where its data set
+    says how real candidates did, where it stood among them (``candidates``)."""
+    out = []
+    for run in person_runs(store, activity, profile, dataset):
+        if is_review(run):
+            continue
+        summary = run.get("summary") or {}
+        out.append(
+            {
+                "run_id": run["id"],
+                "date": str(run.get("started") or "")[:10],
+                "dataset": run["dataset"],
+                "n": summary.get("n"),
+                "score": summary.get("score", summary.get(right_key(activity) or "")),
+                "candidates": summary.get("candidates"),  # where the session stood among them
+            }
+        )
+    return out
+
+
 def standing(store: Store, profile: str, activity: str, dataset: str | None = None) -> Standing:
     """Where ``profile`` stands in ``activity`` (over one data set, or all it practised)."""
     runs = person_runs(store, activity, profile, dataset)
@@ -148,17 +191,8 @@ def standing(store: Store, profile: str, activity: str, dataset: str | None = No
     out.subjects, out.answered, out.right, out.models = _subjects(
         store, profile, activity, datasets
     )
-    for run in (r for r in runs if not is_review(r)):
-        summary = run.get("summary") or {}
-        out.trend.append(
-            {
-                "run_id": run["id"],
-                "date": str(run.get("started") or "")[:10],
-                "dataset": run["dataset"],
-                "n": summary.get("n"),
-                "score": summary.get("score", summary.get(right_key(activity) or "")),
-            }
-        )
+    out.trend = trend(store, profile, activity, dataset)
+    out.candidates = _among_candidates(store, profile, activity, datasets)
     overall = out.score or 0.0
     topics = get_activity(activity).topic_fields
     advised = set(topics[:-1] if len(topics) > 2 else topics)  # not the wording of a question

@@ -304,6 +304,16 @@ def _standing_lines(found: Standing, as_json: bool) -> None:
     click.echo(
         f"{who}: {found.right} of {found.answered} questions right ({found.score:.1f}%), by latest answer"
     )
+    if found.candidates:
+        from engine.exam.candidates import Standing as AmongCandidates
+        from engine.exam.candidates import ordinal
+
+        click.echo("among real candidates: " + AmongCandidates(**found.candidates).words())
+        ranked = [
+            ordinal(t["candidates"]["percentile"]) for t in found.trend if t.get("candidates")
+        ]
+        if ranked:
+            click.echo(f"percentile by session: {' → '.join(ranked[-8:])}")
     width = max(10, *(len(visible(s.subject)) * 2 for s in found.subjects))
     head = "".join(f"{short_text(m, 12):>14}" for m in found.models)
     field = None

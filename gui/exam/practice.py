@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
 from engine.exam.dataset import LETTERS
 from engine.exam.settings import PracticeSettings
 from gui.exam.explain import ExplainBox
-from gui.exam.report import ReportPage, duration
+from gui.exam.report import ReportPage, duration, past_card
 from gui.models import set_setting, setting
-from gui.tables import RowsModel, table_view
 from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar, difficulty_words
 from gui.widgets.common import (
@@ -56,6 +55,7 @@ from gui.widgets.question import (
     position_widgets,
     show_position,
 )
+from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
@@ -63,16 +63,7 @@ if TYPE_CHECKING:
 
     from engine.exam.dataset import Question
     from engine.exam.session import ExamSession, Feedback, SessionResult
-    from engine.types import Row
     from gui.workers import Job, Worker
-
-
-def _past_result(run: Row) -> str:
-    """A past session's result as Results says it: ``cancelled`` when it ended early."""
-    summary = run.get("summary")
-    if not summary or run["status"] != "finished":
-        return run["status"] + (" · passed" if (summary or {}).get("passed") else "")
-    return "passed" if summary.get("passed") else "not passed"
 
 
 _TITLES = {"practice": "Practice", "timed": "Timed exam", "review": "Review"}
@@ -102,7 +93,7 @@ class PracticePanel(QWidget, SessionCalls):
         lay.addWidget(self.stack)
         self.stack.addWidget(self._setup_page())
         self.stack.addWidget(self._question_page())
-        self.report = ReportPage()
+        self.report = ReportPage(lambda: self.ctx.store)
         self.report.review_clicked.connect(self.review)
         self.report.new_session_clicked.connect(self.back_to_setup)
         self.result: SessionResult | None = None
@@ -180,23 +171,8 @@ class PracticePanel(QWidget, SessionCalls):
         return modes
 
     def _past_card(self) -> Card:
-        past = Card("Your past sessions")
-        past.setMinimumWidth(280)  # its dates and results whole
-        self.past = RowsModel(
-            [
-                ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
-                ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
-                ("Score", lambda r: (r.get("summary") or {}).get("score")),
-                ("Result", _past_result),
-            ],
-            self,
-        )
-        self.past.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
-        past.add(table_view(self.past, stretch=0, fit=(1, 2, 3)), 1)  # the dates whole
-        self.missed_note = muted(QLabel(""))
-        self.missed_note.setWordWrap(True)
-        past.add(self.missed_note)
-        return past
+        card, self.past, self.missed_note = past_card(self)
+        return card
 
     def _mode_changed(self) -> None:
         self.minutes.setEnabled(self.mode_timed.isChecked())
@@ -264,7 +240,14 @@ class PracticePanel(QWidget, SessionCalls):
         bl.addWidget(self._question_card())
         bl.addWidget(self._feedback_card())
         bl.addStretch(1)
-        lay.addWidget(scrolled(body), 1)
+        middle = QHBoxLayout()
+        middle.setSpacing(12)
+        middle.addWidget(scrolled(body), 1)
+        self.grid = QuestionGrid()
+        self.grid.jump.connect(lambda place: None if self.busy else self.go_to(place))
+        self.marks.mark_button.toggled.connect(lambda _on: self._show_grid())
+        middle.addWidget(self.grid)
+        lay.addLayout(middle, 1)
         lay.addWidget(self.marks)
         lay.addLayout(self._actions())
         return page
@@ -397,6 +380,7 @@ class PracticePanel(QWidget, SessionCalls):
         else:  # back from an earlier question: this one's clock goes on
             self.clock.resume()
         self._enable()
+        self._show_grid()
         self.options.setFocus()
 
     def _show_item(self, item: Question) -> None:
@@ -449,6 +433,7 @@ class PracticePanel(QWidget, SessionCalls):
         if not feedback.correct:
             self.marks.missed()
         self._enable()
+        self._show_grid()
         self.next_button.setFocus()
 
     def _show_feedback(self, feedback: Feedback) -> None:
@@ -481,6 +466,7 @@ class PracticePanel(QWidget, SessionCalls):
             self.options.lock()
             self.feedback.setVisible(False)
         self._enable()
+        self._show_grid()
 
     def _leave(self) -> None:
         """Keep what the question shown has struck through (and chosen, unanswered)."""
@@ -492,21 +478,34 @@ class PracticePanel(QWidget, SessionCalls):
 
     def previous(self) -> None:
         """Show the question before (answered: it cannot be answered again)."""
-        if self.session is None or self.at == 0 or self.busy:
-            return
-        self._leave()
-        self._show_past(self.at - 1)
+        if not self.busy:
+            self.go_to(self.at - 1)
 
     def next_question(self) -> None:
         """The question after the one shown: one looked at again, or the next to answer."""
-        if self.session is None:
+        self.go_to(self.at + 1)
+
+    def go_to(self, place: int) -> None:
+        """Show question ``place``: one answered (as answered), or the next to answer (the
+        question grid's click; later ones are not reached yet)."""
+        s = self.session
+        if s is None or not 0 <= place <= s.index or (place == self.at and not self.answered):
             return
         self._leave()
-        if self.at + 1 < self.session.index:
-            self._show_past(self.at + 1)
+        if place < s.index:
+            self._show_past(place)
+        else:
+            self.call(lambda job: s.next_question(), self._show)
+
+    def _show_grid(self) -> None:
+        """The question grid: answered (right or wrong once explained), marked, reached."""
+        if (s := self.session) is None:
             return
-        session = self.session
-        self.call(lambda job: session.next_question(), self._show)
+        said = [f.correct if f.chosen or s.explained else None for f in s.feedback]
+        states = cell_states(said + [None] * (len(s.questions) - len(said)), s.explained)
+        keys = [str(q["id"]) for q in s.questions]
+        marked = marked_places(self.ctx.store, s.profile, s.dataset, keys)
+        self.grid.show_block(states, self.at, marked, reach=s.index)
 
     @property
     def explain_job(self) -> Worker | None:

@@ -4,13 +4,25 @@ numbers are the engine's (:class:`engine.exam.session.SessionResult`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.exam.dataset import LETTERS
-from gui.widgets.common import Card, esc, muted, primary, repolish, say_verdict, text_view
+from gui.tables import RowsModel, table_view
+from gui.widgets.common import (
+    Card,
+    esc,
+    muted,
+    primary,
+    repolish,
+    say_verdict,
+    selectable,
+    text_view,
+)
+from gui.widgets.qt_standing import among_html
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
@@ -18,6 +30,7 @@ if TYPE_CHECKING:
     from engine.exam.dataset import Question
     from engine.exam.session import ExamSession, SessionResult
     from engine.store import Store
+    from engine.types import Row
 
 
 def duration(seconds: float | None) -> str:
@@ -38,8 +51,9 @@ class ReportPage(QWidget):
     review_clicked = Signal(str)
     new_session_clicked = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, store: Callable[[], Store], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.store = store  # the store the sessions are in (for where they stood)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 6, 0)
         lay.setSpacing(14)
@@ -55,6 +69,12 @@ class ReportPage(QWidget):
         top_box.setLayout(top)
         top_box.setFixedHeight(300)
         lay.addWidget(top_box)
+        self.candidates_card = Card("Among real candidates")
+        self.candidates_label = selectable(QLabel(""))
+        self.candidates_label.setWordWrap(True)
+        self.candidates_card.add(self.candidates_label)
+        self.candidates_card.setVisible(False)
+        lay.addWidget(self.candidates_card)
         self.type_chart: QChartView | None = None
         self.time_chart: QChartView | None = None
         missed = Card("Questions to review")
@@ -108,6 +128,7 @@ class ReportPage(QWidget):
             said = f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
             say_verdict(self.pass_label, result.passed, said)
         self.stats_label.setText(_stats(result))
+        self._show_candidates(result, questions, dataset)
         self._charts(result)
         self.review_button.setEnabled(bool(result.missed))
         self.missed_view.setHtml(missed_html(result, questions))
@@ -128,6 +149,23 @@ class ReportPage(QWidget):
         seconds = [(f.seconds, f.correct) for f in result.feedback]
         self.time_chart.setChart(charts.seconds_per_question(seconds))
 
+    def _show_candidates(
+        self, result: SessionResult, questions: list[Question], dataset: str
+    ) -> None:
+        """Where the session stands among the real candidates, how that moved over the
+        sessions of the data set, and each question's share of candidates right."""
+        self.candidates_card.setVisible(result.candidates is not None)
+        if result.candidates is None:
+            return
+        from engine.bank.standing import trend
+        from engine.review.profiles import run_profile
+
+        store = self.store()
+        sessions = trend(store, run_profile(store.run(result.run_id)), "exam", dataset)
+        self.candidates_label.setText(
+            among_html(result.candidates, sessions) + "<br>" + per_question_html(result, questions)
+        )
+
     @staticmethod
     def review_keys(
         which: str, result: SessionResult, session: ExamSession, store: Store
@@ -145,6 +183,58 @@ class ReportPage(QWidget):
             k for k, e in by_item(store, session.profile, session.dataset).items() if e.marked
         }
         return [k for k in keys if k in marked]
+
+
+def _past_result(run: Row) -> str:
+    """A past session's result as Results says it: ``cancelled`` when it ended early."""
+    summary = run.get("summary")
+    if not summary or run["status"] != "finished":
+        return run["status"] + (" · passed" if (summary or {}).get("passed") else "")
+    return "passed" if summary.get("passed") else "not passed"
+
+
+def past_card(parent: QWidget) -> tuple[Card, RowsModel, QLabel]:
+    """The card of a person's past sessions beside the setup: the card, its table's model
+    and the note under it (how many questions to review)."""
+    past = Card("Your past sessions")
+    past.setMinimumWidth(280)  # its dates and results whole
+    model = RowsModel(
+        [
+            ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
+            ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
+            ("Score", lambda r: (r.get("summary") or {}).get("score")),
+            ("Result", _past_result),
+        ],
+        parent,
+    )
+    model.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
+    past.add(table_view(model, stretch=0, fit=(1, 2, 3)), 1)  # the dates whole
+    note = muted(QLabel(""))
+    note.setWordWrap(True)
+    past.add(note)
+    return past, model, note
+
+
+MARKS = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}  # right, wrong
+
+
+def per_question_html(result: SessionResult, questions: list[Question]) -> str:
+    """Each question's share of candidates right, beside the person's ✓ or ✗ (– when left)."""
+    from engine.exam.candidates import candidates_of
+
+    said = {f.key: f.chosen is not None and f.correct for f in result.feedback}
+    parts = []
+    for i, q in enumerate(questions, 1):
+        rate = candidates_of(q)  # type: ignore[arg-type]
+        if rate is None:
+            continue
+        key = str(q["id"])
+        mark, colour = ("–", "#6b7280") if key not in said else MARKS[said[key]]
+        parts.append(
+            f"<span style='white-space:nowrap'>{i} <b style='color:{colour}'>{mark}</b> "
+            f"{100 * rate.right:.0f}%</span>"
+        )
+    return "Candidates right, question by question: " + " · ".join(parts)
 
 
 def _stats(result: SessionResult) -> str:

@@ -52,6 +52,7 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
+from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
@@ -156,7 +157,13 @@ class FrenchPractice(QWidget, SessionCalls):
         lay = flush_column(side)
         self.marks = MarkBar(self.ctx, "french", stacked=True)
         self.marks.install_shortcut(self)
-        lay.addWidget(scrolled(self._question_card()), 1)
+        middle = QHBoxLayout()
+        middle.addWidget(scrolled(self._question_card()), 1)
+        self.grid = QuestionGrid(columns=4)
+        self.grid.jump.connect(self._go)
+        self.marks.mark_button.toggled.connect(lambda _on: self._show_grid())
+        middle.addWidget(self.grid)
+        lay.addLayout(middle, 1)
         lay.addWidget(self.marks.reasons)
         lay.addWidget(self.marks)
         buttons = QHBoxLayout()
@@ -317,6 +324,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.passages.setHtml(passages_html(view.passages))
         self._totals()
         self._enable()
+        self._show_grid()
         self.options.setFocus()
 
     def _retrieval_changed(self) -> None:
@@ -390,6 +398,7 @@ class FrenchPractice(QWidget, SessionCalls):
         if self.session.done:
             self._finish()
         self._enable()
+        self._show_grid()
         self.next_button.setFocus()
 
     def _show_verdict(self, fb: Feedback) -> None:
@@ -409,6 +418,16 @@ class FrenchPractice(QWidget, SessionCalls):
             + (f" · {esc('; '.join(detail))}" if detail else "")
             + "</p>"
         )
+
+    def _show_grid(self) -> None:
+        """The question grid: each question right or wrong once answered, marked ones."""
+        if self.session is None or self.view is None:
+            return
+        s = self.session
+        said = [fb.exact if (fb := s.feedback(i)) is not None else None for i in range(len(s))]
+        keys = [str(item["id"]) for item in s.items]
+        marked = marked_places(self.ctx.store, s.profile, s.dataset, keys)
+        self.grid.show_block(cell_states(said, shown=True), self.view.position, marked)
 
     def _totals(self, summary: Summary | None = None) -> None:
         if summary is None and self.session is not None:

@@ -178,11 +178,44 @@ class SubjectsModel(QAbstractTableModel):
         raise KeyError(subject)
 
 
-def trend_points(store: Store, trend: list[JSONDict]) -> list[tuple[datetime, float]]:
-    """The scored sessions of a standing's trend, by the time each started."""
+def among_html(found: JSONDict, trend: list[JSONDict]) -> str:
+    """Where someone stands among the real candidates (a
+    :class:`engine.exam.candidates.Standing` as a dict), and how it moved over the sessions
+    of ``trend`` (:func:`engine.bank.standing.trend`), in a few lines of HTML."""
+    from engine.exam.candidates import ASSUMPTION, Standing, ordinal
+
+    s = Standing(**found)
+    moved = [ordinal(t["candidates"]["percentile"]) for t in trend if t.get("candidates")]
+    sessions = (
+        f"<br>Your sessions, oldest first: {' → '.join(moved[-8:])}"
+        + (f" (the last 8 of {len(moved)})" if len(moved) > 8 else "")
+        if moved
+        else ""
+    )
+    return (
+        f"<span style='font-size:15pt'><b>{ordinal(s.percentile)} percentile</b></span> among "
+        f"the real candidates (95% interval {s.low:.0f}–{s.high:.0f})<br>You {s.score:.0f}% · "
+        f"candidates {s.candidates:.0f}% on these {s.n} question{'s' if s.n != 1 else ''} "
+        f"({s.answers_per_question:.0f} answers each on average){sessions}"
+        f"<br><small style='color:#6b7280'>Estimated from {esc(ASSUMPTION)}.</small>"
+    )
+
+
+def percentile_of(t: JSONDict) -> object:
+    """A trend's session standing among candidates, as a percentile (None when unknown)."""
+    return (t.get("candidates") or {}).get("percentile")
+
+
+def trend_points(
+    store: Store,
+    trend: list[JSONDict],
+    value: Callable[[JSONDict], object] = lambda t: t.get("score"),
+) -> list[tuple[datetime, float]]:
+    """The scored sessions of a standing's trend (``value`` of each: its score), by the
+    time each started."""
     points = []
     for t in trend:
-        score = t.get("score")
+        score = value(t)
         if not isinstance(score, int | float):
             continue
         started = store.run(int(str(t["run_id"]))).get("started")
@@ -224,6 +257,9 @@ class StandingPanel(QWidget):
         left = Card("By subject")
         self.work_first = selectable(QLabel(""))
         left.add(self.work_first)
+        self.among = selectable(QLabel(""))
+        self.among.setWordWrap(True)
+        left.add(self.among)
         self.subjects = SubjectsModel()
         self.subject_table = table_view(self.subjects, stretch=0)
         self.subject_table.setAlternatingRowColors(False)
@@ -302,9 +338,14 @@ class StandingPanel(QWidget):
             if found.models
             else NO_MODELS.format(name=activities()[self.activity_id].name)
         )
-        points = trend_points(self.ctx.store, found.trend)
-        chart = charts.scores_over_time({"You": points}, "Your sessions")
-        chart.legend().setVisible(False)
+        self.among.setText(among_html(found.candidates, found.trend) if found.candidates else "")
+        self.among.setVisible(found.candidates is not None)
+        lines = {"Your score": trend_points(self.ctx.store, found.trend)}
+        ranked = trend_points(self.ctx.store, found.trend, percentile_of)
+        if ranked:
+            lines["Percentile among candidates"] = ranked
+        chart = charts.scores_over_time(lines, "Your sessions")
+        chart.legend().setVisible(len(lines) > 1)
         self.trend_view.setChart(chart)
         self.reasons.setText(
             "<br>".join(f"{esc(REASONS.get(r, r))}: <b>{n}</b>" for r, n in found.reasons.items())
