@@ -23,6 +23,7 @@ from engine.cli.running import progress_bar as common_progress_bar
 from engine.fields import settings_options
 from engine.french import corpus as corpus_mod
 from engine.french import dataset as dataset_mod
+from engine.french.book import BOOKS
 from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, load_index
 from engine.french.reader import format_letters
 from engine.french.scoring import score_files
@@ -407,6 +408,14 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 )
 @click.option("--index", "index_name", help="Show passages from this index.")
 @click.option("-k", "k", type=COUNT, default=1, show_default=True)
+@click.option(
+    "--passages",
+    "book",
+    type=click.Choice(BOOKS),
+    default=None,
+    help="open: passages with the question (the default with --index); closed: only once "
+    "answered, with what in them bears on each option; none: no passage.",
+)
 @click.option("--profile", help="Who is practising (default: the default profile).")
 @block_options
 @pass_app
@@ -416,6 +425,7 @@ def french_take(
     limit: int | None,
     index_name: str | None,
     k: int,
+    book: str | None,
     profile: str | None,
     **block: Any,
 ) -> None:
@@ -423,14 +433,18 @@ def french_take(
     m marks the question, n writes a note on it. The questions are drawn at random, in a
     random order (--limit N: N of them); --seed takes the same block again, --in-order
     takes them in file order. A custom block as for `exam take`: --pool, --subject (the
-    number of right answers: single, multiple), --difficulty."""
+    number of right answers: single, multiple), --difficulty. --passages closed shows the
+    passages after each answer, each option with the passage sentences bearing on it."""
     from rich.console import Console
     from rich.text import Text
 
     from engine.french.session import FrenchSession
     from engine.review.profiles import resolve
 
-    index = load_index(index_name) if index_name else None
+    book = book or ("open" if index_name else "none")
+    if book != "none" and not index_name:
+        raise click.UsageError(f"--passages {book} needs --index NAME")
+    index = load_index(index_name) if index_name and book != "none" else None
     if index is not None:
         _warn_if_stale(app, index)
     profile = resolve(app.store, profile, create=True)
@@ -439,20 +453,15 @@ def french_take(
     if chosen is not None:
         dataset, limit = chosen.dataset, None
     session = FrenchSession(
-        app.store, dataset, limit, index, k, profile=profile, keys=keys, seed=block["seed"]
-    )
+        app.store, dataset, limit, index, k, profile=profile, keys=keys, seed=block["seed"],
+        book=book,
+    )  # fmt: skip
     click.echo(drawn_line(len(session), block["seed"]))
     console = Console()
     while not session.done:
         view = session.question()
         console.rule(f"Question {view.position + 1}/{view.total}")
-        for p in view.passages:
-            text = Text(p.text, style="dim")
-            for start, end in p.spans:
-                text.stylize("bold yellow", start, end)
-            console.print(Text(f"Document ({p.label or p.source})", style="italic"))
-            console.print(text)
-            console.print()
+        _print_passages(console, view)
         console.print(Text(view.question, style="bold"))
         for letter, option in view.options:
             console.print(f"  {letter.upper()}. {option}")
@@ -465,7 +474,37 @@ def french_take(
             f"{verdict}: vous avez choisi {format_letters(fb.chosen) or '—'}, "
             f"réponse {format_letters(fb.gold)} (Hamming {fb.hamming:.2f})"
         )
+        if book == "closed":
+            _print_passages(console, session.question(view.position))
     summary = session.finish()
     console.rule("Bilan")
     click.echo(f"run {summary['run_id']}: {summary['answered']}/{summary['total']} answered")
     _summary_lines(summary)
+
+
+def _print_passages(console: Any, view: Any) -> None:
+    """A question's passages, the query words in bold; closed book, after them each option
+    with the passage sentences bearing on it, its words in bold."""
+    from rich.text import Text
+
+    def marked(text: str, spans: list[tuple[int, int]], style: str) -> Text:
+        out = Text(text, style=style)
+        for start, end in spans:
+            out.stylize("bold yellow", start, end)
+        return out
+
+    for p in view.passages:
+        console.print(Text(f"Document ({p.label or p.source})", style="italic"))
+        console.print(marked(p.text, p.spans, "dim"))
+        console.print()
+    if view.notes:
+        console.print(Text("Ce que les passages disent de chaque option", style="bold"))
+    for o in view.notes:
+        console.print(f"  {o.letter.upper()}. {o.option}")
+        for n in o.notes:
+            p = view.passages[n.passage - 1]
+            console.print(
+                Text(f"     ({p.label or p.source}) ").append(marked(n.text, n.spans, ""))
+            )
+        if not o.notes:
+            console.print(Text("     rien dans les passages", style="italic"))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from engine.bank.blocks import block_items, stored_block
 from engine.french.analyser import mark, match_spans
+from engine.french.book import OptionNotes, check_book, option_notes
 from engine.french.context import ReaderContext, answer_fields, reader_context
 from engine.french.dataset import ACTIVITY, LETTERS, options, retrieval_query
 from engine.french.index import Index
@@ -65,6 +66,9 @@ class QuestionView:
     options: list[tuple[str, str]]
     passages: list[PassageView] = field(default_factory=list)
     answered: bool = False
+    notes: list[OptionNotes] = field(default_factory=list)
+    """Closed book, once answered: what in the passages bears on each option
+    (:func:`engine.french.book.option_notes`)."""
 
 
 @dataclass
@@ -110,7 +114,10 @@ class FrenchSession:
     text like "A + D"); questions may be answered in any order, each once. :meth:`finish`
     closes the run with the summary. ``profile`` names the person (default: the default
     profile; a new name is created); every answer also reviews the question's card
-    (:mod:`engine.review`).
+    (:mod:`engine.review`). ``book`` (:data:`engine.french.book.BOOKS`) says when the
+    passages show: ``open`` with the question, ``closed`` only once it is answered (with
+    :attr:`QuestionView.notes`; the answer stores no passage, as none was seen), ``none``
+    never.
     """
 
     def __init__(
@@ -124,8 +131,10 @@ class FrenchSession:
         profile: str | None = None,
         keys: Sequence[str] | None = None,
         seed: int | None = None,
+        book: str = "open",
     ) -> None:
         self.store = store
+        self.book = check_book(book)
         self.profile = resolve(store, profile, create=True)
         self.dataset = dataset
         self.index = index
@@ -146,6 +155,7 @@ class FrenchSession:
             settings = {
                 "index": index.name if index else None,
                 "k": k if index else 0,
+                "book": book,
                 **block,
                 "profile": self.profile,
             }
@@ -205,6 +215,11 @@ class FrenchSession:
         self.index, self.k = index, k
         self._contexts.clear()
 
+    def set_book(self, book: str) -> None:
+        """Show the passages ``open``, ``closed`` or ``none`` from now on (answers already
+        given keep the passages they were shown)."""
+        self.book = check_book(book)
+
     def context(self, position: int) -> ReaderContext:
         """What question ``position`` is shown with: a model's context for it (the passages
         of the index, its own passage left out), remembered as what the answer saw."""
@@ -232,14 +247,21 @@ class FrenchSession:
         if not 0 <= position < len(self.items):
             raise IndexError(f"no question at position {position}")
         item = self.items[position]
+        answered = item["id"] in self._feedback
+        shown = self.book == "open" or (self.book == "closed" and answered)
+        passages = self.passages(position) if shown else []
+        notes = []
+        if self.book == "closed" and passages:
+            notes = option_notes(passages, item["question"], options(item))
         return QuestionView(
             position,
             len(self.items),
             item["id"],
             item["question"],
             options(item),
-            self.passages(position),
-            item["id"] in self._feedback,
+            passages,
+            answered,
+            notes,
         )
 
     def answer(self, answer: Iterable[str] | str, position: int | None = None) -> Feedback:
@@ -253,8 +275,10 @@ class FrenchSession:
         if item["id"] in self._feedback:
             raise StoreError(f"question {item['id']!r} is already answered")
         chosen = _letters(answer)
-        shown = self._shown.get(item["id"]) or ReaderContext(item)
-        known = self.index is not None and self.index.corpus_dataset == self.dataset
+        shown = self._shown.get(item["id"])  # none: answered closed book (or unseen)
+        known = shown is not None and self.index is not None
+        known = known and self.index.corpus_dataset == self.dataset
+        shown = shown or ReaderContext(item)
         fields = answer_fields(shown, self.dataset, chosen, known)
         values = self.person.submit(
             position, item["id"], item, {"response": fields["chosen"], **fields}

@@ -14,6 +14,7 @@ from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, combo, esc, whole_text
 
 if TYPE_CHECKING:
+    from engine.french.book import OptionNotes
     from engine.french.index import Index
     from engine.french.session import PassageView
     from engine.progress import Progress
@@ -28,23 +29,45 @@ RETRIEVERS: list[tuple[str, str]] = [
 HIGHLIGHT = "<span style='background:#fde68a; color:#111827'>"
 
 
-def passages_html(passages: list[PassageView]) -> str:
-    """Retrieved passages with the words they share with the query highlighted."""
+def _highlighted(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces += [esc(text[last:start]), HIGHLIGHT, esc(text[start:end]), "</span>"]
+        last = end
+    pieces.append(esc(text[last:]))
+    return "".join(pieces)
+
+
+def passages_html(passages: list[PassageView], notes: list[OptionNotes] | None = None) -> str:
+    """Retrieved passages with the words they share with the query highlighted; after
+    ``notes`` (closed book), first the sentences bearing on each option."""
     if not passages:
         return "<p style='color:#6b7280'>No passage for this question.</p>"
-    out = []
+    out = [notes_html(notes)] if notes else []
     for i, p in enumerate(passages, 1):
-        pieces, last = [], 0
-        for start, end in p.spans:
-            pieces += [esc(p.text[last:start]), HIGHLIGHT, esc(p.text[start:end]), "</span>"]
-            last = end
-        pieces.append(esc(p.text[last:]))
         out.append(
             f"<p style='margin:0 0 2px 0; color:#6b7280'><small><b>Passage {i}</b> · "
             f"{esc(p.label or p.source)} · score {p.score:.3g}</small></p>"
-            f"<p style='margin:0 0 14px 0; line-height:140%'>{''.join(pieces)}</p>"
+            f"<p style='margin:0 0 14px 0; line-height:140%'>{_highlighted(p.text, p.spans)}</p>"
         )
     return "".join(out)
+
+
+def notes_html(notes: list[OptionNotes]) -> str:
+    """Each option and the passage sentences bearing on it, its words highlighted."""
+    out = ["<p style='margin:0 0 6px 0'><b>What the passages say of each option</b></p>"]
+    for o in notes:
+        said = "".join(
+            f"<br>&nbsp;&nbsp;<small style='color:#6b7280'>Passage {n.passage}:</small> "
+            f"{_highlighted(n.text, n.spans)}"
+            for n in o.notes
+        )
+        said = said or "<br>&nbsp;&nbsp;<i style='color:#6b7280'>Nothing in the passages.</i>"
+        out.append(
+            f"<p style='margin:0 0 8px 0; line-height:135%'><b>{o.letter.upper()}.</b> "
+            f"{esc(o.option)}{said}</p>"
+        )
+    return "".join(out) + "<hr>"
 
 
 def load_retriever(

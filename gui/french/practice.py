@@ -1,5 +1,7 @@
 """French QA practice: a person answers FrenchMedMCQA questions (one or more right
-options) with the passages a retriever finds for each, the query words highlighted; the
+options) with the passages a retriever finds for each, the query words highlighted — open
+book (with the question), closed book (once answered, with what in them bears on each
+option) or none, the choice remembered; the
 Hamming score and exact match per question and overall. Keys a–e or 1–5 tick an option (or
 take the tick away), Shift+letter (or a right-click) strikes one through; Previous and Next
 go through the block, each question answered once.
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.french.book import BOOK_NAMES, BOOK_TIPS, BOOKS
 from engine.progress import Cancelled
 from gui.french.passages import (
     RETRIEVERS,
@@ -42,6 +45,7 @@ from gui.widgets.common import (
     DatasetPicker,
     ProgressRow,
     add_rows,
+    combo,
     current_profile,
     esc,
     flush_column,
@@ -127,6 +131,13 @@ class FrenchPractice(QWidget, SessionCalls):
         self.retrieval.retriever.currentIndexChanged.connect(self._retrieval_changed)
         self.retrieval.k.valueChanged.connect(self._retrieval_changed)
         self.retrieval.corpus.currentIndexChanged.connect(self._retrieval_changed)
+        self.book = combo([(b, BOOK_NAMES[b]) for b in BOOKS], setting("french/book", "open"))
+        for i, b in enumerate(BOOKS):
+            self.book.setItemData(i, BOOK_TIPS[b], Qt.ItemDataRole.ToolTipRole)
+        self.book.currentIndexChanged.connect(self._book_changed)
+        passages = QHBoxLayout()
+        passages.addWidget(self.book)
+        passages.addWidget(self.retrieval, 1)
         self.limit = spin_box(
             0, 100000, setting("french/limit", 0, int), special="All", tip="How many questions"
         )
@@ -137,7 +148,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.start_button.clicked.connect(self.start)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
-        add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
+        add_rows(grid, [("Questions", self.dataset), ("Passages", passages)])
         how_many = QHBoxLayout()
         how_many.addWidget(self.limit)
         how_many.addWidget(self.in_order)
@@ -223,6 +234,8 @@ class FrenchPractice(QWidget, SessionCalls):
             show_error(self, "Import a French question set first.", self.ctx)
             return
         corpus, retriever, k = self.retrieval.values
+        book = self.book.currentData()
+        retriever = "" if book == "none" else retriever
         if retriever and not corpus:
             show_error(self, "Import a corpus for the passages, or choose “No passages”.", self.ctx)
             return
@@ -237,7 +250,7 @@ class FrenchPractice(QWidget, SessionCalls):
             if old is not None:  # a new session replaces it (not when the build is cancelled)
                 old.finish()
             session = FrenchSession(
-                job.store, dataset, limit=limit, index=index, k=k, profile=profile, seed=seed
+                job.store, dataset, limit, index, k, profile=profile, seed=seed, book=book
             )
             return session, session.question()
 
@@ -289,7 +302,7 @@ class FrenchPractice(QWidget, SessionCalls):
         else:
             self.ctx.status("Index build cancelled; nothing was kept. Press Start again.")
         if self.view is not None:
-            self.passages.setHtml(passages_html(self.view.passages))
+            self.passages.setHtml(self._passages_html(self.view))
         else:
             self.passages.clear()
 
@@ -299,6 +312,8 @@ class FrenchPractice(QWidget, SessionCalls):
         super()._call_ended()
         if self.retrieval.values != self._choice and not self.busy:
             self._retrieval_changed()  # changed while another call ran
+        elif self.session is not None and self.session.book != self.book.currentData():
+            self._book_changed()
 
     def _started(self, result: tuple[FrenchSession, QuestionView]) -> None:
         self.session, view = result
@@ -321,7 +336,7 @@ class FrenchPractice(QWidget, SessionCalls):
         if fb is not None:
             self._show_verdict(fb)
         self.marks.show_question(self.session.profile, self.session.dataset, view.id)
-        self.passages.setHtml(passages_html(view.passages))
+        self.passages.setHtml(self._passages_html(view))
         self._totals()
         self._enable()
         self._show_grid()
@@ -354,7 +369,35 @@ class FrenchPractice(QWidget, SessionCalls):
     def _show_passages(self, view: QuestionView | None) -> None:
         if view is not None:
             self.view = view
-            self.passages.setHtml(passages_html(view.passages))
+            self.passages.setHtml(self._passages_html(view))
+
+    def _passages_html(self, view: QuestionView) -> str:
+        book = self.session.book if self.session is not None else self.book.currentData()
+        if book == "none":
+            return _stale("No passages: the question alone.")
+        if book == "closed" and not view.answered:
+            return _stale(
+                "Closed book: the passages show once you answer, "
+                "with what in them bears on each option."
+            )
+        return passages_html(view.passages, view.notes)
+
+    def _book_changed(self) -> None:
+        """Remember the passage mode; show the current question's passages in it (their
+        index built first when the session began with none)."""
+        book = self.book.currentData()
+        set_setting("french/book", book)
+        self._enable()
+        session = self.session if self.view is not None else None
+        if session is None or self.busy:
+            return
+        session.set_book(book)
+        if book != "none" and session.index is None and self.retrieval.values[1]:
+            self._choice = ("", "", 0)  # the session has no index: retrieve anew
+            self._retrieval_changed()
+            return
+        position = self.view.position
+        self.call(lambda job: session.question(position), self._show_passages)
 
     def _dataset_changed(self, _name: str) -> None:
         self._enable()
@@ -375,7 +418,8 @@ class FrenchPractice(QWidget, SessionCalls):
         self.previous_button.setEnabled(has and not self.busy and self.view.position > 0)
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
-        self.retrieval.setEnabled(self.building is None)
+        self.retrieval.setEnabled(self.building is None and self.book.currentData() != "none")
+        self.book.setEnabled(self.building is None)
         self.dataset.setEnabled(self.building is None)
 
     def submit(self) -> None:
@@ -386,11 +430,19 @@ class FrenchPractice(QWidget, SessionCalls):
             self.hint.setText("Tick at least one option first (keys a–e or 1–5).")
             return
         session, position = self.session, self.view.position
-        self.call(lambda job: (session.answer(chosen, position), session.summary()), self._answered)
+        self.call(
+            lambda job: (
+                session.answer(chosen, position),
+                session.summary(),
+                session.question(position),  # closed book: now with its passages
+            ),
+            self._answered,
+        )
 
-    def _answered(self, result: tuple[Feedback, Summary]) -> None:
-        fb, summary = result
+    def _answered(self, result: tuple[Feedback, Summary, QuestionView]) -> None:
+        fb, summary, view = result
         self._show_verdict(fb)
+        self._show_passages(view)
         if not fb.exact:
             self.marks.missed()
         self._totals(summary)
