@@ -122,7 +122,8 @@ class FrenchPractice(QWidget, SessionCalls):
     # -- building ----------------------------------------------------------------------------
 
     def _setup_card(self) -> Card:
-        """Questions and how many on one line, the passages and Start on the next."""
+        """Questions and how many on one line; the passages, when they show and Start on the
+        next."""
         setup = Card()
         self.dataset = DatasetPicker(self.ctx, "french", compact=True, remember="french")
         self.dataset.import_clicked.connect(self._open_import)
@@ -135,9 +136,6 @@ class FrenchPractice(QWidget, SessionCalls):
         for i, b in enumerate(BOOKS):
             self.book.setItemData(i, BOOK_TIPS[b], Qt.ItemDataRole.ToolTipRole)
         self.book.currentIndexChanged.connect(self._book_changed)
-        passages = QHBoxLayout()
-        passages.addWidget(self.book)
-        passages.addWidget(self.retrieval, 1)
         self.limit = spin_box(
             0, 100000, setting("french/limit", 0, int), special="All", tip="How many questions"
         )
@@ -146,13 +144,16 @@ class FrenchPractice(QWidget, SessionCalls):
         self.start_button = primary(QPushButton("Start"))
         self.start_button.setMinimumWidth(110)
         self.start_button.clicked.connect(self.start)
+        begin = QHBoxLayout()  # when the passages show, then Start
+        begin.addWidget(self.book)
+        begin.addWidget(self.start_button, 1)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
-        add_rows(grid, [("Questions", self.dataset), ("Passages", passages)])
+        add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
         how_many = QHBoxLayout()
         how_many.addWidget(self.limit)
         how_many.addWidget(self.in_order)
-        add_rows(grid, [("How many", how_many), ("", self.start_button)], column=2)
+        add_rows(grid, [("How many", how_many), ("", begin)], column=2)
         grid.setColumnStretch(1, 1)
         setup.add_layout(grid)
         self.build_row = ProgressRow()
