@@ -174,3 +174,14 @@ def test_the_real_model_plays_a_grid_and_the_plan_then_reuses_it(db_path, tmp_pa
     plan = json.loads(medexam(db_path, "experiment", "plan", *given, "--json").stdout)
     assert plan["experiment_id"] == found["id"] and plan["to_play"] == 0
     assert [r["status"] for r in plan["runs"]] == ["finished", "finished"]
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_help_names_only_what_its_usage_shows(command):
+    from click.testing import CliRunner
+
+    from engine.cli.experiment import experiment
+
+    out = CliRunner().invoke(experiment, [command, "--help"])
+    assert out.exit_code == 0 and "PRESET|FILE" in out.output
+    assert "WHAT" not in out.output, out.output
