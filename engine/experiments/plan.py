@@ -30,6 +30,7 @@ in ``Activity.presets_from``; :func:`engine.registry.presets`). An experiment fi
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -228,9 +229,11 @@ def read_file(path: str | Path) -> JSONDict:
     known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting", "trials"}
     unknown = sorted(set(found) - known - {"settings", "grid"})
     if unknown:
+        near = [m for k in unknown for m in difflib.get_close_matches(k, sorted(known), n=1)]
+        hint = f"did you mean {near[0]!r}?" if near else "a run's settings go under [settings]"
         raise PlanError(
             f"{path}: unknown key(s) {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(known))}, [settings], [grid])"
+            f"({hint}; known: {', '.join(sorted(known))}, [settings], [grid])"
         )
     return found
 
