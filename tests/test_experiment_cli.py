@@ -185,3 +185,17 @@ def test_help_names_only_what_its_usage_shows(command):
     out = CliRunner().invoke(experiment, [command, "--help"])
     assert out.exit_code == 0 and "PRESET|FILE" in out.output
     assert "WHAT" not in out.output, out.output
+
+
+def test_an_experiments_progress_line_says_the_time_left_once():
+    from engine.cli.experiment import _note
+    from engine.progress import Progress, TenthLines
+
+    lines: list[str] = []
+    tenths = TenthLines("experiment 1", lines.append, _note, clock=iter(range(0, 99, 13)).__next__)
+    info = {"cell": 2, "cells": 8, "label": "smollm2 · 1-shot w/ instruction", "left_s": 120.0}
+    tenths(Progress(2, 7, "", info))
+    assert lines == [
+        "experiment 1: 29% (2/7 items) · 0:13 elapsed · 0:32 left · run 2/8 · smollm2 · "
+        "1-shot w/ instruction"
+    ]

@@ -155,13 +155,10 @@ def experiment_plan(
 
 
 def _note(p: Progress) -> str:
-    from engine.estimate import duration_text
+    """The run played, after the progress bar's own percentage and time left."""
+    from engine.experiments.run import progress_line
 
-    info = p.info
-    at = f"run {info['cell']}/{info['cells']} · {info.get('label', '')}" if "cell" in info else ""
-    left = info.get("left_s")
-    when = f" · {duration_text(left)} left" if isinstance(left, int | float) else ""
-    return visible(f"{at}{when}" if at else p.message)
+    return visible(progress_line(p.info, p.message, with_left=False))
 
 
 def _play(
