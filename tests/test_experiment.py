@@ -345,3 +345,11 @@ def test_an_unknown_top_level_key_says_where_it_belongs(tmp_path, line, said):
     with pytest.raises(PlanError) as found:
         read_file(path)
     assert said in str(found.value) and "\n" not in str(found.value)
+
+
+@pytest.mark.parametrize("value", ["true", '"3"', "0", "2.5"])
+def test_a_limit_that_is_not_a_whole_number_is_refused_naming_it(store, tmp_path, value):
+    path = tmp_path / "grid.toml"
+    path.write_text(f'activity = "exam"\nmodels = ["smollm2"]\ndataset = "d"\nlimit = {value}\n')
+    with pytest.raises(PlanError, match=r"limit must be a whole number of at least 1 \(got "):
+        make_plan(store, str(path), None, None)

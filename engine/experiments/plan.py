@@ -342,8 +342,8 @@ def requested_cells(
     if not dataset:
         hint = f" ({preset.dataset_hint})" if preset and preset.dataset_hint else ""
         raise PlanError(f"no data set given (--dataset NAME){hint}")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise PlanError("limit must be a whole number of at least 1")
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise PlanError(f"limit must be a whole number of at least 1 (got {limit!r})")
     if trials is not None and (type(trials) is not int or not 1 <= trials <= MAX_TRIALS):
         raise PlanError(f"trials must be a whole number from 1 to {MAX_TRIALS}")
     store.dataset(str(dataset))  # one line when there is none
