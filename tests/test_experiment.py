@@ -353,3 +353,12 @@ def test_a_limit_that_is_not_a_whole_number_is_refused_naming_it(store, tmp_path
     path.write_text(f'activity = "exam"\nmodels = ["smollm2"]\ndataset = "d"\nlimit = {value}\n')
     with pytest.raises(PlanError, match=r"limit must be a whole number of at least 1 \(got "):
         make_plan(store, str(path), None, None)
+
+
+@pytest.mark.parametrize(("limit", "said"), [(1, "; the first item"), (3, "; the first 3 items")])
+def test_the_experiments_runs_table_counts_its_items_in_words(limit, said):
+    from engine.reports.experiment import grid_table
+
+    spec = {"dataset": "d", "models": ["m"], "limit": limit}
+    found = grid_table({"id": 1, "status": "finished", "cells": [], "spec": spec})
+    assert found["notes"] == [f"Data set d; models m{said}"]
