@@ -182,8 +182,11 @@ def diff_runs(store: Store, run_a: int, run_b: int, only: str | None = None) -> 
 
 
 def no_answer_text(why: str | None) -> str:
-    """ "no answer", with why where the extractor said (``no answer: echo``)."""
-    return f"no answer: {why}" if why else "no answer"
+    """ "no answer", with why in the words of the runs' notes where the extractor said
+    (``no answer: lists the options without choosing one``)."""
+    from engine.no_answer import REASONS
+
+    return f"no answer: {REASONS.get(why, why)}" if why else "no answer"
 
 
 def marked(correct: int | None) -> str:

@@ -388,3 +388,22 @@ def test_consult_compare_of_four_cases_says_too_few_items(db_path):
     assert out.exit_code == 0, out.output
     line = next(x for x in out.output.splitlines() if x.startswith("Accuracy"))
     assert line.count(TOO_FEW) == 2  # the interval and p of a bootstrap over 4 cases
+
+
+def test_readme_example_of_runs_compare_has_the_columns_it_prints(store):
+    """The README's `runs compare` example shows the table as the command prints it now."""
+    import re
+    from pathlib import Path
+
+    dataset = ensure_sample(store)
+    runs = [stored_run(store, dataset, m, [True, False, False]) for m in ("smollm2", "gemma")]
+    usage = {"decode_alone_per_s": 5.0, "throughput_per_s": 2.0, "slots": 8, "file": "m.gguf"}
+    for run_id in runs:
+        summary = store.run(run_id)["summary"] | {"chance": {"accuracy": 20.0}, "cut_off": 0.0}
+        store.update_run(run_id, summary=summary | {"usage": {"smollm2": usage}})
+    text = format_compare(compare_runs(store, runs))
+    printed = next(line for line in text.splitlines() if line.startswith("Run "))
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("medexam runs compare 1 2 --chart size.svg", 1)[1]
+    shown = next(line for line in block.splitlines() if line.startswith("Run "))
+    assert re.split(r"\s{2,}", shown.strip()) == re.split(r"\s{2,}", printed.strip())

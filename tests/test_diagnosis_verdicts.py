@@ -73,3 +73,18 @@ def test_no_correction_without_peoples_verdicts(store) -> None:
     assert corrected_verdicts(store, [run_id]) is None
     notes = judged_tables(store, [run_id])[0]["notes"]
     assert any("medexam rate RUN --diagnoses" in n for n in notes)
+
+
+def test_rate_says_in_one_line_which_runs_have_diagnoses_to_judge(store) -> None:
+    from engine.exam.dataset import ensure_sample as exam_sample
+
+    consult_run, _ = judged_run(store)
+    exam_run = store.start_run("exam", exam_sample(store), "m", {"method": "generate"})
+    for args, said in (
+        ([str(exam_run), "--diagnoses"], f"run {exam_run} is not a consultation run"),
+        ([str(consult_run)], f"medexam rate {consult_run} --diagnoses"),
+        ([str(consult_run), str(exam_run), "--diagnoses"], "is not a consultation run"),
+    ):
+        out = CliRunner().invoke(cli, ["--db", store.path, "rate", *args], input="q\n")
+        assert out.exit_code == 1 and said in out.output, out.output
+        assert out.output.count("Error:") == 1 and len(out.output.strip().splitlines()) == 1

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import compare_runs, format_compare
 from engine.reports.equivalence import (
     VERDICTS,
@@ -246,3 +247,13 @@ def test_compare_models_takes_margin_and_reference(db_path, scripted_pool, home)
     assert rows["qa"]["verdict"] == "too few items"
     text = invoke(db_path, "experiment", "show", str(experiment_id)).output
     assert "Verdict (± 5)" in text and "too few items" in text
+
+
+def test_equivalence_note_says_what_each_verdict_means(store):
+    """The notes under `runs compare` define every verdict the table can show, by name."""
+    dataset = ensure_sample(store)
+    runs = [stored_run(store, dataset, m, [True, False, False]) for m in ("a", "b")]
+    flat = " ".join(format_compare(compare_runs(store, runs, margin=5.0)).split())
+    note = flat[flat.index("Verdict: each model") :]
+    for name in VERDICTS:
+        assert f" {name}: " in note or f"): {name}: " in note, name

@@ -13,7 +13,7 @@ import pytest
 
 from engine.exam.dataset import ensure_sample
 from engine.experiments import records
-from engine.experiments.plan import PlanError, make_plan
+from engine.experiments.plan import PlanError, make_plan, read_file
 from engine.experiments.run import open_experiment, run_experiment
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel
@@ -328,3 +328,37 @@ def test_a_cell_whose_run_cannot_start_says_why_and_the_others_are_played(
     both = scripted_pool(ScriptedModel("qa"), ScriptedModel("qb", replies="答案：D"))
     assert run_experiment(store, experiment_id, pool=both)["status"] == "finished"
     assert records.get(store, experiment_id)["cells"][0]["error"] is None
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("temperature = 0.5", "unknown key(s) temperature (a run's settings go under [settings];"),
+        ("temprature = 0.5", "unknown key(s) temprature (a run's settings go under [settings];"),
+        ('modles = ["smollm2"]', "unknown key(s) modles (did you mean 'models'?;"),
+        ("limt = 3", "unknown key(s) limt (did you mean 'limit'?;"),
+    ],
+)
+def test_an_unknown_top_level_key_says_where_it_belongs(tmp_path, line, said):
+    path = tmp_path / "grid.toml"
+    path.write_text(f'activity = "exam"\n{line}\n')
+    with pytest.raises(PlanError) as found:
+        read_file(path)
+    assert said in str(found.value) and "\n" not in str(found.value)
+
+
+@pytest.mark.parametrize("value", ["true", '"3"', "0", "2.5"])
+def test_a_limit_that_is_not_a_whole_number_is_refused_naming_it(store, tmp_path, value):
+    path = tmp_path / "grid.toml"
+    path.write_text(f'activity = "exam"\nmodels = ["smollm2"]\ndataset = "d"\nlimit = {value}\n')
+    with pytest.raises(PlanError, match=r"limit must be a whole number of at least 1 \(got "):
+        make_plan(store, str(path), None, None)
+
+
+@pytest.mark.parametrize(("limit", "said"), [(1, "; the first item"), (3, "; the first 3 items")])
+def test_the_experiments_runs_table_counts_its_items_in_words(limit, said):
+    from engine.reports.experiment import grid_table
+
+    spec = {"dataset": "d", "models": ["m"], "limit": limit}
+    found = grid_table({"id": 1, "status": "finished", "cells": [], "spec": spec})
+    assert found["notes"] == [f"Data set d; models m{said}"]

@@ -174,3 +174,28 @@ def test_the_real_model_plays_a_grid_and_the_plan_then_reuses_it(db_path, tmp_pa
     plan = json.loads(medexam(db_path, "experiment", "plan", *given, "--json").stdout)
     assert plan["experiment_id"] == found["id"] and plan["to_play"] == 0
     assert [r["status"] for r in plan["runs"]] == ["finished", "finished"]
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_help_names_only_what_its_usage_shows(command):
+    from click.testing import CliRunner
+
+    from engine.cli.experiment import experiment
+
+    out = CliRunner().invoke(experiment, [command, "--help"])
+    assert out.exit_code == 0 and "PRESET|FILE" in out.output
+    assert "WHAT" not in out.output, out.output
+
+
+def test_an_experiments_progress_line_says_the_time_left_once():
+    from engine.cli.experiment import _note
+    from engine.progress import Progress, TenthLines
+
+    lines: list[str] = []
+    tenths = TenthLines("experiment 1", lines.append, _note, clock=iter(range(0, 99, 13)).__next__)
+    info = {"cell": 2, "cells": 8, "label": "smollm2 · 1-shot w/ instruction", "left_s": 120.0}
+    tenths(Progress(2, 7, "", info))
+    assert lines == [
+        "experiment 1: 29% (2/7 items) · 0:13 elapsed · 0:32 left · run 2/8 · smollm2 · "
+        "1-shot w/ instruction"
+    ]

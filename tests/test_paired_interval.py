@@ -206,3 +206,19 @@ def test_paired_interval_of_a_report_is_newcombes(store):
     assert any("Statistical methods: Wilson's score interval" in n for n in made["notes"])
     text = render(report, "text")
     assert "How these numbers were made" in text and "method 10" in text
+
+
+@pytest.mark.parametrize(("items", "bootstrap"), [(3, False), (9, False), (14, True)])
+def test_report_names_a_bootstrap_among_its_methods_only_when_it_made_one(store, items, bootstrap):
+    from engine.exam.dataset import ensure_sample
+    from engine.reports import build_report
+    from tests.test_compare import stored_run, thirty_items
+
+    dataset = ensure_sample(store) if items <= 3 else thirty_items(store)
+    runs = [stored_run(store, dataset, m, [True, False] * (items // 2) + [True] * (items % 2))
+            for m in ("a", "b")]  # fmt: skip
+    (section,) = build_report(store, runs)["sections"]
+    made = next(t for t in section["tables"] if t["title"] == "How these numbers were made")
+    (note,) = [n for n in made["notes"] if n.startswith("Statistical methods:")]
+    assert "Newcombe" in note and "McNemar" in note
+    assert ("bootstrap" in note) == bootstrap, note

@@ -166,6 +166,12 @@ def test_patient_audit_labelled_table_in_the_report_and_the_cli(store, scripted_
     assert out.exit_code == 0, out.output
     assert f"Voice: {found['replies']} of {found['replies']} replies (100%)" in out.output
     assert "I'm sorry for any harm or injury." in out.output
+    said = json.loads(
+        CliRunner().invoke(cli, ["--db", db_path, "consult", "audit", str(run_id), "--json"]).output
+    )  # the JSON names the run and its patient as the text's first line does
+    assert (said["run_id"], said["patient"], said["patient_mode"]) == (run_id, "patient", "paper")
+    assert out.output.startswith(f"run {run_id}: patient as the patient (paper mode)")
+    assert said["categories"] == found["categories"]
     wrong = CliRunner().invoke(cli, ["--db", db_path, "consult", "audit", "999"])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
     store.delete_dataset(cases)  # the run stays; its replies can no longer be read

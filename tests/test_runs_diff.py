@@ -21,6 +21,8 @@ from engine.store import Store
 # Per item: (letter or None, right, finish reason)
 A = [("A", True, "stop"), ("B", False, "stop"), (None, False, "length"), ("C", True, "stop")]
 B = [("A", True, "stop"), ("C", True, "stop"), ("D", False, "stop"), ("B", False, "length")]
+# Why A's third reply gives no answer, in the words of `runs compare`'s notes.
+CUT_WORDS = "no answer: cut off by the token limit before an answer"
 
 
 def stored_run(store: Store, dataset: str, model: str, answers, order=None) -> int:
@@ -77,7 +79,7 @@ def test_runs_diff_only_flipped_in_text_and_json(pair) -> None:
     assert f"B #{b} model-b: B · wrong · rule 答案 · stop length" in out.output
     assert "    | 答案：C" in out.output
     cut = CliRunner().invoke(cli, [*args[:-1], "no-answer"]).output
-    assert f"A #{a} model-a: no answer: cut_off · wrong · rule – · stop length" in cut
+    assert f"A #{a} model-a: {CUT_WORDS} · wrong · rule – · stop length" in cut
     found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
     assert [i["number"] for i in found["items"]] == [2, 4] and found["only"] == "flipped"
     assert found["items"][0]["b"]["reply"].startswith("答案：C") and found["items"][0]["flipped"]
@@ -123,5 +125,5 @@ def test_the_html_report_of_a_comparison_carries_the_replies_collapsed(pair) -> 
     assert "<details><summary>Items side by side: A #" in page
     assert "&lt;b&gt;解析&lt;/b&gt;" in page and "<b>解析</b>" not in page
     assert "\x1b" not in page and "解析：\\x1b[31m没有字母" in page
-    assert "<summary>no answer: cut_off · wrong · rule – · stop length</summary>" in page
+    assert f"<summary>{CUT_WORDS} · wrong · rule – · stop length</summary>" in page
     assert "Items side by side" not in render(report, "text")

@@ -155,13 +155,10 @@ def experiment_plan(
 
 
 def _note(p: Progress) -> str:
-    from engine.estimate import duration_text
+    """The run played, after the progress bar's own percentage and time left."""
+    from engine.experiments.run import progress_line
 
-    info = p.info
-    at = f"run {info['cell']}/{info['cells']} · {info.get('label', '')}" if "cell" in info else ""
-    left = info.get("left_s")
-    when = f" · {duration_text(left)} left" if isinstance(left, int | float) else ""
-    return visible(f"{at}{when}" if at else p.message)
+    return visible(progress_line(p.info, p.message, with_left=False))
 
 
 def _play(
@@ -220,9 +217,9 @@ def experiment_run(
     as_json: bool,
     load: LoadSettings,
 ) -> None:
-    """Play the runs of PRESET or FILE as one job (or go on with experiment WHAT, by its id):
-    finished runs with the same settings are reused, a stopped run is resumed where it
-    stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
+    """Play the runs of PRESET or FILE as one job (or go on with an experiment by its id:
+    medexam experiment run ID): finished runs with the same settings are reused, a stopped
+    run is resumed where it stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
     the comparison, each model judged against the top model (or --reference) within ± --margin."""
     from engine.experiments.run import open_experiment
 

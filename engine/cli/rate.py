@@ -159,8 +159,8 @@ def judge_diagnoses(app: AppContext, run_ids: tuple[int, ...], rater: str) -> No
 
     words = {"c": "correct", "p": "partly", "w": "wrong"}
     given = 0
-    for run_id in dict.fromkeys(run_ids):
-        left = to_judge(app.store, run_id, rater)
+    found = {run_id: to_judge(app.store, run_id, rater) for run_id in dict.fromkeys(run_ids)}
+    for run_id, left in found.items():
         drawn = sum(t.drawn for t in left)
         click.echo(f"Run {run_id}: {len(left)} diagnoses to judge, {drawn} of them drawn "
                    "at random to check the judges (they come first).")  # fmt: skip

@@ -517,12 +517,13 @@ def consult_audit(app: AppContext, run_id: int, as_json: bool) -> None:
     run = app.store.run(run_id)
     if run.get("activity") != "consult":
         raise click.ClickException(f"run {run_id} is not a consultation run")
-    found = run_audit(app.store, run_id)
-    if as_json:
-        echo_json(found)
-        return
     settings = run.get("settings") or {}
     patient = settings.get("patient_model") or settings.get("patient")
-    click.echo(f"run {run_id}: {patient} as the patient ({settings.get('patient_mode')} mode)")
+    mode = settings.get("patient_mode")
+    found = run_audit(app.store, run_id)
+    if as_json:
+        echo_json({"run_id": run_id, "patient": patient, "patient_mode": mode, **found})
+        return
+    click.echo(f"run {run_id}: {patient} as the patient ({mode} mode)")
     for line in tally_lines(found):
         click.echo(visible(line))

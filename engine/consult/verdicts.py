@@ -72,6 +72,8 @@ def to_judge(store: Store, run_id: int, rater: str) -> list[ToJudge]:
     judged = {k for found in _judged(store, [run_id], JUDGE).values() for _r, k in found}
     mine = _judged(store, [run_id], PEOPLE).get(rater, {})
     run = store.run(run_id)
+    if run["activity"] != "consult":
+        raise UserError(f"run {run_id} is not a consultation run: it has no diagnoses to judge")
     items = store.items_by_key(run["dataset"]) or {}
     picked = drawn(run_id, judged)
     out = []

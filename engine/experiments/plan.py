@@ -30,6 +30,7 @@ in ``Activity.presets_from``; :func:`engine.registry.presets`). An experiment fi
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -228,9 +229,11 @@ def read_file(path: str | Path) -> JSONDict:
     known = {"title", "activity", "preset", "dataset", "models", "limit", "model_setting", "trials"}
     unknown = sorted(set(found) - known - {"settings", "grid"})
     if unknown:
+        near = [m for k in unknown for m in difflib.get_close_matches(k, sorted(known), n=1)]
+        hint = f"did you mean {near[0]!r}?" if near else "a run's settings go under [settings]"
         raise PlanError(
             f"{path}: unknown key(s) {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(known))}, [settings], [grid])"
+            f"({hint}; known: {', '.join(sorted(known))}, [settings], [grid])"
         )
     return found
 
@@ -339,8 +342,8 @@ def requested_cells(
     if not dataset:
         hint = f" ({preset.dataset_hint})" if preset and preset.dataset_hint else ""
         raise PlanError(f"no data set given (--dataset NAME){hint}")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise PlanError("limit must be a whole number of at least 1")
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise PlanError(f"limit must be a whole number of at least 1 (got {limit!r})")
     if trials is not None and (type(trials) is not int or not 1 <= trials <= MAX_TRIALS):
         raise PlanError(f"trials must be a whole number from 1 to {MAX_TRIALS}")
     store.dataset(str(dataset))  # one line when there is none

@@ -51,14 +51,15 @@ if TYPE_CHECKING:
     from engine.types import JSONDict
 
 
-def progress_line(info: JSONDict, message: str = "") -> str:
-    """An experiment's progress in one line: the run it plays, of how many, and the time
-    left (``message`` when the progress names no run)."""
+def progress_line(info: JSONDict, message: str = "", with_left: bool = True) -> str:
+    """An experiment's progress in one line: the run it plays, of how many, and (unless
+    the line it goes on says it already) the time left (``message`` when the progress names
+    no run)."""
     from engine.estimate import duration_text
 
     if "cell" not in info:
         return message
-    left = info.get("left_s")
+    left = info.get("left_s") if with_left else None
     at = f"run {info['cell']}/{info['cells']} · {info['label']}"
     return at + (f" · {duration_text(left)} left" if isinstance(left, int | float) else "")
 

@@ -89,6 +89,11 @@ class RatingSession:
             run = self.store.run(run_id)
             if run.get("runner") == "person":
                 raise RatingError(f"run {run_id} is a person's session: it has no explanations")
+            if run["activity"] == "consult":
+                raise RatingError(
+                    f"run {run_id} is a consultation run: its diagnoses are judged with "
+                    f"medexam rate {run_id} --diagnoses"
+                )
             items = items_by_key(self.store, run)
             mine = []
             for answer in self.store.answers(run_id):

@@ -20,6 +20,7 @@ from engine.reports.label import label_matches, run_label
 from engine.reports.render import FORMATS, render
 
 if TYPE_CHECKING:
+    from engine.reports.layouts import RunData
     from engine.reports.shapes import Report, Section, Table
     from engine.store import Store
     from engine.types import Row
@@ -59,16 +60,18 @@ def _overview(runs: list[Row]) -> Table:
     return table("The runs in this report", columns, rows)
 
 
-def _methods(section: Section) -> list[str]:
-    """The statistical methods a section's tables use, named as the notes name them."""
+def _methods(section: Section, data: list[RunData]) -> list[str]:
+    """The statistical methods a section's tables use, named as the notes name them: a
+    bootstrap only where a run has the items one needs."""
     from engine.reports.ppi import METHOD as PPI_METHOD
-    from engine.reports.stats import METHODS
+    from engine.reports.stats import METHODS, MIN_ITEMS
 
     titles = " ".join(t["title"] for t in section["tables"])
-    used = ["wilson", "bootstrap"]
+    resampled = any(len(run.answers) >= MIN_ITEMS for run in data)
+    used = ["wilson", "bootstrap"] if resampled else ["wilson"]
     if section["comparisons"]:
-        used += ["newcombe", "McNemar", "paired bootstrap"]
-    if "trial" in titles.lower():
+        used += ["newcombe", "McNemar", "paired bootstrap"][: 3 if resampled else 2]
+    if "trial" in titles.lower() and resampled:
         used.append("cluster bootstrap")
     corrected = ["prediction-powered" in t["title"] for t in section["tables"]]
     return [METHODS[k] for k in used] + ([PPI_METHOD] if any(corrected) else [])
@@ -107,7 +110,7 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
             section["sides"] = [
                 diff_runs(store, c["a"], c["b"]).as_dict() for c in section["comparisons"]
             ]
-        section["tables"].append(made_table(store, data, _methods(section)))
+        section["tables"].append(made_table(store, data, _methods(section, data)))
         sections.append({"activity": act, "name": activity_name(act), **section})
     overview = _overview(runs)
     overview["notes"] += [n for n in [changed_note(list(every.values()))] if n]

@@ -64,11 +64,11 @@ EQUIVALENT, NOT_EQUIVALENT, WORSE, TOO_FEW = (
 VERDICTS = (EQUIVALENT, NOT_EQUIVALENT, WORSE, TOO_FEW)
 #: How the verdicts are made, for a report's notes.
 METHOD = (
-    "a paired equivalence test: two one-sided tests at 5% (Tango's score test for paired "
-    "proportions, 1998) that the difference is inside ± the margin; worse: not equivalent "
-    "and Newcombe's 95% interval below 0; too few items: fewer than would show equivalence "
-    "with 80% power had the models been alike, from the share of items they disagree on "
-    "(Connor 1987)"
+    "equivalent: a paired equivalence test (two one-sided tests at 5%, each Tango's score "
+    "test for paired proportions, 1998) shows the difference inside ± the margin; worse: not "
+    "equivalent and Newcombe's 95% interval below 0; too few items: fewer than would show "
+    "equivalence with 80% power had the models been alike, from the share of items they "
+    "disagree on (Connor 1987); not equivalent: enough items, still not shown inside the margin"
 )
 
 

@@ -29,6 +29,11 @@ class ExperimentReportError(UserError):
     """An experiment with nothing to report yet."""
 
 
+def _first_items(limit: int) -> str:
+    """``; the first 3 items`` (``; the first item`` for one)."""
+    return "; the first item" if limit == 1 else f"; the first {limit} items"
+
+
 def grid_table(experiment: JSONDict) -> Table:
     """The experiment's runs in order: setting, run, status, items done."""
     rows = []
@@ -44,7 +49,7 @@ def grid_table(experiment: JSONDict) -> Table:
         ["Setting", "Run", "Status", "Done"],
         rows,  # type: ignore[arg-type]
         f"Data set {spec.get('dataset')}; models {', '.join(spec.get('models') or [])}"
-        + (f"; the first {spec['limit']} items" if spec.get("limit") else ""),
+        + (_first_items(spec["limit"]) if spec.get("limit") else ""),
     )
 
 
