@@ -364,7 +364,7 @@ def test_runs_compare_json_of_smollm2_and_gemma(db_path, tmp_path):
         assert row["tokens_per_s"] > 0 and row["first_token_s"] > 0 and row["load_s"] > 0
         assert row["memory"]["ram_peak"] > row["file_size"] > 0
         assert row["memory"]["gpu"] is not None
-    worse = next(r for r in result["rows"] if not r["best"])
+    worse = next(r for r in result["rows"] if r["run_id"] != result["reference"])
     assert worse["paired"]["accuracy"]["p"] is not None  # McNemar's exact p
     assert worse["paired"]["rouge1"]["too_few"]  # 5 items: no bootstrap
     assert worse["scores"]["rouge1"]["too_few"] and worse["scores"]["rouge1"]["low"] is None

