@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from engine.ratings.draw import drawn
 from engine.ratings.perspectives import Explained, RatingError, check_ratings, explained
 from engine.ratings.scorers import PERSON
-from engine.registry import get_scorer
+from engine.registry import get_scorer, scorers
 from engine.scoring import Scored, items_by_key
 
 if TYPE_CHECKING:
@@ -89,11 +89,6 @@ class RatingSession:
             run = self.store.run(run_id)
             if run.get("runner") == "person":
                 raise RatingError(f"run {run_id} is a person's session: it has no explanations")
-            if run["activity"] == "consult":
-                raise RatingError(
-                    f"run {run_id} is a consultation run: its diagnoses are judged with "
-                    f"medexam rate {run_id} --diagnoses"
-                )
             items = items_by_key(self.store, run)
             mine = []
             for answer in self.store.answers(run_id):
@@ -102,10 +97,7 @@ class RatingSession:
                 if seen is not None:
                     mine.append(Entry(run_id, str(answer["item_key"]), seen))
             if not mine:
-                raise RatingError(
-                    f"run {run_id} has no explanations to rate (a run of the 'generate' "
-                    "method writes them; letters picked by probabilities have none)"
-                )
+                raise RatingError(_none_to_rate(run_id, str(run["activity"])))
             found += mine
             self.drawn |= {(run_id, k) for k in drawn(run_id, (e.item_key for e in mine))}
         random.Random(self.seed).shuffle(found)
@@ -189,3 +181,15 @@ class RatingSession:
         out: dict[str, object] = {r["key"]: r["value"] for r in rows}
         out["comment"] = next((r["explanation"] for r in rows if r["explanation"]), "")
         return out
+
+
+def _none_to_rate(run_id: int, activity_id: str) -> str:
+    """Why run ``run_id`` has no explanation to rate, and where its activity's answers are
+    judged by people instead (another person's scorer: ``rate RUN --diagnoses``)."""
+    others = [n for n, s in scorers(activity_id).items() if s.person and n != PERSON]
+    if others:
+        return f"run {run_id} has no explanations to rate: its answers are judged with medexam rate {run_id} --diagnoses"
+    return (
+        f"run {run_id} has no explanations to rate (a run of the 'generate' method writes "
+        "them; letters picked by probabilities have none)"
+    )
