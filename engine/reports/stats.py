@@ -310,21 +310,33 @@ def cluster_bootstrap(
     import numpy as np
 
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    groups = len(set(clusters))
-    out: PairedBootstrap = {"n": int(diffs.size), "diff": None, "low": None, "high": None,
-                            "p": None, "too_few": not enough(groups)}  # fmt: skip
-    if diffs.size == 0:
-        return out
-    out["diff"] = float(diffs.mean())
-    if out["too_few"]:
-        return out
-    if np.ptp(diffs) == 0:
-        out["p"] = 1.0 if out["diff"] == 0 else min(1.0, 2 * 0.5**groups)
+    out, done = _bootstrap_start(diffs, len(set(clusters)))
+    if done:
         return out
     means = cluster_means(diffs, clusters)
     if means is not None:
         out.update(_percentile_test(means, level))
     return out
+
+
+def _bootstrap_start(diffs: NDArray[np.float64], units: int) -> tuple[PairedBootstrap, bool]:
+    """What a paired bootstrap over ``units`` resampled units (items, or clusters of them)
+    says before it resamples, and whether that is all: nothing from no pair, the mean
+    difference alone from fewer than :data:`MIN_ITEMS` units, and, when every difference is
+    the same, no interval and the exact sign test's p over the units (1 when none differs)."""
+    import numpy as np
+
+    out: PairedBootstrap = {"n": int(diffs.size), "diff": None, "low": None, "high": None,
+                            "p": None, "too_few": not enough(units)}  # fmt: skip
+    if diffs.size == 0:
+        return out, True
+    out["diff"] = float(diffs.mean())
+    if out["too_few"]:
+        return out, True
+    if np.ptp(diffs) == 0:
+        out["p"] = 1.0 if out["diff"] == 0 else min(1.0, 2 * 0.5**units)
+        return out, True
+    return out, False
 
 
 def _percentile_test(means: NDArray[np.float64], level: float) -> dict[str, float]:
@@ -388,21 +400,8 @@ def paired_bootstrap(
     import numpy as np
 
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    out: PairedBootstrap = {
-        "n": int(diffs.size),
-        "diff": None,
-        "low": None,
-        "high": None,
-        "p": None,
-        "too_few": not enough(int(diffs.size)),
-    }
-    if diffs.size == 0:
-        return out
-    out["diff"] = float(diffs.mean())
-    if out["too_few"]:
-        return out
-    if np.ptp(diffs) == 0:
-        out["p"] = 1.0 if out["diff"] == 0 else min(1.0, 2 * 0.5 ** int(diffs.size))
+    out, done = _bootstrap_start(diffs, int(diffs.size))
+    if done:
         return out
     out.update(_percentile_test(_resampled_means(diffs, seed), level))
     return out
