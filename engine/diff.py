@@ -91,6 +91,12 @@ FILTERS: dict[str, Callable[[ItemDiff], bool]] = {
 }
 
 
+def key(name: str) -> str:
+    """A filter's key in the counts and in an item's JSON (``no-answer`` → ``no_answer``, as
+    a run's summary says it)."""
+    return name.replace("-", "_")
+
+
 @dataclass(frozen=True)
 class RunsDiff:
     """Runs ``a`` and ``b`` paired by item: ``items`` (those ``only`` keeps), ``paired``
@@ -174,7 +180,7 @@ def diff_runs(store: Store, run_a: int, run_b: int, only: str | None = None) -> 
         for x in run_answers(store, int(run_a))
         if str(x["item_key"]) in theirs
     ]
-    counts = {name: sum(1 for i in paired if keep(i)) for name, keep in FILTERS.items()}
+    counts = {key(name): sum(1 for i in paired if keep(i)) for name, keep in FILTERS.items()}
     counts["right_a_only"] = sum(1 for i in paired if i.flipped and i.a.correct)
     counts["right_b_only"] = counts["flipped"] - counts["right_a_only"]
     kept = [i for i in paired if only is None or FILTERS[only](i)]
@@ -217,7 +223,7 @@ def format_diff(found: RunsDiff) -> str:
         f"Runs {a['id']} ({a.get('model')}) and {b['id']} ({b.get('model')}) on "
         f"{a['dataset']}: {found.paired} items both answered; {c['flipped']} flipped "
         f"({c['right_a_only']} right only in #{a['id']}, {c['right_b_only']} only in "
-        f"#{b['id']}), {c['no-answer']} without an answer, {c['cut-off']} cut off at the "
+        f"#{b['id']}), {c['no_answer']} without an answer, {c['cut_off']} cut off at the "
         "token limit.",
     ]
     if found.only:
@@ -265,14 +271,14 @@ def sides_html(found: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td class='num'>{i['number']}</td><td>{_escaped(i['question'][:300])}</td>"
         f"<td>{_escaped(str(i['gold'] or '–'))}</td>"
-        f"<td>{_escaped(', '.join(k for k in FILTERS if i[k.replace('-', '_')]))}</td>"
+        f"<td>{_escaped(', '.join(k for k in FILTERS if i[key(k)]))}</td>"
         f"{_reply_html(i['a'])}{_reply_html(i['b'])}</tr>"
         for i in found["items"]
     )
     title = (
         f"Items side by side: A #{a['id']} {a['model']}, B #{b['id']} {b['model']} — "
-        f"{found['paired']} items, {c['flipped']} flipped, {c['no-answer']} without an "
-        f"answer, {c['cut-off']} cut off"
+        f"{found['paired']} items, {c['flipped']} flipped, {c['no_answer']} without an "
+        f"answer, {c['cut_off']} cut off"
     )
     return (
         f"<details><summary>{_escaped(title)}</summary>"

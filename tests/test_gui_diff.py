@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from engine.exam.dataset import ensure_sample
 from gui.testing import message_boxes
 from gui.widgets.qt_diff import pick_pair
-from tests.test_runs_diff import A, B, stored_run
+from tests.test_runs_diff import CUT_WORDS, A, B, stored_run
 
 pytestmark = pytest.mark.gui
 
@@ -35,7 +35,7 @@ def test_gui_side_by_side_from_results_filters_flipped_items(qtbot, window) -> N
     assert dialog.reply_b.toPlainText() == "答案：C\n<b>解析</b>"  # shown as written
     assert dialog.head_a.text() == f"A: #{a} model-a"
     dialog.only.setCurrentIndex(dialog.only.findData("no-answer"))
-    assert dialog.table.rowCount() == 1 and dialog.table.item(0, 3).text() == "— cut_off"
+    assert dialog.table.rowCount() == 1 and dialog.table.item(0, 3).text() == CUT_WORDS
     assert "没有字母" in dialog.reply_a.toPlainText()
     dialog.close()
     r.select_runs([a])

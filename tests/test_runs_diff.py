@@ -59,7 +59,7 @@ def test_runs_are_paired_by_item_and_filtered(pair) -> None:
     assert (second.a.chosen, second.b.chosen, second.a.correct, second.b.correct) == (
         "B", "C", 0, 1)  # fmt: skip
     assert second.a.rule == "答案" and second.a.scores == {"rouge1": 0.25}
-    assert found.counts == {"flipped": 2, "no-answer": 1, "cut-off": 2,
+    assert found.counts == {"flipped": 2, "no_answer": 1, "cut_off": 2,
                             "right_a_only": 1, "right_b_only": 1}  # fmt: skip
     assert [i.number for i in diff_runs(store, a, b, "flipped").items] == [2, 4]
     assert [i.number for i in diff_runs(store, a, b, "no-answer").items] == [3]
@@ -83,6 +83,9 @@ def test_runs_diff_only_flipped_in_text_and_json(pair) -> None:
     found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
     assert [i["number"] for i in found["items"]] == [2, 4] and found["only"] == "flipped"
     assert found["items"][0]["b"]["reply"].startswith("答案：C") and found["items"][0]["flipped"]
+    # One spelling for one thing: the counts' keys are the items' (and a run summary's).
+    assert {"no_answer", "cut_off"} <= set(found["counts"]) <= set(found["items"][0]) | {
+        "right_a_only", "right_b_only"}  # fmt: skip
     everything = CliRunner().invoke(cli, args[:-2])
     assert "\x1b" not in everything.output and "\\x1b[31m" in everything.output
 

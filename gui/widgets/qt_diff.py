@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.diff import diff_runs
+from engine.diff import diff_runs, no_answer_text
 from gui.widgets.common import AppContext, button, combo, muted, show_error
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ MARKS = {1: "✓", 0: "✗"}
 
 
 def _side_cells(s: Side) -> list[str]:
-    said = s.chosen if (s.chosen or "").strip() else f"— {s.why or ''}".strip()
+    said = s.chosen if (s.chosen or "").strip() else no_answer_text(s.why)
     return [said, s.rule or "–", s.finish or "–", MARKS.get(s.correct, "·")]  # type: ignore[arg-type]
 
 
@@ -110,7 +110,7 @@ class DiffDialog(QDialog):
         self.summary.setText(
             f"{self.found.paired} items both answered on {a['dataset']}: {c['flipped']} "
             f"flipped ({c['right_a_only']} right only in A, {c['right_b_only']} only in B), "
-            f"{c['no-answer']} without an answer, {c['cut-off']} cut off. "
+            f"{c['no_answer']} without an answer, {c['cut_off']} cut off. "
             f"{len(self.found.items)} shown."
         )
         self.table.clear()
