@@ -152,3 +152,35 @@ def test_standing_in_app_on_the_explaincpe_test_split(qtbot, window, shared_data
     assert f"(95% interval {found.low:.0f}–{found.high:.0f})" in text
     share = round(100 * items[1]["candidates"]["right"])
     assert f"2 <b style='color:#b91c1c'>✗</b> {share}%" in text
+
+
+def test_standing_in_app_a_review_places_no_one(qtbot, window, tmp_path):
+    """A review goes over questions picked again (the missed ones): no percentile, no
+    session in the trend, only each question's share of candidates right."""
+    rated_set(window, tmp_path)
+    p = block(qtbot, window, "rated", [True, False, True, False])
+    click(qtbot, p.report.review_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.mode == "review")
+    for _ in range(2):
+        qtbot.waitUntil(lambda: p.item is not None and not p.answered and not p.busy)
+        click(qtbot, p.options.buttons["B"])
+        click(qtbot, p.submit_button)
+        qtbot.waitUntil(lambda: p.answered and not p.busy)
+        click(qtbot, p.next_button)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
+    text = p.report.candidates_label.text()
+    assert "percentile" not in text and "Your sessions" not in text
+    assert text.startswith("Candidates right, question by question: <span")
+
+
+def test_layout_1280_session_charts_have_room_beside_the_result(qtbot, window, tmp_path):
+    """At the default window the two charts beside a block's result are wide enough to read
+    (the result's four buttons two by two, not in one row that squeezes them)."""
+    window.resize(1280, 820)
+    rated_set(window, tmp_path)
+    p = block(qtbot, window, "rated", [True, False, True])
+    qtbot.waitUntil(lambda: p.report.type_chart is not None and p.report.type_chart.isVisible())
+    report = p.report
+    assert report.type_chart.width() >= 260 and report.time_chart.width() >= 260
+    buttons = (report.review_button, report.review_all, report.review_marked)
+    assert all(b.isVisible() and b.width() >= b.sizeHint().width() for b in buttons)

@@ -8,7 +8,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.exam.dataset import LETTERS
 from gui.tables import RowsModel, table_view
@@ -96,7 +103,7 @@ class ReportPage(QWidget):
         self.stats_label.setTextFormat(Qt.TextFormat.RichText)
         head.add(self.stats_label)
         head.layout_.addStretch(1)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()  # two by two: the charts beside keep room to be read
         self.review_button = primary(QPushButton("Review missed questions"))
         self.review_button.clicked.connect(lambda: self.review_clicked.emit("missed"))
         self.review_all = QPushButton("Review all")
@@ -107,9 +114,9 @@ class ReportPage(QWidget):
             b.setToolTip("Untimed, each answer explained at once; never counted as an exam")
         again = QPushButton("New session")
         again.clicked.connect(self.new_session_clicked)
-        for b in (self.review_button, self.review_all, self.review_marked, again):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        for i, b in enumerate((self.review_button, self.review_all, self.review_marked, again)):
+            buttons.addWidget(b, i // 2, i % 2)
+        buttons.setColumnStretch(2, 1)
         head.add_layout(buttons)
         return head
 
@@ -161,10 +168,12 @@ class ReportPage(QWidget):
         from engine.review.profiles import run_profile
 
         store = self.store()
+        rates = per_question_html(result, questions)
+        if result.mode == "review":  # questions picked again, not a block: no standing
+            self.candidates_label.setText(rates)
+            return
         sessions = trend(store, run_profile(store.run(result.run_id)), "exam", dataset)
-        self.candidates_label.setText(
-            among_html(result.candidates, sessions) + "<br>" + per_question_html(result, questions)
-        )
+        self.candidates_label.setText(among_html(result.candidates, sessions) + "<br>" + rates)
 
     @staticmethod
     def review_keys(
