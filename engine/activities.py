@@ -99,6 +99,8 @@ class Activity:
     (``(store, profile, as_json) →``; none: its standing by subject); ``breakdown`` reads
     a run's scores by category from its summary (``summary → (what, [(category, score %,
     n)])`` or None; none: by its items' categories, :func:`engine.results.category_scores`).
+    ``sample`` imports the sample it ships (``store →``, nothing done when it is there),
+    whose data set is named ``sample_dataset``: asked for by that name, it is there.
     """
 
     id: str
@@ -128,6 +130,8 @@ class Activity:
     standing: Lazy[type] | None = None
     cli_standing: Lazy[Callable[[Store, str, bool], None]] | None = None
     breakdown: Lazy[Callable[[JSONDict], Breakdown | None]] | None = None
+    sample: Lazy[Callable[[Store], object]] | None = None
+    sample_dataset: str = ""
 
     def __post_init__(self) -> None:
         parts = [(f.name, getattr(self, f.name)) for f in fields(self) if f.name in _PARTS]
@@ -169,7 +173,18 @@ _PARTS = (
     "standing",
     "cli_standing",
     "breakdown",
+    "sample",
 )
+
+
+def ensure_named_sample(store: Store, name: str) -> bool:
+    """Import the sample data set ``name`` when an activity ships one by that name (the
+    samples need no import step); whether it did."""
+    for found in activities().values():
+        if found.sample is not None and found.sample_dataset == name:
+            found.sample.load()(store)
+            return True
+    return False
 
 
 def activity(activity_id: str) -> Activity:

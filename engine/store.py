@@ -204,7 +204,14 @@ class Store(ScoreRows, CorpusRows):
         return rows[0] if rows else None
 
     def dataset(self, name: str) -> DatasetRow:
+        """The data set ``name``; a sample medexam ships is imported the first time it is
+        asked for."""
         row = self._dataset_row(name)
+        if row is None:
+            from engine.activities import ensure_named_sample
+
+            if ensure_named_sample(self, name):
+                row = self._dataset_row(name)
         if row is None:
             raise StoreError(f"no data set named {name!r}{self._known_datasets(name)}")
         return cast("DatasetRow", decode_json(row))

@@ -50,6 +50,7 @@ register_preset(
         "exam",
         table8_cells,
         report=Lazy("engine.exam.figures", "table8_report", FUNCTION),
+        dataset="cpe-test",
         dataset_hint="an ExplainCPE data set: medexam import explaincpe test.json --name cpe-test",
     )
 )

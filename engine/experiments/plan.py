@@ -90,8 +90,9 @@ class Preset:
     """A paper's protocol as a grid: ``cells(request)`` lists its runs; ``report`` is a
     :class:`engine.registry.Lazy` reference to ``(store, experiment) → {"tables", "charts"}``
     drawing the paper's tables and figures from them; ``summary`` one to ``(store,
-    experiment, **options) → (JSON, text)`` (options such as compare-models' margin) that ``experiment run`` and ``show`` print after the runs (None: nothing
-    yet); ``dataset_hint`` says what data set it wants."""
+    experiment, **options) → (JSON, text)`` (options such as compare-models' margin) that
+    ``experiment run`` and ``show`` print after the runs (None: nothing yet);
+    ``dataset_hint`` says what data set it wants, ``dataset`` the one it runs on by default."""
 
     name: str
     title: str
@@ -100,6 +101,7 @@ class Preset:
     report: Lazy[Callable[[Store, JSONDict], JSONDict]] | None = None
     dataset_hint: str = ""
     summary: Lazy[Callable[..., tuple[JSONDict, str] | None]] | None = None
+    dataset: str = ""
 
 
 @dataclass
@@ -336,11 +338,14 @@ def requested_cells(
         get_preset(str(given.get("preset") or what)) if not is_file or given.get("preset") else None
     )
     models = list(models or _file_models(given.get("models"), what))
-    dataset = dataset or given.get("dataset")
+    default = preset.dataset if preset else ""
+    dataset = dataset or given.get("dataset") or default
     limit = limit if limit is not None else given.get("limit")
     trials = trials if trials is not None else given.get("trials")
-    if not dataset:
+    if not dataset or (dataset == default and not store.has_dataset(default)):
         hint = f" ({preset.dataset_hint})" if preset and preset.dataset_hint else ""
+        if default:
+            raise PlanError(f"{what} runs on {default!r} (or --dataset NAME), not imported{hint}")
         raise PlanError(f"no data set given (--dataset NAME){hint}")
     if limit is not None and (type(limit) is not int or limit < 1):
         raise PlanError(f"limit must be a whole number of at least 1 (got {limit!r})")
@@ -589,10 +594,7 @@ def _with_stored(store: Store, plan: Plan) -> None:
 
 def cell_from_json(data: Any) -> Cell:
     """A cell as stored (:mod:`engine.experiments.records`)."""
+    settings, coords = dict(data.get("settings") or {}), dict(data.get("coords") or {})
     return Cell(
-        str(data["activity"]),
-        str(data["dataset"]),
-        dict(data.get("settings") or {}),
-        str(data.get("label") or ""),
-        dict(data.get("coords") or {}),
+        str(data["activity"]), str(data["dataset"]), settings, str(data.get("label") or ""), coords
     )

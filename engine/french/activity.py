@@ -58,6 +58,8 @@ FRENCH = register_activity(
         run_label=Lazy("engine.french.label", "french_parts", FUNCTION),
         card=Lazy("engine.french.card", "french_face", FUNCTION),
         breakdown=Lazy("engine.french.section", "by_answers_scores", FUNCTION),
+        sample=Lazy("engine.french.dataset", "ensure_sample", FUNCTION),
+        sample_dataset="frenchmedmcqa-sample",
         screen=Lazy("gui.french.screen", "FrenchScreen", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",

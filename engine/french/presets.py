@@ -40,6 +40,7 @@ register_preset(
         "FrenchMedMCQA Table 2: readers × contexts",
         "french",
         table2_cells,
+        dataset="fr-test",
         dataset_hint="a FrenchMedMCQA data set: "
         "medexam import frenchmedmcqa test.json --name fr-test",
     )
