@@ -11,6 +11,7 @@ from engine.exam.runner import run_exam
 from engine.exam.settings import ExamSettings
 from engine.reports import build_report, render
 from engine.reports.render import fmt_cell
+from engine.scoring import Scored
 
 
 @pytest.mark.parametrize(
@@ -25,6 +26,21 @@ from engine.reports.render import fmt_cell
 )
 def test_a_score_and_its_interval_in_one_precision(cell, said):
     assert fmt_cell(cell) == said
+
+
+def test_a_score_of_zero_is_written_as_the_scores_beside_it(store):
+    """A by-type table's 0% reads "0.0 (1)" beside "100.0 (1)", as the accuracy table's
+    "0.0 [0.0, 79.3]" and ``experiment show``'s "0.0", never a bare "0"."""
+    assert [fmt_cell({"value": v, "n": 1}) for v in (0.0, 100.0)] == ["0.0 (1)", "100.0 (1)"]
+    assert fmt_cell({"value": 0.0, "low": 0.0, "high": 79.3}) == "0.0 [0.0, 79.3]"
+    dataset = ensure_sample(store)
+    run_id = store.start_run("exam", dataset, "m", {"method": "generate"})
+    key = str(store.items(dataset)[0]["id"])
+    scored = [Scored("exam.letter", 1, {"correct": False})]
+    store.add_answer(run_id, key, response="答案：E", chosen="E", gold="A", scores=scored)
+    store.finish_run(run_id, {"accuracy": 0.0, "n": 1})
+    text = render(build_report(store, [run_id]), "text")
+    assert "0.0 (1)" in text and " 0 (1)" not in text
 
 
 def test_an_english_report_words_the_wordings_in_english(store, scripted_pool):

@@ -100,14 +100,15 @@ def pad(text: str, width: int, right: bool = False) -> str:
 
 
 def fmt_number(value: JSONValue, missing: str = "–") -> str:
-    """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one."""
+    """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one
+    (zero as ``0.0``, as a score of 0% beside 100.0)."""
     if value is None:
         return missing
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         if value == 0:
-            return "0"
+            return "0.0"
         return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
     return str(value)
 
