@@ -5,6 +5,7 @@ takes the first questions of the set."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from engine.bank.blocks import stored_block
 
@@ -56,3 +57,27 @@ def test_french_practice_draws_at_random_unless_in_file_order(qtbot, window):
     ordered, settings = started_keys(qtbot, p, window)
     every = [str(i["id"]) for i in window.ctx.store.items("frenchmedmcqa-sample")]
     assert ordered == every[:4] and settings["order"] == "file"
+
+
+def test_a_data_set_without_subjects_says_so_and_still_starts(qtbot, window, tmp_path):
+    """ExplainCPE's dev split carries no question types: the Subjects box says so rather
+    than standing empty, and a block draws from every question."""
+    import json
+
+    from engine.exam.dataset import import_file
+
+    rows = [{"id": i, "question": f"Q{i}?", "options": ["a", "b", "c", "d", "e"],
+             "answer": "B", "explanation": "because"} for i in range(3)]  # fmt: skip
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    import_file(window.ctx.store, path, name="untyped")
+    window.ctx.notify_data()
+    p = window.go("exam").practice
+    p.dataset.select("untyped")
+    box = p.block.subjects
+    assert box.count() == 1 and "untyped names no subjects" in box.item(0).text()
+    assert not box.item(0).flags() & Qt.ItemFlag.ItemIsEnabled
+    box.itemClicked.emit(box.item(0))  # a click ticks nothing
+    assert p.block.chosen_subjects() == [] and p.block.plain
+    p.dataset.select("explaincpe-sample")
+    assert "names no subjects" not in box.item(0).text()

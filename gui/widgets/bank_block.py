@@ -86,6 +86,8 @@ def drawn_seed(box: QCheckBox) -> int | None:
 
 
 def _tick(item: QListWidgetItem) -> None:
+    if item.data(Qt.ItemDataRole.UserRole) is None:  # the line saying there are none
+        return
     on = item.checkState() != Qt.CheckState.Checked
     item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
 
@@ -193,9 +195,12 @@ class BlockControls(QObject):
             self.pool.setItemText(i, f"{p.capitalize()} ({sizes.get(p, 0)})")
         self.subjects.blockSignals(True)
         self.subjects.clear()
-        for name, n in (
-            subjects(self.ctx.store, self.activity, dataset) if dataset else {}
-        ).items():
+        found = subjects(self.ctx.store, self.activity, dataset) if dataset else {}
+        if dataset and not found:  # said, rather than an empty box
+            none = QListWidgetItem(f"{dataset} names no subjects: questions are drawn from all")
+            none.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.subjects.addItem(none)
+        for name, n in found.items():
             item = QListWidgetItem(f"{name} ({n})")
             item.setData(Qt.ItemDataRole.UserRole, name)
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)  # ticked by a click anywhere on it
