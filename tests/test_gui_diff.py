@@ -36,6 +36,8 @@ def test_gui_side_by_side_from_results_filters_flipped_items(qtbot, window) -> N
     assert dialog.head_a.text() == f"A: #{a} model-a"
     dialog.only.setCurrentIndex(dialog.only.findData("no-answer"))
     assert dialog.table.rowCount() == 1 and dialog.table.item(0, 3).text() == CUT_WORDS
+    assert dialog.table.item(0, 3).toolTip() == CUT_WORDS  # whole, its column kept narrow
+    assert dialog.table.columnWidth(3) <= 200 and dialog.table.columnWidth(7) <= 200
     assert "没有字母" in dialog.reply_a.toPlainText()
     dialog.close()
     r.select_runs([a])

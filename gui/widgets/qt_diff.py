@@ -119,9 +119,12 @@ class DiffDialog(QDialog):
         self.table.setRowCount(len(self.found.items))
         for r, item in enumerate(self.found.items):
             for col, text in enumerate(row_texts(item)):
-                self.table.setItem(r, col, QTableWidgetItem(text))
+                cell = QTableWidgetItem(text)
+                cell.setToolTip(text)  # whole, where the column cuts it
+                self.table.setItem(r, col, cell)
         self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(1, min(self.table.columnWidth(1), 360))
+        for col, most in ((1, 360), (3, 200), (7, 200)):  # both answers in sight
+            self.table.setColumnWidth(col, min(self.table.columnWidth(col), most))
         if self.found.items:
             self.table.selectRow(0)
         self.show_item(0 if self.found.items else -1)
