@@ -23,13 +23,28 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 from engine.progress import ProgressCallback, report
 
-__all__ = ["TYPES", "QuantizeError", "ftype", "quantize"]
+if TYPE_CHECKING:
+    from engine.models.local import GGUFInfo
+
+__all__ = [
+    "HIGH",
+    "TYPES",
+    "Quantization",
+    "QuantizeError",
+    "ftype",
+    "ladder",
+    "quantize",
+    "quantize_model",
+    "quantized_name",
+]
 
 #: The types written, by name, with their ``llama_ftype`` (llama.h). Left out: the types
 #: llama.cpp will not write without an importance matrix (IQ1/IQ2, Q2_K_S) and those for
@@ -151,3 +166,119 @@ def quantize(
         with contextlib.suppress(FileNotFoundError):
             part.unlink()
     return target
+
+
+# -- a model's ladder ---------------------------------------------------------------------
+
+#: The types that keep a model's weights whole, highest first: a file of one of them is its
+#: own ladder's reference; a model in any other is quantized from its F32 conversion.
+HIGH = ("F32", "BF16", "F16")
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """One model of a ladder: its catalog ``name``, ``kind`` (its type), file, size, and
+    whether this call wrote it (``made``; False: a finished file kept from before)."""
+
+    name: str
+    kind: str
+    path: str
+    file_size: int
+    made: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _type_of(info: GGUFInfo) -> str:
+    """The header's type as :data:`TYPES` names it (``ALL_F32`` is F32)."""
+    return info.quantization.removeprefix("ALL_")
+
+
+def quantized_name(model: str, kind: str) -> str:
+    """``smollm2-q8_0``: the catalog name of ``model`` quantized to ``kind``."""
+    return f"{model}-{kind.lower()}"
+
+
+def _local(model: str) -> GGUFInfo:
+    from engine.models.catalog import resolve
+    from engine.models.local import GGUFInfo
+
+    info = resolve(model)
+    if not isinstance(info, GGUFInfo) or info.lora:
+        raise QuantizeError(f"{model}: only a local GGUF model (no LoRA over it) is quantized")
+    return info
+
+
+def ladder(model: str) -> tuple[tuple[str, str], list[tuple[str, str]]]:
+    """The quantization ladder of ``model`` made so far (:func:`quantize_model`): its
+    reference (the model itself when its file is F32, BF16 or F16, else its F32 conversion)
+    and the others, each as ``(name, type)``, the largest type first;
+    :class:`QuantizeError` saying how to make them when there are none."""
+    from engine.models.catalog import quantizations
+
+    made = quantizations(model)
+    own = _type_of(_local(model))
+    order = list(TYPES)
+    ranked = sorted(made.items(), key=lambda nk: order.index(nk[1]) if nk[1] in order else 99)
+    reference = (model, own) if own in HIGH else (quantized_name(model, "F32"), "F32")
+    rungs = [(n, k) for n, k in ranked if n != reference[0] and k not in HIGH]
+    if reference[0] not in (model, *made) or not rungs:
+        raise QuantizeError(
+            f"{model} has no quantizations yet: medexam models quantize {model} --types Q8_0,Q4_K_M"
+        )
+    return reference, rungs
+
+
+def quantize_model(
+    model: str,
+    kinds: Sequence[str],
+    *,
+    progress: ProgressCallback | None = None,
+    threads: int | None = None,
+) -> list[Quantization]:
+    """Write ``model`` (a local GGUF model) as each type of ``kinds`` from its highest
+    precision — its own file when F32, BF16 or F16, else that file converted to F32 first,
+    itself registered as ``MODEL-f32`` — into ``quantized/MODEL/`` of the models folder,
+    each registered in the catalog as ``MODEL-TYPE`` (:func:`quantized_name`) with its type.
+    A file finished before is kept. ``progress``: every tensor written, of all the files."""
+    from engine.models.catalog import add_quantization
+    from engine.paths import models_dir
+
+    wanted = list(dict.fromkeys(k.strip().upper() for k in kinds if k.strip()))
+    for kind in wanted:
+        ftype(kind)  # one line naming the known types, before anything is written
+    if not wanted:
+        raise QuantizeError(f"no type given; known: {', '.join(TYPES)}")
+    info = _local(model)
+    own = _type_of(info)
+    folder = models_dir() / "quantized" / model
+    steps = [] if own in HIGH else ["F32"]
+    steps += [k for k in wanted if k not in steps and not (own in HIGH and k == own)]
+    tensors = len(_tensor_names(info.path))
+    total = tensors * len(steps)
+    out: list[Quantization] = []
+    source = Path(info.path)
+    for i, kind in enumerate(steps):
+        target = folder / f"{quantized_name(model, kind)}.gguf"
+        kept = target.is_file()
+        step = None if progress is None else _offset(progress, i * tensors, total)
+        quantize(source, target, kind, progress=step, threads=threads)
+        report(progress, (i + 1) * tensors, total, f"{kind}: {'kept' if kept else 'written'}")
+        if kind == "F32" and own not in HIGH:
+            source = target  # the reference: the others are made from it
+        name = quantized_name(model, kind)
+        add_quantization(target, name, model, kind)
+        out.append(Quantization(name, kind, str(target), target.stat().st_size, not kept))
+    return out
+
+
+def _tensor_names(path: str) -> list[str]:
+    from engine.models.gguf import read_header
+
+    return [t.name for t in read_header(Path(path))[1]]
+
+
+def _offset(progress: ProgressCallback, before: int, total: int) -> ProgressCallback:
+    """``progress`` told of one file's tensors as part of all the files' ``total``."""
+    return lambda p: progress(p._replace(done=before + p.done, total=total))
