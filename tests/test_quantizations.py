@@ -144,9 +144,10 @@ def test_the_figure_draws_score_and_kl_against_size():
                 "score": {"value": value, "low": value - 9, "high": value + 9},
                 "kl_divergence": kl, "kl_interval": [kl / 2, kl * 2]}  # fmt: skip
 
-    ladders = [{"model": "m", "metric": {"label": "Accuracy"},
-                "reference": rung("F32", 500, 40.0, 0.0) | {"kl_interval": None},
-                "quantizations": [rung("Q8_0", 140, 39.0, 0.01), rung("Q2_K", 80, 20.0, 0.4)]}]  # fmt: skip
+    quantized = [rung("Q8_0", 140, 39.0, 0.01), rung("Q2_K", 80, 20.0, 0.4)]
+    reference = rung("F32", 500, 40.0, 0.0) | {"kl_interval": None}
+    ladders = [{"model": "m", "metric": {"label": "Accuracy"}, "reference": reference,
+                "quantizations": quantized}]  # fmt: skip
     chart = ladder_chart(ladders)
     assert [p["name"] for p in chart["series"][0]["points"]] == ["F32", "Q8_0", "Q2_K"]
     drawn = chart_svg(chart)

@@ -135,7 +135,9 @@ def _rung(store: Store, row: JSONDict, cell: JSONDict, lead: str, ref_id: int) -
         return out | {"verdict": None, "kl_divergence": 0.0}
     kl = kl_cell(_letters(store, ref_id), _letters(store, run_id))
     return out | {
-        "difference": {k: diff.get(k) for k in ("diff", "low", "high", "p", "n")},
+        "difference": {
+            k: diff.get(k) for k in ("diff", "low", "high", "p", "p_unadjusted", "adjusted", "n")
+        },
         "verdict": row.get("verdict"),
         "margin": row.get("margin"),
         "equivalence": row.get("equivalence"),
@@ -322,7 +324,12 @@ def ladder_chart(ladders: list[JSONDict]) -> Chart:
         series.append({"name": x["model"], "points": points})
     metric = ladders[0]["metric"]["label"] if ladders else ""
     title = f"{metric} and KL divergence from the reference against file size"
-    return {"kind": NAME, "title": title, "axis": f"{metric} (%)", "series": series}  # type: ignore[typeddict-item]
+    return {
+        "kind": NAME,
+        "title": title,
+        "axis": f"{metric} (%)",
+        "series": series,  # type: ignore[typeddict-item]
+    }
 
 
 def _errors(points: list[JSONDict], key: str, low: str, high: str) -> list[list[float]]:
@@ -339,9 +346,10 @@ def ladder_figure(chart: Chart) -> Figure:
 
     from engine.reports.charts import figure
 
+    series: list[Any] = list(chart.get("series") or [])
     fig = figure(3.6)
     score, kl = fig.subplots(1, 2)
-    for i, s in enumerate(chart["series"]):  # type: ignore[typeddict-item]
+    for i, s in enumerate(series):
         points = sorted(s["points"], key=lambda p: p["size"])
         xs = [p["size"] / 2**20 for p in points]
         style = {"fmt": "o-", "capsize": 3, "color": f"C{i % 10}", "label": s["name"]}
@@ -353,7 +361,7 @@ def ladder_figure(chart: Chart) -> Figure:
             for x, p in zip(xs, points, strict=True):
                 ax.annotate(p["name"], (x, p[key]), textcoords="offset points", xytext=(4, 4),
                             fontsize=7)  # fmt: skip
-    sizes = sorted({p["size"] / 2**20 for s in chart["series"] for p in s["points"]})  # type: ignore[typeddict-item]
+    sizes = sorted({p["size"] / 2**20 for s in series for p in s["points"]})
     for ax, label in ((score, chart.get("axis", "")), (kl, "KL divergence (nats)")):
         ax.set_xscale("log")
         ax.set_xticks(sizes, [f"{v:.0f}" for v in sizes], fontsize=7)  # each file's size
@@ -378,7 +386,7 @@ def figure_files(chart: Chart, experiment_id: int) -> list[Path]:
     from engine.paths import data_dir, write_own
     from engine.reports.charts import chart_figure, png, svg
 
-    if not any(s["points"] for s in chart["series"]):  # type: ignore[typeddict-item]
+    if not any(s["points"] for s in chart.get("series") or []):
         return []
     fig = chart_figure(chart)
     if fig is None:

@@ -9,6 +9,14 @@ The file is written beside the target under a temporary name and renamed when co
 target already there is a finished quantization and is kept, not redone (``redo`` to redo).
 Progress is llama.cpp's own, one report per tensor it writes, read from its log.
 
+A model's ladder (:func:`quantize_model`, ``medexam models quantize``): its quantizations,
+written from its highest precision into ``quantized/MODEL/`` of the models folder, each
+added to the catalog as ``MODEL-TYPE`` with its type
+(:func:`engine.models.catalog.add_quantization`); :func:`ladder` reads them back for the
+``quantizations`` preset (:mod:`engine.exam.quantizations`).
+The dequantized weights a training caches (:mod:`engine.train.base_cache`) are that same F32
+reading of the file, so they would make the same reference.
+
 >>> TYPES["Q4_K_M"], TYPES["F32"]
 (15, 0)
 >>> ftype("q4_k_m")
