@@ -21,6 +21,7 @@ def test_quantize_writes_the_type_with_progress_and_keeps_a_finished_file(
 ) -> None:
     seen: list[Progress] = []
     target = tmp_path / "smollm2-q8_0.gguf"
+    (tmp_path / ".smollm2-q8_0.gguf.part").write_bytes(b"left by a stopped run")
     out = quantize(_smollm2(), target, "q8_0", progress=seen.append, threads=1)
     assert out == target
     header = read_gguf_info(target)

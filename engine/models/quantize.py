@@ -208,11 +208,13 @@ def quantized_name(model: str, kind: str) -> str:
     return f"{model}-{kind.lower()}"
 
 
-def _local(model: str) -> GGUFInfo:
+def _local(model: str, assemble: bool = True) -> GGUFInfo:
+    """``model`` as a local GGUF file (an embedded one's written first unless not
+    ``assemble``); :class:`QuantizeError` for any other model."""
     from engine.models.catalog import resolve
     from engine.models.local import GGUFInfo
 
-    info = resolve(model)
+    info = resolve(model, assemble)
     if not isinstance(info, GGUFInfo) or info.lora:
         raise QuantizeError(f"{model}: only a local GGUF model (no LoRA over it) is quantized")
     return info
@@ -226,7 +228,7 @@ def ladder(model: str) -> tuple[tuple[str, str], list[tuple[str, str]]]:
     from engine.models.catalog import quantizations
 
     made = quantizations(model)
-    own = _type_of(_local(model))
+    own = _type_of(_local(model, assemble=False)) if made else ""
     order = list(TYPES)
     ranked = sorted(made.items(), key=lambda nk: order.index(nk[1]) if nk[1] in order else 99)
     reference = (model, own) if own in HIGH else (quantized_name(model, "F32"), "F32")
