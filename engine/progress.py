@@ -107,8 +107,8 @@ def clock_text(seconds: float) -> str:
 
 class TenthLines:
     """Progress as lines, for output that is not a terminal (a log, CI): one line each time
-    a job passes another tenth of its work — the percentage, items done of all, the time
-    elapsed and the time left — so a log shows a long job moving.
+    a job passes another tenth of its work — the percentage, units done of all (``unit``:
+    items by default), the time elapsed and the time left — so a log shows a long job moving.
 
     >>> lines = []; tenths = TenthLines("scoring", lines.append, clock=iter(range(0, 99, 3)).__next__)
     >>> for done in range(1, 5): tenths(Progress(done, 4))
@@ -122,8 +122,10 @@ class TenthLines:
         write: Callable[[str], None],
         note: Callable[[Progress], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        unit: str = "items",
     ) -> None:
         self.description, self.write, self.note, self.clock = description, write, note, clock
+        self.unit = unit
         self.started = clock()
         self.tenth = 0  # the last tenth written
 
@@ -136,7 +138,7 @@ class TenthLines:
         self.tenth = tenth
         elapsed = self.clock() - self.started
         left = elapsed * (p.total - p.done) / p.done if p.done else None
-        said = f"{self.description}: {100 * p.done / p.total:.0f}% ({p.done}/{p.total} items)"
+        said = f"{self.description}: {100 * p.done / p.total:.0f}% ({p.done}/{p.total} {self.unit})"
         said += f" · {clock_text(elapsed)} elapsed"
         said += f" · {clock_text(left)} left" if left is not None and p.done < p.total else ""
         text = self.note(p) if self.note is not None else p.message

@@ -210,6 +210,36 @@ def models_add(
     _show(m.as_dict(), as_json)
 
 
+@models.command("quantize")
+@click.argument("name")
+@click.option(
+    "--types",
+    "kinds",
+    required=True,
+    metavar="A,B",
+    help="The types to write, separated by commas: Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q3_K_M, Q2_K…",
+)
+@json_option
+def models_quantize(name: str, kinds: str, as_json: bool) -> None:
+    """Write model NAME as each of --types with llama.cpp's quantizer, from its highest
+    precision (its file when F32/BF16/F16, else that file converted to F32 first, added as
+    NAME-f32), each added to the catalog as NAME-TYPE. A file finished before is kept: the
+    same command goes on after a stop. Compare them with
+    'medexam experiment run quantizations --models NAME --dataset D'."""
+    from engine.cli.running import progress_bar
+    from engine.models.quantize import quantize_model
+
+    with progress_bar(f"quantizing {name}", as_json, unit="tensors") as update:
+        made = quantize_model(name, kinds.split(","), progress=update)
+    if as_json:
+        echo_json([m.as_dict() for m in made])
+        return
+    for m in made:
+        said = "written" if m.made else "kept (written before)"
+        size = f"{m.file_size / 2**20:.0f} MiB"
+        click.echo(visible(f"{m.name:<20} {m.kind:<7} {size:>9}  {said}  {m.path}"))
+
+
 @models.command("remove")
 @click.argument("name")
 def models_remove(name: str) -> None:

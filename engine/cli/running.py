@@ -73,11 +73,12 @@ def progress_bar(
     quiet: bool = False,
     note: Callable[[Progress], str] | None = None,
     transient: bool = False,
+    unit: str = "items",
 ) -> Iterator[ProgressCallback | None]:
     """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs
     (``None`` when ``quiet``). ``note`` turns each step into the text shown after the bar
     (default: the step's message). When stderr is not a terminal, a line at every tenth of
-    the work instead (:class:`~engine.progress.TenthLines`)."""
+    the work instead (:class:`~engine.progress.TenthLines`, counting ``unit``)."""
     if quiet:
         yield None
         return
@@ -95,7 +96,7 @@ def progress_bar(
     if not console.is_terminal:  # a log or CI: a line at every tenth
         from engine.progress import TenthLines
 
-        yield TenthLines(description, lambda line: click.echo(line, err=True), note)
+        yield TenthLines(description, lambda line: click.echo(line, err=True), note, unit=unit)
         return
     bar = Bar(
         TextColumn("{task.description}"),

@@ -67,7 +67,7 @@ EXAM = register_activity(
         # exam.published applies to published judged responses, exam.letter to the rest.
         scorers=("exam.published", "exam.letter", "exam.rouge"),
         scorers_from=("engine.exam.scorers", "engine.ratings.scorers"),
-        presets_from=("engine.exam.presets",),
+        presets_from=("engine.exam.presets", "engine.exam.quantizations"),
         explained=Lazy("engine.exam.dataset", "explained", FUNCTION),
         cli=Lazy("engine.exam.cli", "exam", COMMAND),
         import_commands={

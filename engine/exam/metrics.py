@@ -117,6 +117,27 @@ def normalise(logprobs: Mapping[str, float]) -> dict[str, float]:
     return {k: w / total for k, w in weights.items()}
 
 
+def letter_kl(reference: Mapping[str, float], other: Mapping[str, float]) -> float | None:
+    """The Kullback-Leibler divergence KL(P‖Q), in nats, of the letter distribution Q from
+    the reference's P, each given by its letters' log-probabilities and renormalised over
+    them (as :func:`normalise`), computed in log space so that no tiny probability rounds to
+    0; None when the two are not over the same letters.
+
+    >>> even, three_to_one = {"A": -1.0, "B": -1.0}, {"A": 0.0, "B": -math.log(3)}
+    >>> round(letter_kl(even, three_to_one), 4)  # ½ ln(½ / ¾) + ½ ln(½ / ¼)
+    0.1438
+    """
+    letters = sorted(reference)
+    if not letters or set(other) != set(letters):
+        return None
+    import numpy as np
+    from scipy.special import log_softmax
+
+    log_p = log_softmax(np.array([reference[k] for k in letters], dtype=float))
+    log_q = log_softmax(np.array([other[k] for k in letters], dtype=float))
+    return max(0.0, float(np.sum(np.exp(log_p) * (log_p - log_q))))
+
+
 def expected_calibration_error(
     confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
 ) -> float:

@@ -6,7 +6,8 @@
   first use, its sha256 checked; a packaged app carries it assembled at build time).
 * Any ``.gguf`` in :func:`engine.paths.models_dir` (``models/`` in a source checkout).
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
-  folder.
+  folder, and the quantizations medexam writes of a model (:func:`add_quantization`,
+  :mod:`engine.models.quantize`), remembered there with their source model and type.
 * Fine-tuned models (:mod:`engine.consult.training`): a base GGUF with a trained LoRA,
   named ``BASE+NAME`` (``smollm2+doctor-ft``), found among the trained artefacts.
 * Models served over the OpenAI API (vLLM, llama-server, Ollama…) added by address
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "EMBEDDED",
     "add_model",
+    "add_quantization",
     "add_served",
     "added_files",
     "checked_default",
@@ -53,6 +55,7 @@ __all__ = [
     "list_models",
     "lookup",
     "open_model",
+    "quantizations",
     "remember_file",
     "remove_model",
     "resolve",
@@ -206,6 +209,31 @@ def add_model(path: str | Path, name: str | None = None) -> ModelInfo:
     if name in EMBEDDED:
         raise ModelError(f"{name!r} is the name of an embedded model; choose another name")
     return _remember(name, str(p))
+
+
+def add_quantization(path: str | Path, name: str, source: str, kind: str) -> ModelInfo:
+    """Remember the file ``path`` as model ``name``, ``source`` written as type ``kind``
+    (:mod:`engine.models.quantize`); a name taken by anything else is refused."""
+    p = Path(path).expanduser().resolve()
+    GGUFInfo.read(name, p, "file")  # raises BadModelFile with the reason
+    taken = _raw_registry().get(name)
+    ours = isinstance(taken, dict) and taken.get("quantized_from") == source
+    if name in EMBEDDED or (taken is not None and not ours):
+        raise ModelError(f"{name!r} names another model already; remove it first")
+    entry = {"backend": "gguf", "path": str(p), "quantized_from": source, "type": kind}
+    return _remember(name, entry)
+
+
+def quantizations(source: str) -> dict[str, str]:
+    """The quantizations of model ``source`` remembered (:func:`add_quantization`) whose
+    file is there: name → type."""
+    return {
+        name: str(entry.get("type"))
+        for name, (kind, entry) in _entries().items()
+        if kind == "gguf"
+        and entry.get("quantized_from") == source
+        and Path(entry["path"]).is_file()
+    }
 
 
 def add_served(

@@ -20,7 +20,7 @@ import ctypes
 import functools
 import importlib.util
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +238,7 @@ class LoadLog:
     """
 
     lines: list[str] = field(default_factory=list)
+    on_line: Callable[[str], None] | None = None  # told each line as it comes
 
     @contextlib.contextmanager
     def capture(self) -> Iterator[None]:
@@ -254,6 +255,8 @@ class LoadLog:
             if piece.endswith("\n"):
                 self.lines.append("".join(pending).rstrip("\n"))
                 pending.clear()
+                if self.on_line is not None:
+                    self.on_line(self.lines[-1])
 
         llama_cpp.llama_log_set(collect, ctypes.c_void_p(0))
         try:

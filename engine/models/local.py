@@ -563,7 +563,9 @@ def _footprint(info: GGUFInfo) -> int:
 
 
 def _from_entry(name: str, entry: dict[str, Any]) -> GGUFInfo:
-    return GGUFInfo.read(name, Path(entry["path"]), "added")
+    source = entry.get("quantized_from")
+    said = f"{source} quantized to {entry.get('type')} by llama.cpp" if source else ""
+    return GGUFInfo.read(name, Path(entry["path"]), "added", said)
 
 
 GGUF = register(
