@@ -46,12 +46,8 @@ what it registered is taken back and one ``Warning:`` line names it.
 
 >>> list(activities())
 ['exam', 'consult', 'french']
->>> get("activity", "french").name
-'French QA'
->>> Lazy("engine.exam.activity", "EXAM", CLASS).load()
-Traceback (most recent call last):
-...
-engine.registry.PartError: engine.exam.activity:EXAM is an Activity, not a class
+>>> get("activity", "french").name, get("scorer", "exam.letter").keys
+('French QA', ('correct',))
 """
 
 from __future__ import annotations
@@ -325,8 +321,7 @@ _KINDS: dict[str, _Table] = {
         UnknownKind, lambda found: dict(sorted(found.items(), key=lambda kv: kv[1].order))
     ),
 }  # fmt: skip
-#: The kinds of things registered.
-KINDS = tuple(_KINDS)
+KINDS = tuple(_KINDS)  #: the kinds of things registered
 #: What is registered: kind → key → object.
 _TABLE: dict[str, dict[Key, Any]] = {kind: {} for kind in KINDS}
 
@@ -352,7 +347,12 @@ def register(kind: str, found: Any = None, /, *, replace: bool = False, **fields
     if found is None:
 
         def add(function: F) -> F:
-            register(kind, table.cls.load().from_function(function, **fields), replace=replace)  # type: ignore[attr-defined]
+            make = getattr(table.cls.load(), "from_function", None)
+            if make is None:
+                raise TypeError(
+                    f"a {table.words} is registered as an object: register({kind!r}, x)"
+                )
+            register(kind, make(function, **fields), replace=replace)
             return function
 
         return add

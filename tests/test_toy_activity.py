@@ -149,13 +149,12 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
     assert "toy " in found.stdout and "Sums for a model to add up." in found.stdout
     assert "broken" not in found.stdout  # what the failed plug-in registered is gone
     assert "halfway" not in found.stdout  # its group is not there
-    warnings = found.stderr.strip().splitlines()
+    warnings = sorted(found.stderr.strip().splitlines())
     assert len(warnings) == 2, found.stderr
     assert warnings[0].startswith("Warning: plug-in 'broken'") and "no sums today" in warnings[0]
     assert warnings[1] == (
         "Warning: plug-in 'halfway' (medexam_halfway) left out: RegistryError: activity "
-        "'halfway': its cli medexam_halfway:none cannot be loaded: module 'medexam_halfway' "
-        "has no attribute 'none'"
+        "'halfway': its cli medexam_halfway:none is a Lazy, not a click command"
     )
     runner = CliRunner()  # the same, read in this process (toy_installed)
     imported = runner.invoke(cli, ["--db", db, "import", "sums", str(sums)])
