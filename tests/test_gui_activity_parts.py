@@ -36,6 +36,10 @@ class TallyPage(QLabel):
         return f"{TallyPage.tallies} tallies"
 
 
+def no_card(item: dict) -> None:
+    """The test's quiz's review card: named (its items are reviewed), never drawn here."""
+
+
 @pytest.fixture
 def added() -> Iterator[None]:
     quiz = Activity(
