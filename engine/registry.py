@@ -54,8 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.machinery
-import importlib.util
 import inspect
 import os
 import sys
@@ -201,22 +199,21 @@ class Lazy(Generic[T]):
 
 
 def _findable(module: str) -> bool:
-    """Whether ``module`` can be imported, its packages found as the import system finds
-    them, none of them imported (a package's ``__init__`` may load Qt)."""
-    parts = module.split(".")
-    spec = None
-    for i in range(len(parts)):
-        name = ".".join(parts[: i + 1])
+    """Whether ``module`` can be imported, asking the import system's finders as an import
+    does (a frozen app's too), its packages not imported (a package's ``__init__`` may load
+    Qt)."""
+    where = None  # the search path of the package above
+    for i in range(module.count(".") + 1):
+        name = ".".join(module.split(".")[: i + 1])
         found = sys.modules.get(name)
         if found is not None:
-            spec = found.__spec__
-        elif spec is None:
-            spec = importlib.util.find_spec(name)
-        else:
-            where = spec.submodule_search_locations
-            spec = importlib.machinery.PathFinder.find_spec(name, where) if where else None
+            where = getattr(found, "__path__", None)
+            continue
+        finders = [getattr(f, "find_spec", None) for f in sys.meta_path] if i == 0 or where else []
+        spec = next((s for f in finders if f and (s := f(name, where))), None)
         if spec is None:
             return False
+        where = spec.submodule_search_locations
     return True
 
 
