@@ -19,12 +19,11 @@ One way to register, in two forms of the same call::
     def letter(answer, item, context): ...              # returned as it is
 
 the decorator form registering what the kind's class makes of the function and the keywords
-(``Scorer.from_function``, ``Drawing.from_function``). The former styles convert so:
-``register_activity(x)``, ``register_preset(x)``, ``register_format(x)``, ``register_kind(x)``
-and ``backend.register(x)`` are ``register("activity" | "preset" | "format" | "training" |
-"backend", x)``; ``@scorer(name, **kw)`` is ``@register("scorer", name=name, **kw)``;
-``register_chart(kind, draw)`` is ``@register("chart", name=kind)`` over ``draw``;
-``TITLES[kind] = title`` is ``Format(..., kind_title=title)``.
+(``Scorer.from_function``, ``Drawing.from_function``). Activities, presets, formats, training
+kinds and backends are registered as objects (``register("training", TrainingKind(...))``);
+scorers and charts over their functions (``@register("chart", name="reliability")``); what
+imports as a kind that is no activity is titled by its formats (``Format(...,
+kind_title="French corpus")``).
 
 Registration checks what it is given there and then (:class:`RegistryError`): an object of
 the kind's class, whose own checks ran when it was made (a scorer's metrics over its keys…);
