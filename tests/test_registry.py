@@ -117,18 +117,19 @@ def test_the_registry_finder_finds_each_kind_of_registry():
 
 
 def test_every_kind_is_read_through_one_lookup_that_names_the_known_ones():
-    said = {
-        "activity": "unknown activity 'nope' (choose from exam, consult, french",
-        "scorer": "no scorer 'nope' (choose from consult.answer-at, ",
-        "preset": "no preset 'nope' (choose from explaincpe-table8, ",
-        "chart": "unknown chart kind 'nope'",
-        "backend": "no model backend named 'nope' (known: gguf, openai, scripted",
-        "training": "unknown training kind 'nope' (choose from french-reader, ",
+    said = {  # each kind's words, and one of the known ones named
+        "activity": ("unknown activity 'nope' (choose from exam, consult, french", "french"),
+        "scorer": ("no scorer 'nope' (choose from consult.answer-at, ", "exam.letter"),
+        "preset": ("no preset 'nope' (choose from ", "compare-models"),
+        "chart": ("unknown chart kind 'nope'", ""),
+        "backend": ("no model backend named 'nope' (known: gguf, openai, scripted", "gguf"),
+        "training": ("unknown training kind 'nope' (choose from ", "french-reader"),
     }
-    for kind, start in said.items():
+    for kind, (start, known) in said.items():
         with pytest.raises(Exception) as caught:
             get(kind, "nope")
-        assert str(caught.value).startswith(start) and "\n" not in str(caught.value)
+        line = str(caught.value)
+        assert line.startswith(start) and known in line and "\n" not in line
     with pytest.raises(ValueError, match=r"^no exam format 'x' \(choose from explaincpe, mcq\)$"):
         get("format", ("exam", "x"))
     assert set(KINDS) == {*said, "format"}
