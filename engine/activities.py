@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from engine.registry import (
-    SCORERS,
     Kind,
     Lazy,
     PartError,
     UnknownActivity,
     activities,
+    entries,
     get_activity,
 )
 
@@ -215,7 +215,7 @@ def find_label(key: str, activity_id: str | None = None) -> str | None:
 def scorer_label(key: str, activity_id: str | None = None) -> str | None:
     """The label a registered scorer (of ``activity_id``'s, when given) gives its metric
     ``key`` (:class:`engine.scoring.Metric`); None when none labels it."""
-    for s in SCORERS.values():
+    for s in entries("scorer", load=False).values():
         m = s.metrics.get(key)
         if m is not None and m.label and (activity_id is None or s.fits(activity_id)):
             return m.label

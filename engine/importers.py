@@ -1,7 +1,8 @@
 """Every importer behind one call: data sets of the activities and retrieval corpora.
 
 An importer is a :class:`Format` registered for an ``(activity, format)`` pair with
-:func:`register_format`, by the activity's own package (``engine.<activity>.activity``).
+``register("format", Format(...))`` (:func:`engine.registry.register`), by the activity's own
+package (``engine.<activity>.activity``).
 medexam's own:
 
 ========  ===============  ===================================================================
@@ -34,15 +35,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import UserError
 from engine.progress import Cancel, ProgressCallback, report
-from engine.registry import FORMATS, registering  # FORMATS: (activity, format) → its importer
+from engine.registry import ImportFormatError, entries, get
 from engine.store import Store
 from engine.types import Row
-
-# What each kind of import holds, in words, beyond the activities' own ``import_title``
-# (French QA adds its retrieval corpora).
-TITLES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -67,10 +63,6 @@ class Request:
 Importer = Callable[[Store, Request], Row]
 
 
-class ImportFormatError(UserError, ValueError):
-    """An activity or format that has no importer."""
-
-
 @dataclass(frozen=True)
 class Format:
     """One registered importer and how an import dialog offers it.
@@ -79,7 +71,9 @@ class Format:
     data set of the activity ``datasets``); ``filter`` is a file-dialog filter (empty unless
     ``source`` is ``file``); ``message`` is the report, formatted with the returned row;
     ``marks`` are the fields every record of the format has and others' lack, so that a file
-    given to the wrong importer is named for what it looks like (:func:`looks_like`).
+    given to the wrong importer is named for what it looks like (:func:`looks_like`);
+    ``kind_title`` names what imports as ``activity`` when that is no activity (French QA's
+    retrieval corpora: "French corpus").
     """
 
     activity: str
@@ -91,6 +85,15 @@ class Format:
     message: str = "Imported {n_items} questions as “{name}”."
     datasets: str = ""
     marks: tuple[str, ...] = ()
+    kind_title: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in ("file", "folder", "dataset"):
+            raise ValueError(
+                f"format {self.key!r}: source {self.source!r}, not file, folder, dataset"
+            )
+        if (self.source == "dataset") != bool(self.datasets):
+            raise ValueError(f"format {self.key!r}: a dataset source, and only it, names datasets")
 
     @property
     def title(self) -> str:
@@ -106,48 +109,38 @@ class Format:
 _ALIASES = {("corpus", "path"): "file"}
 
 
-def register_format(found: Format) -> Format:
-    """Add an importer to :data:`FORMATS` (again under the same pair replaces it); return it."""
-    with registering():
-        FORMATS[(found.activity, found.key)] = found
-    return found
-
-
 def _titles() -> dict[str, str]:
     from engine.registry import activities as registered  # registers their importers
 
-    return {**{a.id: a.import_title or a.name for a in registered().values()}, **TITLES}
+    others = {f.activity: f.kind_title for f in _formats().values() if f.kind_title}
+    return {**{a.id: a.import_title or a.name for a in registered().values()}, **others}
+
+
+def _formats() -> dict[tuple[str, str], Format]:
+    return entries("format")
 
 
 def activities() -> dict[str, str]:
     """The activities (and other kinds, such as corpora) that have importers, with their
     titles, in the registry's order."""
     titles = _titles()
-    kinds = {a for a, _k in FORMATS}
+    kinds = {a for a, _k in _formats()}
     ordered = [a for a in titles if a in kinds] + sorted(kinds - titles.keys())
     return {a: titles.get(a, a) for a in ordered}
 
 
 def formats(activity: str) -> list[Format]:
     """The formats ``activity`` imports, in the order an import dialog lists them."""
-    _titles()
-    found = [f for (a, _k), f in FORMATS.items() if a == activity]
+    found = [f for (a, _k), f in _formats().items() if a == activity]
     if not found:
-        raise ImportFormatError(
-            f"nothing imports as {activity!r} (choose from {', '.join(activities())})"
-        )
+        get("format", (activity, ""))  # one line naming what imports
     return found
 
 
 def get_format(activity: str, fmt: str) -> Format:
     """The importer of ``(activity, fmt)``; raises :class:`ImportFormatError`."""
-    known = formats(activity)
-    key = _ALIASES.get((activity, fmt), fmt)
-    found = FORMATS.get((activity, key))
-    if found is None:
-        choices = ", ".join(f.key for f in known)
-        raise ImportFormatError(f"no {activity} format {fmt!r} (choose from {choices})")
-    return found
+    formats(activity)  # nothing imports as ``activity``: said first
+    return get("format", (activity, _ALIASES.get((activity, fmt), fmt)))
 
 
 def import_data(
@@ -205,7 +198,6 @@ def looks_like(source: str | Path, given: Format) -> Format | None:
     none, or not a file of records)."""
     from engine.text.jsonio import read_records
 
-    _titles()
     try:
         first = read_records(source, objects=False)[:1]
     except (ValueError, OSError):
@@ -215,7 +207,7 @@ def looks_like(source: str | Path, given: Format) -> Format | None:
     return next(
         (
             f
-            for f in FORMATS.values()
+            for f in _formats().values()
             if f is not given and f.marks and all(k in first[0] for k in f.marks)
         ),
         None,

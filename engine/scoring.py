@@ -5,9 +5,9 @@ carry several scorers' results, and a stored run can be scored again at any time
 with a fixed or a new measure — without running its model again (:func:`rescore`).
 
 A scorer is a function of one stored answer, its item and the run's context, registered with
-:func:`scorer`::
+:func:`engine.registry.register` (:meth:`Scorer.from_function` makes it)::
 
-    @scorer("exam.letter", activities=("exam",), keys=("correct",))
+    @register("scorer", name="exam.letter", activities=("exam",), keys=("correct",))
     def letter(answer, item, context):
         return {"correct": answer["chosen"] is not None and answer["chosen"] == answer["gold"]}
 
@@ -48,8 +48,8 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
     share_of_all,
 )
 from engine.progress import Cancel, ProgressCallback, report
-from engine.registry import SCORERS, get_activity, get_scorer, registering
 from engine.registry import activities as all_activities
+from engine.registry import get_activity, get_scorer
 from engine.registry import scorers as registered
 from engine.types import JSONDict, Row
 
@@ -125,6 +125,55 @@ class Scorer:
     #: (:mod:`engine.experiments.compare`).
     metrics: Mapping[str, Metric] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        others = sorted(m.of for m in self.metrics.values() if m.of not in self.keys)
+        if others:
+            raise ValueError(
+                f"scorer {self.name!r}: a metric of {', '.join(others)}, none of its keys "
+                f"({', '.join(self.keys) or 'none'})"
+            )
+        if not self.activities or self.version < 1:
+            raise ValueError(f"scorer {self.name!r}: no activity, or a version below 1")
+
+    @classmethod
+    def from_function(
+        cls,
+        function: ScoreFunction,
+        name: str,
+        *,
+        activities: Sequence[str],
+        keys: Sequence[str],
+        version: int = 1,
+        description: str = "",
+        needs_model: bool = False,
+        applies: Callable[[Context], bool] | None = None,
+        by: str = "",
+        person: bool = False,
+        metrics: Mapping[str, str | Metric] | None = None,
+    ) -> Scorer:
+        """The scorer ``name`` computed by ``function``, what ``@register("scorer", name=…,
+        …)`` registers (raise ``version`` whenever what it computes changes: a rescore then
+        replaces the older version's scores); a metric given as a key is the mean of that key
+        in percent (:func:`percent`); the description is the function's docstring's first
+        paragraph when none is given."""
+        doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
+        declared = {
+            k: m if isinstance(m, Metric) else Metric(m) for k, m in (metrics or {}).items()
+        }
+        return cls(
+            name,
+            version,
+            tuple(activities),
+            tuple(keys),
+            function,
+            " ".join(doc.split()),
+            needs_model,
+            applies,
+            by,
+            person,
+            declared,
+        )
+
     def fits(self, activity_id: str) -> bool:
         """Whether this scorer scores ``activity_id``'s answers (``*``: every activity's)."""
         return "*" in self.activities or activity_id in self.activities
@@ -155,49 +204,6 @@ class Scorer:
             else:
                 values[key] = value
         return Scored(self.stored_name(context), self.version, values, explanations)
-
-
-def scorer(
-    name: str,
-    *,
-    activities: Sequence[str],
-    keys: Sequence[str],
-    version: int = 1,
-    description: str = "",
-    needs_model: bool = False,
-    applies: Callable[[Context], bool] | None = None,
-    by: str = "",
-    person: bool = False,
-    metrics: Mapping[str, str | Metric] | None = None,
-) -> Callable[[ScoreFunction], ScoreFunction]:
-    """Register the decorated function as scorer ``name`` (raise ``version`` whenever what
-    it computes changes: a rescore then replaces the older version's scores); ``by``,
-    ``person`` and ``metrics`` as :class:`Scorer` has them (a metric given as a key is the
-    mean of that key in percent, :func:`percent`)."""
-    declared = {
-        key: m if isinstance(m, Metric) else Metric(m) for key, m in (metrics or {}).items()
-    }
-
-    def add(function: ScoreFunction) -> ScoreFunction:
-        doc = description or (function.__doc__ or "").strip().split("\n\n")[0].replace("``", "")
-        found = Scorer(
-            name,
-            version,
-            tuple(activities),
-            tuple(keys),
-            function,
-            " ".join(doc.split()),
-            needs_model,
-            applies,
-            by,
-            person,
-            declared,
-        )
-        with registering():
-            SCORERS[name] = found
-        return function
-
-    return add
 
 
 def run_scorers(activity_id: str, context: Context) -> list[Scorer]:
@@ -472,5 +478,5 @@ def summarize(store: Store, run_id: int) -> JSONDict:
 
 def describe(name: str) -> str:
     """One line about a registered scorer: its name, version, what it scores."""
-    s = SCORERS[name]
+    s = get_scorer(name)
     return f"{s.name} v{s.version}: {s.description}" if s.description else f"{s.name} v{s.version}"

@@ -11,16 +11,9 @@ import pytest
 
 from engine.activities import Activity
 from engine.ratings.scorers import ACTIVITIES
-from engine.registry import (
-    FUNCTION,
-    SCORERS,
-    Lazy,
-    activities,
-    register_activity,
-    unregister_activity,
-)
+from engine.registry import FUNCTION, Lazy, activities, entries, get, register, unregister
 from engine.results import category_scores
-from engine.scoring import Metric, counts, percent, right_key, scorer
+from engine.scoring import Metric, counts, percent, right_key
 from engine.trials import header, short_headers, table_keys
 
 BY_PARITY = ("Right by parity", [("even", 50.0, 2), ("odd", 100.0, 1)])
@@ -33,24 +26,26 @@ def parity(summary: dict) -> tuple[str, list[tuple[str, float, int]]] | None:
 
 @pytest.fixture
 def tally() -> Iterator[Activity]:
-    found = register_activity(
-        Activity("tally", "Tally", "right", "tally", breakdown=Lazy(__name__, "parity", FUNCTION))
+    found = register(
+        "activity",
+        Activity("tally", "Tally", "right", "tally", breakdown=Lazy(__name__, "parity", FUNCTION)),
     )
     yield found
-    unregister_activity("tally")
+    unregister("activity", "tally")
 
 
 @pytest.fixture
 def brief() -> Iterator[str]:
     name = "exam.brief"
-    scorer(
-        name,
+    register(
+        "scorer",
+        name=name,
         activities=("exam",),
         keys=("brief",),
         metrics={"brief_replies": Metric("brief", percent(1), "Brief replies (%)", short="Brief")},
     )(lambda answer, item, context: {"brief": True})
     yield "brief_replies"
-    del SCORERS[name]
+    unregister("scorer", name)
 
 
 def test_the_share_right_is_a_metric_of_each_activitys_scorers() -> None:
@@ -81,27 +76,27 @@ def test_explanations_are_rated_for_the_activities_that_explain_their_answers() 
     explained = [a for a, found in activities().items() if found.explained]
     assert set(ACTIVITIES) == set(explained)
     for name in ("explanation-rating", "explanation-judge"):
-        assert set(SCORERS[name].activities) == set(explained)
+        assert set(get("scorer", name).activities) == set(explained)
 
 
 def test_a_chart_kind_is_drawn_by_what_registered_it() -> None:
     import engine.exam.section  # noqa: F401 - the exam's sections draw its reliability diagram
-    from engine.reports.charts import CHARTS, chart_figure, chart_svg, figure, register_chart
+    from engine.reports.charts import chart_figure, chart_svg, figure
 
-    assert {"interval", "lines", "reliability"} <= set(CHARTS)
+    assert {"interval", "lines", "reliability"} <= set(entries("chart"))
 
     def dots(chart):
         fig = figure(2)
         fig.add_subplot().set_title(f"{len(chart['series'])} dots")
         return fig
 
-    register_chart("dots", dots)
+    register("chart", name="dots")(dots)
     try:
         drawn = chart_figure({"kind": "dots", "title": "Dots", "series": [{}, {}]})
         assert drawn is not None and drawn.axes[0].get_title() == "2 dots"
         assert chart_svg({"kind": "dots", "title": "Dots", "series": [{}]}).startswith("<svg")
     finally:
-        del CHARTS["dots"]
+        unregister("chart", "dots")
     with pytest.raises(ValueError, match="unknown chart kind 'dots'"):
         chart_svg({"kind": "dots", "title": "Dots", "series": [{}]})
 

@@ -15,11 +15,11 @@ from engine.exam.cli import _summary_lines
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import metrics_of
 from engine.models.scripted import ScriptedModel
-from engine.registry import SCORERS
+from engine.registry import entries, register, unregister
 from engine.reports import build_report
 from engine.reports.render import to_html
 from engine.runs import run
-from engine.scoring import Context, Metric, Scorer, percent, rescore, scorer
+from engine.scoring import Context, Metric, Scorer, percent, rescore
 from engine.trials import run_trials, trial_tables
 from engine.types import Item, Row
 
@@ -43,11 +43,15 @@ def replies(request) -> str:
 
 @pytest.fixture
 def added() -> Iterator[Scorer]:
-    scorer(
-        NAME, activities=("exam",), keys=(KEY,), metrics={METRIC: Metric(KEY, percent(1), LABEL)}
+    register(
+        "scorer",
+        name=NAME,
+        activities=("exam",),
+        keys=(KEY,),
+        metrics={METRIC: Metric(KEY, percent(1), LABEL)},
     )(brevity)
-    yield SCORERS[NAME]
-    del SCORERS[NAME]
+    yield entries("scorer")[NAME]
+    unregister("scorer", NAME)
 
 
 def exam_run(store, scripted_pool, **settings) -> dict:
@@ -108,9 +112,13 @@ def test_consult_table_has_a_column_for_an_added_consultation_measure(store):
 
     name, label = "consult.brevity", "Short questions (%)"
     metric = Metric("short_question", percent(1), label)
-    scorer(name, activities=("consult",), keys=("short_question",), metrics={"short": metric})(
-        brevity
-    )
+    register(
+        "scorer",
+        name=name,
+        activities=("consult",),
+        keys=("short_question",),
+        metrics={"short": metric},
+    )(brevity)
     try:
         run_id = store.start_run("consult", "cases", "doctor", {}, runner="model", n_total=1)
         store.finish_run(run_id, {"accuracy": 0.0, "n": 1, "short": 25.0})
@@ -119,12 +127,12 @@ def test_consult_table_has_a_column_for_an_added_consultation_measure(store):
         text = render_table(table)
         assert label in text.splitlines()[0] and "25.00" in text.splitlines()[1]
     finally:
-        del SCORERS[name]
+        unregister("scorer", name)
 
 
 def test_without_the_scorer_there_is_no_such_metric(store, scripted_pool):
     summary = exam_run(store, scripted_pool)
-    assert NAME not in SCORERS and METRIC not in summary
+    assert NAME not in entries("scorer") and METRIC not in summary
     assert METRIC not in [m.key for m in metrics_of("exam")]
 
 

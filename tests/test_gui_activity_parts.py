@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from engine.activities import Activity
-from engine.registry import CLASS, FUNCTION, Lazy, register_activity, unregister_activity
+from engine.registry import CLASS, FUNCTION, Lazy, register, unregister
 from gui.widgets.qt_import import ImportDialog
 from gui.widgets.qt_notebook import notebook_activities
 from gui.widgets.qt_standing import empty_text
@@ -36,6 +36,10 @@ class TallyPage(QLabel):
         return f"{TallyPage.tallies} tallies"
 
 
+def no_card(item: dict) -> None:
+    """The test's quiz's review card: named (its items are reviewed), never drawn here."""
+
+
 @pytest.fixture
 def added() -> Iterator[None]:
     quiz = Activity(
@@ -49,11 +53,11 @@ def added() -> Iterator[None]:
     tally = Activity(
         "tally", "Tally", "accuracy", "item", standing=Lazy(__name__, "TallyPage", CLASS)
     )
-    register_activity(quiz)
-    register_activity(tally)
+    register("activity", quiz)
+    register("activity", tally)
     yield
-    unregister_activity("quiz")
-    unregister_activity("tally")
+    unregister("activity", "quiz")
+    unregister("activity", "tally")
     TallyPage.tallies = 0
 
 

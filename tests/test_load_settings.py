@@ -24,7 +24,6 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 #: the registries' flags that their built-in modules were imported).
 NOT_SETTINGS = {
     ("models/pool.py", "_default"),
-    ("models/backend.py", "_LOADED"),
     ("registry.py", "_loaded"),
     ("registry.py", "_loading"),
 }

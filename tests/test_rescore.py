@@ -3,6 +3,7 @@ scorer version replaces the old scores; an interrupted rescore goes on where it 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from engine.french.dataset import ensure_sample as french_sample
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel, Cancelled
-from engine.registry import SCORERS, UnknownScorer, get_scorer
+from engine.registry import UnknownScorer, get_scorer, registered
 from engine.runs import run
 from engine.scoring import Scorer, rescore
 from engine.store import Store
@@ -45,6 +46,13 @@ def no_model(monkeypatch):
         raise AssertionError(f"a model was started ({name})")
 
     return lambda: monkeypatch.setattr(ModelPool, "acquire", refuse)
+
+
+@pytest.fixture
+def replace_scorer():
+    """Call it with a scorer: registered in place of medexam's of its name for the test."""
+    with contextlib.ExitStack() as stack:
+        yield lambda found: stack.enter_context(registered("scorer", found))
 
 
 def exam_run(store, scripted_pool, **settings) -> dict:
@@ -86,7 +94,7 @@ def test_the_command_scores_a_french_run_again_and_says_which_scorers(
 
 
 def test_a_new_scorer_version_replaces_the_old_scores_and_only_those(
-    store, scripted_pool, no_model, monkeypatch
+    store, scripted_pool, no_model, replace_scorer
 ):
     first = exam_run(store, scripted_pool)
     run_id = first["run_id"]
@@ -96,10 +104,8 @@ def test_a_new_scorer_version_replaces_the_old_scores_and_only_those(
     def lenient(answer, item, context):
         return {"correct": answer.get("chosen") in ("B", "C")}  # every reply is B or C
 
-    monkeypatch.setitem(
-        SCORERS,
-        "exam.letter",
-        Scorer("exam.letter", 2, old.activities, old.keys, lenient, metrics=old.metrics),
+    replace_scorer(
+        Scorer("exam.letter", 2, old.activities, old.keys, lenient, metrics=old.metrics)
     )  # the same metrics (accuracy) over the new version's scores
     summary = rescore(store, run_id).summary  # version 2 is new: every answer is scored again
     assert summary["accuracy"] == 100.0
@@ -110,7 +116,7 @@ def test_a_new_scorer_version_replaces_the_old_scores_and_only_those(
 
 
 def test_a_cancelled_rescore_keeps_what_it_scored_and_goes_on_from_there(
-    store, scripted_pool, no_model, monkeypatch
+    store, scripted_pool, no_model, replace_scorer
 ):
     run_id = exam_run(store, scripted_pool)["run_id"]
     no_model()
@@ -120,9 +126,7 @@ def test_a_cancelled_rescore_keeps_what_it_scored_and_goes_on_from_there(
         calls.append(answer["item_key"])
         return old.function(answer, item, context)
 
-    monkeypatch.setitem(
-        SCORERS, "exam.letter", Scorer("exam.letter", 2, old.activities, old.keys, counting)
-    )
+    replace_scorer(Scorer("exam.letter", 2, old.activities, old.keys, counting))
     cancel = Cancel()
 
     def progress(p):

@@ -13,21 +13,21 @@ from click.testing import CliRunner
 
 from engine.activities import Activity
 from engine.cli import cli
-from engine.registry import register_activity, unregister_activity
+from engine.registry import register, unregister
 from engine.store import Store
 from engine.train import records
 from engine.train.evaluate import evaluation
-from engine.train.kinds import KINDS, get_kind, kinds
+from engine.train.kinds import get_kind, kinds
 
 
 @pytest.fixture
 def toy_activity() -> Iterator[str]:
     """An activity of the test's own, bringing one training kind (``tests/toy_training.py``)."""
     toy = Activity("toy-train", "Toy", "right", "item", trainings_from=("toy_training",))
-    register_activity(toy)
+    register("activity", toy)
     yield "toy-trainer"
-    unregister_activity(toy.id)
-    KINDS.pop("toy-trainer", None)
+    unregister("activity", toy.id)
+    unregister("training", "toy-trainer")
     sys.modules.pop("toy_training", None)  # the next test's registers it again
 
 

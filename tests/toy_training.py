@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.kinds import TrainingKind, register_kind
+from engine.registry import CLASS, FUNCTION, Lazy, register
+from engine.train.kinds import TrainingKind
 from engine.train.settings import TrainSettings
 
 if TYPE_CHECKING:
@@ -28,7 +28,8 @@ def evaluation(row: JSONDict) -> JSONDict:
     return {"model": f"toy:{row['name']}"}
 
 
-KIND = register_kind(
+KIND = register(
+    "training",
     TrainingKind(
         "toy-trainer",
         "toy trainer",
@@ -38,5 +39,5 @@ KIND = register_kind(
         Lazy("toy_training", "prepare", FUNCTION),
         evaluation=Lazy("toy_training", "evaluation", FUNCTION),
         measures={"right": "Right", "close": "Close"},
-    )
+    ),
 )

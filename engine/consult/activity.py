@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
-from engine.importers import Format, Importer, Request, register_format
+from engine.importers import Format, Importer, Request
 from engine.no_answer import SUMMARY_LABELS
-from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
 from engine.store import Store
 from engine.types import Row
 
-CONSULT = register_activity(
+CONSULT = register(
+    "activity",
     Activity(
         "consult",
         "Consultation",
@@ -101,7 +102,7 @@ CONSULT = register_activity(
             "solver_model|solver": "different solvers answered the tasks ({a} and {b}): "
             "accuracies differ"
         },
-    )
+    ),
 )
 
 _CASES = "Imported {n_items} cases as “{name}”."
@@ -118,7 +119,8 @@ def _cases_from(reader: Lazy[Callable[[Store, str, str, bool], object]]) -> Impo
     return run
 
 
-register_format(
+register(
+    "format",
     Format(
         "consult",
         "cases",
@@ -126,9 +128,10 @@ register_format(
         _cases_from(Lazy("engine.consult.cases", "import_cases", FUNCTION)),
         "Cases (*.json *.jsonl);;All files (*)",
         message=_CASES,
-    )
+    ),
 )
-register_format(
+register(
+    "format",
     Format(
         "consult",
         "agentclinic",
@@ -137,5 +140,5 @@ register_format(
         "AgentClinic (*.jsonl *.json);;All files (*)",
         message=_CASES,
         marks=("OSCE_Examination",),
-    )
+    ),
 )

@@ -28,7 +28,8 @@ from engine.consult.cases import Case, reference
 from engine.consult.verdicts import JUDGE as NAME
 from engine.consult.verdicts import VERDICTS, corrected_verdicts
 from engine.ratings.judge import ask, json_object
-from engine.scoring import Context, ScoreValue, Value, scorer
+from engine.registry import register
+from engine.scoring import Context, ScoreValue, Value
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
@@ -110,8 +111,9 @@ def parse_verdict(text: str) -> tuple[str, str] | None:
     return words.pop(), text.strip()
 
 
-@scorer(
-    NAME,
+@register(
+    "scorer",
+    name=NAME,
     activities=("consult",),
     keys=("judged", "parsed"),
     version=PROMPT_VERSION,

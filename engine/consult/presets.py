@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from engine.consult.settings import ORACLES
 from engine.experiments.plan import Cell, Preset, Request
-from engine.registry import FUNCTION, Lazy, register_preset
+from engine.registry import FUNCTION, Lazy, register
 
 STYLES = ("long", "short")
 #: The shares of each consultation after which the solver answers too (Figures 5 and 6).
@@ -40,7 +40,8 @@ def table2_cells(request: Request) -> list[Cell]:
     return cells
 
 
-register_preset(
+register(
+    "preset",
     Preset(
         "consult-table2",
         "Consultation Table 2: doctors, prompts, bounds and oracles",
@@ -48,5 +49,5 @@ register_preset(
         table2_cells,
         report=Lazy("engine.consult.figures", "table2_report", FUNCTION),
         dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
-    )
+    ),
 )

@@ -12,6 +12,7 @@ from engine.consult.metrics import (
     bound_metrics,
     consultation_metrics,
 )
+from engine.registry import register
 from engine.scoring import (
     Context,
     Metric,
@@ -19,7 +20,6 @@ from engine.scoring import (
     percent,
     percent_of_mean,
     rounded_mean,
-    scorer,
     share_of_all,
 )
 from engine.types import Row
@@ -54,8 +54,9 @@ AUDIT_KEYS = (
 )
 
 
-@scorer(
-    "consult.task",
+@register(
+    "scorer",
+    name="consult.task",
     activities=("consult",),
     keys=("correct", "similarity"),
     metrics={
@@ -81,8 +82,9 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     }
 
 
-@scorer(
-    "consult.dialogue",
+@register(
+    "scorer",
+    name="consult.dialogue",
     version=2,  # 2: a fact revealed or leaked twice counts once (leakage)
     activities=("consult",),
     keys=DIALOGUE_KEYS,
@@ -112,8 +114,9 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
     return {k: found[k] for k in DIALOGUE_KEYS if k in found}  # type: ignore[literal-required]
 
 
-@scorer(
-    "consult.patient-audit",
+@register(
+    "scorer",
+    name="consult.patient-audit",
     version=2,  # 2: honesty, strictness, everyday words and voice read as people labelled them
     activities=("consult",),
     keys=AUDIT_KEYS,

@@ -33,7 +33,8 @@ from engine.consult.metrics import (
     truncate,
 )
 from engine.fields import SettingError
-from engine.scoring import Context, ScoreValue, scorer
+from engine.registry import register
+from engine.scoring import Context, ScoreValue
 
 if TYPE_CHECKING:
     from engine.consult.solve import Solver
@@ -124,8 +125,9 @@ def answers_along(
 _KEYS = tuple(share_key(kind, s) for s in FRACTIONS for kind in SHARE_KINDS)
 
 
-@scorer(
-    "consult.answer-at",
+@register(
+    "scorer",
+    name="consult.answer-at",
     activities=("consult",),
     keys=_KEYS,
     applies=lambda context: bool(context.settings.get("answer_at")),

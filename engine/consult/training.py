@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.kinds import TrainingKind, register_kind
+from engine.registry import CLASS, FUNCTION, Lazy, register
+from engine.train.kinds import TrainingKind
 from engine.train.settings import LoraSettings
 
 if TYPE_CHECKING:
@@ -77,7 +77,8 @@ def evaluation(row: JSONDict) -> JSONDict:
     return {"doctor": trained_model(row)}
 
 
-KIND = register_kind(
+KIND = register(
+    "training",
     TrainingKind(
         "doctor",
         "consultation doctor (LoRA)",
@@ -98,5 +99,5 @@ KIND = register_kind(
         "BASE+NAME, a doctor for consultations.",
         evaluation_note="A consultation run of the doctor it made on these cases",
         data_picker=Lazy("gui.consult.training", "DialoguePicker", CLASS),
-    )
+    ),
 )

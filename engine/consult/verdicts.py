@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.errors import UserError
-from engine.scoring import Context, Scored, ScoreValue, Value, scorer
+from engine.registry import register
+from engine.scoring import Context, Scored, ScoreValue, Value
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell, Table
@@ -34,7 +35,7 @@ HALF_WIDTH = 10.0
 TITLE = "Diagnosis verdicts corrected by people's (prediction-powered)"
 
 
-@scorer(PEOPLE, activities=("consult",), keys=("judged",), by="rater", person=True)
+@register("scorer", name=PEOPLE, activities=("consult",), keys=("judged",), by="rater", person=True)
 def diagnosis_rating(answer: Row, item: Row, context: Context) -> dict[str, ScoreValue | Value]:
     """A person's verdict on a diagnosis answered in words: 1 correct, 0.5 partly, 0 wrong
     (given with `medexam rate RUN --diagnoses`)."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
-from engine.importers import Format, Request, register_format
+from engine.importers import Format, Request
 from engine.no_answer import SUMMARY_LABELS
-from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
 from engine.store import Store
 from engine.types import Row
 
-EXAM = register_activity(
+EXAM = register(
+    "activity",
     Activity(
         "exam",
         "Exam",
@@ -86,7 +87,7 @@ EXAM = register_activity(
         description="Pharmacist exam practice, timed exams and model evaluation",
         topic_fields=("type3", "type2", "type1"),
         mastery_fields=("type1", "type2", "type3"),
-    )
+    ),
 )
 
 
@@ -101,7 +102,8 @@ def _exam(fmt: str) -> Callable[[Store, Request], Row]:
     return run
 
 
-register_format(
+register(
+    "format",
     Format(
         "exam",
         "explaincpe",
@@ -109,14 +111,15 @@ register_format(
         _exam("explaincpe"),
         "JSON (*.json);;All files (*)",
         marks=("options", "answer", "explanation"),
-    )
+    ),
 )
-register_format(
+register(
+    "format",
     Format(
         "exam",
         "mcq",
         "Multiple choice (JSON, JSON Lines or CSV, MedQA's JSONL; 2 to 10 options)",
         _exam("mcq"),
         "Question files (*.json *.jsonl *.csv);;All files (*)",
-    )
+    ),
 )

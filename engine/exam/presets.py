@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine.exam.prompts import SHOT_COUNTS
 from engine.experiments.plan import Cell, Preset, Request
-from engine.registry import FUNCTION, Lazy, register_preset
+from engine.registry import FUNCTION, Lazy, register
 
 if TYPE_CHECKING:
     from engine.types import JSONDict
@@ -43,7 +43,8 @@ def table8_cells(request: Request) -> list[Cell]:
     return cells
 
 
-register_preset(
+register(
+    "preset",
     Preset(
         "explaincpe-table8",
         "ExplainCPE Table 8: examples × instruction",
@@ -52,5 +53,5 @@ register_preset(
         report=Lazy("engine.exam.figures", "table8_report", FUNCTION),
         dataset="cpe-test",
         dataset_hint="an ExplainCPE data set: medexam import explaincpe test.json --name cpe-test",
-    )
+    ),
 )

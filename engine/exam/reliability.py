@@ -1,6 +1,6 @@
 """The exam's reliability diagram of ``logprob`` runs: per confidence bin, the mean
 confidence of the chosen letters against the share right, drawn as the report's
-``reliability`` chart (registered with :func:`engine.reports.charts.register_chart`)."""
+``reliability`` chart (registered with ``@register("chart", name="reliability")``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.reports.charts import figure, register_chart
+from engine.registry import register
+from engine.reports.charts import figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -38,6 +39,7 @@ def reliability_bins(
     ]
 
 
+@register("chart", name="reliability")
 def reliability_figure(chart: Chart) -> Figure:
     """A reliability diagram: each series' bins, mean confidence against the share right."""
     fig = figure(4.2)
@@ -58,6 +60,3 @@ def reliability_figure(chart: Chart) -> Figure:
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title(chart["title"] + " (marker size: items in the bin)", fontsize=10)
     return fig
-
-
-register_chart("reliability", reliability_figure)

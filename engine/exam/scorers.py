@@ -11,8 +11,9 @@ right or wrong by those judgements instead of the letter, as the paper reports i
 from __future__ import annotations
 
 from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS, read_judgement
+from engine.registry import register
 from engine.rouge import rouge_scores
-from engine.scoring import Context, Metric, ScoreValue, rounded_mean, scorer, share_of_all
+from engine.scoring import Context, Metric, ScoreValue, rounded_mean, share_of_all
 from engine.solvers import PERSON
 from engine.types import Item, Row
 
@@ -30,8 +31,9 @@ def _not_judged(context: Context) -> bool:
     return not _published_judged(context)
 
 
-@scorer(
-    "exam.published",
+@register(
+    "scorer",
+    name="exam.published",
     activities=("exam",),
     keys=("correct",),
     applies=_published_judged,
@@ -44,8 +46,9 @@ def published(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue
     return {} if judgement is None else {"correct": read_judgement(judgement) == JUDGE_RIGHT}
 
 
-@scorer(
-    "exam.letter",
+@register(
+    "scorer",
+    name="exam.letter",
     activities=("exam",),
     keys=("correct",),
     applies=_not_judged,
@@ -64,8 +67,9 @@ def _generated(context: Context) -> bool:
     return context.settings.get("method", "generate") == "generate"
 
 
-@scorer(
-    "exam.rouge",
+@register(
+    "scorer",
+    name="exam.rouge",
     activities=("exam",),
     keys=ROUGE_KEYS,
     applies=_generated,

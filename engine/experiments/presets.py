@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
-from engine.registry import FUNCTION, Lazy, register_preset
+from engine.registry import FUNCTION, Lazy, register
 from engine.reports.equivalence import MARGIN
 
 if TYPE_CHECKING:
@@ -108,7 +108,8 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
     return {"tables": [table(title, columns, rows, *result.get("notes", []))], "charts": []}
 
 
-register_preset(
+register(
+    "preset",
     Preset(
         "compare-models",
         "The same items through every model",
@@ -117,5 +118,5 @@ register_preset(
         report=Lazy("engine.experiments.presets", "compare_report", FUNCTION),
         dataset_hint="any data set: medexam import …",
         summary=Lazy("engine.experiments.presets", "compare_summary", FUNCTION),
-    )
+    ),
 )

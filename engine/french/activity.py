@@ -4,13 +4,14 @@ and the importers of the retrieval corpora its readers search."""
 from __future__ import annotations
 
 from engine.activities import RUN_SPEC, Activity
-from engine.importers import TITLES, Format, Request, register_format
+from engine.importers import Format, Request
 from engine.no_answer import SUMMARY_LABELS
-from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
 from engine.store import Store
 from engine.types import Row
 
-FRENCH = register_activity(
+FRENCH = register(
+    "activity",
     Activity(
         "french",
         "French QA",
@@ -65,7 +66,7 @@ FRENCH = register_activity(
         "right)",
         topic_fields=("type", "category", "subject_name"),
         mastery_fields=("type", "subject_name"),
-    )
+    ),
 )
 
 
@@ -76,7 +77,8 @@ def _frenchmedmcqa(store: Store, req: Request) -> Row:
     return {**store.dataset(info["name"]), **info}
 
 
-register_format(
+register(
+    "format",
     Format(
         "french",
         "frenchmedmcqa",
@@ -84,12 +86,12 @@ register_format(
         _frenchmedmcqa,
         "JSON (*.json);;All files (*)",
         marks=("answers", "correct_answers", "nbr_correct_answers"),
-    )
+    ),
 )
 
 
 # Retrieval corpora are no activity of their own: French QA brings their importers.
-TITLES["corpus"] = "French corpus"
+_CORPUS = "French corpus"
 _PASSAGES = "Stored {n_passages} passages as corpus “{name}”."
 
 
@@ -111,7 +113,8 @@ def _corpus_from_dataset(store: Store, req: Request) -> Row:
     return {**store.corpus(name), **info}
 
 
-register_format(
+register(
+    "format",
     Format(
         "corpus",
         "file",
@@ -119,9 +122,11 @@ register_format(
         _corpus_from_path,
         "Documents (*.txt *.md *.jsonl);;All files (*)",
         message=_PASSAGES,
-    )
+        kind_title=_CORPUS,
+    ),
 )
-register_format(
+register(
+    "format",
     Format(
         "corpus",
         "folder",
@@ -129,9 +134,11 @@ register_format(
         _corpus_from_path,
         source="folder",
         message=_PASSAGES,
-    )
+        kind_title=_CORPUS,
+    ),
 )
-register_format(
+register(
+    "format",
     Format(
         "corpus",
         "dataset",
@@ -139,6 +146,7 @@ register_format(
         _corpus_from_dataset,
         source="dataset",
         message=_PASSAGES,
+        kind_title=_CORPUS,
         datasets="french",
-    )
+    ),
 )

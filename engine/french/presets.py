@@ -8,7 +8,7 @@ French section prints the Hamming score and EMR of each.
 from __future__ import annotations
 
 from engine.experiments.plan import Cell, Preset, Request
-from engine.registry import register_preset
+from engine.registry import register
 
 #: Passages per question tried with each index.
 PASSAGES = (1, 3, 5)
@@ -34,7 +34,8 @@ def table2_cells(request: Request) -> list[Cell]:
     return cells
 
 
-register_preset(
+register(
+    "preset",
     Preset(
         "frenchmedmcqa-table2",
         "FrenchMedMCQA Table 2: readers × contexts",
@@ -43,5 +44,5 @@ register_preset(
         dataset="fr-test",
         dataset_hint="a FrenchMedMCQA data set: "
         "medexam import frenchmedmcqa test.json --name fr-test",
-    )
+    ),
 )

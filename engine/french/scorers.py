@@ -9,7 +9,8 @@ match), and whether retrieval found the question's own passage.
 from __future__ import annotations
 
 from engine.french.scoring import exact, hamming
-from engine.scoring import Context, Metric, ScoreValue, scorer, share_of_all
+from engine.registry import register
+from engine.scoring import Context, Metric, ScoreValue, share_of_all
 from engine.types import Item, Row
 
 
@@ -18,8 +19,9 @@ def _letters(extra: object, key: str) -> set[str]:
     return {str(x) for x in found} if isinstance(found, list) else set()
 
 
-@scorer(
-    "french.options",
+@register(
+    "scorer",
+    name="french.options",
     activities=("french",),
     keys=("hamming", "exact", "correct"),
     metrics={
@@ -38,7 +40,9 @@ def options(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     return {"hamming": hamming(pred, gold), "exact": match, "correct": match}
 
 
-@scorer("french.retrieval", activities=("french",), keys=("own_excluded", "retrieved"))
+@register(
+    "scorer", name="french.retrieval", activities=("french",), keys=("own_excluded", "retrieved")
+)
 def retrieval(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """What retrieval did for the question, as the reader's run recorded it: whether its own
     passage was among the top k (so left out of the reader's passages), and whether it was

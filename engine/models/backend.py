@@ -14,36 +14,23 @@ backend a model is: code that must know what a model can do reads its
 :class:`Capabilities` (``model.capabilities``), and :func:`default_concurrency` says how many
 requests the models of a run take at once.
 
-A new backend is one more module here that calls :func:`register` and is named in
-:data:`BUILTIN`.
+A new backend is one more module here that calls ``register("backend", Backend(...))``
+(:func:`engine.registry.register`) and is named in :data:`engine.registry.BACKENDS`.
 """
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from engine.models.protocol import Capabilities, ModelError
+from engine.models.protocol import Capabilities
+from engine.registry import entries, get
 
 if TYPE_CHECKING:
     from engine.models.load import LoadSettings
 
-__all__ = [
-    "BUILTIN",
-    "Backend",
-    "Capabilities",
-    "ModelInfo",
-    "backend",
-    "backends",
-    "default_concurrency",
-    "register",
-]
-
-#: The modules that register the backends medexam ships, imported on the first lookup.
-BUILTIN = ("engine.models.local", "engine.models.served", "engine.models.scripted")
+__all__ = ["Backend", "Capabilities", "ModelInfo", "backend", "backends", "default_concurrency"]
 
 
 class HasCapabilities(Protocol):
@@ -123,34 +110,15 @@ class Backend:
     from_entry: Callable[[str, dict[str, Any]], ModelInfo] | None = None
 
 
-_BACKENDS: dict[str, Backend] = {}
-_LOADED = False
-_LOCK = threading.Lock()
-
-
-def register(b: Backend) -> Backend:
-    """Make ``b`` known by its name (a module of this package calls it when imported)."""
-    _BACKENDS[b.name] = b
-    return b
-
-
 def backends() -> dict[str, Backend]:
-    """Every registered backend, by name (the built-in modules imported on the first call)."""
-    global _LOADED
-    with _LOCK:
-        if not _LOADED:
-            for module in BUILTIN:
-                importlib.import_module(module)
-            _LOADED = True
-    return dict(_BACKENDS)
+    """Every registered backend, by name (the built-in modules imported first)."""
+    return entries("backend")
 
 
 def backend(name: str) -> Backend:
-    """The backend called ``name``; :class:`ModelError` when there is none."""
-    found = backends().get(name)
-    if found is None:
-        known = ", ".join(sorted(_BACKENDS))
-        raise ModelError(f"no model backend named {name!r} (known: {known})")
+    """The backend called ``name``; :class:`~engine.models.protocol.ModelError` when there is
+    none."""
+    found: Backend = get("backend", name)
     return found
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import MedexamError
-from engine.models.backend import Backend, Capabilities, register
+from engine.models.backend import Backend, Capabilities
 from engine.models.cores_load import model_started
 from engine.models.gguf_info import GGUFInfo
 from engine.models.hardware import ModelSettings
@@ -47,6 +47,7 @@ from engine.models.link import Link, Request, first_message
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
 from engine.progress import Cancelled
+from engine.registry import register
 from engine.types import JSONDict
 
 if TYPE_CHECKING:
@@ -569,11 +570,12 @@ def _from_entry(name: str, entry: dict[str, Any]) -> GGUFInfo:
 
 
 GGUF = register(
+    "backend",
     Backend(
         name="gguf",
         open=_open,
         footprint=_footprint,
         capabilities=_capabilities,
         from_entry=_from_entry,
-    )
+    ),
 )

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.models.backend import Backend, Capabilities, ModelInfo, register
+from engine.models.backend import Backend, Capabilities, ModelInfo
 from engine.models.protocol import (
     ChatModel,
     Generation,
@@ -48,6 +48,7 @@ from engine.models.protocol import (
     TextStream,
     chat_as_prompt,
 )
+from engine.registry import register
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
@@ -329,13 +330,14 @@ def _from_entry(name: str, entry: dict[str, Any]) -> ScriptedInfo:
 
 
 register(
+    "backend",
     Backend(
         name="scripted",
         open=lambda info, load: info.model.open(),
         footprint=lambda info: info.model.size,
         capabilities=lambda model: model.capabilities,
         from_entry=_from_entry,
-    )
+    ),
 )
 
 

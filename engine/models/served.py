@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from engine.models import replies
-from engine.models.backend import Backend, Capabilities, ModelInfo, register
+from engine.models.backend import Backend, Capabilities, ModelInfo
 from engine.models.protocol import ChatModel, Generation, Message, ModelError, TextStream
 from engine.models.replies import BadLogprobs, candidate_logprobs, some
 from engine.models.server import (
@@ -52,6 +52,7 @@ from engine.models.server import (
     split_credentials,
 )
 from engine.progress import Cancelled
+from engine.registry import register
 
 __all__ = [
     "NoLogprobs",
@@ -565,11 +566,12 @@ def _open(info: ServedInfo, load: dict[str, Any]) -> ServedModel:
 
 
 SERVED = register(
+    "backend",
     Backend(
         name="openai",
         open=_open,
         footprint=lambda info: 0,  # it runs on its server
         capabilities=_capabilities,
         from_entry=ServedInfo.of,
-    )
+    ),
 )

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from engine.errors import UserError
 from engine.ratings import judge as judging
 from engine.ratings.perspectives import KEYS, explained
-from engine.registry import activities
-from engine.scoring import Context, ScoreValue, Value, scorer
+from engine.registry import activities, register
+from engine.scoring import Context, ScoreValue, Value
 
 if TYPE_CHECKING:
     from engine.types import Row
@@ -27,7 +27,9 @@ JUDGE = "explanation-judge"
 REPLY_CHARS = 2000  # of a judge's reply kept with its scores
 
 
-@scorer(PERSON, activities=ACTIVITIES, keys=(*KEYS, "rated"), by="rater", person=True)
+@register(
+    "scorer", name=PERSON, activities=ACTIVITIES, keys=(*KEYS, "rated"), by="rater", person=True
+)
 def rating(answer: Row, item: Row, context: Context) -> dict[str, ScoreValue | Value]:
     """A person's ratings of the explanation, 1 to 5 on the five perspectives of the
     ExplainCPE paper (given with `medexam rate` or the app's Rate explanations)."""
@@ -39,8 +41,9 @@ def _rateable(context: Context) -> bool:
     return settings.get("method", "generate") == "generate"
 
 
-@scorer(
-    JUDGE,
+@register(
+    "scorer",
+    name=JUDGE,
     activities=ACTIVITIES,
     keys=(*KEYS, "parsed"),
     version=judging.PROMPT_VERSION,

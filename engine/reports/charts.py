@@ -4,8 +4,9 @@ Two kinds every activity may use: ``interval`` (each run's score with its 95% in
 ``lines`` (a score against a number, one line per series, each point with its 95% interval,
 a panel per ``panel`` of the series, the ticks named by ``x_labels`` where it has them: an
 experiment's figures, :mod:`engine.reports.experiment`); an activity registers the kinds
-only its sections draw (:func:`register_chart`: the exam's reliability diagram,
-:mod:`engine.exam.reliability`). Every text is
+only its sections draw, each a :class:`Drawing` registered with ``@register("chart",
+name=KIND)`` over the function drawing its figure (:func:`engine.registry.register`: the
+exam's reliability diagram, :mod:`engine.exam.reliability`). Every text is
 drawn as it is written: a ``$`` in a model's name is a dollar sign, never math markup.
 """
 
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from engine.registry import get, register
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,6 +53,20 @@ def png(fig: Figure, dpi: int = 150) -> bytes:
     return out.getvalue()
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """A kind of chart (``name``: a chart's ``kind``) and what draws its matplotlib figure."""
+
+    name: str
+    draw: Callable[[Chart], Figure]
+
+    @classmethod
+    def from_function(cls, function: Callable[[Chart], Figure], name: str) -> Drawing:
+        """The charts of kind ``name`` drawn by ``function``."""
+        return cls(name, function)
+
+
+@register("chart", name="interval")
 def interval_figure(chart: Chart) -> Figure:
     points = chart["points"]
     fig = figure(1.2 + ROW_IN * len(points))
@@ -68,6 +86,7 @@ def interval_figure(chart: Chart) -> Figure:
     return fig
 
 
+@register("chart", name="lines")
 def lines_figure(chart: Chart) -> Figure:
     """The figure of a ``lines`` chart: ``series`` of ``{name, panel, dashed, points}``, each
     point ``{x, value, low, high}``; x ``x_axis``, y ``axis`` (0–100)."""
@@ -105,21 +124,6 @@ def lines_figure(chart: Chart) -> Figure:
     return fig
 
 
-#: A chart's kind → what draws its figure (:func:`register_chart`).
-CHARTS: dict[str, Callable[[Chart], Figure]] = {}
-
-
-def register_chart(kind: str, draw: Callable[[Chart], Figure]) -> Callable[[Chart], Figure]:
-    """Draw the charts of ``kind`` with ``draw``, a chart's matplotlib figure (again under
-    the same kind replaces it); return ``draw``."""
-    CHARTS[kind] = draw
-    return draw
-
-
-register_chart("interval", interval_figure)
-register_chart("lines", lines_figure)
-
-
 def drawable(value: Any) -> Any:
     """``value`` (a chart, or any part of one) with the control characters of its texts
     escaped (:func:`engine.text.columns.visible`): drawn as ``\\x1b``, where a font has no
@@ -139,9 +143,7 @@ def chart_figure(chart: Chart) -> Figure | None:
     """The figure of one chart of a report section (None when it has nothing to draw)."""
     import matplotlib
 
-    draw = CHARTS.get(chart["kind"])
-    if draw is None:
-        raise ValueError(f"unknown chart kind {chart['kind']!r}")
+    draw = get("chart", chart["kind"]).draw
     if not chart["points" if chart["kind"] == "interval" else "series"]:
         return None
     with matplotlib.rc_context({"text.parse_math": False}):  # names are text, not math

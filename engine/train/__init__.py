@@ -25,7 +25,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "artefacts": ["ArtefactError", "find", "list_artefacts"],
-        "kinds": ["TrainingKind", "get_kind", "kinds", "register_kind"],
+        "kinds": ["TrainingKind", "get_kind", "kinds"],
         "loop": ["Task", "TrainError", "train"],
         "records": ["all_trainings", "get"],
     },

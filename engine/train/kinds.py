@@ -1,11 +1,12 @@
-"""The registry of training kinds: what can be trained, on which kind of data set, with which
-settings, and how one training's work is prepared.
+"""Training kinds: what can be trained, on which kind of data set, with which settings, and
+how one training's work is prepared.
 
-A kind is one :class:`TrainingKind`, registered with :func:`register_kind` by a module of the
-activity it serves (the modules in its descriptor's ``trainings_from``, imported by
-:func:`kinds`): the training machinery here names no activity. Like an activity, a kind names
-its heavy parts with :class:`engine.registry.Lazy` references imported on first use, so
-listing the kinds loads no torch:
+A kind is one :class:`TrainingKind`, registered with ``register("training", TrainingKind(...))``
+(:func:`engine.registry.register`) by a module of the activity it serves (the modules in its
+descriptor's ``trainings_from``, imported by :func:`kinds`): the training machinery here names
+no activity. Like an activity, a kind names its heavy parts with
+:class:`engine.registry.Lazy` references imported on first use, so listing the kinds loads no
+torch:
 
 * ``settings``: the settings dataclass (:class:`engine.train.settings.TrainSettings` and the
   kind's own fields, declared with :func:`engine.fields.setting`);
@@ -31,21 +32,16 @@ listing the kinds loads no torch:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import UserError
+from engine.registry import entries, get
 
 if TYPE_CHECKING:
     from engine.registry import Lazy
     from engine.store import Store
     from engine.types import JSONDict
-
-
-class UnknownKind(UserError, ValueError):
-    """A training kind medexam does not have."""
 
 
 @dataclass(frozen=True)
@@ -124,31 +120,15 @@ class TrainingKind:
         return {}
 
 
-KINDS: dict[str, TrainingKind] = {}
-
-
-def register_kind(kind: TrainingKind) -> TrainingKind:
-    """Add ``kind`` to the registry (again under the same id replaces it); return it."""
-    KINDS[kind.id] = kind
-    return kind
-
-
 def kinds() -> dict[str, TrainingKind]:
     """Every registered training kind by id, in their ``order`` (the activities' modules
     that register them, their ``trainings_from``, imported first)."""
-    from engine.registry import activities
-
-    for act in activities().values():
-        for module in act.trainings_from:
-            importlib.import_module(module)
-    return {k.id: k for k in sorted(KINDS.values(), key=lambda k: k.order)}
+    return entries("training")
 
 
 def get_kind(kind_id: str) -> TrainingKind:
-    """The kind ``kind_id``; :class:`UnknownKind` names the known ones."""
-    found = kinds().get(kind_id)
-    if found is None:
-        raise UnknownKind(f"unknown training kind {kind_id!r} (choose from {', '.join(kinds())})")
+    """The kind ``kind_id``; :class:`engine.registry.UnknownKind` names the known ones."""
+    found: TrainingKind = get("training", kind_id)
     return found
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.fields import setting
-from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.kinds import TrainingKind, register_kind
+from engine.registry import CLASS, FUNCTION, Lazy, register
+from engine.train.kinds import TrainingKind
 from engine.train.settings import TrainSettings
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ class ReaderSettings(ReaderInputs):
     )
 
 
-KIND = register_kind(
+KIND = register(
+    "training",
     TrainingKind(
         "french-reader",
         "FrenchMedMCQA reader",
@@ -116,5 +117,5 @@ KIND = register_kind(
         order=10,
         note=READER_NOTE,
         evaluation_note=EVALUATION_NOTE,
-    )
+    ),
 )

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from engine.fields import setting
 from engine.french.train.reader import EVALUATION_NOTE, MEASURES, ReaderInputs
-from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.kinds import TrainingKind, register_kind
+from engine.registry import CLASS, FUNCTION, Lazy, register
+from engine.train.kinds import TrainingKind
 
 
 @dataclass
@@ -30,7 +30,8 @@ class Seq2SeqSettings(ReaderInputs):
     batch_size: int = setting(8, help="Questions per step.", min=1, max=4096)
 
 
-KIND = register_kind(
+KIND = register(
+    "training",
     TrainingKind(
         "french-seq2seq",
         "FrenchMedMCQA seq2seq reader (BART, T5…)",
@@ -47,5 +48,5 @@ KIND = register_kind(
         'right letters of a FrenchMedMCQA question ("A + D + E"), with or without a retrieved '
         "passage; it answers French runs.",
         evaluation_note=EVALUATION_NOTE,
-    )
+    ),
 )

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from engine.fields import setting
 from engine.french.train.reader import EVALUATION_NOTE, MEASURES, RETRIEVERS
-from engine.registry import CLASS, FUNCTION, Lazy
-from engine.train.kinds import TrainingKind, register_kind
+from engine.registry import CLASS, FUNCTION, Lazy, register
+from engine.train.kinds import TrainingKind
 from engine.train.settings import LoraSettings
 
 if TYPE_CHECKING:
@@ -74,7 +74,8 @@ def evaluation(row: JSONDict) -> JSONDict:
     return {"model": trained_model(row), **({"index": index, "k": 1} if index else {})}
 
 
-KIND = register_kind(
+KIND = register(
+    "training",
     TrainingKind(
         "french-writer",
         "FrenchMedMCQA generative reader (LoRA)",
@@ -90,5 +91,5 @@ KIND = register_kind(
         'FrenchMedMCQA question ("A + D"), with or without a retrieved passage; it becomes the '
         "model BASE+NAME, evaluated by French runs.",
         evaluation_note=EVALUATION_NOTE,
-    )
+    ),
 )

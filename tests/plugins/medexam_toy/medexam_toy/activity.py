@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 from engine.activities import RUN_SPEC, Activity
-from engine.importers import Format, Request, register_format
-from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register_activity
+from engine.importers import Format, Request
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
 from engine.store import Store
 from engine.types import Row
 
-TOY = register_activity(
+TOY = register(
+    "activity",
     Activity(
         "toy",
         "Sums",
@@ -28,7 +29,7 @@ TOY = register_activity(
         report=Lazy("medexam_toy.parts", "section", FUNCTION),
         screen=Lazy("medexam_toy.screen", "SumsScreen", CLASS),
         description="Sums for a model to add up",
-    )
+    ),
 )
 
 
@@ -41,7 +42,8 @@ def import_sums(store: Store, req: Request) -> Row:
     return store.dataset(name)
 
 
-register_format(
+register(
+    "format",
     Format(
         "toy",
         "sums",
@@ -49,5 +51,5 @@ register_format(
         import_sums,
         "Sums (*.jsonl)",
         message="Imported {n_items} sums as “{name}”.",
-    )
+    ),
 )

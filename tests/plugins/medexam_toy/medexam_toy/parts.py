@@ -13,8 +13,9 @@ from engine.cli.importing import import_options
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options
 from engine.fields import Settings, from_dict, setting, settings_options
 from engine.models.pool import ModelPool
+from engine.registry import register
 from engine.runs import Job, Spec
-from engine.scoring import Metric, counts, run_metrics, scorer, share_of_all
+from engine.scoring import Metric, counts, run_metrics, share_of_all
 from engine.store import Store
 from engine.types import JSONDict, Row
 from medexam_toy.activity import TOY
@@ -28,8 +29,9 @@ class ToySettings(Settings):
     limit: int | None = setting(None, help="Only the first N sums.", min=1, form=False)
 
 
-@scorer(
-    "toy.exact",
+@register(
+    "scorer",
+    name="toy.exact",
     activities=("toy",),
     keys=("correct",),
     metrics={"accuracy": Metric("correct", share_of_all())},
