@@ -27,8 +27,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request
-from engine.registry import FUNCTION, Lazy, register_preset
-from engine.reports.charts import register_chart
+from engine.registry import FUNCTION, Lazy, register
 from engine.reports.equivalence import MARGIN
 
 if TYPE_CHECKING:
@@ -339,6 +338,7 @@ def _errors(points: list[JSONDict], key: str, low: str, high: str) -> list[list[
     ]
 
 
+@register("chart", name=NAME)
 def ladder_figure(chart: Chart) -> Figure:
     """Two panels sharing the file size (MiB, log scale): accuracy with its 95% interval,
     and the mean KL divergence with its interval; each point named by its type."""
@@ -375,9 +375,6 @@ def ladder_figure(chart: Chart) -> Figure:
     score.legend(fontsize=7, loc="best")
     fig.suptitle(chart["title"], fontsize=10)
     return fig
-
-
-register_chart(NAME, ladder_figure)
 
 
 def figure_files(chart: Chart, experiment_id: int) -> list[Path]:
@@ -419,7 +416,8 @@ def quantization_report(store: Store, experiment: JSONDict) -> JSONDict:
     return {"tables": tables, "charts": [ladder_chart(ladders)] if ladders else []}
 
 
-register_preset(
+register(
+    "preset",
     Preset(
         NAME,
         "A model's quantizations against its highest precision",
@@ -428,5 +426,5 @@ register_preset(
         report=Lazy("engine.exam.quantizations", "quantization_report", FUNCTION),
         dataset_hint="an exam data set: medexam import explaincpe test.json --name cpe-test",
         summary=Lazy("engine.exam.quantizations", "quantization_summary", FUNCTION),
-    )
+    ),
 )
