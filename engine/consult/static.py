@@ -42,6 +42,8 @@ WAYS = (STATIC, CONSULTATION)
 #: How both ways answer: the letters' probabilities (the exam's and the solver's names).
 EXAM_METHOD, SOLVER_METHOD = "logprob", "logprobs"
 PATIENT_MODE = "grounded"
+#: The most questions the model doctor may ask per case (the consultation's own default).
+QUESTIONS = 10
 
 
 def _source(case: JSONDict) -> str | None:
@@ -110,7 +112,7 @@ def static_consult_cells(request: Request) -> list[Cell]:
     for model in request.models:
         static = {"model": model, "method": EXAM_METHOD, "lang": lang, "limit": limit}
         consult = {"doctor": model, "solver": model, "patient_mode": PATIENT_MODE,
-                   "answer_method": SOLVER_METHOD, "limit": request.limit}  # fmt: skip
+                   "answer_method": SOLVER_METHOD, "max_turns": QUESTIONS, "limit": request.limit}  # fmt: skip
         out.append(Cell(EXAM, exam, static, f"{model} · exam questions",
                         {"model": model, "way": STATIC}))  # fmt: skip
         out.append(Cell(ACTIVITY, cases, consult, f"{model} · consultation",
