@@ -10,9 +10,8 @@ run on the questions the conversion came from (letter probabilities, as the cons
 solver answers) and a consultation run on the cases. Its summary pairs the two runs by the
 question each case was converted from (``meta.converted_from.item``) and gives, on the
 questions kept in both, each model's accuracy both ways, the paired drop (static minus
-consultation, in points: Newcombe's interval, McNemar's p; a model's several consultation
-trials resampled by question with the cluster bootstrap) and how much of the case the
-doctor gathered: the patient's word recall of the facts' values and the share of facts
+consultation, in points, with Newcombe's interval and McNemar's p) and how much of the
+case the doctor gathered: the patient's word recall of the facts' values and the share of facts
 revealed.
 
 >>> drop([True, True, False], [False, True, False])["drop"]
@@ -123,13 +122,10 @@ def static_consult_cells(request: Request) -> list[Cell]:
 # -- the drop -------------------------------------------------------------------------
 
 
-def drop(
-    static: Sequence[bool], consultation: Sequence[bool], clusters: Sequence[str] | None = None
-) -> JSONDict:
+def drop(static: Sequence[bool], consultation: Sequence[bool]) -> JSONDict:
     """Accuracy both ways on paired questions (``static[i]`` and ``consultation[i]`` the same
-    question's; ``clusters`` its id, for several consultation trials of one question) and the
-    drop static − consultation in points with its 95% interval (:func:`paired_difference`:
-    Newcombe and McNemar, or the cluster bootstrap when a question comes more than once)."""
+    question's) and the drop static − consultation in points with its 95% interval and p
+    (:func:`paired_difference`: Newcombe's interval, McNemar's exact p)."""
     if len(static) != len(consultation):
         raise ValueError("the two ways need one answer each per question")
     n = len(static)
@@ -137,7 +133,6 @@ def drop(
         [100.0 * bool(x) for x in consultation],
         [100.0 * bool(x) for x in static],
         right_wrong=True,
-        clusters=clusters,
         top=100.0,
     )
 
@@ -145,8 +140,7 @@ def drop(
         return None if value is None else round(value, 1)
 
     return {
-        "items": len(set(clusters)) if clusters is not None else n,
-        "pairs": n,
+        "items": n,
         "static": points(100 * sum(map(bool, static)) / n) if n else None,
         "consultation": points(100 * sum(map(bool, consultation)) / n) if n else None,
         "drop": points(pair["diff"]),
@@ -177,29 +171,26 @@ def _mean(values: list[float]) -> float | None:
     return round(100 * sum(values) / len(values), 1) if values else None
 
 
-def model_drop(store: Store, static_run: int, consult_runs: list[int]) -> JSONDict:
-    """One model's drop from its exam run and its consultation run(s), paired by question,
+def model_drop(store: Store, static_run: int, consult_run: int) -> JSONDict:
+    """One model's drop from its exam run and its consultation run, paired by question,
     with the patient's recall and the facts revealed over the paired consultations."""
     static = {str(a["item_key"]): bool(a.get("correct")) for a in store.answers(static_run)}
-    cases = store.items_by_key(str(store.run(consult_runs[0])["dataset"])) or {}
-    right, asked, ids, recall, revealed, facts = [], [], [], [], 0, 0
-    for run_id in consult_runs:
-        for answer in store.answers(run_id):
-            source = _source(cases.get(str(answer["item_key"])) or {})
-            if source is None or source not in static:
-                continue
-            scores = answer.get("scores") or {}
-            right.append(static[source])
-            asked.append(bool(answer.get("correct")))
-            ids.append(source)
-            if isinstance(scores.get("patient_recall"), int | float):
-                recall.append(float(scores["patient_recall"]))
-            revealed += int(scores.get("revealed") or 0)
-            facts += int(scores.get("n_facts") or 0)
-    found = drop(right, asked, ids if len(consult_runs) > 1 else None)
-    return found | {
+    cases = store.items_by_key(str(store.run(consult_run)["dataset"])) or {}
+    right, asked, recall, revealed, facts = [], [], [], 0, 0
+    for answer in store.answers(consult_run):
+        source = _source(cases.get(str(answer["item_key"])) or {})
+        if source is None or source not in static:
+            continue
+        scores = answer.get("scores") or {}
+        right.append(static[source])
+        asked.append(bool(answer.get("correct")))
+        if isinstance(scores.get("patient_recall"), int | float):
+            recall.append(float(scores["patient_recall"]))
+        revealed += int(scores.get("revealed") or 0)
+        facts += int(scores.get("n_facts") or 0)
+    return drop(right, asked) | {
         "static_run": static_run,
-        "consultation_runs": consult_runs,
+        "consultation_run": consult_run,
         "patient_recall": _mean(recall),
         "facts_revealed": round(100 * revealed / facts, 1) if facts else None,
     }
@@ -211,7 +202,9 @@ def static_consult_result(store: Store, experiment: JSONDict) -> JSONDict | None
     rows = []
     for model, ways in _runs_by_way(experiment).items():
         if ways[STATIC] and ways[CONSULTATION]:
-            rows.append({"model": model, **model_drop(store, ways[STATIC][0], ways[CONSULTATION])})
+            rows.append(
+                {"model": model, **model_drop(store, ways[STATIC][0], ways[CONSULTATION][0])}
+            )
     if not rows:
         return None
     cells = [c for c in experiment["cells"] if (c.get("coords") or {}).get("way") in WAYS]
@@ -235,8 +228,7 @@ def notes() -> list[str]:
         "Drop: accuracy on the exam questions minus accuracy in the consultation, in points, "
         "on the questions kept in both (a case keeps the question it was converted from); "
         "above 0: the model lost when it had to ask for the facts.",
-        f"Interval: {METHODS['newcombe']}; p: {METHODS['McNemar']}; several consultation "
-        f"trials of a question: {METHODS['cluster bootstrap']}.",
+        f"Interval: {METHODS['newcombe']}; p: {METHODS['McNemar']}.",
         "Patient recall: the patient's replies' word recall of the facts' values (ROUGE-1); "
         "facts revealed: the share of the case's facts the patient told.",
     ]
