@@ -111,7 +111,8 @@ def static_consult_cells(request: Request) -> list[Cell]:
     for model in request.models:
         static = {"model": model, "method": EXAM_METHOD, "lang": lang, "limit": limit}
         consult = {"doctor": model, "solver": model, "patient_mode": PATIENT_MODE,
-                   "answer_method": SOLVER_METHOD, "max_turns": QUESTIONS, "limit": request.limit}  # fmt: skip
+                   "answer_method": SOLVER_METHOD, "max_turns": QUESTIONS,
+                   "limit": request.limit}  # fmt: skip
         out.append(Cell(EXAM, exam, static, f"{model} · exam questions",
                         {"model": model, "way": STATIC}))  # fmt: skip
         out.append(Cell(ACTIVITY, cases, consult, f"{model} · consultation",
