@@ -7,12 +7,14 @@ asked, in order, at random, in reverse). The patient and the solver are the run'
 that the doctors alone differ; the model doctors and the oracles also have the solver answer
 after each fifth of the questions (``answer_at``). The report's consultation section prints
 Table 2 from them, the experiment's section Table 3 (diversity) and Figures 5, 6 and 7
-(:mod:`engine.consult.figures`).
+(:mod:`engine.consult.figures`). ``static-vs-consult`` plays an exam data set as questions
+and as the cases converted from it, per model (:mod:`engine.consult.static`).
 """
 
 from __future__ import annotations
 
 from engine.consult.settings import ORACLES
+from engine.consult.static import static_consult_cells
 from engine.experiments.plan import Cell, Preset, Request
 from engine.registry import FUNCTION, Lazy, register
 
@@ -49,5 +51,18 @@ register(
         table2_cells,
         report=Lazy("engine.consult.figures", "table2_report", FUNCTION),
         dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
+    ),
+)
+
+register(
+    "preset",
+    Preset(
+        "static-vs-consult",
+        "Exam questions vs consultation: the drop when the case must be asked for",
+        None,
+        static_consult_cells,
+        report=Lazy("engine.consult.static", "static_consult_report", FUNCTION),
+        dataset_hint="an exam data set converted with medexam consult convert, or its cases",
+        summary=Lazy("engine.consult.static", "static_consult_summary", FUNCTION),
     ),
 )
