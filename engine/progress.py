@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from engine.errors import MedexamError
 
@@ -88,6 +89,82 @@ def as_cancel(cancel: CancelLike | None) -> Cancel | None:
     if callable(cancel):
         return _Asked(cancel)
     raise TypeError(f"cannot cancel with {cancel!r}")
+
+
+Task = TypeVar("Task")
+Done = TypeVar("Done")
+
+
+def in_flight(
+    work: Callable[[Task], Done],
+    todo: Iterable[Task],
+    concurrency: int = 1,
+    cancel: Cancel | None = None,
+    stop: Callable[[], None] | None = None,
+    name: str = "medexam-work",
+) -> Iterator[tuple[Task, Done]]:
+    """``(task, work(task))`` for each of ``todo``: one at a time in order, or with up to
+    ``concurrency`` in flight on a thread pool, in the order they finish. What the run loop
+    answers items with and what a rescore scores answers with.
+
+    When one fails, no more are started; those in flight finish and are given, then the
+    failure is raised. Once ``cancel`` is set no more start, ``stop`` is called (to end the
+    models' requests in flight at once), what comes back after it (cut short) is not given,
+    and :class:`Cancelled` is raised. Left early (Ctrl-C in the caller), the tasks not
+    started are dropped and ``stop`` ends those in flight.
+
+    >>> [done for _, done in in_flight(lambda n: n * n, [1, 2, 3])]
+    [1, 4, 9]
+    """
+    if concurrency <= 1:
+        for task in todo:
+            if cancel is not None:
+                cancel.check()
+            done = work(task)
+            if cancel is not None:
+                cancel.check()
+            yield task, done
+        return
+    pending = iter(todo)
+    failure: BaseException | None = None
+    stopped = False
+    with ThreadPoolExecutor(concurrency, thread_name_prefix=name) as pool:
+        flying: dict[Future[Done], Task] = {}
+        try:
+            while True:
+                cancelled = cancel is not None and cancel.is_set()
+                if cancelled and flying and not stopped and stop is not None:
+                    stop()
+                    stopped = True
+                while failure is None and not cancelled and len(flying) < concurrency:
+                    task = next(pending, _END)
+                    if task is _END:
+                        break
+                    flying[pool.submit(work, task)] = task  # type: ignore[arg-type]
+                if not flying:
+                    break
+                finished, _ = wait(flying, timeout=0.1, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task = flying.pop(future)
+                    try:
+                        done = future.result()
+                    except Exception as exc:  # noqa: BLE001 - raised once the rest are in
+                        failure = failure or exc
+                        continue
+                    if cancel is None or not cancel.is_set():
+                        yield task, done
+        finally:
+            for future in flying:
+                future.cancel()
+            if flying and stop is not None and not stopped:  # left early: end them now
+                stop()
+    if failure is not None and (cancel is None or not cancel.is_set()):
+        raise failure
+    if cancel is not None:
+        cancel.check()
+
+
+_END = object()
 
 
 def report(

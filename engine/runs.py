@@ -25,7 +25,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,7 +34,7 @@ from engine.models.backend import default_concurrency
 from engine.models.load import LoadSettings
 from engine.models.pool import Lending, ModelPool, PooledModel, default_pool
 from engine.models.usage import run_usage
-from engine.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.progress import Cancel, Cancelled, ProgressCallback, in_flight, report
 from engine.run_checks import (
     TAGS,
     RunError,
@@ -435,21 +434,23 @@ def _answers(
     job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
 ) -> Iterator[Answered]:
     """``(position, item, answer)`` for each item to do, one at a time, or with up to
-    ``concurrency`` items in flight (in the order they finish). When one fails, no more are
-    started and those in flight finish and are given first. Cancel reaches the requests in
-    flight at once (:func:`_stopping_models`); an answer that comes back after it, cut short,
-    is not given."""
+    ``concurrency`` items in flight (in the order they finish: :func:`engine.progress.in_flight`).
+    When one fails, no more are started and those in flight finish and are given first.
+    Cancel reaches the requests in flight at once (:func:`_stopping_models`); an answer that
+    comes back after it, cut short, is not given."""
+
+    def answer(task: tuple[int, Any]) -> JSONDict:
+        return _timed(job, task[1], task[0])
+
+    def stop() -> None:
+        for model in list(job.leases):
+            model.cancel()
+
     with _stopping_models(job, cancel):
-        if concurrency <= 1:
-            for position, item in todo:
-                if cancel is not None:
-                    cancel.check()
-                answer = _timed(job, item, position)
-                if cancel is not None:
-                    cancel.check()
-                yield position, item, answer
-            return
-        yield from _in_flight(job, todo, cancel, concurrency)
+        for (position, item), answered in in_flight(
+            answer, todo, concurrency, cancel, stop, "medexam-run"
+        ):
+            yield position, item, answered
 
 
 def answer_items(
@@ -459,45 +460,6 @@ def answer_items(
     set into cases): ``(position, item, answer)`` of each of ``todo`` as it finishes, up to
     ``concurrency`` in flight, Cancel reaching the models at once (see :func:`_answers`)."""
     return _answers(job, todo, cancel, concurrency)
-
-
-def _in_flight(
-    job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
-) -> Iterator[Answered]:
-    pending = iter(todo)
-    failure: BaseException | None = None
-    with ThreadPoolExecutor(concurrency, thread_name_prefix="medexam-run") as pool:
-        flying: dict[Future[JSONDict], tuple[int, Any]] = {}
-        try:
-            while True:
-                stopping = failure is not None or (cancel is not None and cancel.is_set())
-                while not stopping and len(flying) < concurrency:
-                    nxt = next(pending, None)
-                    if nxt is None:
-                        break
-                    flying[pool.submit(_timed, job, nxt[1], nxt[0])] = nxt
-                if not flying:
-                    break
-                finished, _ = wait(flying, timeout=0.1, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    position, item = flying.pop(future)
-                    try:
-                        answer = future.result()
-                    except Exception as exc:  # noqa: BLE001 - raised once the rest are in
-                        failure = failure or exc
-                        continue
-                    if cancel is None or not cancel.is_set():
-                        yield position, item, answer
-        finally:
-            for future in flying:
-                future.cancel()
-            if flying:  # left early (Ctrl-C…): stop the requests in flight, not wait for them
-                for model in job.leases:
-                    model.cancel()
-    if failure is not None and (cancel is None or not cancel.is_set()):
-        raise failure
-    if cancel is not None:
-        cancel.check()
 
 
 @contextlib.contextmanager

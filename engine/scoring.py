@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -47,7 +46,7 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
     rounded_mean,
     share_of_all,
 )
-from engine.progress import Cancel, ProgressCallback, report
+from engine.progress import Cancel, ProgressCallback, in_flight, report
 from engine.registry import activities as all_activities
 from engine.registry import get_activity, get_scorer
 from engine.registry import scorers as registered
@@ -425,48 +424,25 @@ def _scored(
     s: Scorer, answers: Sequence[Row], items: Mapping[str, object], context: Context
 ) -> Iterator[tuple[str, Scored]]:
     """``(item key, result)`` of scorer ``s`` for each answer, as they are done: several at
-    once for a scorer whose model takes concurrent requests, in order otherwise."""
+    once for a scorer whose model takes concurrent requests (the run loop's scheduling,
+    :func:`engine.progress.in_flight`; Stop ends every request in flight and none cut short
+    is kept), in order otherwise."""
     run_id = context.run["id"]
 
-    def one(answer: Row) -> tuple[str, Scored]:
+    def one(answer: Row) -> Scored:
         key = str(answer["item_key"])
         item = items.get(key)
         if item is None:
             raise RescoreError(
                 f"item {key!r} of run {run_id} is no longer in data set {context.run['dataset']!r}"
             )
-        return key, s.score(answer, item, context)
+        return s.score(answer, item, context)
 
-    cancel = context.cancel
     model = context.models.get(s.who(context)) if s.needs_model else None
     at_once = max(1, model.capabilities.concurrency) if model is not None else 1
-    if at_once == 1:
-        for answer in answers:
-            if cancel is not None:
-                cancel.check()
-            yield one(answer)
-        return
-    with ThreadPoolExecutor(at_once, thread_name_prefix=f"score-{s.name}") as workers:
-        pending = list(answers)
-        running: set[Future[tuple[str, Scored]]] = set()
-        try:
-            while pending or running:
-                while pending and len(running) < at_once and not (cancel and cancel.is_set()):
-                    running.add(workers.submit(one, pending.pop(0)))
-                if not running:
-                    break
-                finished, running = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
-                if cancel is not None and cancel.is_set():
-                    assert model is not None
-                    model.cancel()  # Stop ends every request in flight; none cut short is kept
-                    break
-                for f in finished:
-                    yield f.result()
-            if cancel is not None:
-                cancel.check()
-        finally:
-            for f in running:
-                f.cancel()
+    stop = model.cancel if model is not None else None
+    for answer, scored in in_flight(one, answers, at_once, context.cancel, stop, f"score-{s.name}"):
+        yield str(answer["item_key"]), scored
 
 
 def summarize(store: Store, run_id: int) -> JSONDict:

@@ -11,7 +11,7 @@ from engine.consult.solve import (
     diagnosis_match,
     extract_letter,
     normalize_diagnosis,
-    score_answer,
+    task_result,
 )
 
 CASE = Case(
@@ -74,9 +74,9 @@ def test_mcq_answers_are_letters() -> None:
     assert extract_letter("B", CASE.task.options).letter == "B"
     assert extract_letter("The answer is (a).", CASE.task.options).letter == "A"
     assert extract_letter("reflux", CASE.task.options).letter == "B"
-    result = score_answer(CASE.task, "b")
+    result = task_result(CASE.task, "b")
     assert (result.chosen, result.gold, result.correct) == ("B", "B", True)
-    assert score_answer(CASE.task, "no idea").chosen is None
+    assert task_result(CASE.task, "no idea").chosen is None
 
 
 def test_diagnosis_matching() -> None:
@@ -94,19 +94,19 @@ def test_diagnosis_matching() -> None:
 
 def test_diagnosis_answers_report_match_and_similarity() -> None:
     task = Task(diagnosis="Myasthenia gravis")
-    right = score_answer(task, "Diagnosis: myasthenia gravis")
+    right = task_result(task, "Diagnosis: myasthenia gravis")
     assert right.correct and right.similarity > 0.95
-    wrong = score_answer(task, "Multiple sclerosis")
+    wrong = task_result(task, "Multiple sclerosis")
     assert not wrong.correct and wrong.similarity < right.similarity
 
 
 def test_a_final_answer_without_a_letter_says_why() -> None:
-    echoed = score_answer(CASE.task, "A. Angina\nB. Reflux", "stop")
+    echoed = task_result(CASE.task, "A. Angina\nB. Reflux", "stop")
     assert (echoed.chosen, echoed.extra["no_answer"]) == (None, "echo")
-    cut = score_answer(CASE.task, "The patient's burning pain after meals suggests", "length")
+    cut = task_result(CASE.task, "The patient's burning pain after meals suggests", "length")
     assert (cut.chosen, cut.extra["no_answer"]) == (None, "cut_off")
-    assert score_answer(CASE.task, "C", "stop").extra["no_answer"] == "out_of_range"
-    assert "no_answer" not in score_answer(CASE.task, "The answer is B.", "length").extra
+    assert task_result(CASE.task, "C", "stop").extra["no_answer"] == "out_of_range"
+    assert "no_answer" not in task_result(CASE.task, "The answer is B.", "length").extra
 
 
 def test_a_consult_run_summary_gives_no_answers_and_chance(store, scripted_pool) -> None:

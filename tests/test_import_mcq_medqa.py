@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.consult.cases import validate_case
-from engine.consult.solve import score_answer
+from engine.consult.solve import task_result
 from engine.exam.extract import extract_answer
 from engine.store import Store
 
@@ -84,8 +84,8 @@ def test_a_consultation_task_of_six_options_scores_option_f() -> None:
     case = validate_case({"id": "c", "facts": [{"key": "Age", "value": "4 years"}],
                           "initial_request": "My son coughs.",
                           "task": {"question": "Most likely?", "options": SIX, "answer": "F"}})  # fmt: skip
-    assert score_answer(case.task, "The most likely answer is F. Pertussis").correct
-    assert score_answer(case.task, "F").chosen == "F"
+    assert task_result(case.task, "The most likely answer is F. Pertussis").correct
+    assert task_result(case.task, "F").chosen == "F"
 
 
 def test_a_question_of_six_options_shows_all_six_on_its_card_and_in_the_app() -> None:

@@ -31,7 +31,7 @@ from engine.consult.contradict import contradicted
 from engine.consult.metrics import consultation_metrics, turn_leakage
 from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
 from engine.consult.settings import ConsultSettings
-from engine.consult.solve import Solver, TaskResult, score_answer, task_text
+from engine.consult.solve import Solver, TaskResult, task_result, task_text
 from engine.errors import UserError
 from engine.models.protocol import ChatModel
 from engine.solvers import PERSON, PersonRun, store_scored
@@ -260,7 +260,7 @@ class Consultation:
         if not self._started:
             raise ConsultationError("start the consultation before finishing it")
         if answer is not None:
-            task = score_answer(self.case.task, answer)
+            task = task_result(self.case.task, answer)
         elif self.solver is not None:
             task = self.solver.answer(
                 self.case, self.turns, context=self.solve_from, conclusions=self.keep_conclusions

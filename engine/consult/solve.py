@@ -131,9 +131,11 @@ class TaskResult:
     extra: JSONDict = field(default_factory=dict)
 
 
-def score_answer(task: Task, response: str, finish_reason: str | None = None) -> TaskResult:
-    """Score a typed or generated answer: a letter for MCQ (none, with the reason stored as
-    ``extra["no_answer"]``, when the reply gives none), a diagnosis otherwise."""
+def task_result(task: Task, response: str, finish_reason: str | None = None) -> TaskResult:
+    """What a typed or generated answer to the task says: a letter for MCQ (none, with the
+    reason stored as ``extra["no_answer"]``, when the reply gives none), a diagnosis
+    otherwise, and whether it is right. The run's scorers then score the stored answer
+    (:func:`engine.scoring.score_answer`)."""
     if task.kind == "mcq":
         found = extract_letter(response, task.options, finish_reason)
         chosen = found.letter
@@ -277,7 +279,7 @@ class Solver:
                 temperature=0.0,
                 seed=self.seed,
             )
-            result = score_answer(case.task, g.text, g.finish_reason)
+            result = task_result(case.task, g.text, g.finish_reason)
             result.extra["finish_reason"] = g.finish_reason
             result.prompt_tokens = g.prompt_tokens or 0
             result.completion_tokens = g.completion_tokens or 0
