@@ -57,7 +57,7 @@ COMMON_LABELS = {
 #: A run's scores by category: what they are by, and ``(category, score %, n)`` each.
 Breakdown = tuple[str, list[tuple[str, float, int]]]
 
-_SPEC_METHODS = ("settings", "items", "key", "open", "summarize")
+_SPEC_METHODS = ("settings", "items", "key", "open", "sections")
 
 
 def _is_run_spec(found: object) -> bool:

@@ -51,6 +51,9 @@ def percent_mean(values: Iterable[Scalar | object], digits: int = 2) -> float | 
 #: A metric's reducer: the values of its key in the run's answers that carry it, and the
 #: run's number of items (answered or not) → the summary entry.
 Reducer: TypeAlias = Callable[[list[ScoreValue], int], JSONValue]
+#: A reducer over whole answers (a metric with ``rows``): the values by key of the answers
+#: that carry its key, and the run's number of items → the summary entry.
+RowReducer: TypeAlias = Callable[[list[Mapping[str, ScoreValue]], int], JSONValue]
 
 
 def percent(digits: int = 2, empty: float | None = None) -> Reducer:
@@ -103,14 +106,17 @@ class Metric:
     summary where no answer carries the key, ``valued`` where none carries a value for it
     (not None). ``short`` is its header where columns are narrow (a trials table,
     :func:`engine.trials.table_keys`): a metric with one is among the scores a trial set is
-    summed up by, in its activity's order."""
+    summed up by, in its activity's order. With ``rows`` it reduces whole answers (their
+    values by key, those that carry ``of``: :data:`RowReducer`), for an entry made of
+    several keys (a ratio of two counts, a table by group)."""
 
     of: str
-    reduce: Reducer = field(default_factory=percent)
+    reduce: Reducer | RowReducer = field(default_factory=percent)
     label: str = ""
     optional: bool = False
     valued: bool = False
     short: str = ""
+    rows: bool = False
 
 
 def answer_values(answer: Row) -> dict[str, ScoreValue]:
@@ -133,9 +139,10 @@ def metric_values(
         for key, m in s.metrics.items():
             if key in out:
                 continue
-            values = [row[m.of] for row in rows if m.of in row]
+            carrying = [row for row in rows if m.of in row]
+            values = [row[m.of] for row in carrying]
             if m.valued and all(v is None for v in values):
                 continue
             if values or not m.optional:
-                out[key] = m.reduce(values, n)
+                out[key] = m.reduce(carrying if m.rows else values, n)  # type: ignore[arg-type]
     return out

@@ -45,7 +45,15 @@ from engine.run_checks import (
     stored_load,
     stored_settings,
 )
-from engine.scoring import Context, Scored, failed, merged, run_scorers, score_answer
+from engine.scoring import (
+    Context,
+    Scored,
+    failed,
+    merged,
+    run_scorers,
+    score_answer,
+    summarize,
+)
 from engine.store import Store
 from engine.types import JSONDict
 
@@ -132,21 +140,26 @@ class RunSpec(Protocol):
 
     def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
 
-    def summarize(self, store: Store, run_id: int) -> JSONDict: ...
+    def sections(self, store: Store, run_id: int) -> JSONDict:
+        """The activity's own entries of a stored run's summary (tables by type, calibration,
+        the chance scores…), laid over its counts and its scorers' metrics by
+        :func:`engine.scoring.summarize`."""
+        ...
 
 
 @dataclass(frozen=True)
 class Spec:
     """A :class:`RunSpec` made of an activity's parts: ``check`` fills in and checks the
     settings, ``job`` opens a run's job (``job(store, dataset, settings, pool)``),
-    ``summary`` summarises a stored run; items are the data set's, keyed by their ``id``
+    ``summary`` gives the activity's own sections of a stored run's summary (none: its counts
+    and its scorers' metrics are all of it, :func:`engine.scoring.summarize`); items are the data set's, keyed by their ``id``
     unless ``load``/``item_key`` say otherwise; ``derived`` names what the job adds to the
     settings stored on a run."""
 
     activity: Activity
     check: Callable[[JSONDict], JSONDict]
     job: Callable[[Store, str, JSONDict, ModelPool], Job]
-    summary: Callable[[Store, int], JSONDict]
+    summary: Callable[[Store, int], JSONDict] | None = None
     load: Callable[[Store, str], Sequence[Any]] | None = None
     item_key: Callable[[Any], str] | None = None
     derived: tuple[str, ...] = ()
@@ -163,8 +176,8 @@ class Spec:
     def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job:
         return self.job(store, dataset, settings, pool)
 
-    def summarize(self, store: Store, run_id: int) -> JSONDict:
-        return self.summary(store, run_id)
+    def sections(self, store: Store, run_id: int) -> JSONDict:
+        return self.summary(store, run_id) if self.summary else {}
 
 
 def run(
@@ -399,7 +412,7 @@ def _close(
     that error instead of leaving it running. ``usage`` (what its models cost) is kept in
     the summary."""
     try:
-        summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
+        summary = {**summarize(store, run_id), "run_id": run_id, "status": status}
     except Exception as exc:  # noqa: BLE001 - the run must still be closed
         if status != "failed":
             status, error = "failed", f"its summary could not be computed: {_describe(exc)}"
@@ -496,9 +509,3 @@ def _expected(exc: BaseException) -> bool:
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text if _expected(exc) else f"{type(exc).__name__}: {text}"
-
-
-def summarize(store: Store, run_id: int) -> JSONDict:
-    """A run's summary computed afresh from its stored answers, by its activity."""
-    row = store.run(run_id)
-    return spec_for(row["activity"]).summarize(store, run_id)

@@ -17,7 +17,8 @@ registered scorer that fits the activity and is computed on its own is applied a
 A scorer names the summary entries it gives (``metrics={"accuracy": Metric("correct",
 share_of_all(1))}``): each a reducer over its key's values in the run's answers
 (:func:`percent`, :func:`rounded_mean`, :func:`share_of_all`), with a label. A run's
-summary is :func:`counts` plus every scorer's metrics (:func:`metric_values`), and reports,
+summary is :func:`counts` plus every scorer's metrics (:func:`metric_values`) and its
+activity's own sections (:func:`summarize`), and reports,
 tables, views and the app list a run's metrics by the scorers' (:func:`activity_metrics`).
 
 >>> from engine.scoring import mean, proportion
@@ -46,6 +47,7 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
     rounded_mean,
     share_of_all,
 )
+from engine.no_answer import cut_off_share, no_answer_shares
 from engine.progress import Cancel, ProgressCallback, in_flight, report
 from engine.registry import activities as all_activities
 from engine.registry import get_activity, get_scorer
@@ -295,6 +297,26 @@ def counts(answers: Sequence[Row], n_total: int) -> JSONDict:
     return out
 
 
+def summarize(store: Store, run_id: int) -> JSONDict:
+    """A run's summary computed afresh from its stored answers and scores: its
+    :func:`counts`, every metric of the scorers it applies (:func:`run_metrics`), the
+    replies that gave no answer by reason (``no_answer``) and the share cut off by the
+    token limit (``cut_off``, :mod:`engine.no_answer`), then its activity's own sections
+    (its run spec's ``sections``: tables by type, calibration, the chance scores…;
+    ``chance`` is empty when it gives none). The one summary of every run, whoever answered:
+    what the run loop stores when the run ends and a rescore stores again."""
+    run = store.run(run_id)
+    answers = store.answers(run_id)
+    n = int(run.get("n_total") or 0)
+    out: JSONDict = {**counts(answers, n), **run_metrics(store, run, answers, n)}
+    replied = [a for a in answers if not failed(a)]
+    out["no_answer"] = no_answer_shares(replied, len(replied))
+    out["cut_off"] = cut_off_share(replied, len(replied))
+    out.update(get_activity(str(run["activity"])).run_spec().sections(store, run_id))
+    out.setdefault("chance", {})
+    return out
+
+
 # -- scoring a stored run again -------------------------------------------------------------
 
 
@@ -443,13 +465,6 @@ def _scored(
     stop = model.cancel if model is not None else None
     for answer, scored in in_flight(one, answers, at_once, context.cancel, stop, f"score-{s.name}"):
         yield str(answer["item_key"]), scored
-
-
-def summarize(store: Store, run_id: int) -> JSONDict:
-    """A run's summary computed afresh from its stored answers and scores."""
-    run = store.run(run_id)
-    spec = get_activity(str(run["activity"])).run_spec()
-    return spec.summarize(store, run_id)
 
 
 def describe(name: str) -> str:

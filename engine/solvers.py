@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.registry import get_activity
-from engine.scoring import Context, merged, run_scorers, score_answer
+from engine.scoring import Context, merged, run_scorers, score_answer, summarize
 from engine.store import Store, StoreError
 from engine.types import JSONDict
 
@@ -78,9 +77,8 @@ class PersonRun:
         return values
 
     def summary(self) -> JSONDict:
-        """The run's summary as its activity computes it (what a rescore gives again)."""
-        spec = get_activity(self.activity_id).run_spec()
-        return {**spec.summarize(self.store, self.run_id), "run_id": self.run_id}
+        """The run's summary (:func:`engine.scoring.summarize`: what a rescore gives again)."""
+        return {**summarize(self.store, self.run_id), "run_id": self.run_id}
 
     def finish(self, status: str, extra: JSONDict | None = None) -> JSONDict:
         """End the run with ``status`` and store its summary (with ``extra`` beside the

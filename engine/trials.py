@@ -462,14 +462,16 @@ def header(key: str, activity_id: str | None = None) -> str:
 def table_keys(activity_ids: Sequence[str]) -> dict[str, str]:
     """The scores a trials table of these activities' runs reports, with their headers:
     those with a short header (:func:`short_headers`), then the other metrics their scorers
-    give, by their labels."""
+    give of each answer's values, by their labels (one made of whole answers, a table or a
+    ratio, is its activity's to show)."""
     from engine.activities import metric_label
     from engine.scoring import activity_metrics
 
     out = short_headers(activity_ids)
     for activity_id in activity_ids:
-        for key in activity_metrics(activity_id):
-            out.setdefault(key, metric_label(key, activity_id))
+        for key, m in activity_metrics(activity_id).items():
+            if not m.rows:
+                out.setdefault(key, metric_label(key, activity_id))
     return out
 
 

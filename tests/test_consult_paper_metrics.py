@@ -14,7 +14,6 @@ from engine.consult.metrics import (
     by_complexity,
     consultation_metrics,
     diversity,
-    summarize,
     truncate,
     turn_leakage,
 )
@@ -25,6 +24,13 @@ CASE = Case(
     "Doctor, I have chest pain.",
     Task(question="Which?", options={"A": "Angina", "B": "Reflux"}, answer="A"),
 )
+
+
+def averaged(per_case):
+    """A consultation run's metrics over ``per_case`` as its scorers reduce them."""
+    from engine.scoring import metric_values, scorers_of
+
+    return metric_values(scorers_of("consult"), per_case, len(per_case))
 
 
 def _turns(pairs: list[tuple[str, str]]) -> list[dict]:
@@ -70,7 +76,7 @@ def test_lower_bound_scores_the_opening_against_the_values() -> None:
     assert m["patient_f1"] == pytest.approx(2 * 0.4 * 0.5 / 0.9)
     assert m["patient_length"] == 5.0
     assert m["doctor_f1"] == 0.0 and m["turns"] == 0 and m["diversity_rouge1"] is None
-    s = summarize([m])
+    s = averaged([m])
     assert (s["patient_recall"], s["patient_precision"], s["patient_f1"]) == (50.0, 40.0, 44.44)
     assert s["patient_length"] == 5.0 and s["doctor_length"] == 0.0
     upper = bound_metrics(CASE, "upper")
@@ -81,7 +87,7 @@ def test_lower_bound_scores_the_opening_against_the_values() -> None:
 
 def test_the_summary_carries_every_key() -> None:
     m = consultation_metrics(CASE, _turns([("do you smoke", "no"), ("do you drink", "no")]))
-    s = summarize([m])
+    s = averaged([m])
     for key in SUMMARY_KEYS + ("leakage", "by_complexity"):
         assert key in s
     assert s["diversity_rouge1"] == pytest.approx(66.67) and s["diversity_rouge2"] == 50.0

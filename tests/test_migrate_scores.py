@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.migrations import SCHEMA_VERSION
-from engine.runs import summarize
-from engine.scoring import rescore
+from engine.scoring import rescore, summarize
 from engine.store import Store
 
 FIXTURE = Path(__file__).parent / "data" / "schema4.db"

@@ -22,7 +22,8 @@ replies r1…rn (the opening request P0 is not counted; it comes with the case):
   given to the patient is *revealed* when its value's content words appear in the reply (at
   least half of them, or 3 for long values).
 
-:func:`summarize` averages per-consultation numbers over a run (percentages on 0–100);
+:mod:`engine.consult.scorers` averages per-consultation numbers over a run (percentages on
+0–100) with the reducers here (:func:`patient_length`, :func:`leakage`, :func:`complexity`);
 :func:`turn_analysis` recomputes F1 and accuracy over the first part of each stored
 consultation; :func:`fact_view` says which facts were revealed, given but not said, or never
 reached.
@@ -31,7 +32,7 @@ reached.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
@@ -41,9 +42,8 @@ from engine.rouge import Score, rouge_l, rouge_n, tokenize
 
 if TYPE_CHECKING:
     from engine.consult.solve import Solver
-    from engine.scoring import Scorer
     from engine.store import Store
-    from engine.types import JSONDict, JSONValue, Summary
+    from engine.types import JSONDict, JSONValue
 
 #: One consultation's metrics (:func:`consultation_metrics`): fractions 0–1, counts and
 #: ``correct``, as stored in its answer's scores.
@@ -298,37 +298,34 @@ def _words(per_case: MetricRows, key: str) -> float:
     return round(_mean(vals) or 0.0, 2)
 
 
-def summarize(per_case: MetricRows, scorers: Sequence[Scorer] | None = None) -> Summary:
-    """Average :func:`consultation_metrics` over a run; percentages on 0–100, rounded.
+def words_per_turn(key: str) -> Callable[[MetricRows, int], float]:
+    """The reducer of a length in words (``key``: of the doctor's questions or the patient's
+    replies) averaged over the consultations with at least one turn (0 when none has)."""
+    return lambda per_case, n: _words(per_case, key)
 
-    The scorers' metrics (``scorers``, default the consultation's: :mod:`engine.consult.scorers`
-    gives patient and doctor recall, precision and F1, ``accuracy`` over all cases,
-    ``avg_turns``, the diversities over the consultations with two turns or more, None when
-    there are none, and the similarity and the patient audit when scored); lengths average the
-    consultations with at least one turn (a bound's patient length is its P0 or M);
-    ``leakage`` is leaked facts over revealed facts (0 when none were revealed);
-    ``by_complexity`` is :func:`by_complexity`.
-    """
-    from engine.scoring import metric_values, scorers_of
 
-    n = len(per_case)
-    chosen = scorers_of("consult") if scorers is None else scorers
-    out: Summary = metric_values(chosen, per_case, n)  # type: ignore[arg-type]
-    revealed_n = sum(m.get("revealed", 0) for m in per_case)
-    leaked_n = sum(m.get("leaked", 0) for m in per_case)
-    out["avg_length"] = _words(per_case, "length")
-    bounds = all(not m.get("turns") for m in per_case) and n
-    patient_lengths = [
+def patient_length(per_case: MetricRows, n: int) -> float:
+    """The patient's replies' mean length in words over the consultations with at least one
+    turn; over every case when none has (a bound's patient length is its P0 or M)."""
+    bounds = all(not m.get("turns") for m in per_case) and per_case
+    lengths = [
         float(m["patient_length"])
         for m in per_case
         if m.get("patient_length") is not None and (m.get("turns") or bounds)
     ]
-    out["patient_length"] = round(_mean(patient_lengths) or 0.0, 2)
-    out["doctor_length"] = _words(per_case, "doctor_length")
-    out["leakage"] = round(100 * leaked_n / revealed_n, 2) if revealed_n else 0.0
-    out["n"] = n
-    out["by_complexity"] = by_complexity(per_case)
-    return out
+    return round(_mean(lengths) or 0.0, 2)
+
+
+def leakage(per_case: MetricRows, n: int) -> float:
+    """Leaked facts over revealed facts in percent (0 when none was revealed)."""
+    revealed = sum(m.get("revealed", 0) or 0 for m in per_case)
+    leaked = sum(m.get("leaked", 0) or 0 for m in per_case)
+    return round(100 * leaked / revealed, 2) if revealed else 0.0
+
+
+def complexity(per_case: MetricRows, n: int) -> dict[str, ComplexityGroup]:
+    """:func:`by_complexity` as a summary's reducer."""
+    return by_complexity(per_case)
 
 
 def by_complexity(per_case: MetricRows) -> dict[str, ComplexityGroup]:

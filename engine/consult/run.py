@@ -35,7 +35,7 @@ from engine.consult.cases import Case, load_cases
 from engine.consult.doctor import ModelDoctor, OracleDoctor
 from engine.consult.golden_writer import WrittenDoctor
 from engine.consult.judging import judged_summary
-from engine.consult.metrics import ASKED_NOTHING, summarize
+from engine.consult.metrics import ASKED_NOTHING
 from engine.consult.session import Consultation
 from engine.consult.settings import (
     BASELINES,
@@ -47,18 +47,10 @@ from engine.consult.settings import (
 from engine.consult.shares import answers_along, parse_shares, run_shares, share_curve
 from engine.consult.solve import Solver
 from engine.models.protocol import ChatModel
-from engine.no_answer import cut_off_share, no_answer_shares
 from engine.progress import Cancel
 from engine.runs import Job, Spec
 from engine.scoring import (
-    Context,
-    answer_values,
-    counts,
-    failed,
     items_by_key,
-    right_key,
-    run_metrics,
-    run_scorers,
 )
 from engine.store import Store
 
@@ -306,27 +298,21 @@ def run_consult(
     return run_settings(store, CONSULT.id, cases, chosen)
 
 
-def run_summary(store: Store, run_id: int) -> dict[str, Any]:
-    """The summary of a run from its stored answers (every metric of
-    :data:`engine.consult.metrics.SUMMARY_KEYS`, plus leakage and similarity); ``accuracy``
-    is over all the run's cases (one not consulted yet counts wrong), ``answered`` beside it."""
+def consult_sections(store: Store, run_id: int) -> dict[str, Any]:
+    """The consultation's own entries of a run's summary, laid over its counts and its
+    scorers' metrics (:func:`engine.scoring.summarize`: every metric of
+    :data:`engine.consult.metrics.SUMMARY_KEYS`, lengths, leakage, by complexity,
+    similarity; ``accuracy`` over all the run's cases, one not consulted yet counting
+    wrong): who played the patient and the solver, the chance accuracy, the cases with no
+    question asked, the answers after each share of the consultations, the judge's scores."""
     answers = store.answers(run_id)
     run = store.run(run_id)
-    scorers = run_scorers(CONSULT.id, Context(store, run))
-    out = summarize([answer_values(a) for a in answers], scorers)
     settings = run.get("settings") or {}
-    for key in ("patient_mode", "solver", "solver_model"):
-        if settings.get(key) is not None:
-            out[key] = settings[key]
-    n_total = int(run.get("n_total") or 0)
-    tally = counts(answers, n_total)
-    right = right_key(CONSULT.id)
-    if right:  # the share right over all the run's cases (one not consulted yet counts wrong)
-        tally[right] = run_metrics(store, run, answers, n_total).get(right)
-    out.update(tally)
-    replied = [a for a in answers if not failed(a)]
-    out["no_answer"] = no_answer_shares(replied, len(replied))
-    out["cut_off"] = cut_off_share(replied, len(replied))
+    out: dict[str, Any] = {
+        key: settings[key]
+        for key in ("patient_mode", "solver", "solver_model")
+        if settings.get(key) is not None
+    }
     out["chance"] = {"accuracy": _chance(store, run, answers)}
     asked_nothing = sum((a.get("extra") or {}).get("note") == ASKED_NOTHING for a in answers)
     if asked_nothing:
@@ -358,6 +344,6 @@ def _chance(store: Store, run: dict[str, Any], answers: list[dict[str, Any]]) ->
 #: (``doctor`` is ``model``, a model's name, an oracle or a baseline; see the module
 #: docstring); the items are the data set's cases.
 SPEC = Spec(
-    CONSULT, consult_settings, ConsultJob, run_summary, load_cases, lambda case: case.id,
+    CONSULT, consult_settings, ConsultJob, consult_sections, load_cases, lambda case: case.id,
     derived=("solver_model", "patient_model"),
 )  # fmt: skip

@@ -10,7 +10,11 @@ from engine.consult.metrics import (
     DIVERSITY_KINDS,
     SUMMARY_KEYS,
     bound_metrics,
+    complexity,
     consultation_metrics,
+    leakage,
+    patient_length,
+    words_per_turn,
 )
 from engine.registry import register
 from engine.scoring import (
@@ -96,6 +100,11 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
         "avg_turns": Metric("turns", rounded_mean(empty=0.0), short="Turns"),
         # averaged over the consultations of two turns or more (None when there is none)
         **{k: Metric(k, percent()) for k in DIVERSITY},
+        "avg_length": Metric("length", words_per_turn("length"), rows=True),
+        "patient_length": Metric("patient_length", patient_length, rows=True),
+        "doctor_length": Metric("doctor_length", words_per_turn("doctor_length"), rows=True),
+        "leakage": Metric("leaked", leakage, rows=True),
+        "by_complexity": Metric("n_facts", complexity, rows=True),
     },
 )
 def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:

@@ -63,9 +63,8 @@ from engine.exam.prompts import (
 from engine.exam.settings import ExamSettings, prompt_version_of
 from engine.models.load import LoadSettings, sized_context
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
-from engine.no_answer import cut_off_share, no_answer_shares
 from engine.runs import Job, NoRoom, RunError, Spec
-from engine.scoring import counts, failed, run_metrics
+from engine.scoring import failed
 from engine.solvers import PERSON
 from engine.store import Store
 
@@ -241,17 +240,20 @@ def _by_generation(
     }
 
 
-def summarize(
-    store: Store, run_id: int, items: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """The summary of an exam run from its stored answers: accuracy over the run's questions
-    (unanswered ones count as wrong), ROUGE for generated answers, accuracy by type, seconds
-    per question, the examples actually used (:func:`shots_used`), calibration (``logprob``)
-    and explanation–answer consistency (``generate``)."""
+def exam_sections(store: Store, run_id: int) -> dict[str, Any]:
+    """The exam's own entries of a run's summary, laid over its counts and its scorers'
+    metrics (:func:`engine.scoring.summarize`): the settings that tell runs apart, accuracy
+    of the answered questions, replies without a letter, accuracy by question type, the
+    chance accuracy, seconds per question, the examples actually used (:func:`shots_used`),
+    calibration (``logprob``) and explanation–answer consistency (``generate``). A person's
+    run: the session's result (:func:`engine.exam.session.person_summary`)."""
     run = store.run(run_id)
+    if run["runner"] == PERSON:
+        from engine.exam.session import person_summary
+
+        return person_summary(store, run_id)
     settings = ExamSettings.from_dict(run["settings"])
-    if items is None:
-        items = store.items(run["dataset"], limit=settings.limit)
+    items = store.items(run["dataset"], limit=settings.limit)
     answers = {a["item_key"]: a for a in store.answers(run_id)}
     tried = [answers[str(i["id"])] for i in items if str(i["id"]) in answers]
     answered = [i for i in items if str(i["id"]) in answers and not failed(answers[str(i["id"])])]
@@ -266,12 +268,8 @@ def summarize(
         "shots": settings.shots,
         "instruction": settings.instruction,
         "lang": settings.lang,
-        **counts(tried, len(items)),
-        **run_metrics(store, run, tried, len(items)),  # accuracy, ROUGE of generated answers…
         "accuracy_answered": round(accuracy(correct), 1),
-        "no_letter": sum(1 for i in answered if not answers[str(i["id"])]["chosen"]),
-        "no_answer": no_answer_shares(rows, len(rows)),
-        "cut_off": cut_off_share(rows, len(rows)),
+        "no_letter": sum(1 for r in rows if not r["chosen"]),
         "chance": {"accuracy": single_answer_chance(items)},
         "by_type": by_type(answered, correct),
         "seconds_per_question": round(sum(latencies) / len(latencies), 3) if latencies else None,
@@ -425,19 +423,9 @@ def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelP
 #: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
 #: (``model`` names the model).
 SPEC = Spec(
-    EXAM, _exam_settings, _exam_job, lambda store, run_id: _summary(store, run_id),
+    EXAM, _exam_settings, _exam_job, exam_sections,
     derived=("shots_pool", "shot_ids", "chat_template", "prompt_version"),
 )  # fmt: skip
-
-
-def _summary(store: Store, run_id: int) -> dict[str, Any]:
-    """A model's run's :func:`summarize`; a person's, the session's result
-    (:func:`engine.exam.session.person_summary`)."""
-    if store.run(run_id)["runner"] == PERSON:
-        from engine.exam.session import person_summary
-
-        return person_summary(store, run_id)
-    return summarize(store, run_id)
 
 
 def run_exam(

@@ -90,10 +90,12 @@ class Metric:
 def metrics_of(activity_id: str) -> list[Metric]:
     """The metrics a comparison shows for an activity: its headline and run keys (in their
     order) that one of its scorers gives as a metric of an answer's score, then the metrics
-    of the scorers added to those it lists (:func:`engine.scoring.activity_metrics`)."""
+    of the scorers added to those it lists (:func:`engine.scoring.activity_metrics`); a
+    metric made of whole answers (``rows``: a ratio of two counts, a table) has no value per
+    answer to pair and is left out."""
     from engine.scoring import activity_metrics
 
-    declared = {k: m.of for k, m in activity_metrics(activity_id).items()}
+    declared = {k: m.of for k, m in activity_metrics(activity_id).items() if not m.rows}
     found = activity(activity_id)
     keys = [found.headline, *found.run_keys, *activity_metrics(activity_id, added=True)]
     out = []

@@ -24,7 +24,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "dataset": ["DatasetError", "ensure_sample", "import_frenchmedmcqa"],
         "index": ["Hit", "Index", "build_index", "list_indexes", "load_index"],
         "reader": ["Reader", "parse_letters"],
-        "runner": ["run_french", "run_summary"],
+        "runner": ["run_french", "french_sections"],
         "scoring": ["hamming", "score_files", "summarise"],
         "session": ["FrenchSession"],
     },

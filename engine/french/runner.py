@@ -27,9 +27,8 @@ from engine.french.context import answer_fields, reader_context
 from engine.french.dataset import LETTERS
 from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
-from engine.no_answer import cut_off_share, no_answer_shares
 from engine.runs import Job, Spec
-from engine.scoring import counts, failed, percent_mean, right_key, run_metrics
+from engine.scoring import failed, percent_mean
 from engine.store import Store
 
 if TYPE_CHECKING:
@@ -46,29 +45,24 @@ def _options_block(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_summary(store: Store, run_id: int) -> dict[str, Any]:
-    """Scores of everything a run answered so far (also what :func:`run_french` returns)."""
+def french_sections(store: Store, run_id: int) -> dict[str, Any]:
+    """The French QA's own entries of a run's summary, laid over its counts and its scorers'
+    metrics (:func:`engine.scoring.summarize`: Hamming and EMR over the answered questions,
+    accuracy, the exact matches, over all): the Hamming score and EMR by number of right
+    options, the retrieval's recall at k, the chance scores, the questions whose own
+    passages were left out, whether the run was an oracle, its settings."""
     run = store.run(run_id)
     answers = store.answers(run_id)
     out: dict[str, Any] = {"run_id": run_id, "dataset": run["dataset"], "model": run["model"]}
-    scored = run_metrics(store, run, answers, int(run.get("n_total") or 0))  # Hamming, EMR…
-    right = right_key(FRENCH.id)  # exact matches over all questions: after the counts
-    out.update({k: v for k, v in scored.items() if k != right})
     groups: dict[int, list[dict[str, Any]]] = {}
     for a in answers:
         groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)
     out["by_n_answers"] = {str(n): _options_block(groups[n]) for n in sorted(groups)}
-    # Hamming and EMR are over the answered questions; accuracy (exact matches) is over all.
-    out.update(counts(answers, int(run.get("n_total") or 0)))
-    if right in scored:
-        out[right] = scored[right]
     hits = [a["scores"]["retrieved"] for a in answers if a["scores"].get("retrieved") is not None]
     settings = run["settings"] or {}
     k = settings.get("k")
     out["recall_at_k"] = {"k": k, "n": len(hits), "recall": percent_mean(hits)} if hits else None
     replied = [a for a in answers if not failed(a)]
-    out["no_answer"] = no_answer_shares(replied, len(replied))
-    out["cut_off"] = cut_off_share(replied, len(replied))
     golds = [(a["extra"] or {}).get("gold") or [] for a in replied]
     chance = multi_answer_chance(golds, "".join(LETTERS))  # uniform guessing (engine.chance)
     # accuracy (exact matches over all questions) is at chance the EMR
@@ -155,7 +149,7 @@ class FrenchJob(Job):
 #: French QA for :func:`engine.runs.run`: the settings are :class:`FrenchSettings`' (``index``
 #: names a built index, or none for no passage; ``oracle`` gives each question its own
 #: passage, see the module docstring).
-SPEC = Spec(FRENCH, french_settings, FrenchJob, run_summary, derived=("retriever", "corpus"))
+SPEC = Spec(FRENCH, french_settings, FrenchJob, french_sections, derived=("retriever", "corpus"))
 
 
 def run_french(

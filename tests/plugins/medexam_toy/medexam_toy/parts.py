@@ -15,7 +15,7 @@ from engine.fields import Settings, from_dict, setting, settings_options
 from engine.models.pool import ModelPool
 from engine.registry import register
 from engine.runs import Job, Spec
-from engine.scoring import Metric, counts, run_metrics, share_of_all
+from engine.scoring import Metric, share_of_all
 from engine.store import Store
 from engine.types import JSONDict, Row
 from medexam_toy.activity import TOY
@@ -59,12 +59,7 @@ def _settings(given: JSONDict) -> JSONDict:
     return from_dict(ToySettings, given).as_dict()
 
 
-def _summary(store: Store, run_id: int) -> JSONDict:
-    run, answers = store.run(run_id), store.answers(run_id)
-    return {**counts(answers, run["n_total"]), **run_metrics(store, run, answers, run["n_total"])}
-
-
-SPEC = Spec(TOY, _settings, ToyJob, _summary)
+SPEC = Spec(TOY, _settings, ToyJob)  # its summary: counts and its scorer's metrics
 
 
 def section(store: Store, runs: list[Any]) -> JSONDict:
