@@ -1,7 +1,8 @@
-"""Activities as plain descriptors: id, display name, headline metric, metric labels, and the
-parts each brings (settings, run spec, scorers, importers, CLI group, report section,
-screen). The CLI, the desktop app and the exports all read labels and headline scores from
-here, so one measure has one name everywhere. Each activity package registers its own
+"""Activities as plain descriptors: id, display name, headline metric, the labels of its
+summary's sections and settings (a metric's label is its scorer's), and the parts each
+brings (settings, run spec, scorers, importers, CLI group, report section, screen). The
+CLI, the desktop app and the exports all read labels and headline scores from here, so one
+measure has one name everywhere. Each activity package registers its own
 descriptor in :mod:`engine.registry`; this module knows none of them by name.
 
 >>> activity("french").label("hamming")
@@ -24,6 +25,7 @@ from engine.registry import (
     activities,
     entries,
     get_activity,
+    scorers,
 )
 
 if TYPE_CHECKING:
@@ -107,6 +109,8 @@ class Activity:
     name: str
     headline: str
     item_noun: str
+    #: Labels of its summary's entries that are not metrics (sections, settings): a metric's
+    #: one label is its scorer's (:class:`engine.scoring.Metric`).
     labels: Mapping[str, str] = field(default_factory=dict)
     run_keys: tuple[str, ...] = ()  # the summary entries a model run ends with, in order
     spec: Lazy[RunSpec] | None = None
@@ -199,25 +203,32 @@ def activity_name(activity_id: str) -> str:
 
 
 def find_label(key: str, activity_id: str | None = None) -> str | None:
-    """The label of a summary key (``calibration.ece`` for a nested one), by the activity's
-    labels when it is given, else any activity's; None when medexam has none."""
-    found = activities().get(activity_id or "")
-    if found is not None and key in found.labels:
-        return found.labels[key]
+    """The label of a summary key (``calibration.ece`` for a nested one): a metric's is its
+    scorer's (:class:`engine.scoring.Metric`), the others' (sections, settings) the
+    activity's ``labels``; those of the activity when it is given, else any; None when
+    medexam has none."""
     named = scorer_label(key, activity_id)
     if named:
         return named
+    found = activities().get(activity_id or "")
+    if found is not None and key in found.labels:
+        return found.labels[key]
     if key in COMMON_LABELS:
         return COMMON_LABELS[key]
-    return next((a.labels[key] for a in activities().values() if key in a.labels), None)
+    found_any = next((a.labels[key] for a in activities().values() if key in a.labels), None)
+    return found_any or (scorer_label(key) if activity_id else None)
 
 
 def scorer_label(key: str, activity_id: str | None = None) -> str | None:
     """The label a registered scorer (of ``activity_id``'s, when given) gives its metric
-    ``key`` (:class:`engine.scoring.Metric`); None when none labels it."""
-    for s in entries("scorer", load=False).values():
+    ``key`` (:class:`engine.scoring.Metric`: a metric's one label); None when none labels
+    it."""
+    if activity_id is not None and activity_id not in activities():
+        return None  # an activity no longer installed
+    known = entries("scorer") if activity_id is None else scorers(activity_id)
+    for s in known.values():
         m = s.metrics.get(key)
-        if m is not None and m.label and (activity_id is None or s.fits(activity_id)):
+        if m is not None and m.label:
             return m.label
     return None
 

@@ -46,6 +46,34 @@ DIVERSITY = ("diversity", *(f"diversity_{kind}" for kind in DIVERSITY_KINDS))
 BOUNDS = ("upper", "lower")
 #: The short headers of the measures a trial set is summed up by (:func:`engine.trials.table_keys`).
 SHORT = {"patient_recall": "Patient R", "patient_f1": "Patient F1", "doctor_f1": "Doctor F1"}
+#: The labels of the consultation's metrics, by summary key. ROUGE-1 word overlap (Table 2 of
+#: the consultation paper), not fact coverage: the patient's replies against the facts'
+#: values, the doctor's questions against their keys.
+LABELS = {
+    "accuracy": "Accuracy (%)",
+    "patient_recall": "Patient word overlap with fact values (ROUGE-1 recall, %)",
+    "patient_precision": "Patient word overlap with fact values (ROUGE-1 precision, %)",
+    "patient_f1": "Patient word overlap with fact values (ROUGE-1 F1, %)",
+    "doctor_recall": "Doctor word overlap with fact names (ROUGE-1 recall, %)",
+    "doctor_precision": "Doctor word overlap with fact names (ROUGE-1 precision, %)",
+    "doctor_f1": "Doctor word overlap with fact names (ROUGE-1 F1, %)",
+    "avg_turns": "Questions per case",
+    "avg_length": "Words per question",
+    "diversity": "Question diversity (%)",
+    "leakage": "Leakage (%)",
+    "similarity": "Diagnosis similarity (%)",
+    "patient_length": "Patient words per turn",
+    "doctor_length": "Doctor words per turn",
+    "diversity_rouge1": "Question diversity, ROUGE-1 (%)",
+    "diversity_rouge2": "Question diversity, ROUGE-2 (%)",
+    "diversity_rougeL": "Question diversity, ROUGE-L (%)",
+    "by_complexity": "By number of facts",
+    "patient_unsupported": "Patient statements matching no fact (word overlap, %)",
+    "patient_dishonest": "Patient replies not honest (%)",
+    "patient_unasked": "Patient replies telling a fact unasked (%)",
+    "patient_jargon": "Patient replies in medical jargon (%)",
+    "patient_off_voice": "Patient replies not in a patient's voice (%)",
+}
 #: What the patient audit gives each consultation (:mod:`engine.consult.audit`).
 AUDIT_KEYS = (
     "patient_statements",
@@ -64,8 +92,10 @@ AUDIT_KEYS = (
     activities=("consult",),
     keys=("correct", "similarity"),
     metrics={
-        "accuracy": Metric("correct", share_of_all(), short="Accuracy (%)"),
-        "similarity": Metric("similarity", percent_of_mean(), optional=True, valued=True),
+        "accuracy": Metric("correct", share_of_all(), LABELS["accuracy"], short="Accuracy (%)"),
+        "similarity": Metric(
+            "similarity", percent_of_mean(), LABELS["similarity"], optional=True, valued=True
+        ),
     },
 )
 def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
@@ -94,17 +124,21 @@ def task(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
     keys=DIALOGUE_KEYS,
     metrics={
         **{
-            k: Metric(k, percent_of_mean(empty=0.0), short=SHORT.get(k, ""))
+            k: Metric(k, percent_of_mean(empty=0.0), LABELS[k], short=SHORT.get(k, ""))
             for k in SUMMARY_KEYS[:6]
         },
-        "avg_turns": Metric("turns", rounded_mean(empty=0.0), short="Turns"),
+        "avg_turns": Metric("turns", rounded_mean(empty=0.0), LABELS["avg_turns"], short="Turns"),
         # averaged over the consultations of two turns or more (None when there is none)
-        **{k: Metric(k, percent()) for k in DIVERSITY},
-        "avg_length": Metric("length", words_per_turn("length"), rows=True),
-        "patient_length": Metric("patient_length", patient_length, rows=True),
-        "doctor_length": Metric("doctor_length", words_per_turn("doctor_length"), rows=True),
-        "leakage": Metric("leaked", leakage, rows=True),
-        "by_complexity": Metric("n_facts", complexity, rows=True),
+        **{k: Metric(k, percent(), LABELS[k]) for k in DIVERSITY},
+        "avg_length": Metric("length", words_per_turn("length"), LABELS["avg_length"], rows=True),
+        "patient_length": Metric(
+            "patient_length", patient_length, LABELS["patient_length"], rows=True
+        ),
+        "doctor_length": Metric(
+            "doctor_length", words_per_turn("doctor_length"), LABELS["doctor_length"], rows=True
+        ),
+        "leakage": Metric("leaked", leakage, LABELS["leakage"], rows=True),
+        "by_complexity": Metric("n_facts", complexity, LABELS["by_complexity"], rows=True),
     },
 )
 def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
@@ -130,7 +164,8 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
     activities=("consult",),
     keys=AUDIT_KEYS,
     metrics={  # when the audit was run (None when no case had anything to audit)
-        k: Metric(k, percent(), optional=True) for k in ("patient_unsupported", *AUDIT_KEYS[3:])
+        k: Metric(k, percent(), LABELS[k], optional=True)
+        for k in ("patient_unsupported", *AUDIT_KEYS[3:])
     },
 )
 def patient_audit(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:

@@ -25,7 +25,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "extract": ["extract_answer", "find_answer"],
         "metrics": ["score_responses"],
         "prompts": ["PromptSettings", "build_messages", "build_prompt"],
-        "runner": ["ExamSettings", "run_exam", "summarize"],
+        "runner": ["ExamSettings", "exam_sections", "run_exam"],
         "session": ["ExamSession", "missed_items", "session_result"],
     },
 )

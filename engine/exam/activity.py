@@ -19,10 +19,6 @@ EXAM = register(
         "accuracy",
         "question",
         {
-            "accuracy": "Accuracy (%)",
-            "rouge1": "ROUGE-1",
-            "rouge2": "ROUGE-2",
-            "rougeL": "ROUGE-L",
             "no_letter": "Replies without a letter",
             **SUMMARY_LABELS,
             "consistency": "Explanation agrees with the letter",

@@ -18,7 +18,9 @@ from engine.solvers import PERSON
 from engine.types import Item, Row
 
 #: The exam's accuracy: over every question of the run (one not answered counts wrong).
-ACCURACY = {"accuracy": Metric("correct", share_of_all(1), short="Accuracy (%)")}
+#: The ROUGE metrics' labels.
+ROUGE_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+ACCURACY = {"accuracy": Metric("correct", share_of_all(1), "Accuracy (%)", short="Accuracy (%)")}
 
 
 def _published_judged(context: Context) -> bool:
@@ -73,7 +75,7 @@ def _generated(context: Context) -> bool:
     activities=("exam",),
     keys=ROUGE_KEYS,
     applies=_generated,
-    metrics={k: Metric(k, rounded_mean(3)) for k in ROUGE_KEYS},
+    metrics={k: Metric(k, rounded_mean(3), ROUGE_LABELS[k]) for k in ROUGE_KEYS},
 )
 def rouge(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
     """ROUGE-1, ROUGE-2 and ROUGE-L F-measure of the reply against the gold explanation

@@ -18,9 +18,6 @@ FRENCH = register(
         "hamming",
         "question",
         {
-            "accuracy": "Accuracy (%)",
-            "hamming": "Hamming score (%)",
-            "emr": "Exact match ratio (%)",
             "recall_at_k": "Recall at k",
             "recall_at_k.k": "Passages per question (k)",
             "recall_at_k.recall": "Own passage retrieved (%)",

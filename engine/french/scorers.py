@@ -26,9 +26,9 @@ def _letters(extra: object, key: str) -> set[str]:
     keys=("hamming", "exact", "correct"),
     metrics={
         # exact matches over every question of the run (one not answered counts wrong)
-        "accuracy": Metric("correct", share_of_all(), short="Accuracy (%)"),
-        "hamming": Metric("hamming", short="Hamming (%)"),
-        "emr": Metric("exact", short="EMR (%)"),
+        "accuracy": Metric("correct", share_of_all(), "Accuracy (%)", short="Accuracy (%)"),
+        "hamming": Metric("hamming", label="Hamming score (%)", short="Hamming (%)"),
+        "emr": Metric("exact", label="Exact match ratio (%)", short="EMR (%)"),
     },
 )
 def options(answer: Row, item: Item, context: Context) -> dict[str, ScoreValue]:
