@@ -312,8 +312,8 @@ class FrenchSession:
         return {**self.person.summary(), "total": len(self.items)}
 
     def summary(self) -> Summary:
-        """A French run's summary of the answers so far (:func:`engine.french.runner.
-        run_summary`: ``hamming``, ``emr``, ``by_n_answers``… in percent, ``answered``) and
+        """A French run's summary of the answers so far (:func:`engine.scoring.summarize`:
+        ``hamming``, ``emr``, ``by_n_answers``… in percent, ``answered``) and
         ``total``, the session's questions; as it was when the last answer was stored (so
         any thread may read it)."""
         return dict(self._summary)
