@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.registry import PLUGIN_GROUP
+from engine.store import Store
 
 TOY = Path(__file__).parent / "plugins" / "medexam_toy"
 MEDEXAM = Path(sys.executable).with_name("medexam")
@@ -170,6 +171,12 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
     again = runner.invoke(cli, ["--db", db, "rescore", "1", "--force"])
     assert again.exit_code == 0, again.output
     assert "toy.exact: 3 answers scored" in again.output
+    stored = Store(db)
+    summary = stored.run(1)["summary"]  # no sections of its own: counts and its metrics
+    stored.close()
+    assert {k: summary[k] for k in ("n", "answered", "no_answer", "chance")} == {
+        "n": 3, "answered": 3, "no_answer": {}, "chance": {}
+    }  # fmt: skip
     report = runner.invoke(cli, ["--db", db, "report", "1"])
     assert report.exit_code == 0 and "== Sums ==" in report.output and "66.7" in report.output
 
