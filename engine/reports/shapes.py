@@ -37,7 +37,8 @@ class PairedBootstrap(TypedDict):
 
 
 class ReliabilityBin(TypedDict):
-    """One confidence bin of a reliability diagram (:func:`engine.exam.reliability.reliability_bins`)."""
+    """One confidence bin of a reliability diagram
+    (:func:`engine.exam.reliability.reliability_bins`)."""
 
     low: float
     high: float
