@@ -51,7 +51,7 @@ from engine.progress import Cancel, ProgressCallback, report
 from engine.registry import activities as all_activities
 from engine.registry import get_activity, get_scorer
 from engine.registry import scorers as registered
-from engine.types import JSONDict, Row
+from engine.types import JSONDict, Row, Scored
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
@@ -65,16 +65,6 @@ class Value:
 
     value: ScoreValue
     explanation: str | None = None
-
-
-@dataclass(frozen=True)
-class Scored:
-    """What one scorer gave one answer: its name and version, and the values by key."""
-
-    scorer: str
-    version: int
-    values: dict[str, ScoreValue]
-    explanations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

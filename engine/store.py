@@ -11,7 +11,7 @@ and key, see :mod:`engine.scoring`), read back merged into each answer's ``score
 >>> store.add_dataset("demo", "exam", [{"id": "q1", "question": "…"}])
 1
 >>> run_id = store.start_run("exam", "demo", "smollm2", {"shots": 0})
->>> from engine.scoring import Scored
+>>> from engine.types import Scored
 >>> right = [Scored("exam.letter", 1, {"correct": True})]  # scored before it is stored
 >>> store.add_answer(run_id, "q1", response="B", chosen="B", gold="B", scores=right)
 >>> store.finish_run(run_id, {"accuracy": 100.0})
@@ -54,8 +54,7 @@ from engine.scorerows import ScoreRows
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from engine.scoring import Scored
-    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue
+    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, Scored, ScoreValue
 
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
 RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
@@ -386,13 +385,6 @@ class Store(ScoreRows, CorpusRows):
                 else f"a run cannot be finished as {status!r}"
             )
         self.update_run(run_id, summary=summary, status=status, finished=now(), error=error)
-
-    def delete_run(self, run_id: int) -> None:
-        """Delete a run with its answers, scores and turns, kept until the next delete to be
-        restored (:mod:`engine.deleted`); refused while another process runs it."""
-        from engine.deleted import delete_runs
-
-        delete_runs(self, [run_id])
 
     # -- answers -------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ their keys are the table's columns, JSON columns decoded.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TypeAlias, TypedDict
 
 #: A JSON scalar.
@@ -31,6 +32,17 @@ Row: TypeAlias = JSONDict
 Summary: TypeAlias = JSONDict
 #: A score's value: a number, a boolean, or None (not applicable to this answer).
 ScoreValue: TypeAlias = float | int | bool | None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What one scorer gave one answer: its name and version (the
+    ``scores`` rows the store keeps, :mod:`engine.scoring`), and the values by key."""
+
+    scorer: str
+    version: int
+    values: dict[str, ScoreValue]
+    explanations: dict[str, str] = field(default_factory=dict)
 
 
 class DatasetRow(TypedDict):

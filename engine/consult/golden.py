@@ -119,9 +119,11 @@ def golden_settings(
 
 def forget_runs(store: Store, runs: list[int], summary: JSONDict) -> None:
     """Delete the replaced set's ``runs`` once the new set's run (``summary``) finished."""
+    from engine.deleted import delete_runs
+
     if summary.get("status") == "finished":
         for run_id in runs:
-            store.delete_run(run_id)
+            delete_runs(store, [run_id])
 
 
 def build_golden(

@@ -21,7 +21,7 @@ from engine.progress import Cancel, ProgressCallback, report
 from engine.store import Store
 
 if TYPE_CHECKING:
-    from engine.french.dataset import FrenchQuestion
+    from engine.french.items import FrenchQuestion
     from engine.types import JSONDict, Row
 
 TEXT_SUFFIXES = (".txt", ".md")

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING
 
 from engine.errors import DatasetError
 from engine.french.corpus import add_corpus_from_path
 from engine.french.items import LETTERS as LETTERS
+from engine.french.items import FrenchQuestion
 from engine.french.items import gold as gold
 from engine.french.items import options as options
 from engine.french.items import question_source as question_source
@@ -34,21 +35,6 @@ SAMPLE_DATASET = "frenchmedmcqa-sample"
 SAMPLE_CORPUS = "french-sample"
 SAMPLE_FILE = "frenchmedmcqa_sample.json"
 SAMPLE_PASSAGES = "french_passages.jsonl"
-
-
-class FrenchQuestion(TypedDict):
-    """A FrenchMedMCQA question as stored (:func:`normalise`); the file's other fields are
-    kept as they are."""
-
-    id: str
-    question: str
-    answers: dict[str, str]
-    correct_answers: list[str]
-    nbr_correct_answers: NotRequired[int]
-    category: NotRequired[str | None]
-    type: NotRequired[str]
-    subject_name: NotRequired[str]
-    sample: NotRequired[bool]
 
 
 def record_problem(record: JSONValue) -> str | None:

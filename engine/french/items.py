@@ -7,9 +7,24 @@ both build on it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 LETTERS = ("a", "b", "c", "d", "e")
+
+
+class FrenchQuestion(TypedDict):
+    """A FrenchMedMCQA question as stored (:func:`engine.french.dataset.normalise`); the
+    file's other fields are kept as they are."""
+
+    id: str
+    question: str
+    answers: dict[str, str]
+    correct_answers: list[str]
+    nbr_correct_answers: NotRequired[int]
+    category: NotRequired[str | None]
+    type: NotRequired[str]
+    subject_name: NotRequired[str]
+    sample: NotRequired[bool]
 
 
 def options(item: dict[str, Any]) -> list[tuple[str, str]]:

@@ -37,7 +37,7 @@ from engine.models.protocol import ChatModel
 from engine.no_answer import cut_off, listed_letters
 
 if TYPE_CHECKING:
-    from engine.french.dataset import FrenchQuestion
+    from engine.french.items import FrenchQuestion
     from engine.types import JSONDict
 
 METHODS = ("generate", "logprob")

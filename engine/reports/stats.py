@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike, NDArray
 
-    from engine.reports.shapes import ScoreCell
+    from engine.reports.shapes import McNemar, PairedBootstrap, ScoreCell
 
 #: Resamples of every bootstrap (seeded, so a report is the same each time it is made).
 RESAMPLES = 2000
@@ -70,38 +70,6 @@ METHODS = {
 def enough(n: int) -> bool:
     """Whether ``n`` items are enough for a bootstrap interval or p (:data:`MIN_ITEMS`)."""
     return n >= MIN_ITEMS
-
-
-class McNemar(TypedDict):
-    """McNemar's test of two runs (see :func:`mcnemar`)."""
-
-    only_a: int
-    only_b: int
-    p_exact: float
-    chi2: float | None
-    p_chi2: float | None
-
-
-class PairedBootstrap(TypedDict):
-    """The paired bootstrap of two runs' scores (see :func:`paired_bootstrap`);
-    ``too_few``: fewer than :data:`MIN_ITEMS` pairs, so no interval nor p."""
-
-    n: int
-    diff: float | None
-    low: float | None
-    high: float | None
-    p: float | None
-    too_few: bool
-
-
-class ReliabilityBin(TypedDict):
-    """One confidence bin of a reliability diagram (:func:`engine.exam.reliability.reliability_bins`)."""
-
-    low: float
-    high: float
-    n: int
-    confidence: float
-    accuracy: float
 
 
 def wilson_bounds(
