@@ -22,11 +22,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict
 
-from engine.activities import headline_value
 from engine.bank.notebook import Entry, by_item
 from engine.errors import UnknownFormat
 from engine.reports.label import run_label
 from engine.review.profiles import run_profile
+from engine.scoring import headline_value
 from engine.store import Store
 from engine.text.sheets import append_row, csv_text
 

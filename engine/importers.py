@@ -110,7 +110,7 @@ _ALIASES = {("corpus", "path"): "file"}
 
 
 def _titles() -> dict[str, str]:
-    from engine.registry import activities as registered  # registers their importers
+    from engine.activities import activities as registered  # registers their importers
 
     others = {f.activity: f.kind_title for f in _formats().values() if f.kind_title}
     return {**{a.id: a.import_title or a.name for a in registered().values()}, **others}

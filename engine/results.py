@@ -96,7 +96,7 @@ def _all_summary_rows(
 def _from_summary(run: dict[str, Any]) -> Breakdown | None:
     """The run's scores by category as its activity reads them from its summary
     (``Activity.breakdown``); None when it gives none."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(str(run.get("activity")))
     if found is None or found.breakdown is None:
@@ -173,7 +173,7 @@ def compare_runs(store: Store, a: int, b: int) -> dict[str, Any]:
 def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
     """A line for each setting that two runs of one activity must share to be compared
     (``Activity.compare_warnings``: the consultation's solver) and do not."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(str(ra.get("activity")))
     if found is None or ra.get("activity") != rb.get("activity"):

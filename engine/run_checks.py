@@ -17,7 +17,7 @@ from engine.fields import names, unknown_name
 from engine.models.load import LoadSettings, LoadSettingsError
 
 if TYPE_CHECKING:
-    from engine.runs import RunSpec
+    from engine.activities import RunSpec
     from engine.store import Store
     from engine.types import JSONDict
 

@@ -27,13 +27,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from engine.activities import Activity, activity
+from engine.activities import Activity, RunSpec, activity
 from engine.errors import UserError
-from engine.models.backend import default_concurrency
+from engine.job import Job
 from engine.models.load import LoadSettings
-from engine.models.pool import Lending, ModelPool, PooledModel, default_pool
+from engine.models.pool import Lending, ModelPool, default_pool
 from engine.models.usage import run_usage
 from engine.progress import Cancel, Cancelled, ProgressCallback, report
 from engine.run_checks import (
@@ -57,83 +57,6 @@ class NoRoom(RunError):
     """A run its model cannot play: not even its shortest prompt and reply fit the model's
     context (an exam's 8-shot setting on a small model). An experiment shows the reason in
     its tables instead of a failed run."""
-
-
-class Job:
-    """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
-    stored on the run, and how to answer one item. Models are leased with :meth:`lease`
-    and given back by :meth:`close`. The loop sets ``run_id``, ``cancel`` and ``on_step``
-    before the first answer."""
-
-    runner = "model"  # the run's runner: "model" or a baseline's name
-    items: Sequence[Any] = ()
-    settings: JSONDict  # what is stored on the run (derived settings included)
-    model_label = ""  # the run's "model" column
-    #: The load settings its models were loaded with, when the job chose them (an exam
-    #: sizes its context to its prompts); None: the run's own.
-    load: LoadSettings | None = None
-
-    def __init__(self) -> None:
-        self.leases: list[PooledModel] = []
-        self.run_id: int | None = None
-        self.cancel: Cancel | None = None
-        self.on_step: Callable[..., None] | None = None
-
-    def step(self, message: str, **info: Any) -> None:
-        """Report progress within an item (a consultation's turn, from any thread): the
-        run's progress callback gets ``message`` and ``info`` with the items done so far."""
-        if self.on_step is not None:
-            self.on_step(message, **info)
-
-    def lease(
-        self, pool: ModelPool, name: str | None, load: LoadSettings | None = None
-    ) -> PooledModel:
-        """A model from the pool (the run's load settings, ``load`` laid over them), held
-        until :meth:`close`."""
-        model = pool.acquire(name, load)
-        self.leases.append(model)
-        return model
-
-    def default_concurrency(self) -> int:
-        """Items in flight when the caller does not say: the fewest any leased model takes
-        well (:func:`engine.models.backend.default_concurrency`)."""
-        return default_concurrency(self.leases)
-
-    def answer(self, item: Any, position: int) -> JSONDict:
-        """Answer one item: the fields of :meth:`engine.store.Store.add_answer` but its
-        scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Give back every leased model."""
-        for model in self.leases:
-            model.close()
-        self.leases.clear()
-
-
-class RunSpec(Protocol):
-    """What an activity tells the run loop."""
-
-    activity: Activity
-
-    #: What its job adds to the settings stored on a run (derived from the settings).
-    derived: tuple[str, ...]
-
-    def settings(self, given: JSONDict) -> JSONDict:
-        """Defaults filled in and checked (raises ValueError with one line)."""
-        ...
-
-    def items(self, store: Store, dataset: str) -> Sequence[Any]:
-        """Every item of ``dataset`` as the job answers them (what a rescore scores)."""
-        ...
-
-    def key(self, item: Any) -> str:
-        """An item's key (the stored answer's ``item_key``)."""
-        ...
-
-    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
-
-    def summarize(self, store: Store, run_id: int) -> JSONDict: ...
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,14 @@ tables, views and the app list a run's metrics by the scorers' (:func:`activity_
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from engine.activities import Activity, get_activity
+from engine.activities import activities as all_activities
 from engine.errors import UserError
 from engine.metrics import (  # noqa: F401 (re-exported: scorers import their reducers here)
     Metric,
@@ -48,9 +51,7 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
     share_of_all,
 )
 from engine.progress import Cancel, ProgressCallback, report
-from engine.registry import activities as all_activities
-from engine.registry import get_activity, get_scorer
-from engine.registry import scorers as registered
+from engine.registry import UnknownScorer, entries, get
 from engine.types import JSONDict, Row, Scored
 
 if TYPE_CHECKING:
@@ -196,6 +197,27 @@ class Scorer:
         return Scored(self.stored_name(context), self.version, values, explanations)
 
 
+def scorers(activity_id: str | None = None) -> dict[str, Scorer]:
+    """The registered scorers (of one activity, when given), by name."""
+    if activity_id is None:
+        return entries("scorer")
+    for module in get_activity(activity_id).scorers_from:
+        importlib.import_module(module)
+    return {n: s for n, s in entries("scorer", load=False).items() if s.fits(activity_id)}
+
+
+def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
+    """The scorer ``name`` (one that scores ``activity_id``'s answers, when given)."""
+    if activity_id is None:
+        return cast("Scorer", get("scorer", name))
+    known = scorers(activity_id)
+    if name not in known:
+        where = f" for {get_activity(activity_id).name} runs"
+        listed = ", ".join(sorted(known)) or "none"
+        raise UnknownScorer(f"no scorer {name!r}{where} (choose from {listed})")
+    return known[name]
+
+
 def run_scorers(activity_id: str, context: Context) -> list[Scorer]:
     """The scorers a run of ``activity_id`` applies to each answer, in order."""
     return [s for s in scorers_of(activity_id) if s.applies is None or s.applies(context)]
@@ -223,7 +245,7 @@ def scorers_of(activity_id: str) -> list[Scorer]:
     found = [get_scorer(name, activity_id) for name in listed]
     added = [
         s
-        for name, s in registered(activity_id).items()
+        for name, s in scorers(activity_id).items()
         if name not in listed and not (s.by or s.person or s.needs_model)
     ]
     return found + added
@@ -470,3 +492,32 @@ def describe(name: str) -> str:
     """One line about a registered scorer: its name, version, what it scores."""
     s = get_scorer(name)
     return f"{s.name} v{s.version}: {s.description}" if s.description else f"{s.name} v{s.version}"
+
+
+def headline_value(run: Row) -> float | None:
+    """The run's main score in percent (accuracy, or the Hamming score for French QA); a
+    person's session is headlined by its ``score`` (unanswered questions count wrong)."""
+    summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
+    if summary.get("answered") == 0:
+        return None  # nothing answered: no score to show
+    found = all_activities().get(str(run.get("activity", "")))
+    for key in _headline_keys(found, run.get("runner") == "person"):
+        value = summary.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _headline_keys(found: Activity | None, person: bool) -> Iterator[str]:
+    """The summary keys a run's headline is read from, in turn: a person's ``score``, its
+    activity's headline and share right, any activity's (a run of an activity no longer
+    installed, or whose summary lacks them), then ``score``."""
+    if person:
+        yield "score"
+    for act in [found] if found is not None else []:
+        yield act.headline
+        yield right_key(act.id) or act.headline
+    for act in all_activities().values():
+        yield right_key(act.id) or act.headline
+        yield act.headline
+    yield "score"

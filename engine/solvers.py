@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.registry import get_activity
+from engine.activities import get_activity
 from engine.scoring import Context, merged, run_scorers, score_answer
 from engine.store import Store, StoreError
 from engine.types import JSONDict

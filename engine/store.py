@@ -206,14 +206,22 @@ class Store(ScoreRows, CorpusRows):
         """The data set ``name``; a sample medexam ships is imported the first time it is
         asked for."""
         row = self._dataset_row(name)
-        if row is None:
-            from engine.activities import ensure_named_sample
-
-            if ensure_named_sample(self, name):
-                row = self._dataset_row(name)
+        if row is None and self._import_sample(name):
+            row = self._dataset_row(name)
         if row is None:
             raise StoreError(f"no data set named {name!r}{self._known_datasets(name)}")
         return cast("DatasetRow", decode_json(row))
+
+    def _import_sample(self, name: str) -> bool:
+        """Import the sample data set ``name`` when an activity ships one by that name (the
+        samples need no import step); whether it did."""
+        from engine.registry import entries
+
+        for found in entries("activity").values():
+            if found.sample is not None and found.sample_dataset == name:
+                found.sample.load()(self)
+                return True
+        return False
 
     def _known_datasets(self, name: str) -> str:
         """`` (did you mean 'cpe-test'? known: …)``: the nearest names and the others."""

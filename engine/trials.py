@@ -447,8 +447,7 @@ def header(key: str, activity_id: str | None = None) -> str:
     """A score's header in a narrow column: the short header of its metric (of
     ``activity_id``'s, else any activity's; the metric of that key, or of the per-answer
     score ``key``: ``turns`` for the questions per case), else its label."""
-    from engine.activities import metric_label
-    from engine.registry import activities
+    from engine.activities import activities, metric_label
     from engine.scoring import activity_metrics
 
     for act in [activity_id] if activity_id else list(activities()):

@@ -14,6 +14,8 @@ their keys are the table's columns, JSON columns decoded.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypedDict
 
@@ -122,3 +124,66 @@ class RatedRow(ScoreRow):
     """A score someone gave (:meth:`engine.store.Store.rated_rows`), with its run."""
 
     run_id: int
+
+
+@dataclass
+class Face:
+    """What a card shows: the question and options (front), the right letters and the gold
+    explanation (back), and its tags. French questions may have several right letters;
+    ``heading`` introduces the explanation in the terminal (the exam's: ``解析：``)."""
+
+    question: str
+    options: list[tuple[str, str]]
+    gold: list[str]
+    explanation: str
+    multi: bool
+    tags: dict[str, str] = field(default_factory=dict)
+    heading: str = ""
+
+    @property
+    def letters(self) -> str:
+        return "".join(letter for letter, _ in self.options)
+
+
+@dataclass(frozen=True)
+class Explained:
+    """What a rater (a person or a judge) reads of one answer. ``options`` are
+    ``(letter, text)`` pairs; ``gold`` the right answer ("B", "A + C"); ``answer`` the one
+    the model gave; ``explanation`` the text rated; ``language`` "zh", "en" or "fr";
+    ``topic`` the item's question types (ExplainCPE's ``type1``–``type3``)."""
+
+    question: str
+    options: tuple[tuple[str, str], ...]
+    gold: str
+    answer: str
+    explanation: str
+    gold_explanation: str = ""
+    language: str = "en"
+    topic: JSONDict = field(default_factory=dict)
+
+    @property
+    def answer_shown(self) -> str:
+        """The answer given as a rater reads it: its letters with their options' texts
+        ("C. 阿奇霉素"), or that the reply gave none a letter could be read from."""
+        if self.answer.strip() in ("", "—"):
+            return "— (no answer could be read from the reply)"
+        return with_texts(self.answer, self.options)
+
+    @property
+    def gold_shown(self) -> str:
+        """The right answer with its options' texts ("A. 呋喃妥因")."""
+        return with_texts(self.gold, self.options) if self.gold.strip() else "—"
+
+
+def with_texts(letters: str, options: Sequence[tuple[str, str]]) -> str:
+    """``letters`` ("C", "A + D") each with its option's text ("A. x + D. y"); as they are
+    when one is no option's letter (a diagnosis in words).
+
+    >>> with_texts("A + C", (("A", "甲"), ("B", "乙"), ("C", "丙")))
+    'A. 甲 + C. 丙'
+    """
+    texts = dict(options)
+    found = [x for x in re.split(r"\s*[+,、]\s*", letters.strip()) if x]
+    if not found or any(x not in texts for x in found):
+        return letters
+    return " + ".join(f"{x}. {texts[x]}" for x in found)

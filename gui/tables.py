@@ -18,9 +18,10 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableView
 
-from engine.activities import activity_name, headline_value
+from engine.activities import activity_name
 from engine.reports.label import label_matches, run_label
 from engine.reports.render import fmt_number
+from engine.scoring import headline_value
 
 if TYPE_CHECKING:
     from engine.store import Store

@@ -18,11 +18,11 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.activities import get_activity
 from engine.bank.notebook import entries
 from engine.bank.pools import is_review, latest, omitted, person_runs
 from engine.exam.candidates import candidates_of
 from engine.exam.candidates import standing as among_candidates
-from engine.registry import get_activity
 from engine.review.cards import NO_TOPIC
 from engine.scoring import right_key
 

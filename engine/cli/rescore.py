@@ -113,7 +113,7 @@ def rescore(
 @json_option
 def scorers_list(activity_id: str | None, as_json: bool) -> None:
     """The scorers medexam has: name, version, activities, what each scores."""
-    from engine.registry import scorers
+    from engine.scoring import scorers
 
     found = scorers(activity_id)
     if as_json:

@@ -337,7 +337,7 @@ def execute_trials(
 def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
     """``trial 2: run 14 (finished), 30 items, accuracy 40.0%``: the run's headline score
     (:attr:`engine.activities.Activity.headline`)."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     run = app.store.run(int(summary["run_id"]))
     trial = (run["settings"] or {}).get("trial")

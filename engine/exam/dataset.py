@@ -42,8 +42,7 @@ from engine.text import jsonio
 from engine.text.options import letters
 
 if TYPE_CHECKING:
-    from engine.ratings.perspectives import Explained
-    from engine.types import JSONDict, JSONValue, Row
+    from engine.types import Explained, JSONDict, JSONValue, Row
 
 ACTIVITY = "exam"
 MAX_OPTIONS = 5  # an ExplainCPE question's
@@ -367,8 +366,8 @@ def explained(run: Row, item: Question, answer: Row) -> Explained | None:
     """What a rater reads of a generated exam answer: the question, its options, the gold
     letter and explanation, the model's letter and its reply (none for a letter picked by
     probabilities)."""
-    from engine.ratings.perspectives import Explained
     from engine.text.language import item_language
+    from engine.types import Explained
 
     settings = run.get("settings") or {}
     if isinstance(settings, dict) and settings.get("method", "generate") != "generate":

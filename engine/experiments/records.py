@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from engine.dbfile import StoreError, now
 
 if TYPE_CHECKING:
-    from engine.experiments.plan import Plan
+    from engine.experiments.cells import Plan
     from engine.store import Store
     from engine.types import JSONDict, Row
 

@@ -51,7 +51,7 @@ def explained(run: Any, item: dict[str, Any], answer: Any) -> Any:
     """What a rater reads of a French answer written in words (a generated reply): the
     question, its options, the correct letters, the letters read from the reply and the
     reply itself; none for letters picked by probabilities."""
-    from engine.ratings.perspectives import Explained
+    from engine.types import Explained
 
     settings = run.get("settings") or {}
     if settings.get("method", "generate") != "generate":

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.ratings.draw import drawn
-from engine.ratings.perspectives import Explained, RatingError, check_ratings, explained
+from engine.ratings.perspectives import RatingError, check_ratings, explained
 from engine.ratings.scorers import PERSON
-from engine.registry import get_scorer, scorers
-from engine.scoring import Scored, items_by_key
+from engine.scoring import Scored, get_scorer, items_by_key, scorers
+from engine.types import Explained
 
 if TYPE_CHECKING:
     from engine.store import Store

@@ -30,9 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.ratings.people import MAX_COMMENT, RatingSession
-from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Explained, Perspective
+from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Perspective
 from engine.review.profiles import profiles
 from engine.text.columns import visible
+from engine.types import Explained
 from gui.widgets.common import (
     AppContext,
     current_profile,

@@ -26,9 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.activities import activity_name
+from engine.activities import activities, activity_name
 from engine.progress import Progress
-from engine.registry import activities
 from engine.results import answer_label, category_scores, compare_runs, summary_rows
 from engine.scoring import Rescored, rescore
 from gui.models import set_setting, setting

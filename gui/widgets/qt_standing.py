@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.activities import activities
 from engine.bank.notebook import REASONS
 from engine.bank.standing import FIELD_NAMES
-from engine.registry import activities
 from gui.tables import table_view
 from gui.widgets import charts
 from gui.widgets.common import AppContext, Card, combo, esc, flush_column, muted, selectable

@@ -143,7 +143,7 @@ class RunPanel(QWidget):
 
     def on_report(self, info: dict[str, Any]) -> None:
         """The info of each progress report of the run, in the UI: a step within an item
-        (:meth:`engine.runs.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
+        (:meth:`engine.job.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
 
     def live_views(self) -> list[tuple[QWidget, int]]:
         """Widgets (and their stretch) shown above the answers table."""
