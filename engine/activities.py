@@ -1,13 +1,13 @@
 """Activities as plain descriptors: id, display name, headline metric, metric labels, and the
 parts each brings (settings, run spec, scorers, importers, CLI group, report section,
-screen). The CLI, the desktop app and the exports all read labels and headline scores from
-here, so one measure has one name everywhere. Each activity package registers its own
+screen). The CLI, the desktop app and the exports all read labels from here (headline scores
+from :func:`engine.scoring.headline_value`), so one measure has one name everywhere. Each activity package registers its own
 descriptor in :mod:`engine.registry`; this module knows none of them by name.
 
 >>> activity("french").label("hamming")
 'Hamming score (%)'
->>> headline_value({"activity": "exam", "summary": {"accuracy": 40.0}})
-40.0
+>>> activity_name("consult")
+'Consultation'
 """
 
 from __future__ import annotations

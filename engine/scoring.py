@@ -496,7 +496,11 @@ def describe(name: str) -> str:
 
 def headline_value(run: Row) -> float | None:
     """The run's main score in percent (accuracy, or the Hamming score for French QA); a
-    person's session is headlined by its ``score`` (unanswered questions count wrong)."""
+    person's session is headlined by its ``score`` (unanswered questions count wrong).
+
+    >>> headline_value({"activity": "exam", "summary": {"accuracy": 40.0}})
+    40.0
+    """
     summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
     if summary.get("answered") == 0:
         return None  # nothing answered: no score to show
