@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 
 class Job:
-    """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
-    stored on the run, and how to answer one item. Models are leased with :meth:`lease`
-    and given back by :meth:`close`. The loop sets ``run_id``, ``cancel`` and ``on_step``
-    before the first answer."""
+    """One run's work, opened by an activity's :class:`engine.activities.RunSpec`: the
+    items, the settings stored on the run, and how to answer one item. Models are leased
+    with :meth:`lease` and given back by :meth:`close`. The loop sets ``run_id``,
+    ``cancel`` and ``on_step`` before the first answer."""
 
     runner = "model"  # the run's runner: "model" or a baseline's name
     items: Sequence[Any] = ()
