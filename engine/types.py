@@ -1,8 +1,11 @@
 """Types of the plain data medexam passes around: JSON values (what the store keeps in its
 JSON columns: items, settings, summaries, answers' extra fields) and the rows read back.
 
-An item, a summary or a run's settings is plain JSON: :data:`JSONDict` says so precisely,
-where ``dict[str, Any]`` would say nothing. The rows the store reads back are typed dicts,
+An item, a summary or a run's settings is a JSON object (:data:`JSONDict`) whose values are
+read without narrowing: their shape is the activity's, known to the code that reads them and
+not to the type checker (as :func:`json.loads` returns ``Any``), and ``json.dumps`` refuses
+anything that is not JSON when the store writes them. A function that takes any one value and
+looks at what it is takes a :data:`JSONValue`. The rows the store reads back are typed dicts,
 one per table (:class:`RunRow`, :class:`AnswerRow`, :class:`DatasetRow`, :class:`ScoreRow`):
 their keys are the table's columns, JSON columns decoded.
 
@@ -14,14 +17,15 @@ their keys are the table's columns, JSON columns decoded.
 
 from __future__ import annotations
 
-from typing import TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 #: A JSON scalar.
 Scalar: TypeAlias = str | int | float | bool | None
 #: Any JSON value: a scalar, a list of values or an object of values.
 JSONValue: TypeAlias = "Scalar | list[JSONValue] | dict[str, JSONValue]"
-#: A JSON object: an item, a summary, a run's settings, an answer's ``extra``.
-JSONDict: TypeAlias = "dict[str, JSONValue]"
+#: A JSON object: an item, a summary, a run's settings, an answer's ``extra``; its values
+#: are ``Any`` to the type checker, their shape being the activity's (see above).
+JSONDict: TypeAlias = "dict[str, Any]"
 
 #: An item of a data set as stored (a question, a case…).
 Item: TypeAlias = JSONDict
