@@ -170,7 +170,7 @@ class Store(ScoreRows, CorpusRows):
                 self.db.execute("DELETE FROM items WHERE dataset_id = ?", [existing["id"]])
                 self.db.execute("DELETE FROM datasets WHERE id = ?", [existing["id"]])
             dataset_id = (
-                self.db["datasets"]
+                self.db.table("datasets")
                 .insert(
                     {
                         "name": name,
@@ -184,7 +184,7 @@ class Store(ScoreRows, CorpusRows):
                 )
                 .last_pk
             )
-            self.db["items"].insert_all(
+            self.db.table("items").insert_all(
                 (
                     {
                         "dataset_id": dataset_id,
@@ -279,7 +279,7 @@ class Store(ScoreRows, CorpusRows):
         with self._transaction():
             found = self._dataset_row(dataset)
             return int(
-                self.db["runs"]
+                self.db.table("runs")
                 .insert(
                     {
                         "activity": activity,
@@ -306,7 +306,7 @@ class Store(ScoreRows, CorpusRows):
         from sqlite_utils.db import NotFoundError
 
         try:
-            return cast("RunRow", owned_view(self.db["runs"].get(run_id)))
+            return cast("RunRow", owned_view(self.db.table("runs").get(run_id)))
         except NotFoundError:
             raise StoreError(f"no run with id {run_id}") from None
 
@@ -362,7 +362,7 @@ class Store(ScoreRows, CorpusRows):
             self.run(run_id)
         values = {k: (dump_json(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
         with self._transaction():
-            self.db["runs"].update(run_id, values)
+            self.db.table("runs").update(run_id, values)
 
     def finish_run(
         self,
@@ -411,7 +411,7 @@ class Store(ScoreRows, CorpusRows):
         """
         scored = self._scored_only(scores)
         with self._transaction():
-            self.db["answers"].upsert(
+            self.db.table("answers").upsert(
                 {
                     "run_id": run_id,
                     "item_key": str(item_key),
@@ -434,7 +434,7 @@ class Store(ScoreRows, CorpusRows):
             done = self.db.execute(
                 "SELECT count(*) FROM answers WHERE run_id = ?", [run_id]
             ).fetchone()[0]
-            self.db["runs"].update(run_id, {"n_done": done})
+            self.db.table("runs").update(run_id, {"n_done": done})
 
     def answers(self, run_id: int) -> list[AnswerRow]:
         """A run's answers in order, each with ``scores`` (every computed scorer's values by
@@ -484,7 +484,7 @@ class Store(ScoreRows, CorpusRows):
     ) -> None:
         """Store one utterance of a consultation and commit at once."""
         with self._transaction():
-            self.db["turns"].insert(
+            self.db.table("turns").insert(
                 {
                     "run_id": run_id,
                     "item_key": str(item_key),

@@ -17,6 +17,7 @@ their keys are the table's columns, JSON columns decoded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeAlias, TypedDict
 
 #: A JSON scalar.
@@ -29,8 +30,9 @@ JSONDict: TypeAlias = "dict[str, Any]"
 
 #: An item of a data set as stored (a question, a case…).
 Item: TypeAlias = JSONDict
-#: A row of no table of its own (a report's line, an importer's result), JSON decoded.
-Row: TypeAlias = JSONDict
+#: A row as a function that only reads it takes it: a table's typed row (:class:`RunRow`…)
+#: or one of no table of its own (a report's line, an importer's result), JSON decoded.
+Row: TypeAlias = "Mapping[str, Any]"
 #: A run's summary: metric keys and their values (nested blocks for breakdowns).
 Summary: TypeAlias = JSONDict
 #: A score's value: a number, a boolean, or None (not applicable to this answer).

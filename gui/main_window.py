@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         appears at once)."""
         if self.is_ready:
             return
-        if self.ctx.store is None:
+        if not self.ctx.opened:
             from engine.store import Store, StoreError
 
             try:

@@ -55,12 +55,28 @@ class AppContext:
         status: Callable[[str], None] = print,
         window: Navigator | None = None,
     ) -> None:
-        self.db_path, self.store, self.host, self.jobs = db_path, store, host, jobs
+        self.db_path, self._store, self.host, self.jobs = db_path, store, host, jobs
         self.status, self.window = status, window
         self.data_changed: list[Callable[[], None]] = []
         self.runs_changed: list[Callable[[], None]] = []
         self.models_changed: list[Callable[[], None]] = []
         self.model_list: list[ModelInfo] | None = None  # catalog ModelInfo objects, once read
+
+    @property
+    def opened(self) -> bool:
+        """Whether the database is open (the window opens it once it is up)."""
+        return self._store is not None
+
+    @property
+    def store(self) -> Store:
+        """The UI thread's store; screens read it only once the window has opened it."""
+        if self._store is None:
+            raise RuntimeError("the database is not open yet")
+        return self._store
+
+    @store.setter
+    def store(self, store: Store) -> None:
+        self._store = store
 
     def window_widget(self) -> QWidget | None:
         """The window as a widget: the parent of dialogs and message boxes."""
