@@ -215,7 +215,7 @@ def metric_label(key: str, activity_id: str | None = None) -> str:
 def headline_value(run: Row) -> float | None:
     """The run's main score in percent (accuracy, or the Hamming score for French QA); a
     person's session is headlined by its ``score`` (unanswered questions count wrong)."""
-    summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
+    summary: JSONDict = run.get("summary") or {}
     if summary.get("answered") == 0:
         return None  # nothing answered: no score to show
     found = activities().get(str(run.get("activity", "")))

@@ -71,7 +71,7 @@ class CorpusRows:
                 ),
                 batch_size=1000,
             )
-        return int(corpus_id)
+        return int(corpus_id)  # type: ignore[arg-type]  # last_pk is set after an insert
 
     def corpus(self, name: str) -> dict[str, Any]:
         rows = list(self.db["corpora"].rows_where("name = ?", [name]))

@@ -248,7 +248,7 @@ def _v4_score_rows(activity: str, row: tuple[object, ...]) -> list[tuple[object,
         values["hamming"] = found
     names = _V4_SCORERS.get(activity, {})
     other = _V4_OTHER.get(activity, f"{activity}.recorded")
-    out = []
+    out: list[tuple[object, ...]] = []
     for name, value in values.items():
         if isinstance(value, dict | list | str):
             value = json.dumps(value, ensure_ascii=False)

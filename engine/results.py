@@ -7,7 +7,7 @@ compared item by item. The desktop app's results screen and any other viewer dra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity as activity_of
@@ -170,7 +170,7 @@ def compare_runs(store: Store, a: int, b: int) -> dict[str, Any]:
     }
 
 
-def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
+def _solver_warnings(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> list[str]:
     """A line for each setting that two runs of one activity must share to be compared
     (``Activity.compare_warnings``: the consultation's solver) and do not."""
     from engine.registry import activities

@@ -197,7 +197,7 @@ class Store(ScoreRows, CorpusRows):
                 ),
                 batch_size=500,
             )
-        return int(dataset_id)
+        return int(dataset_id)  # type: ignore[arg-type]  # last_pk is set after an insert
 
     def _dataset_row(self, name: str) -> dict[str, Any] | None:
         rows = list(self.db["datasets"].rows_where("name = ?", [name]))
@@ -279,7 +279,7 @@ class Store(ScoreRows, CorpusRows):
         with self._transaction():
             found = self._dataset_row(dataset)
             return int(
-                self.db.table("runs")
+                self.db.table("runs")  # type: ignore[arg-type]  # last_pk is set after an insert
                 .insert(
                     {
                         "activity": activity,
@@ -499,7 +499,7 @@ class Store(ScoreRows, CorpusRows):
             )
 
     def turns(self, run_id: int, item_key: str | None = None) -> list[dict[str, Any]]:
-        where, args = "run_id = ?", [run_id]
+        where, args = "run_id = ?", [cast("object", run_id)]
         if item_key is not None:
             where, args = where + " AND item_key = ?", [run_id, str(item_key)]
         return [decode_json(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]

@@ -48,7 +48,7 @@ def create(store: Store, plan: Plan) -> int:
     """Store a new experiment of ``plan`` (its reused runs in their cells); its id."""
     with store.transaction(immediate=True):
         experiment_id = int(
-            store.db.table("experiments")
+            store.db.table("experiments")  # type: ignore[arg-type]  # last_pk is set after an insert
             .insert(
                 {
                     "name": plan.name,

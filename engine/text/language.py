@@ -40,5 +40,7 @@ def item_language(item: Mapping[str, JSONValue], default: str = "en") -> str:
     options = item.get("options") or []
     if isinstance(options, Mapping):
         options = list(options.values())
+    elif not isinstance(options, list):
+        options = [options]
     text = str(item.get("question") or "") + "".join(str(o) for o in options)
     return language_of(text, default)
