@@ -31,7 +31,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import UserError
 from engine.metrics import (  # noqa: F401 (re-exported: scorers import their reducers here)
@@ -97,7 +97,8 @@ class Context:
         return found if isinstance(found, dict) else {}
 
 
-ScoreFunction = Callable[[Row, object, Context], Mapping[str, ScoreValue | Value]]
+#: A scorer: an answer, its target (the activity's own: an item, a case…) and the context.
+ScoreFunction = Callable[[Row, Any, Context], Mapping[str, ScoreValue | Value]]
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ class RescoreError(UserError):
     """A stored run that cannot be scored again (still running, its data set gone…)."""
 
 
-def items_by_key(store: Store, run: Row) -> dict[str, object]:
+def items_by_key(store: Store, run: Row) -> dict[str, Any]:
     """A run's items by key (what its answers answered)."""
     act = get_activity(str(run["activity"]))
     spec = act.run_spec()

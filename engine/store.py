@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     import sqlite_utils
 
     from engine.scoring import Scored
-    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue
+    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue, TurnRow
 
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
 RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
@@ -498,11 +498,12 @@ class Store(ScoreRows, CorpusRows):
                 }
             )
 
-    def turns(self, run_id: int, item_key: str | None = None) -> list[dict[str, Any]]:
+    def turns(self, run_id: int, item_key: str | None = None) -> list[TurnRow]:
         where, args = "run_id = ?", [cast("object", run_id)]
         if item_key is not None:
             where, args = where + " AND item_key = ?", [run_id, str(item_key)]
-        return [decode_json(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]
+        rows = self.db["turns"].rows_where(where, args, order_by="id")
+        return [cast("TurnRow", decode_json(r)) for r in rows]
 
     def delete_turns(self, run_id: int, item_key: str) -> None:
         """Drop the turns of one unfinished consultation (before it is resumed afresh)."""

@@ -99,6 +99,22 @@ class AnswerRow(TypedDict):
     correct: int | None
 
 
+class TurnRow(TypedDict):
+    """A turn of a consultation as :meth:`engine.store.Store.turns` reads it (its ``extra``
+    decoded): a :class:`engine.consult.cases.Turn` with its run, case and time."""
+
+    id: int
+    run_id: int
+    item_key: str
+    turn: int
+    role: str
+    text: str
+    extra: JSONDict
+    latency_s: float | None
+    tokens: int | None
+    created: str
+
+
 class ScoreRow(TypedDict):
     """One stored score (:meth:`engine.store.Store.score_rows`): a scorer's value of one
     key for one answer; ``scorer`` is ``name@who`` when a person or a judge gave it."""
