@@ -26,7 +26,7 @@ def _scalar(value: Any) -> bool:
 
 
 def summary_rows(
-    summary: dict[str, Any] | None,
+    summary: Mapping[str, Any] | None,
     activity: str | None = None,
     keys: Sequence[str] | None = None,
 ) -> list[tuple[str, str, Any]]:
@@ -76,7 +76,7 @@ def running_score(activity: str, answers: Sequence[dict[str, Any]]) -> tuple[flo
 
 
 def _all_summary_rows(
-    summary: dict[str, Any] | None, activity: str | None = None
+    summary: Mapping[str, Any] | None, activity: str | None = None
 ) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
     for key, value in (summary or {}).items():

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -144,7 +144,7 @@ class Store(ScoreRows, CorpusRows):
         self,
         name: str,
         activity: str,
-        items: Iterable[dict[str, Any]],
+        items: Iterable[Mapping[str, Any]],
         source: str = "",
         meta: dict[str, Any] | None = None,
         replace: bool = False,

@@ -7,7 +7,7 @@ The patient, the fact matching, the scoring and the metrics are :mod:`engine.con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from engine.consult.cases import Case, Turn
     from engine.consult.metrics import CaseMetrics
     from engine.consult.session import Consultation, ConsultResult
-    from engine.types import JSONDict, JSONValue
+    from engine.types import JSONDict, Row
     from gui.workers import Job, Worker
 
 ROLE_STYLE = {
@@ -58,7 +58,7 @@ ROLE_STYLE = {
 }
 
 
-def transcript_html(turns: Sequence[Mapping[str, JSONValue]], doctor_label: str = "You") -> str:
+def transcript_html(turns: Sequence[Row], doctor_label: str = "You") -> str:
     """Chat bubbles for a list of ``{role, text}`` turns."""
     rows = []
     for t in turns:
