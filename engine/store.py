@@ -248,7 +248,7 @@ class Store(ScoreRows, CorpusRows):
         rows = self.db["items"].rows_where("dataset_id = ?", [row["id"]], order_by="position")
         return {r["key"]: load_json(r["data"]) for r in rows}
 
-    def items_changed(self, run: RunRow | JSONDict) -> bool:
+    def items_changed(self, run: Mapping[str, Any]) -> bool:
         """Whether the data set of ``run`` no longer holds the items the run was played on:
         replaced by other items since (its fingerprint is not the run's), or deleted."""
         row = self._dataset_row(str(run["dataset"]))

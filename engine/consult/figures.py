@@ -149,7 +149,7 @@ def share_figure(found: Found, title: str, which: Callable[[str], bool]) -> tupl
         "kind": "lines",
         "title": title,
         "axis": "%",
-        "x_axis": "Share of the questions (%)",  # type: ignore[typeddict-unknown-key]
+        "x_axis": "Share of the questions (%)",
         "series": series,  # type: ignore[typeddict-item]
     }
     return chart, table(f"{title}: the points", columns, rows, *notes)
@@ -216,7 +216,7 @@ def figure7(found: Found) -> tuple[Chart, Table] | None:
         "kind": "lines",
         "title": "Consultation Figure 7: scores by the cases' number of facts",
         "axis": "%",
-        "x_axis": "Facts in the case",  # type: ignore[typeddict-unknown-key]
+        "x_axis": "Facts in the case",
         "x_labels": {str(x): _bin_name(*b) for x, b in enumerate(bins)},
         "series": series,  # type: ignore[typeddict-item]
     }
