@@ -105,7 +105,7 @@ def _from_summary(run: dict[str, Any]) -> Breakdown | None:
 
 
 def category_scores(
-    run: dict[str, Any], store: Store | None = None
+    run: Mapping[str, Any], store: Store | None = None
 ) -> tuple[str, list[tuple[str, float, int]]]:
     """Scores by category of one run, as ``(what, [(category, score %, n)])``.
 

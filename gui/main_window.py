@@ -188,7 +188,8 @@ class MainWindow(QMainWindow):
 
     # -- navigation --------------------------------------------------------------------
 
-    def screen(self, key: str) -> QWidget:
+    # shadows QWidget.screen (the QScreen): the window's screens are these
+    def screen(self, key: str) -> QWidget:  # type: ignore[override]
         """The screen ``key`` (built on first use)."""
         if key not in self.screens:
             found = next(s for s in self.screen_list if s.key == key)

@@ -291,7 +291,8 @@ class ProgressRow(QWidget):
         self.label.setText(message)
         self.stop.setEnabled(True)
 
-    def update(self, p: Progress, message: str | None = None) -> None:
+    # shadows QWidget.update (a repaint: this row never asks for one by that name)
+    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]
         self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)
@@ -367,7 +368,7 @@ class DatasetPicker(QWidget):
         self.combo.blockSignals(False)
         self.changed.emit(self.name or "")
 
-    def _opening(self, datasets: list[Row]) -> str:
+    def _opening(self, datasets: Sequence[Row]) -> str:
         from engine.importers import opening_dataset
         from gui.models import setting
 

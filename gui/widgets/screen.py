@@ -188,9 +188,9 @@ class VerticalScroll(QScrollArea):
         return inner + bar + 2 * self.frameWidth()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        inner = self.widget().minimumSizeHint() if self.widget() is not None else QSize()
+        inner = widget.minimumSizeHint() if (widget := self.widget()) is not None else QSize()
         return QSize(self._width(inner.width()), 80)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        inner = self.widget().sizeHint() if self.widget() is not None else QSize()
+        inner = widget.sizeHint() if (widget := self.widget()) is not None else QSize()
         return QSize(self._width(inner.width()), inner.height())
