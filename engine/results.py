@@ -93,7 +93,7 @@ def _all_summary_rows(
     return out
 
 
-def _from_summary(run: dict[str, Any]) -> Breakdown | None:
+def _from_summary(run: Mapping[str, Any]) -> Breakdown | None:
     """The run's scores by category as its activity reads them from its summary
     (``Activity.breakdown``); None when it gives none."""
     from engine.registry import activities

@@ -78,7 +78,7 @@ class Feedback:
     id: str
     chosen: list[str]
     gold: list[str]
-    hamming: float | None
+    hamming: float
     exact: bool
 
     @property
@@ -169,7 +169,7 @@ class FrenchSession:
                     a["item_key"],
                     extra.get("pred", []),
                     extra.get("gold", []),
-                    (a["scores"] or {}).get("hamming", 0.0),
+                    float((a["scores"] or {}).get("hamming") or 0.0),
                     bool(a["correct"]),
                 )
         self.run_id = self.person.run_id

@@ -8,7 +8,7 @@ The patient, the fact matching, the scoring and the metrics are :mod:`engine.con
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -95,7 +95,8 @@ class PersonPanel(QWidget, SessionCalls):
         self.ctx = ctx
         self.consultation: Consultation | None = None
         self.case: Case | None = None
-        self.turns: list[Turn] = []
+        # the turns shown: the consultation's, then a question and its reply as it streams
+        self.turns: list[Any] = []
         self.reply_job: Worker | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -233,8 +234,16 @@ class PersonPanel(QWidget, SessionCalls):
         result.add(button("Another patient", self.reset))
         return result
 
+    @property
+    def live(self) -> Consultation:
+        """The consultation under way (its page shows only while there is one)."""
+        if self.consultation is None:
+            raise RuntimeError("no consultation is under way")
+        return self.consultation
+
     def _open_import(self) -> None:
-        self.ctx.window.open_import("consult")
+        if self.ctx.window is not None:
+            self.ctx.window.open_import("consult")
 
     def _fit_fact_rows(self) -> None:
         self.facts_table.resizeRowsToContents()
@@ -298,7 +307,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.dataset.setEnabled(self.consultation is None)
         self.stop_button.setVisible(self.reply_job is not None)
         if asking:
-            left = self.consultation.questions_left
+            left = self.live.questions_left
             self.left_label.setText(f"{left} question(s) left")
         elif active:
             self.left_label.setText("Now give your answer")
@@ -377,7 +386,7 @@ class PersonPanel(QWidget, SessionCalls):
         self._render()
 
     def _replied(self, turn: Turn | None) -> None:
-        self.turns = list(self.consultation.turns)
+        self.turns = list(self.live.turns)
         self._render()
 
     def _reply_ended(self) -> None:
@@ -429,7 +438,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.call(lambda job: _session().finish_person_consultation(c, answer), self._finished)
 
     def _finished(self, result: ConsultResult) -> None:
-        c = self.consultation
+        c = self.live
         self.ctx.notify_runs()
         task = result.task
         if c.case.task.kind == "mcq":

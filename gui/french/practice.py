@@ -222,8 +222,16 @@ class FrenchPractice(QWidget, SessionCalls):
         qcard.layout_.addStretch(1)
         return qcard
 
+    @property
+    def live(self) -> FrenchSession:
+        """The session under way (the question page shows only while there is one)."""
+        if self.session is None:
+            raise RuntimeError("no French session is under way")
+        return self.session
+
     def _open_import(self) -> None:
-        self.ctx.window.open_import("french")
+        if self.ctx.window is not None:
+            self.ctx.window.open_import("french")
 
     # -- flow ------------------------------------------------------------------------------
 
@@ -324,7 +332,8 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _show(self, view: QuestionView) -> None:
         self.view = view
-        answered = self.session.summary()["answered"]
+        session = self.live
+        answered = session.summary()["answered"]
         show_position(self.position, self.bar, view.position, view.total, answered)
         self.question.setText(view.question)
         self.options.set_options([(letter, text) for letter, text in view.options])
@@ -333,10 +342,10 @@ class FrenchPractice(QWidget, SessionCalls):
         )
         self.verdict.setText("")
         self.hint.setText("")
-        fb = self.session.feedback(view.position) if view.answered else None
+        fb = session.feedback(view.position) if view.answered else None
         if fb is not None:
             self._show_verdict(fb)
-        self.marks.show_question(self.session.profile, self.session.dataset, view.id)
+        self.marks.show_question(session.profile, session.dataset, view.id)
         self.passages.setHtml(self._passages_html(view))
         self._totals()
         self._enable()
@@ -397,6 +406,8 @@ class FrenchPractice(QWidget, SessionCalls):
             self._choice = ("", "", 0)  # the session has no index: retrieve anew
             self._retrieval_changed()
             return
+        if self.view is None:
+            return
         position = self.view.position
         self.call(lambda job: session.question(position), self._show_passages)
 
@@ -416,7 +427,9 @@ class FrenchPractice(QWidget, SessionCalls):
         self.next_button.setVisible(has)
         self.next_button.setEnabled(has and not self.busy and self._after() is not None)
         self.previous_button.setVisible(has)
-        self.previous_button.setEnabled(has and not self.busy and self.view.position > 0)
+        self.previous_button.setEnabled(
+            has and not self.busy and self.view is not None and self.view.position > 0
+        )
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
         self.retrieval.setEnabled(self.building is None and self.book.currentData() != "none")
@@ -448,7 +461,7 @@ class FrenchPractice(QWidget, SessionCalls):
             self.marks.missed()
         self._totals(summary)
         self.bar.setValue(summary["answered"])
-        if self.session.done:
+        if self.live.done:
             self._finish()
         self._enable()
         self._show_grid()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextOption
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from gui.models import ModelHost
     from gui.navigator import Navigator
     from gui.workers import Jobs
+
+
+#: A widget, given back as the type it was given.
+W = TypeVar("W", bound=QWidget)
 
 
 class AppContext:
@@ -173,7 +177,7 @@ class Card(QFrame):
             label.setObjectName("cardTitle")
             self.layout_.addWidget(label)
 
-    def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
+    def add(self, widget: W, stretch: int = 0) -> W:
         self.layout_.addWidget(widget, stretch)
         return widget
 
