@@ -69,11 +69,11 @@ class MainWindow(QMainWindow):
         appears at once)."""
         if self.is_ready:
             return
-        if not self.ctx.opened:
+        if self.ctx.opened is None:
             from engine.store import Store, StoreError
 
             try:
-                self.ctx.store = Store(self.ctx.db_path)
+                self.ctx.opened = Store(self.ctx.db_path)
             except StoreError as exc:  # a newer medexam's database, say: nothing is touched
                 QMessageBox.critical(self, "The database cannot be opened", str(exc))
                 self.close()

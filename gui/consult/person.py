@@ -40,7 +40,7 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.question import OptionList
-from gui.widgets.screen import SessionCalls, VerticalScroll
+from gui.widgets.screen import SessionCalls, VerticalScroll, under_way
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -234,13 +234,6 @@ class PersonPanel(QWidget, SessionCalls):
         result.add(button("Another patient", self.reset))
         return result
 
-    @property
-    def live(self) -> Consultation:
-        """The consultation under way (its page shows only while there is one)."""
-        if self.consultation is None:
-            raise RuntimeError("no consultation is under way")
-        return self.consultation
-
     def _open_import(self) -> None:
         if self.ctx.window is not None:
             self.ctx.window.open_import("consult")
@@ -307,7 +300,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.dataset.setEnabled(self.consultation is None)
         self.stop_button.setVisible(self.reply_job is not None)
         if asking:
-            left = self.live.questions_left
+            left = under_way(self.consultation).questions_left
             self.left_label.setText(f"{left} question(s) left")
         elif active:
             self.left_label.setText("Now give your answer")
@@ -386,7 +379,7 @@ class PersonPanel(QWidget, SessionCalls):
         self._render()
 
     def _replied(self, turn: Turn | None) -> None:
-        self.turns = list(self.live.turns)
+        self.turns = list(under_way(self.consultation).turns)
         self._render()
 
     def _reply_ended(self) -> None:
@@ -438,7 +431,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.call(lambda job: _session().finish_person_consultation(c, answer), self._finished)
 
     def _finished(self, result: ConsultResult) -> None:
-        c = self.live
+        c = under_way(self.consultation)
         self.ctx.notify_runs()
         task = result.task
         if c.case.task.kind == "mcq":

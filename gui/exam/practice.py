@@ -56,7 +56,7 @@ from gui.widgets.question import (
     show_position,
 )
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled
+from gui.widgets.screen import SessionCalls, scrolled, under_way
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -127,13 +127,6 @@ class PracticePanel(QWidget, SessionCalls):
         row.addWidget(self._past_card(), 2)
         return page
 
-    @property
-    def live(self) -> ExamSession:
-        """The session under way (the question page shows only while there is one)."""
-        if self.session is None:
-            raise RuntimeError("no exam is under way")
-        return self.session
-
     def _setup_grid(self) -> QGridLayout:
         grid = QGridLayout()
         grid.setHorizontalSpacing(14)
@@ -159,9 +152,8 @@ class PracticePanel(QWidget, SessionCalls):
         rows += [("How many", self.count), ("", self.in_order), ("Time limit", self.minutes)]
         rows += [("Pass mark", self.pass_mark), ("", self.only_missed), self.block.saved_row()]
         add_rows(grid, rows)
-        for row in (2, 4):  # beside the subjects and the two modes
-            if (cell := grid.itemAtPosition(row, 0)) is not None:
-                cell.setAlignment(Qt.AlignmentFlag.AlignTop)
+        for cell in filter(None, (grid.itemAtPosition(row, 0) for row in (2, 4))):
+            cell.setAlignment(Qt.AlignmentFlag.AlignTop)  # beside the subjects and the two modes
         grid.setColumnStretch(1, 1)
         return grid
 
@@ -376,11 +368,11 @@ class PracticePanel(QWidget, SessionCalls):
         if item is None:
             self._end()
             return
-        s = self.live
+        s = under_way(self.session)
         self.answered = False
         self.at = s.index
         show_position(self.position, self.bar, s.index, len(s.questions), s.index)
-        self._show_item(item)
+        self._show_item(item, s)
         self.options.set_chosen(self.chosen.pop(self.at, []), self.struck.get(self.at, []))
         self.feedback.setVisible(False)
         if self.clock_for != self.at:
@@ -392,7 +384,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._show_grid()
         self.options.setFocus()
 
-    def _show_item(self, item: Question) -> None:
+    def _show_item(self, item: Question, s: ExamSession) -> None:
         """The question, its options and its marks (its answer and clock are the caller's)."""
         self.item = item
         kinds = [str(item.get(k)) for k in ("type2", "type3") if item.get(k)]
@@ -401,7 +393,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.question.setText(item["question"])
         self.options.set_options(list(zip(LETTERS, item["options"], strict=False)))
         self.explainer.clear()
-        self.marks.show_question(self.live.profile, self.live.dataset, str(item["id"]))
+        self.marks.show_question(s.profile, s.dataset, str(item["id"]))
 
     def _selection_changed(self) -> None:
         if self.options.selected():
@@ -453,18 +445,20 @@ class PracticePanel(QWidget, SessionCalls):
             chose = f"you chose {feedback.chosen}" if feedback.chosen else "skipped"
             said = f"Not quite — the answer is {feedback.gold} ({chose})"
         say_verdict(self.verdict, feedback.correct, said)
-        self.difficulty.setText(difficulty_words(self.ctx.store, self.live.dataset, feedback.key))
+        self.difficulty.setText(
+            difficulty_words(self.ctx.store, under_way(self.session).dataset, feedback.key)
+        )
         self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
         self.feedback.setVisible(True)
         self.explain_button.setEnabled(True)
 
     def _show_past(self, place: int) -> None:
         """Question ``place``, answered before, as answered (with its verdict in practice)."""
-        s = self.live
+        s = under_way(self.session)
         fb = s.feedback[place]
         self.at, self.answered = place, True
         show_position(self.position, self.bar, place, len(s.questions), s.index)
-        self._show_item(s.questions[place])
+        self._show_item(s.questions[place], s)
         self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
         self.clock.freeze(fb.seconds)
         if s.explained:

@@ -57,7 +57,7 @@ from gui.widgets.common import (
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled
+from gui.widgets.screen import SessionCalls, scrolled, under_way
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -222,13 +222,6 @@ class FrenchPractice(QWidget, SessionCalls):
         qcard.layout_.addStretch(1)
         return qcard
 
-    @property
-    def live(self) -> FrenchSession:
-        """The session under way (the question page shows only while there is one)."""
-        if self.session is None:
-            raise RuntimeError("no French session is under way")
-        return self.session
-
     def _open_import(self) -> None:
         if self.ctx.window is not None:
             self.ctx.window.open_import("french")
@@ -332,7 +325,7 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _show(self, view: QuestionView) -> None:
         self.view = view
-        session = self.live
+        session = under_way(self.session)
         answered = session.summary()["answered"]
         show_position(self.position, self.bar, view.position, view.total, answered)
         self.question.setText(view.question)
@@ -461,7 +454,7 @@ class FrenchPractice(QWidget, SessionCalls):
             self.marks.missed()
         self._totals(summary)
         self.bar.setValue(summary["answered"])
-        if self.live.done:
+        if under_way(self.session).done:
             self._finish()
         self._enable()
         self._show_grid()

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 from engine.errors import ONE_LINE
 from engine.progress import Progress
 
+W = TypeVar("W", bound=QWidget)  # a widget, given back as the type it was given
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLayout
 
@@ -39,10 +41,6 @@ if TYPE_CHECKING:
     from gui.models import ModelHost
     from gui.navigator import Navigator
     from gui.workers import Jobs
-
-
-#: A widget, given back as the type it was given.
-W = TypeVar("W", bound=QWidget)
 
 
 class AppContext:
@@ -59,7 +57,7 @@ class AppContext:
         status: Callable[[str], None] = print,
         window: Navigator | None = None,
     ) -> None:
-        self.db_path, self._store, self.host, self.jobs = db_path, store, host, jobs
+        self.db_path, self.opened, self.host, self.jobs = db_path, store, host, jobs
         self.status, self.window = status, window
         self.data_changed: list[Callable[[], None]] = []
         self.runs_changed: list[Callable[[], None]] = []
@@ -67,20 +65,11 @@ class AppContext:
         self.model_list: list[ModelInfo] | None = None  # catalog ModelInfo objects, once read
 
     @property
-    def opened(self) -> bool:
-        """Whether the database is open (the window opens it once it is up)."""
-        return self._store is not None
-
-    @property
     def store(self) -> Store:
-        """The UI thread's store; screens read it only once the window has opened it."""
-        if self._store is None:
+        """The UI thread's store, once the window has ``opened`` it (screens read it then)."""
+        if self.opened is None:
             raise RuntimeError("the database is not open yet")
-        return self._store
-
-    @store.setter
-    def store(self, store: Store) -> None:
-        self._store = store
+        return self.opened
 
     def window_widget(self) -> QWidget | None:
         """The window as a widget: the parent of dialogs and message boxes."""
@@ -295,8 +284,7 @@ class ProgressRow(QWidget):
         self.label.setText(message)
         self.stop.setEnabled(True)
 
-    # shadows QWidget.update (a repaint: this row never asks for one by that name)
-    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]
+    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]  # not QWidget's repaint
         self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)

@@ -86,6 +86,13 @@ class ActivityScreen(QWidget):
                 panel.closing()
 
 
+def under_way(session: T | None) -> T:
+    """The session a panel shows (its question page shows only while one is under way)."""
+    if session is None:
+        raise RuntimeError("no session is under way")
+    return session
+
+
 class SessionCalls:
     """For a panel over a person's session (a mixin beside ``QWidget``): :meth:`call` runs
     one engine call on the session thread (which owns the session's store connection),
