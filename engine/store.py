@@ -499,7 +499,7 @@ class Store(ScoreRows, CorpusRows):
             )
 
     def turns(self, run_id: int, item_key: str | None = None) -> list[TurnRow]:
-        where, args = "run_id = ?", [cast("object", run_id)]
+        where, args = "run_id = ?", list[object]([run_id])
         if item_key is not None:
             where, args = where + " AND item_key = ?", [run_id, str(item_key)]
         rows = self.db["turns"].rows_where(where, args, order_by="id")
