@@ -113,9 +113,9 @@ class Metric:
 def answer_values(answer: Row) -> dict[str, ScoreValue]:
     """A stored answer's scores with its ``correct`` among them (what metrics reduce)."""
     found = answer.get("scores")
-    values: dict[str, ScoreValue] = dict(found) if isinstance(found, dict) else {}  # type: ignore[arg-type]
+    values: dict[str, ScoreValue] = dict(found) if isinstance(found, dict) else {}
     if answer.get("correct") is not None:
-        values["correct"] = answer["correct"]  # type: ignore[assignment]
+        values["correct"] = answer["correct"]
     return values
 
 

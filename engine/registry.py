@@ -130,6 +130,7 @@ class PluginGivenUp(MedexamError):
 
 T = TypeVar("T", covariant=True)
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")  # what is registered, given back as it is
 Key = Any  # a name, or ``(activity, format)``
 
 
@@ -332,7 +333,7 @@ def _table(kind: str) -> _Table:
 
 
 @overload
-def register(kind: str, found: T, /, *, replace: bool = ...) -> T: ...
+def register(kind: str, found: R, /, *, replace: bool = ...) -> R: ...
 @overload
 def register(kind: str, /, *, replace: bool = ..., **fields: Any) -> Callable[[F], F]: ...
 def register(kind: str, found: Any = None, /, *, replace: bool = False, **fields: Any) -> Any:
@@ -396,7 +397,7 @@ def unregister(kind: str, key: Key) -> None:
 
 
 @contextlib.contextmanager
-def registered(kind: str, found: T) -> Iterator[T]:
+def registered(kind: str, found: R) -> Iterator[R]:
     """``found`` registered (in place of what is under its key) for the time of a ``with``
     block, and what was there before it back after (a test's own scorer, say)."""
     table = _table(kind)

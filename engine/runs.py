@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from engine.activities import Activity, RunSpec, activity
 from engine.errors import UserError
@@ -145,7 +145,7 @@ def run(
     if concurrency is not None and concurrency < 1:
         raise RunError("concurrency must be at least 1")
     lent = pool.lending(load)
-    job = spec.open(store, dataset, full, lent)
+    job = spec.open(store, dataset, full, cast("ModelPool", lent))  # lends as a pool
     n = concurrency or job.default_concurrency()
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
@@ -196,7 +196,7 @@ def models_concurrency(
         full = spec.settings(settings)
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    job = spec.open(store, dataset or "", full, pool.lending(load))
+    job = spec.open(store, dataset or "", full, cast("ModelPool", pool.lending(load)))
     try:
         return job.default_concurrency()
     finally:
@@ -250,7 +250,8 @@ def _loop(
     started = time.perf_counter()
     context = Context(store, store.run(run_id), None, cancel)
     scorers = run_scorers(spec.activity.id, context)
-    status, error, again = "finished", None, None
+    status, error = "finished", None
+    again: BaseException | None = None
     errors: list[str] = []  # the items the model could not take, this time
     try:
         for position, item, answer in _answers(job, todo, cancel, concurrency):

@@ -32,7 +32,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.activities import Activity, get_activity
 from engine.activities import activities as all_activities
@@ -88,7 +88,8 @@ class Context:
         return found if isinstance(found, dict) else {}
 
 
-ScoreFunction = Callable[[Row, object, Context], Mapping[str, ScoreValue | Value]]
+#: A scorer: an answer, its target (the activity's own: an item, a case…) and the context.
+ScoreFunction = Callable[[Row, Any, Context], Mapping[str, ScoreValue | Value]]
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ class RescoreError(UserError):
     """A stored run that cannot be scored again (still running, its data set gone…)."""
 
 
-def items_by_key(store: Store, run: Row) -> dict[str, object]:
+def items_by_key(store: Store, run: Row) -> dict[str, Any]:
     """A run's items by key (what its answers answered)."""
     act = get_activity(str(run["activity"]))
     spec = act.run_spec()
@@ -501,7 +502,7 @@ def headline_value(run: Row) -> float | None:
     >>> headline_value({"activity": "exam", "summary": {"accuracy": 40.0}})
     40.0
     """
-    summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
+    summary: JSONDict = run.get("summary") or {}
     if summary.get("answered") == 0:
         return None  # nothing answered: no score to show
     found = all_activities().get(str(run.get("activity", "")))

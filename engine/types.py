@@ -1,8 +1,11 @@
 """Types of the plain data medexam passes around: JSON values (what the store keeps in its
 JSON columns: items, settings, summaries, answers' extra fields) and the rows read back.
 
-An item, a summary or a run's settings is plain JSON: :data:`JSONDict` says so precisely,
-where ``dict[str, Any]`` would say nothing. The rows the store reads back are typed dicts,
+An item, a summary or a run's settings is a JSON object (:data:`JSONDict`) whose values are
+read without narrowing: their shape is the activity's, known to the code that reads them and
+not to the type checker (as :func:`json.loads` returns ``Any``), and ``json.dumps`` refuses
+anything that is not JSON when the store writes them. A function that takes any one value and
+looks at what it is takes a :data:`JSONValue`. The rows the store reads back are typed dicts,
 one per table (:class:`RunRow`, :class:`AnswerRow`, :class:`DatasetRow`, :class:`ScoreRow`):
 their keys are the table's columns, JSON columns decoded.
 
@@ -15,21 +18,23 @@ their keys are the table's columns, JSON columns decoded.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 #: A JSON scalar.
 Scalar: TypeAlias = str | int | float | bool | None
 #: Any JSON value: a scalar, a list of values or an object of values.
 JSONValue: TypeAlias = "Scalar | list[JSONValue] | dict[str, JSONValue]"
-#: A JSON object: an item, a summary, a run's settings, an answer's ``extra``.
-JSONDict: TypeAlias = "dict[str, JSONValue]"
+#: A JSON object: an item, a summary, a run's settings, an answer's ``extra``; its values
+#: are ``Any`` to the type checker, their shape being the activity's (see above).
+JSONDict: TypeAlias = "dict[str, Any]"
 
 #: An item of a data set as stored (a question, a case…).
 Item: TypeAlias = JSONDict
-#: A row of no table of its own (a report's line, an importer's result), JSON decoded.
-Row: TypeAlias = JSONDict
+#: A row as a function that only reads it takes it: a table's typed row (:class:`RunRow`…)
+#: or one of no table of its own (a report's line, an importer's result), JSON decoded.
+Row: TypeAlias = "Mapping[str, Any]"
 #: A run's summary: metric keys and their values (nested blocks for breakdowns).
 Summary: TypeAlias = JSONDict
 #: A score's value: a number, a boolean, or None (not applicable to this answer).
@@ -105,6 +110,22 @@ class AnswerRow(TypedDict):
     created: str
     scores: dict[str, ScoreValue]
     correct: int | None
+
+
+class TurnRow(TypedDict):
+    """A turn of a consultation as :meth:`engine.store.Store.turns` reads it (its ``extra``
+    decoded): a :class:`engine.consult.cases.Turn` with its run, case and time."""
+
+    id: int
+    run_id: int
+    item_key: str
+    turn: int
+    role: str
+    text: str
+    extra: JSONDict
+    latency_s: float | None
+    tokens: int | None
+    created: str
 
 
 class ScoreRow(TypedDict):

@@ -14,6 +14,7 @@ counts the same questions, by that model's latest answer to each.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
@@ -55,7 +56,8 @@ class Subject:
     subject: str
     n: int = 0
     right: int = 0
-    models: dict[str, float | None] = field(default_factory=dict)
+    # dataclasses' field by its module: this class has a field named ``field``
+    models: dict[str, float | None] = dataclasses.field(default_factory=dict)
 
     @property
     def score(self) -> float | None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from engine.consult.cases import Case, Fact, Turn
 from engine.consult.text import content_words
@@ -43,13 +43,13 @@ if TYPE_CHECKING:
     from engine.consult.solve import Solver
     from engine.scoring import Scorer
     from engine.store import Store
-    from engine.types import JSONDict, JSONValue, Summary
+    from engine.types import JSONDict, Summary
 
 #: One consultation's metrics (:func:`consultation_metrics`): fractions 0–1, counts and
 #: ``correct``, as stored in its answer's scores.
 CaseMetrics: TypeAlias = "dict[str, float | int | bool | None]"
 #: Per-consultation metrics as read back (stored scores, or :data:`CaseMetrics`).
-MetricRows: TypeAlias = "Sequence[Mapping[str, JSONValue]]"
+MetricRows: TypeAlias = "Sequence[Mapping[str, Any]]"
 
 #: The scores an answer holds as fractions and a summary shows in percent.
 PERCENT_SCORES = (
@@ -313,7 +313,7 @@ def summarize(per_case: MetricRows, scorers: Sequence[Scorer] | None = None) -> 
 
     n = len(per_case)
     chosen = scorers_of("consult") if scorers is None else scorers
-    out: Summary = metric_values(chosen, per_case, n)  # type: ignore[arg-type]
+    out: Summary = metric_values(chosen, per_case, n)
     revealed_n = sum(m.get("revealed", 0) for m in per_case)
     leaked_n = sum(m.get("leaked", 0) for m in per_case)
     out["avg_length"] = _words(per_case, "length")

@@ -7,7 +7,10 @@ both build on it.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from engine.types import Row
 
 LETTERS = ("a", "b", "c", "d", "e")
 
@@ -27,17 +30,17 @@ class FrenchQuestion(TypedDict):
     sample: NotRequired[bool]
 
 
-def options(item: dict[str, Any]) -> list[tuple[str, str]]:
+def options(item: Row) -> list[tuple[str, str]]:
     """``[("a", text), ..., ("e", text)]`` of a question."""
     return [(letter, item["answers"][letter]) for letter in LETTERS]
 
 
-def gold(item: dict[str, Any]) -> frozenset[str]:
+def gold(item: Row) -> frozenset[str]:
     """The correct letters of a question (lower case)."""
     return frozenset(c.lower() for c in item["correct_answers"])
 
 
-def retrieval_query(item: dict[str, Any]) -> str:
+def retrieval_query(item: Row) -> str:
     """The retrieval query: the question followed by its five options (as in the reference)."""
     return " ".join([item["question"], *(text for _, text in options(item))])
 

@@ -33,11 +33,15 @@ from engine.scoring import counts, failed, percent_mean, right_key, run_metrics
 from engine.store import Store
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from engine.french.dataset import FrenchQuestion
     from engine.french.index import Index
     from engine.models.pool import ModelPool
+    from engine.types import Row
 
 
-def _options_block(answers: list[dict[str, Any]]) -> dict[str, Any]:
+def _options_block(answers: Sequence[Row]) -> dict[str, Any]:
     """``n``, and the Hamming score and EMR in percent over ``answers`` (None for none)."""
     return {
         "n": len(answers),
@@ -54,7 +58,7 @@ def run_summary(store: Store, run_id: int) -> dict[str, Any]:
     scored = run_metrics(store, run, answers, int(run.get("n_total") or 0))  # Hamming, EMR…
     right = right_key(FRENCH.id)  # exact matches over all questions: after the counts
     out.update({k: v for k, v in scored.items() if k != right})
-    groups: dict[int, list[dict[str, Any]]] = {}
+    groups: dict[int, list[Row]] = {}
     for a in answers:
         groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)
     out["by_n_answers"] = {str(n): _options_block(groups[n]) for n in sorted(groups)}
@@ -136,7 +140,7 @@ class FrenchJob(Job):
             "corpus": index.corpus if index is not None else None,
         }
 
-    def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
+    def answer(self, item: FrenchQuestion, position: int) -> dict[str, Any]:
         started = time.perf_counter()
         context = reader_context(self.index, self.dataset, item, self.k, self.oracle)
         answer = self.reader.answer(item, [h.text for h in context.passages])

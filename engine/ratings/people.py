@@ -93,7 +93,7 @@ class RatingSession:
             mine = []
             for answer in self.store.answers(run_id):
                 item = items.get(str(answer["item_key"]))
-                seen = explained(run, item, answer) if item is not None else None  # type: ignore[arg-type]
+                seen = explained(run, item, answer) if item is not None else None
                 if seen is not None:
                     mine.append(Entry(run_id, str(answer["item_key"]), seen))
             if not mine:

@@ -87,10 +87,10 @@ def build_report(store: Store, run_ids: list[int], title: str = "medexam report"
     from engine.reports.provenance import made_table
     from engine.trials import trial_tables
 
-    runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
-    for r in runs:
-        r["label"] = run_label(r)
-        r["scorers"] = store.run_scorers(int(r["id"]))
+    runs: list[Row] = []
+    for i in dict.fromkeys(int(i) for i in run_ids):
+        r = store.run(i)
+        runs.append({**r, "label": run_label(r), "scorers": store.run_scorers(i)})
     every = {int(r["id"]): RunData(store, r) for r in runs}
     sections: list[Section] = []
     for act, found in activities().items():

@@ -47,7 +47,7 @@ def grid_table(experiment: JSONDict) -> Table:
     return table(
         f"The runs of experiment {experiment['id']} ({experiment['status']})",
         ["Setting", "Run", "Status", "Done"],
-        rows,  # type: ignore[arg-type]
+        rows,
         f"Data set {spec.get('dataset')}; models {', '.join(spec.get('models') or [])}"
         + (_first_items(spec["limit"]) if spec.get("limit") else ""),
     )

@@ -94,6 +94,8 @@ class Chart(TypedDict):
     axis: NotRequired[str]
     points: NotRequired[list[ChartPoint]]
     series: NotRequired[list[ChartSeries]]
+    x_axis: NotRequired[str]  # a ``lines`` chart's x axis, and its ticks' labels
+    x_labels: NotRequired[dict[str, str]]
 
 
 class Comparison(TypedDict):

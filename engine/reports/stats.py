@@ -283,7 +283,7 @@ def cluster_bootstrap(
         return out
     means = cluster_means(diffs, clusters)
     if means is not None:
-        out.update(_percentile_test(means, level))
+        out["low"], out["high"], out["p"] = _percentile_test(means, level)
     return out
 
 
@@ -307,7 +307,7 @@ def _bootstrap_start(diffs: NDArray[np.float64], units: int) -> tuple[PairedBoot
     return out, False
 
 
-def _percentile_test(means: NDArray[np.float64], level: float) -> dict[str, float]:
+def _percentile_test(means: NDArray[np.float64], level: float) -> tuple[float, float, float]:
     """``low``, ``high`` and ``p`` of resampled mean differences: the percentile interval
     and twice the share on the smaller side of zero."""
     import numpy as np
@@ -315,7 +315,7 @@ def _percentile_test(means: NDArray[np.float64], level: float) -> dict[str, floa
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     p = 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0)))
-    return {"low": float(low), "high": float(high), "p": min(1.0, p)}
+    return float(low), float(high), min(1.0, p)
 
 
 def _resampled_means(data: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
@@ -371,5 +371,5 @@ def paired_bootstrap(
     out, done = _bootstrap_start(diffs, int(diffs.size))
     if done:
         return out
-    out.update(_percentile_test(_resampled_means(diffs, seed), level))
+    out["low"], out["high"], out["p"] = _percentile_test(_resampled_means(diffs, seed), level)
     return out

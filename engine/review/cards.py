@@ -107,7 +107,7 @@ def topics(activity: str, item: Item) -> dict[str, str]:
 NO_TOPIC = {"其他", "其它", "other", "others", "autre", "autres", "divers"}
 
 
-def topic_of(activity: str, item: Item) -> str | None:
+def topic_of(activity: str, item: Row) -> str | None:
     """The item's topic: its most specific topic field that names one."""
     for name in topic_fields(activity) or ("category",):
         value = item.get(name)
@@ -161,14 +161,14 @@ def _card(row: Row) -> ReviewCard:
     )
 
 
-def new_card(profile: str, activity: str, dataset: str, item: Item, when: datetime) -> ReviewCard:
+def new_card(profile: str, activity: str, dataset: str, item: Row, when: datetime) -> ReviewCard:
     """A card never reviewed yet, due ``when``."""
     memory = Card(card_id=0, due=when)
     return ReviewCard(profile, activity, dataset, str(item["id"]), topic_of(activity, item), memory)
 
 
 def card_for(
-    store: Store, profile: str, activity: str, dataset: str, item: Item, when: datetime
+    store: Store, profile: str, activity: str, dataset: str, item: Row, when: datetime
 ) -> ReviewCard:
     """``item``'s card in ``profile``: the stored one, else a new one due ``when``. Call it
     inside the transaction that saves the card (taking the write lock first), so that two

@@ -73,7 +73,8 @@ def empty_text(activity_id: str) -> str:
     """What Where I stand says while the profile has nothing to show in the activity."""
     found = activities()[activity_id]
     if found.standing is not None:
-        return str(found.standing.load().empty)
+        page = cast("type[StandingPage]", found.standing.load())  # a page class
+        return str(page.empty)
     return EMPTY.format(name=found.name)
 
 
