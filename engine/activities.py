@@ -1,43 +1,34 @@
 """Activities as plain descriptors: id, display name, headline metric, the labels of its
 summary's sections and settings (a metric's label is its scorer's), and the parts each
 brings (settings, run spec, scorers, importers, CLI group, report section, screen). The
-CLI, the desktop app and the exports all read labels and headline scores from here, so one
-measure has one name everywhere. Each activity package registers its own
-descriptor in :mod:`engine.registry`; this module knows none of them by name.
+CLI, the desktop app and the exports all read labels from here (headline scores from
+:func:`engine.scoring.headline_value`), so one measure has one name everywhere. Each activity
+package registers its own descriptor in :mod:`engine.registry`; this module knows none of
+them by name.
 
 >>> activity("french").label("hamming")
 'Hamming score (%)'
->>> headline_value({"activity": "exam", "summary": {"accuracy": 40.0}})
-40.0
+>>> activity_name("consult")
+'Consultation'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from engine.registry import (
-    Kind,
-    Lazy,
-    PartError,
-    UnknownActivity,
-    activities,
-    entries,
-    get_activity,
-    scorers,
-)
+from engine.registry import Kind, Lazy, PartError, UnknownActivity, entries, get
 
 if TYPE_CHECKING:
     import click
 
-    from engine.ratings.perspectives import Explained
-    from engine.reports.layouts import RunData
+    from engine.job import Job
+    from engine.models.pool import ModelPool
     from engine.reports.shapes import Section
-    from engine.review.cards import Face
-    from engine.runs import RunSpec
     from engine.store import Store
-    from engine.types import JSONDict, Row
+    from engine.types import Explained, Face, JSONDict, Row
 
 __all__ = ["Activity", "UnknownActivity", "activity", "activity_name", "metric_label"]
 
@@ -68,7 +59,36 @@ def _is_run_spec(found: object) -> bool:
     )
 
 
-#: A run spec (:class:`engine.runs.RunSpec`: an activity, and the methods the run loop calls).
+class RunSpec(Protocol):
+    """What an activity tells the run loop."""
+
+    activity: Activity
+
+    #: What its job adds to the settings stored on a run (derived from the settings).
+    derived: tuple[str, ...]
+
+    def settings(self, given: JSONDict) -> JSONDict:
+        """Defaults filled in and checked (raises ValueError with one line)."""
+        ...
+
+    def items(self, store: Store, dataset: str) -> Sequence[Any]:
+        """Every item of ``dataset`` as the job answers them (what a rescore scores)."""
+        ...
+
+    def key(self, item: Any) -> str:
+        """An item's key (the stored answer's ``item_key``)."""
+        ...
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
+
+    def sections(self, store: Store, run_id: int) -> JSONDict:
+        """The activity's own entries of a stored run's summary (tables by type, calibration,
+        the chance scores…), laid over its counts and its scorers' metrics by
+        :func:`engine.scoring.summarize`."""
+        ...
+
+
+#: A run spec (:class:`RunSpec`: an activity, and the methods the run loop calls).
 RUN_SPEC: Kind[RunSpec] = Kind("a run spec", _is_run_spec)
 
 
@@ -78,8 +98,8 @@ class Activity:
 
     The parts are :class:`engine.registry.Lazy` references (a module, an attribute and the
     kind of thing it must be), imported on first use so that listing activities loads no
-    model code: ``spec`` the run spec (:class:`engine.runs.RunSpec`: its
-    settings, how a model answers an item, its summary), ``settings`` the settings dataclass,
+    model code: ``spec`` the run spec (:class:`RunSpec`: its
+    settings, how a model answers an item, its summary's own sections), ``settings`` the settings dataclass,
     ``cli`` the click group, ``import_commands`` the ``medexam import`` subcommands,
     ``report`` the report section builder, ``run_label`` the few words that tell its runs
     apart, ``card`` draws an item's review card (none: its items are not reviewed). ``scorers``
@@ -89,7 +109,7 @@ class Activity:
     ``compare_warnings`` maps settings two compared runs should share (``a|b``: the first
     set) to the warning shown when they differ (``{a}``, ``{b}``: their values);
     ``explained`` is what a rater reads of one answer (``(run, item, answer) →``
-    :class:`engine.ratings.perspectives.Explained` or None: nothing to rate);
+    :class:`engine.types.Explained` or None: nothing to rate);
     ``presets_from`` are the modules registering its experiment presets (its papers'
     protocols, :mod:`engine.experiments`) and ``trainings_from`` those registering its
     training kinds (:mod:`engine.train.kinds`); ``screen`` is its screen in the app (a QWidget
@@ -120,7 +140,8 @@ class Activity:
     cli: Lazy[click.Command] | None = None
     import_commands: Mapping[str, Lazy[click.Command]] = field(default_factory=dict)
     import_title: str = ""
-    report: Lazy[Callable[[Store, list[RunData]], Section]] | None = None
+    #: ``(store, runs) → Section``, the runs as :class:`engine.reports.layouts.RunData`.
+    report: Lazy[Callable[[Store, list[Any]], Section]] | None = None
     run_label: Lazy[Callable[[Row], list[str]]] | None = None
     card: Lazy[Callable[[JSONDict], Face]] | None = None
     compare_warnings: Mapping[str, str] = field(default_factory=dict)
@@ -181,18 +202,19 @@ _PARTS = (
 )
 
 
-def ensure_named_sample(store: Store, name: str) -> bool:
-    """Import the sample data set ``name`` when an activity ships one by that name (the
-    samples need no import step); whether it did."""
-    for found in activities().values():
-        if found.sample is not None and found.sample_dataset == name:
-            found.sample.load()(store)
-            return True
-    return False
+def activities() -> dict[str, Activity]:
+    """Every registered activity by id: medexam's own in :data:`engine.registry.BUILTIN`'s
+    order (whichever was imported first), then the others in the order they were registered."""
+    return entries("activity")
+
+
+def get_activity(activity_id: str) -> Activity:
+    """The activity ``activity_id``; :class:`UnknownActivity` names the known ones."""
+    return cast("Activity", get("activity", activity_id))
 
 
 def activity(activity_id: str) -> Activity:
-    """The descriptor of ``activity_id`` (see :func:`engine.registry.activities`)."""
+    """The descriptor of ``activity_id`` (see :func:`activities`)."""
     return get_activity(activity_id)
 
 
@@ -223,9 +245,14 @@ def scorer_label(key: str, activity_id: str | None = None) -> str | None:
     """The label a registered scorer (of ``activity_id``'s, when given) gives its metric
     ``key`` (:class:`engine.scoring.Metric`: a metric's one label); None when none labels
     it."""
-    if activity_id is not None and activity_id not in activities():
-        return None  # an activity no longer installed
-    known = entries("scorer") if activity_id is None else scorers(activity_id)
+    known = entries("scorer")
+    if activity_id is not None:
+        found = activities().get(activity_id)
+        if found is None:
+            return None  # an activity no longer installed
+        for module in found.scorers_from:  # its scorers registered (engine.scoring.scorers)
+            importlib.import_module(module)
+        known = {n: s for n, s in entries("scorer", load=False).items() if s.fits(activity_id)}
     for s in known.values():
         m = s.metrics.get(key)
         if m is not None and m.label:
@@ -236,34 +263,3 @@ def scorer_label(key: str, activity_id: str | None = None) -> str | None:
 def metric_label(key: str, activity_id: str | None = None) -> str:
     """A summary key in words (see :func:`find_label`), or the key made readable."""
     return find_label(key, activity_id) or key.replace("_", " ").capitalize()
-
-
-def headline_value(run: Row) -> float | None:
-    """The run's main score in percent (accuracy, or the Hamming score for French QA); a
-    person's session is headlined by its ``score`` (unanswered questions count wrong)."""
-    summary: JSONDict = run.get("summary") or {}  # type: ignore[assignment]
-    if summary.get("answered") == 0:
-        return None  # nothing answered: no score to show
-    found = activities().get(str(run.get("activity", "")))
-    for key in _headline_keys(found, run.get("runner") == "person"):
-        value = summary.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _headline_keys(found: Activity | None, person: bool) -> Iterator[str]:
-    """The summary keys a run's headline is read from, in turn: a person's ``score``, its
-    activity's headline and share right, any activity's (a run of an activity no longer
-    installed, or whose summary lacks them), then ``score``."""
-    from engine.scoring import right_key
-
-    if person:
-        yield "score"
-    for act in [found] if found is not None else []:
-        yield act.headline
-        yield right_key(act.id) or act.headline
-    for act in activities().values():
-        yield right_key(act.id) or act.headline
-        yield act.headline
-    yield "score"

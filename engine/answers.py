@@ -52,7 +52,7 @@ def run_answers(store: Store, run_id: int, width: int = QUESTION_WIDTH) -> list[
     Raises :class:`~engine.store.StoreError` when there is no such run."""
     run = store.run(run_id)
     texts = item_texts(store, run["dataset"])
-    out = []
+    out: list[Row] = []
     for number, answer in enumerate(store.answers(run_id), start=1):
         full = texts.get(str(answer["item_key"])) or str(answer["item_key"])
         out.append(

@@ -45,7 +45,7 @@ class CorpusRows:
                 self.db.execute("DELETE FROM passages WHERE corpus_id = ?", [existing[0]["id"]])
                 self.db.execute("DELETE FROM corpora WHERE id = ?", [existing[0]["id"]])
             corpus_id = (
-                self.db["corpora"]
+                self.db.table("corpora")
                 .insert(
                     {
                         "name": name,
@@ -58,7 +58,7 @@ class CorpusRows:
                 )
                 .last_pk
             )
-            self.db["passages"].insert_all(
+            self.db.table("passages").insert_all(
                 (
                     {
                         "corpus_id": corpus_id,
@@ -71,7 +71,7 @@ class CorpusRows:
                 ),
                 batch_size=1000,
             )
-        return int(corpus_id)
+        return int(corpus_id)  # type: ignore[arg-type]  # last_pk is set after an insert
 
     def corpus(self, name: str) -> dict[str, Any]:
         rows = list(self.db["corpora"].rows_where("name = ?", [name]))

@@ -58,7 +58,9 @@ def delete_runs(store: Store, run_ids: Iterable[int]) -> None:
             check_deletable(store, run_id)
         store.db.execute("DELETE FROM deleted_runs")
         for run_id in ids:
-            kept = {"run": _rows(store, "SELECT * FROM runs WHERE id = ?", [run_id])[0]}
+            kept: dict[str, object] = {
+                "run": _rows(store, "SELECT * FROM runs WHERE id = ?", [run_id])[0]
+            }
             for table in RUN_TABLES:
                 sql = f"SELECT * FROM {table} WHERE run_id = ? ORDER BY id"
                 kept[table] = _rows(store, sql, [run_id])

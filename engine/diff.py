@@ -163,10 +163,10 @@ def diff_runs(store: Store, run_a: int, run_b: int, only: str | None = None) -> 
 
     if only is not None and only not in FILTERS:
         raise UserError(f"unknown filter {only!r} (choose from {', '.join(FILTERS)})")
-    a, b = store.run(int(run_a)), store.run(int(run_b))
-    check_pair(a, b)
-    for r in (a, b):
-        r["label"] = run_label(r)
+    ra, rb = store.run(int(run_a)), store.run(int(run_b))
+    check_pair(ra, rb)
+    a: Row = {**ra, "label": run_label(ra)}
+    b: Row = {**rb, "label": run_label(rb)}
     theirs = {str(x["item_key"]): x for x in store.answers(int(run_b))}
     paired = [
         ItemDiff(

@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -73,7 +75,7 @@ def _pace(store: Store, run: Row) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def _answering(answers: list[Row]) -> float | None:
+def _answering(answers: Sequence[Row]) -> float | None:
     """The seconds a run spent answering, pauses left out: the first answer's time, then each
     wait for the next answer, at most the time that answer took (a run stopped and resumed
     a day later did not spend the day on its next answer). None unless every answer has its

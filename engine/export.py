@@ -19,18 +19,21 @@ is written as text in both (:mod:`engine.text.sheets`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypeAlias, TypedDict, cast
 
-from engine.activities import headline_value
 from engine.bank.notebook import Entry, by_item
 from engine.errors import UnknownFormat
 from engine.reports.label import run_label
 from engine.review.profiles import run_profile
+from engine.scoring import headline_value
 from engine.store import Store
 from engine.text.sheets import append_row, csv_text
 
 if TYPE_CHECKING:
+    from openpyxl.worksheet.worksheet import Worksheet
+
     from engine.types import Item, JSONDict, JSONValue, Row
 
 __all__ = [
@@ -60,9 +63,9 @@ class RunDetail(TypedDict):
     """A run (with its ``label``), its answers and turns; the JSON export adds the items."""
 
     run: Row
-    answers: list[Row]
-    turns: list[Row]
-    ratings: list[Row]
+    answers: Sequence[Row]
+    turns: Sequence[Row]
+    ratings: Sequence[Row]
     notebook: list[JSONDict]
     items: NotRequired[dict[str, Item]]
 
@@ -76,9 +79,8 @@ def run_detail(store: Store, run_id: int) -> RunDetail:
     """A run (with its ``label`` and the ``scorers`` that scored it) with its answers,
     consultation turns, the ratings people and judges gave its explanations and, for a
     person's session, that person's notebook entries on its questions."""
-    run = store.run(run_id)
-    run["label"] = run_label(run)
-    run["scorers"] = store.run_scorers(run_id)
+    found = store.run(run_id)
+    run: JSONDict = {**found, "label": run_label(found), "scorers": store.run_scorers(run_id)}
     answers = store.answers(run_id)
     return {
         "run": run,
@@ -89,7 +91,7 @@ def run_detail(store: Store, run_id: int) -> RunDetail:
     }
 
 
-def _noted(store: Store, run: Row, answers: list[Row]) -> dict[str, Entry]:
+def _noted(store: Store, run: Row, answers: Sequence[Row]) -> dict[str, Entry]:
     """A person's notebook entries on the questions of their session, by key."""
     if run.get("runner") != "person":
         return {}
@@ -192,7 +194,7 @@ def answer_table(store: Store, run_id: int) -> Table:
 def _fact_keys(case: Item, indices: JSONValue) -> str:
     facts = case.get("facts") or []
     names = []
-    for i in indices or []:
+    for i in indices if isinstance(indices, list) else []:
         if isinstance(i, int) and 0 <= i < len(facts):
             names.append(str(facts[i].get("key", i)))
         else:
@@ -309,7 +311,7 @@ def _xlsx(store: Store, run_id: int, path: Path) -> None:
         ("run", (["field", "value"], [{"field": k, "value": _cell(v)} for k, v in info.items()]))
     )
     for i, (name, (columns, rows)) in enumerate(sheets):
-        sheet = book.active if i == 0 else book.create_sheet()
+        sheet = cast("Worksheet", book.active) if i == 0 else book.create_sheet()
         sheet.title = name
         append_row(sheet, columns)
         for row in rows:

@@ -167,6 +167,8 @@ class SettingInfo:
             return f"{self.name} must be {_TYPE_WORDS.get(self.type, 'a text')} (got {value!r})"
         if isinstance(value, float) and not math.isfinite(value):
             return f"{self.name} must be a finite number (got {value!r})"
+        if not isinstance(value, int | float):
+            return None
         if self.min is not None and value < self.min:
             return f"{self.name} must be at least {_number(self.min)} (got {value!r})"
         top = self.upper
@@ -314,7 +316,7 @@ class Settings:
 # -- the command line ----------------------------------------------------------------------
 
 
-def settings_options(cls: type, exclude: Iterable[str] = ()) -> Callable[[F], F]:
+def settings_options(cls: type[Any], exclude: Iterable[str] = ()) -> Callable[[F], F]:
     """A click decorator: one option per setting of ``cls`` (but those in ``exclude``), with
     its help, choices, bounds and default shown. The command gets them as one ``settings``
     argument, an instance of ``cls`` made with :func:`from_dict` (a value it refuses is a
@@ -356,10 +358,10 @@ def _declarations(info: SettingInfo) -> tuple[str, str]:
     return f"--{dashed}", info.name
 
 
-def _option_kwargs(info: SettingInfo) -> dict[str, object]:
+def _option_kwargs(info: SettingInfo) -> dict[str, Any]:
     import click
 
-    out: dict[str, object] = {"help": info.help, "show_default": info.default is not None}
+    out: dict[str, Any] = {"help": info.help, "show_default": info.default is not None}
     if info.kind == "bool":
         out.update(is_flag=True, default=bool(info.default))
         out["show_default"] = "/" in _declarations(info)[0] or bool(info.default)
@@ -379,7 +381,10 @@ def _click_type(info: SettingInfo) -> click.ParamType:
 
     bounded = info.min is not None or info.max is not None
     if info.type is int:
-        return click.IntRange(info.min, info.upper)
+        low, high = info.min, info.upper
+        return click.IntRange(
+            None if low is None else int(low), None if high is None else int(high)
+        )
     if info.type is float:
         return click.FloatRange(info.min, info.max) if bounded else click.FLOAT
     return click.STRING

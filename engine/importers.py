@@ -31,7 +31,7 @@ and its error names the record and the reason.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,7 +110,7 @@ _ALIASES = {("corpus", "path"): "file"}
 
 
 def _titles() -> dict[str, str]:
-    from engine.registry import activities as registered  # registers their importers
+    from engine.activities import activities as registered  # registers their importers
 
     others = {f.activity: f.kind_title for f in _formats().values() if f.kind_title}
     return {**{a.id: a.import_title or a.name for a in registered().values()}, **others}
@@ -214,7 +214,7 @@ def looks_like(source: str | Path, given: Format) -> Format | None:
     )
 
 
-def opening_dataset(datasets: list[Row], remembered: str, chosen_at: str) -> str:
+def opening_dataset(datasets: Sequence[Row], remembered: str, chosen_at: str) -> str:
     """The data set a picker opens on: the one last chosen (``remembered``, at
     ``chosen_at``) unless a data set was imported after that, else the last imported. A
     sample, written on the first start, is never newer than an imported data set.

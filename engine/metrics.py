@@ -17,12 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Protocol, TypeAlias
 
 from engine.types import JSONDict, JSONValue, Row, Scalar, ScoreValue
-
-if TYPE_CHECKING:
-    from engine.scoring import Scorer
 
 
 def numbers(values: Iterable[Scalar | object]) -> list[float]:
@@ -122,14 +119,21 @@ class Metric:
 def answer_values(answer: Row) -> dict[str, ScoreValue]:
     """A stored answer's scores with its ``correct`` among them (what metrics reduce)."""
     found = answer.get("scores")
-    values: dict[str, ScoreValue] = dict(found) if isinstance(found, dict) else {}  # type: ignore[arg-type]
+    values: dict[str, ScoreValue] = dict(found) if isinstance(found, dict) else {}
     if answer.get("correct") is not None:
-        values["correct"] = answer["correct"]  # type: ignore[assignment]
+        values["correct"] = answer["correct"]
     return values
 
 
+class Measures(Protocol):
+    """What has metrics: a scorer (:class:`engine.scoring.Scorer`)."""
+
+    @property
+    def metrics(self) -> Mapping[str, Metric]: ...
+
+
 def metric_values(
-    chosen: Iterable[Scorer], rows: Sequence[Mapping[str, ScoreValue]], n: int
+    chosen: Iterable[Measures], rows: Sequence[Mapping[str, ScoreValue]], n: int
 ) -> JSONDict:
     """Every metric of the ``chosen`` scorers over ``rows`` (an answer's values by key,
     :func:`answer_values`) of a run of ``n`` items: its summary entries, the first scorer

@@ -22,7 +22,7 @@ Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def _m1_initial(db: sqlite_utils.Database) -> None:
-    db["datasets"].create(
+    db.table("datasets").create(
         {
             "id": int,
             "name": str,
@@ -35,14 +35,14 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"name", "activity"},
     )
-    db["datasets"].create_index(["name"], unique=True)
-    db["items"].create(
+    db.table("datasets").create_index(["name"], unique=True)
+    db.table("items").create(
         {"id": int, "dataset_id": int, "key": str, "position": int, "category": str, "data": str},
         pk="id",
         foreign_keys=[("dataset_id", "datasets", "id")],
     )
-    db["items"].create_index(["dataset_id", "key"], unique=True)
-    db["runs"].create(
+    db.table("items").create_index(["dataset_id", "key"], unique=True)
+    db.table("runs").create(
         {
             "id": int,
             "activity": str,
@@ -60,8 +60,8 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["runs"].create_index(["activity"])
-    db["answers"].create(
+    db.table("runs").create_index(["activity"])
+    db.table("answers").create(
         {
             "id": int,
             "run_id": int,
@@ -81,8 +81,8 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("run_id", "runs", "id")],
     )
-    db["answers"].create_index(["run_id", "item_key"], unique=True)
-    db["turns"].create(
+    db.table("answers").create_index(["run_id", "item_key"], unique=True)
+    db.table("turns").create(
         {
             "id": int,
             "run_id": int,
@@ -98,8 +98,8 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("run_id", "runs", "id")],
     )
-    db["turns"].create_index(["run_id", "item_key", "turn"])
-    db["corpora"].create(
+    db.table("turns").create_index(["run_id", "item_key", "turn"])
+    db.table("corpora").create(
         {
             "id": int,
             "name": str,
@@ -112,13 +112,13 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"name"},
     )
-    db["corpora"].create_index(["name"], unique=True)
-    db["passages"].create(
+    db.table("corpora").create_index(["name"], unique=True)
+    db.table("passages").create(
         {"id": int, "corpus_id": int, "position": int, "source": str, "offset": int, "text": str},
         pk="id",
         foreign_keys=[("corpus_id", "corpora", "id")],
     )
-    db["passages"].create_index(["corpus_id", "position"], unique=True)
+    db.table("passages").create_index(["corpus_id", "position"], unique=True)
 
 
 RUN_COLUMNS = (
@@ -248,7 +248,7 @@ def _v4_score_rows(activity: str, row: tuple[object, ...]) -> list[tuple[object,
         values["hamming"] = found
     names = _V4_SCORERS.get(activity, {})
     other = _V4_OTHER.get(activity, f"{activity}.recorded")
-    out = []
+    out: list[tuple[object, ...]] = []
     for name, value in values.items():
         if isinstance(value, dict | list | str):
             value = json.dumps(value, ensure_ascii=False)

@@ -125,7 +125,7 @@ def in_flight(
                 cancel.check()
             yield task, done
         return
-    pending = iter(todo)
+    pending = ((task,) for task in todo)
     failure: BaseException | None = None
     stopped = False
     with ThreadPoolExecutor(concurrency, thread_name_prefix=name) as pool:
@@ -137,10 +137,10 @@ def in_flight(
                     stop()
                     stopped = True
                 while failure is None and not cancelled and len(flying) < concurrency:
-                    task = next(pending, _END)
-                    if task is _END:
+                    nxt = next(pending, None)
+                    if nxt is None:
                         break
-                    flying[pool.submit(work, task)] = task  # type: ignore[arg-type]
+                    flying[pool.submit(work, nxt[0])] = nxt[0]
                 if not flying:
                     break
                 finished, _ = wait(flying, timeout=0.1, return_when=FIRST_COMPLETED)
@@ -162,9 +162,6 @@ def in_flight(
         raise failure
     if cancel is not None:
         cancel.check()
-
-
-_END = object()
 
 
 def report(

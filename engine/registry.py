@@ -35,15 +35,17 @@ there and of its kind).
 
 Read with :func:`get` (one line when there is none, as each kind says it: ``unknown activity
 'x' (choose from exam, …)``), :func:`entries` and :func:`names`, each importing the modules
-that register the kind first; :func:`activities`, :func:`scorers`, :func:`presets` are the
-usual ones. Other installed packages add activities through the entry-point group
+that register the kind first; each kind's typed readers live beside its class
+(:func:`engine.activities.activities`, :func:`engine.scoring.scorers`,
+:func:`engine.experiments.plan.presets`), so the registry imports none of what registers into
+it. Other installed packages add activities through the entry-point group
 :data:`PLUGIN_GROUP`, each naming a module whose import registers its activity (importers,
 scorers…). A plug-in whose import raises anything (``sys.exit`` too), does not end within
 :data:`PLUGIN_SECONDS` (what it registers later is refused: :func:`registering`), registers
 what is refused, or names a part its own modules, once imported, do not hold, is left out:
 what it registered is taken back and one ``Warning:`` line names it.
 
->>> list(activities())
+>>> names("activity")
 ['exam', 'consult', 'french']
 >>> get("activity", "french").name, get("scorer", "exam.letter").keys
 ('French QA', ('correct',))
@@ -66,10 +68,6 @@ from engine.errors import MedexamError, UserError
 
 if TYPE_CHECKING:
     import click
-
-    from engine.activities import Activity
-    from engine.experiments.plan import Preset
-    from engine.scoring import Scorer
 
 #: The activity packages medexam ships, in the order they are listed.
 BUILTIN = ("engine.exam.activity", "engine.consult.activity", "engine.french.activity")
@@ -132,6 +130,7 @@ class PluginGivenUp(MedexamError):
 
 T = TypeVar("T", covariant=True)
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")  # what is registered, given back as it is
 Key = Any  # a name, or ``(activity, format)``
 
 
@@ -233,7 +232,7 @@ def _modules_of(attribute: str, *more: str) -> Callable[[], Iterable[str]]:
     ``more``."""
 
     def found() -> Iterable[str]:
-        listed = [m for a in activities().values() for m in getattr(a, attribute)]
+        listed = [m for a in entries("activity").values() for m in getattr(a, attribute)]
         return [*listed, *more]
 
     return found
@@ -245,7 +244,8 @@ def _no_format(key: Key, known: list[Key]) -> str:
     if theirs:
         return f"no {activity} format {fmt!r} (choose from {', '.join(theirs)})"
     kinds = list(dict.fromkeys(a for a, _k in known))
-    ordered = [a for a in activities() if a in kinds] + sorted(set(kinds) - set(activities()))
+    own = names("activity")
+    ordered = [a for a in own if a in kinds] + sorted(set(kinds) - set(own))
     return f"nothing imports as {activity!r} (choose from {', '.join(ordered)})"
 
 
@@ -333,7 +333,7 @@ def _table(kind: str) -> _Table:
 
 
 @overload
-def register(kind: str, found: T, /, *, replace: bool = ...) -> T: ...
+def register(kind: str, found: R, /, *, replace: bool = ...) -> R: ...
 @overload
 def register(kind: str, /, *, replace: bool = ..., **fields: Any) -> Callable[[F], F]: ...
 def register(kind: str, found: Any = None, /, *, replace: bool = False, **fields: Any) -> Any:
@@ -397,7 +397,7 @@ def unregister(kind: str, key: Key) -> None:
 
 
 @contextlib.contextmanager
-def registered(kind: str, found: T) -> Iterator[T]:
+def registered(kind: str, found: R) -> Iterator[R]:
     """``found`` registered (in place of what is under its key) for the time of a ``with``
     block, and what was there before it back after (a test's own scorer, say)."""
     table = _table(kind)
@@ -452,48 +452,6 @@ def get(kind: str, key: Key) -> Any:
         said = {"known": ", ".join(listed) or "none", "sorted": ", ".join(sorted(listed)) or "none"}
         raise table.error(table.missing.format(key=key, **said))
     return known[key]
-
-
-def activities() -> dict[str, Activity]:
-    """Every registered activity by id: medexam's own in :data:`BUILTIN`'s order (whichever
-    was imported first), then the others in the order they were registered."""
-    return entries("activity")
-
-
-def get_activity(activity_id: str) -> Activity:
-    """The activity ``activity_id``; :class:`UnknownActivity` names the known ones."""
-    return cast("Activity", get("activity", activity_id))
-
-
-def scorers(activity_id: str | None = None) -> dict[str, Scorer]:
-    """The registered scorers (of one activity, when given), by name."""
-    if activity_id is None:
-        return entries("scorer")
-    for module in get_activity(activity_id).scorers_from:
-        importlib.import_module(module)
-    return {n: s for n, s in _TABLE["scorer"].items() if s.fits(activity_id)}
-
-
-def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
-    """The scorer ``name`` (one that scores ``activity_id``'s answers, when given)."""
-    if activity_id is None:
-        return cast("Scorer", get("scorer", name))
-    known = scorers(activity_id)
-    if name not in known:
-        where = f" for {get_activity(activity_id).name} runs"
-        listed = ", ".join(sorted(known)) or "none"
-        raise UnknownScorer(f"no scorer {name!r}{where} (choose from {listed})")
-    return known[name]
-
-
-def presets() -> dict[str, Preset]:
-    """Every experiment preset by name, the activities' preset modules imported first."""
-    return entries("preset")
-
-
-def get_preset(name: str) -> Preset:
-    """The preset ``name``; :class:`UnknownPreset` names the known ones."""
-    return cast("Preset", get("preset", name))
 
 
 # -- medexam's own activities and the plug-ins ---------------------------------------------

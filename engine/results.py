@@ -7,7 +7,7 @@ compared item by item. The desktop app's results screen and any other viewer dra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.activities import activity as activity_of
@@ -26,7 +26,7 @@ def _scalar(value: Any) -> bool:
 
 
 def summary_rows(
-    summary: dict[str, Any] | None,
+    summary: Mapping[str, Any] | None,
     activity: str | None = None,
     keys: Sequence[str] | None = None,
 ) -> list[tuple[str, str, Any]]:
@@ -76,7 +76,7 @@ def running_score(activity: str, answers: Sequence[dict[str, Any]]) -> tuple[flo
 
 
 def _all_summary_rows(
-    summary: dict[str, Any] | None, activity: str | None = None
+    summary: Mapping[str, Any] | None, activity: str | None = None
 ) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
     for key, value in (summary or {}).items():
@@ -93,10 +93,10 @@ def _all_summary_rows(
     return out
 
 
-def _from_summary(run: dict[str, Any]) -> Breakdown | None:
+def _from_summary(run: Mapping[str, Any]) -> Breakdown | None:
     """The run's scores by category as its activity reads them from its summary
     (``Activity.breakdown``); None when it gives none."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(str(run.get("activity")))
     if found is None or found.breakdown is None:
@@ -105,7 +105,7 @@ def _from_summary(run: dict[str, Any]) -> Breakdown | None:
 
 
 def category_scores(
-    run: dict[str, Any], store: Store | None = None
+    run: Mapping[str, Any], store: Store | None = None
 ) -> tuple[str, list[tuple[str, float, int]]]:
     """Scores by category of one run, as ``(what, [(category, score %, n)])``.
 
@@ -170,10 +170,10 @@ def compare_runs(store: Store, a: int, b: int) -> dict[str, Any]:
     }
 
 
-def _solver_warnings(ra: dict[str, Any], rb: dict[str, Any]) -> list[str]:
+def _solver_warnings(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> list[str]:
     """A line for each setting that two runs of one activity must share to be compared
     (``Activity.compare_warnings``: the consultation's solver) and do not."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(str(ra.get("activity")))
     if found is None or ra.get("activity") != rb.get("activity"):

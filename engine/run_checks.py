@@ -17,9 +17,9 @@ from engine.fields import names, unknown_name
 from engine.models.load import LoadSettings, LoadSettingsError
 
 if TYPE_CHECKING:
-    from engine.runs import RunSpec
+    from engine.activities import RunSpec
     from engine.store import Store
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Row, RunRow
 
 
 class RunError(UserError):
@@ -59,7 +59,7 @@ def check_settings(activity_id: str, given: JSONDict, whose: str = "") -> None:
         raise RunError(f"{whose} {problem}" if whose else problem)
 
 
-def stored_settings(row: JSONDict) -> JSONDict:
+def stored_settings(row: Row) -> JSONDict:
     """A stored run's settings as a run of them is given again: with its model (the run's
     ``model`` column) where the activity has a ``model`` setting."""
     stored = dict(row.get("settings") or {})
@@ -88,7 +88,7 @@ def _differences(stored: JSONDict, given: JSONDict) -> list[str]:
     return out
 
 
-def resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> JSONDict:
+def resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> RunRow:
     """The run to resume, checked: this activity's, a model's, with the given settings."""
     row = store.run(run_id)
     name = spec.activity.name

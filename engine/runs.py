@@ -26,13 +26,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, cast
 
-from engine.activities import Activity, activity
+from engine.activities import Activity, RunSpec, activity
 from engine.errors import UserError
-from engine.models.backend import default_concurrency
+from engine.job import Job
 from engine.models.load import LoadSettings
-from engine.models.pool import Lending, ModelPool, PooledModel, default_pool
+from engine.models.pool import Lending, ModelPool, default_pool
 from engine.models.usage import run_usage
 from engine.progress import Cancel, Cancelled, ProgressCallback, in_flight, report
 from engine.run_checks import (
@@ -66,95 +66,14 @@ class NoRoom(RunError):
     its tables instead of a failed run."""
 
 
-class Job:
-    """One run's work, opened by an activity's :class:`RunSpec`: the items, the settings
-    stored on the run, and how to answer one item. Models are leased with :meth:`lease`
-    and given back by :meth:`close`. The loop sets ``run_id``, ``cancel`` and ``on_step``
-    before the first answer."""
-
-    runner = "model"  # the run's runner: "model" or a baseline's name
-    items: Sequence[Any] = ()
-    settings: JSONDict  # what is stored on the run (derived settings included)
-    model_label = ""  # the run's "model" column
-    #: The load settings its models were loaded with, when the job chose them (an exam
-    #: sizes its context to its prompts); None: the run's own.
-    load: LoadSettings | None = None
-
-    def __init__(self) -> None:
-        self.leases: list[PooledModel] = []
-        self.run_id: int | None = None
-        self.cancel: Cancel | None = None
-        self.on_step: Callable[..., None] | None = None
-
-    def step(self, message: str, **info: Any) -> None:
-        """Report progress within an item (a consultation's turn, from any thread): the
-        run's progress callback gets ``message`` and ``info`` with the items done so far."""
-        if self.on_step is not None:
-            self.on_step(message, **info)
-
-    def lease(
-        self, pool: ModelPool, name: str | None, load: LoadSettings | None = None
-    ) -> PooledModel:
-        """A model from the pool (the run's load settings, ``load`` laid over them), held
-        until :meth:`close`."""
-        model = pool.acquire(name, load)
-        self.leases.append(model)
-        return model
-
-    def default_concurrency(self) -> int:
-        """Items in flight when the caller does not say: the fewest any leased model takes
-        well (:func:`engine.models.backend.default_concurrency`)."""
-        return default_concurrency(self.leases)
-
-    def answer(self, item: Any, position: int) -> JSONDict:
-        """Answer one item: the fields of :meth:`engine.store.Store.add_answer` but its
-        scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Give back every leased model."""
-        for model in self.leases:
-            model.close()
-        self.leases.clear()
-
-
-class RunSpec(Protocol):
-    """What an activity tells the run loop."""
-
-    activity: Activity
-
-    #: What its job adds to the settings stored on a run (derived from the settings).
-    derived: tuple[str, ...]
-
-    def settings(self, given: JSONDict) -> JSONDict:
-        """Defaults filled in and checked (raises ValueError with one line)."""
-        ...
-
-    def items(self, store: Store, dataset: str) -> Sequence[Any]:
-        """Every item of ``dataset`` as the job answers them (what a rescore scores)."""
-        ...
-
-    def key(self, item: Any) -> str:
-        """An item's key (the stored answer's ``item_key``)."""
-        ...
-
-    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
-
-    def sections(self, store: Store, run_id: int) -> JSONDict:
-        """The activity's own entries of a stored run's summary (tables by type, calibration,
-        the chance scores…), laid over its counts and its scorers' metrics by
-        :func:`engine.scoring.summarize`."""
-        ...
-
-
 @dataclass(frozen=True)
 class Spec:
     """A :class:`RunSpec` made of an activity's parts: ``check`` fills in and checks the
     settings, ``job`` opens a run's job (``job(store, dataset, settings, pool)``),
     ``summary`` gives the activity's own sections of a stored run's summary (none: its counts
-    and its scorers' metrics are all of it, :func:`engine.scoring.summarize`); items are the data set's, keyed by their ``id``
-    unless ``load``/``item_key`` say otherwise; ``derived`` names what the job adds to the
-    settings stored on a run."""
+    and its scorers' metrics are all of it, :func:`engine.scoring.summarize`); items are the
+    data set's, keyed by their ``id`` unless ``load``/``item_key`` say otherwise; ``derived``
+    names what the job adds to the settings stored on a run."""
 
     activity: Activity
     check: Callable[[JSONDict], JSONDict]
@@ -234,7 +153,7 @@ def run(
     if concurrency is not None and concurrency < 1:
         raise RunError("concurrency must be at least 1")
     lent = pool.lending(load)
-    job = spec.open(store, dataset, full, lent)
+    job = spec.open(store, dataset, full, cast("ModelPool", lent))  # lends as a pool
     n = concurrency or job.default_concurrency()
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
@@ -285,7 +204,7 @@ def models_concurrency(
         full = spec.settings(settings)
     except ValueError as exc:
         raise RunError(str(exc)) from None
-    job = spec.open(store, dataset or "", full, pool.lending(load))
+    job = spec.open(store, dataset or "", full, cast("ModelPool", pool.lending(load)))
     try:
         return job.default_concurrency()
     finally:
@@ -339,7 +258,8 @@ def _loop(
     started = time.perf_counter()
     context = Context(store, store.run(run_id), None, cancel)
     scorers = run_scorers(spec.activity.id, context)
-    status, error, again = "finished", None, None
+    status, error = "finished", None
+    again: BaseException | None = None
     errors: list[str] = []  # the items the model could not take, this time
     try:
         for position, item, answer in _answers(job, todo, cancel, concurrency):

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
     import sqlite_utils
 
-    from engine.scoring import Scored
-    from engine.types import RatedRow, Row, RunRow, ScoreRow
+    from engine.types import RatedRow, Row, RunRow, Scored, ScoreRow
 
 
 class ScoreRows:

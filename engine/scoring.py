@@ -29,10 +29,13 @@ tables, views and the app list a run's metrics by the scorers' (:func:`activity_
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from engine.activities import Activity, get_activity
+from engine.activities import activities as all_activities
 from engine.errors import UserError
 from engine.metrics import (  # noqa: F401 (re-exported: scorers import their reducers here)
     Metric,
@@ -49,10 +52,8 @@ from engine.metrics import (  # noqa: F401 (re-exported: scorers import their re
 )
 from engine.no_answer import cut_off_share, no_answer_shares
 from engine.progress import Cancel, ProgressCallback, in_flight, report
-from engine.registry import activities as all_activities
-from engine.registry import get_activity, get_scorer
-from engine.registry import scorers as registered
-from engine.types import JSONDict, Row
+from engine.registry import UnknownScorer, entries, get
+from engine.types import JSONDict, Row, Scored
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
@@ -66,16 +67,6 @@ class Value:
 
     value: ScoreValue
     explanation: str | None = None
-
-
-@dataclass(frozen=True)
-class Scored:
-    """What one scorer gave one answer: its name and version, and the values by key."""
-
-    scorer: str
-    version: int
-    values: dict[str, ScoreValue]
-    explanations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,7 +89,8 @@ class Context:
         return found if isinstance(found, dict) else {}
 
 
-ScoreFunction = Callable[[Row, object, Context], Mapping[str, ScoreValue | Value]]
+#: A scorer: an answer, its target (the activity's own: an item, a case…) and the context.
+ScoreFunction = Callable[[Row, Any, Context], Mapping[str, ScoreValue | Value]]
 
 
 @dataclass(frozen=True)
@@ -207,6 +199,27 @@ class Scorer:
         return Scored(self.stored_name(context), self.version, values, explanations)
 
 
+def scorers(activity_id: str | None = None) -> dict[str, Scorer]:
+    """The registered scorers (of one activity, when given), by name."""
+    if activity_id is None:
+        return entries("scorer")
+    for module in get_activity(activity_id).scorers_from:
+        importlib.import_module(module)
+    return {n: s for n, s in entries("scorer", load=False).items() if s.fits(activity_id)}
+
+
+def get_scorer(name: str, activity_id: str | None = None) -> Scorer:
+    """The scorer ``name`` (one that scores ``activity_id``'s answers, when given)."""
+    if activity_id is None:
+        return cast("Scorer", get("scorer", name))
+    known = scorers(activity_id)
+    if name not in known:
+        where = f" for {get_activity(activity_id).name} runs"
+        listed = ", ".join(sorted(known)) or "none"
+        raise UnknownScorer(f"no scorer {name!r}{where} (choose from {listed})")
+    return known[name]
+
+
 def run_scorers(activity_id: str, context: Context) -> list[Scorer]:
     """The scorers a run of ``activity_id`` applies to each answer, in order."""
     return [s for s in scorers_of(activity_id) if s.applies is None or s.applies(context)]
@@ -234,7 +247,7 @@ def scorers_of(activity_id: str) -> list[Scorer]:
     found = [get_scorer(name, activity_id) for name in listed]
     added = [
         s
-        for name, s in registered(activity_id).items()
+        for name, s in scorers(activity_id).items()
         if name not in listed and not (s.by or s.person or s.needs_model)
     ]
     return found + added
@@ -324,7 +337,7 @@ class RescoreError(UserError):
     """A stored run that cannot be scored again (still running, its data set gone…)."""
 
 
-def items_by_key(store: Store, run: Row) -> dict[str, object]:
+def items_by_key(store: Store, run: Row) -> dict[str, Any]:
     """A run's items by key (what its answers answered)."""
     act = get_activity(str(run["activity"]))
     spec = act.run_spec()
@@ -471,3 +484,36 @@ def describe(name: str) -> str:
     """One line about a registered scorer: its name, version, what it scores."""
     s = get_scorer(name)
     return f"{s.name} v{s.version}: {s.description}" if s.description else f"{s.name} v{s.version}"
+
+
+def headline_value(run: Row) -> float | None:
+    """The run's main score in percent (accuracy, or the Hamming score for French QA); a
+    person's session is headlined by its ``score`` (unanswered questions count wrong).
+
+    >>> headline_value({"activity": "exam", "summary": {"accuracy": 40.0}})
+    40.0
+    """
+    summary: JSONDict = run.get("summary") or {}
+    if summary.get("answered") == 0:
+        return None  # nothing answered: no score to show
+    found = all_activities().get(str(run.get("activity", "")))
+    for key in _headline_keys(found, run.get("runner") == "person"):
+        value = summary.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _headline_keys(found: Activity | None, person: bool) -> Iterator[str]:
+    """The summary keys a run's headline is read from, in turn: a person's ``score``, its
+    activity's headline and share right, any activity's (a run of an activity no longer
+    installed, or whose summary lacks them), then ``score``."""
+    if person:
+        yield "score"
+    for act in [found] if found is not None else []:
+        yield act.headline
+        yield right_key(act.id) or act.headline
+    for act in all_activities().values():
+        yield right_key(act.id) or act.headline
+        yield act.headline
+    yield "score"

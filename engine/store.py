@@ -11,7 +11,7 @@ and key, see :mod:`engine.scoring`), read back merged into each answer's ``score
 >>> store.add_dataset("demo", "exam", [{"id": "q1", "question": "…"}])
 1
 >>> run_id = store.start_run("exam", "demo", "smollm2", {"shots": 0})
->>> from engine.scoring import Scored
+>>> from engine.types import Scored
 >>> right = [Scored("exam.letter", 1, {"correct": True})]  # scored before it is stored
 >>> store.add_answer(run_id, "q1", response="B", chosen="B", gold="B", scores=right)
 >>> store.finish_run(run_id, {"accuracy": 100.0})
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,8 +54,7 @@ from engine.scorerows import ScoreRows
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from engine.scoring import Scored
-    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, ScoreValue
+    from engine.types import AnswerRow, DatasetRow, JSONDict, RunRow, Scored, ScoreValue, TurnRow
 
 #: Every status a run can read as; ``interrupted`` is derived, never stored.
 RUN_STATUSES = ("running", "finished", "cancelled", "failed", "interrupted")
@@ -144,7 +143,7 @@ class Store(ScoreRows, CorpusRows):
         self,
         name: str,
         activity: str,
-        items: Iterable[dict[str, Any]],
+        items: Iterable[Mapping[str, Any]],
         source: str = "",
         meta: dict[str, Any] | None = None,
         replace: bool = False,
@@ -170,7 +169,7 @@ class Store(ScoreRows, CorpusRows):
                 self.db.execute("DELETE FROM items WHERE dataset_id = ?", [existing["id"]])
                 self.db.execute("DELETE FROM datasets WHERE id = ?", [existing["id"]])
             dataset_id = (
-                self.db["datasets"]
+                self.db.table("datasets")
                 .insert(
                     {
                         "name": name,
@@ -184,7 +183,7 @@ class Store(ScoreRows, CorpusRows):
                 )
                 .last_pk
             )
-            self.db["items"].insert_all(
+            self.db.table("items").insert_all(
                 (
                     {
                         "dataset_id": dataset_id,
@@ -197,7 +196,7 @@ class Store(ScoreRows, CorpusRows):
                 ),
                 batch_size=500,
             )
-        return int(dataset_id)
+        return int(dataset_id)  # type: ignore[arg-type]  # last_pk is set after an insert
 
     def _dataset_row(self, name: str) -> dict[str, Any] | None:
         rows = list(self.db["datasets"].rows_where("name = ?", [name]))
@@ -207,14 +206,22 @@ class Store(ScoreRows, CorpusRows):
         """The data set ``name``; a sample medexam ships is imported the first time it is
         asked for."""
         row = self._dataset_row(name)
-        if row is None:
-            from engine.activities import ensure_named_sample
-
-            if ensure_named_sample(self, name):
-                row = self._dataset_row(name)
+        if row is None and self._import_sample(name):
+            row = self._dataset_row(name)
         if row is None:
             raise StoreError(f"no data set named {name!r}{self._known_datasets(name)}")
         return cast("DatasetRow", decode_json(row))
+
+    def _import_sample(self, name: str) -> bool:
+        """Import the sample data set ``name`` when an activity ships one by that name (the
+        samples need no import step); whether it did."""
+        from engine.registry import entries
+
+        for found in entries("activity").values():
+            if found.sample is not None and found.sample_dataset == name:
+                found.sample.load()(self)
+                return True
+        return False
 
     def _known_datasets(self, name: str) -> str:
         """`` (did you mean 'cpe-test'? known: …)``: the nearest names and the others."""
@@ -255,7 +262,7 @@ class Store(ScoreRows, CorpusRows):
         rows = self.db["items"].rows_where("dataset_id = ?", [row["id"]], order_by="position")
         return {r["key"]: load_json(r["data"]) for r in rows}
 
-    def items_changed(self, run: RunRow | JSONDict) -> bool:
+    def items_changed(self, run: Mapping[str, Any]) -> bool:
         """Whether the data set of ``run`` no longer holds the items the run was played on:
         replaced by other items since (its fingerprint is not the run's), or deleted."""
         row = self._dataset_row(str(run["dataset"]))
@@ -286,7 +293,7 @@ class Store(ScoreRows, CorpusRows):
         with self._transaction():
             found = self._dataset_row(dataset)
             return int(
-                self.db["runs"]
+                self.db.table("runs")  # type: ignore[arg-type]  # last_pk is set after an insert
                 .insert(
                     {
                         "activity": activity,
@@ -313,7 +320,7 @@ class Store(ScoreRows, CorpusRows):
         from sqlite_utils.db import NotFoundError
 
         try:
-            return cast("RunRow", owned_view(self.db["runs"].get(run_id)))
+            return cast("RunRow", owned_view(self.db.table("runs").get(run_id)))
         except NotFoundError:
             raise StoreError(f"no run with id {run_id}") from None
 
@@ -369,7 +376,7 @@ class Store(ScoreRows, CorpusRows):
             self.run(run_id)
         values = {k: (dump_json(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
         with self._transaction():
-            self.db["runs"].update(run_id, values)
+            self.db.table("runs").update(run_id, values)
 
     def finish_run(
         self,
@@ -386,13 +393,6 @@ class Store(ScoreRows, CorpusRows):
                 else f"a run cannot be finished as {status!r}"
             )
         self.update_run(run_id, summary=summary, status=status, finished=now(), error=error)
-
-    def delete_run(self, run_id: int) -> None:
-        """Delete a run with its answers, scores and turns, kept until the next delete to be
-        restored (:mod:`engine.deleted`); refused while another process runs it."""
-        from engine.deleted import delete_runs
-
-        delete_runs(self, [run_id])
 
     # -- answers -------------------------------------------------------------------------
 
@@ -418,7 +418,7 @@ class Store(ScoreRows, CorpusRows):
         """
         scored = self._scored_only(scores)
         with self._transaction():
-            self.db["answers"].upsert(
+            self.db.table("answers").upsert(
                 {
                     "run_id": run_id,
                     "item_key": str(item_key),
@@ -441,7 +441,7 @@ class Store(ScoreRows, CorpusRows):
             done = self.db.execute(
                 "SELECT count(*) FROM answers WHERE run_id = ?", [run_id]
             ).fetchone()[0]
-            self.db["runs"].update(run_id, {"n_done": done})
+            self.db.table("runs").update(run_id, {"n_done": done})
 
     def answers(self, run_id: int) -> list[AnswerRow]:
         """A run's answers in order, each with ``scores`` (every computed scorer's values by
@@ -491,7 +491,7 @@ class Store(ScoreRows, CorpusRows):
     ) -> None:
         """Store one utterance of a consultation and commit at once."""
         with self._transaction():
-            self.db["turns"].insert(
+            self.db.table("turns").insert(
                 {
                     "run_id": run_id,
                     "item_key": str(item_key),
@@ -505,11 +505,12 @@ class Store(ScoreRows, CorpusRows):
                 }
             )
 
-    def turns(self, run_id: int, item_key: str | None = None) -> list[dict[str, Any]]:
-        where, args = "run_id = ?", [run_id]
+    def turns(self, run_id: int, item_key: str | None = None) -> list[TurnRow]:
+        where, args = "run_id = ?", list[object]([run_id])
         if item_key is not None:
             where, args = where + " AND item_key = ?", [run_id, str(item_key)]
-        return [decode_json(r) for r in self.db["turns"].rows_where(where, args, order_by="id")]
+        rows = self.db["turns"].rows_where(where, args, order_by="id")
+        return [cast("TurnRow", decode_json(r)) for r in rows]
 
     def delete_turns(self, run_id: int, item_key: str) -> None:
         """Drop the turns of one unfinished consultation (before it is resumed afresh)."""

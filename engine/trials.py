@@ -27,6 +27,7 @@ from engine.reports.stats import TOO_FEW, enough
 from engine.scoring import failed, right_key
 
 if TYPE_CHECKING:
+    from engine.reports.shapes import Table
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -447,8 +448,7 @@ def header(key: str, activity_id: str | None = None) -> str:
     """A score's header in a narrow column: the short header of its metric (of
     ``activity_id``'s, else any activity's; the metric of that key, or of the per-answer
     score ``key``: ``turns`` for the questions per case), else its label."""
-    from engine.activities import metric_label
-    from engine.registry import activities
+    from engine.activities import activities, metric_label
     from engine.scoring import activity_metrics
 
     for act in [activity_id] if activity_id else list(activities()):
@@ -475,7 +475,7 @@ def table_keys(activity_ids: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
+def trial_tables(store: Store, run_ids: Sequence[int]) -> list[Table]:
     """A report table of the trial sets among ``run_ids``: per set its setting, trials and
     cases, and per score the mean ± the between-trial SD, with the 95% interval of a
     bootstrap clustered by case for the accuracy (none when there is no set)."""
@@ -531,7 +531,7 @@ def trial_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
     ]
 
 
-def _compared_sets(store: Store, sets: dict[str, list[int]]) -> list[JSONDict]:
+def _compared_sets(store: Store, sets: dict[str, list[int]]) -> list[Table]:
     """The table of every two trial sets compared, paired by case and trial
     (:func:`paired_sets`); none for fewer than two sets."""
     from itertools import combinations

@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QCoreApplication, QTimer
@@ -26,7 +26,7 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     from PySide6.QtGui import QFont
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance()
+    app = cast("QApplication | None", QApplication.instance())  # one made here, if any
     if app is None:
         app = QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("medexam")

@@ -69,11 +69,11 @@ class MainWindow(QMainWindow):
         appears at once)."""
         if self.is_ready:
             return
-        if self.ctx.store is None:
+        if self.ctx.opened is None:
             from engine.store import Store, StoreError
 
             try:
-                self.ctx.store = Store(self.ctx.db_path)
+                self.ctx.opened = Store(self.ctx.db_path)
             except StoreError as exc:  # a newer medexam's database, say: nothing is touched
                 QMessageBox.critical(self, "The database cannot be opened", str(exc))
                 self.close()
@@ -188,7 +188,8 @@ class MainWindow(QMainWindow):
 
     # -- navigation --------------------------------------------------------------------
 
-    def screen(self, key: str) -> QWidget:
+    # shadows QWidget.screen (the QScreen): the window's screens are these
+    def screen(self, key: str) -> QWidget:  # type: ignore[override]
         """The screen ``key`` (built on first use)."""
         if key not in self.screens:
             found = next(s for s in self.screen_list if s.key == key)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.registry import CLASS, Lazy, activities
+from engine.activities import activities
+from engine.registry import CLASS, Lazy
 from gui.navigator import Practising
 
 

@@ -5,9 +5,10 @@ Nothing here decides a score: the engine does."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -18,9 +19,10 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableView
 
-from engine.activities import activity_name, headline_value
+from engine.activities import activity_name
 from engine.reports.label import label_matches, run_label
 from engine.reports.render import fmt_number
+from engine.scoring import headline_value
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -29,12 +31,13 @@ if TYPE_CHECKING:
 # -- table models ---------------------------------------------------------------------------
 
 
-#: A column: its title and the getter of its value in a row.
-Column = tuple[str, Callable[["Row"], "JSONValue"]]
+#: A column: its title and the getter of its value in a row (a dict, or a tuple).
+Column = tuple[str, Callable[[Any], "JSONValue"]]
 
 
 class RowsModel(QAbstractTableModel):
-    """A read-only table over a list of dicts; each column is a title and a getter.
+    """A read-only table over a list of rows (dicts, or tuples); each column is a title and
+    a getter.
 
     ``Qt.UserRole`` gives the value to sort on, ``Qt.UserRole + 1`` the whole row.
     """
@@ -44,12 +47,12 @@ class RowsModel(QAbstractTableModel):
     def __init__(self, columns: Sequence[Column], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.columns = list(columns)
-        self.rows: list[Row] = []
-        self.colour: Callable[[Row], str | None] | None = None
+        self.rows: list[Any] = []
+        self.colour: Callable[[Any], str | None] | None = None
         self.colour_columns: set[int] | None = None  # None: every column
-        self.tooltip: Callable[[Row], str | None] | None = None
+        self.tooltip: Callable[[Any], str | None] | None = None
 
-    def set_rows(self, rows: Sequence[Row]) -> None:
+    def set_rows(self, rows: Sequence[Any]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
         self.endResetModel()
@@ -183,8 +186,8 @@ class RunsFilter(QSortFilterProxyModel):
         return [src.row(self.mapToSource(self.index(i, 0)).row()) for i in range(self.rowCount())]
 
 
-def _mark(correct: JSONValue) -> str:
-    return {1: "✓", 0: "✗"}.get(correct, "·")
+def _mark(correct: int | None) -> str:
+    return "✓" if correct == 1 else "✗" if correct == 0 else "·"
 
 
 ANSWER_COLUMNS: list[Column] = [
@@ -216,7 +219,7 @@ class AnswersModel(RowsModel):
 
 
 def table_view(
-    model: QAbstractTableModel,
+    model: QAbstractItemModel,
     *,
     stretch: int | None = None,
     fit: Sequence[int] = (),

@@ -50,7 +50,8 @@ class JobSignals(QObject):
 
     progress = Signal(object)  # engine.progress.Progress
     piece = Signal(str)
-    event = Signal(object)  # anything else a job wants to show as it happens
+    # anything else a job wants to show as it happens (not ``event``: QObject's own)
+    happened = Signal(object)
     finished = Signal(object)
     error = Signal(object)  # the exception, with ``__traceback_text__`` (see show_error)
     ended = Signal()
@@ -78,7 +79,7 @@ class Job:
 
     def emit(self, value: object) -> None:
         """Send any value to the UI (``on_event``)."""
-        self.signals.event.emit(value)
+        self.signals.happened.emit(value)
 
     @property
     def cancelled(self) -> bool:
@@ -158,7 +159,7 @@ class Jobs(QObject):
             (s.error, on_error),
             (s.progress, on_progress),
             (s.piece, on_piece),
-            (s.event, on_event),
+            (s.happened, on_event),
             (s.ended, on_ended),
         ]
         for signal, callback in callbacks:

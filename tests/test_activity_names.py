@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from engine.activities import _PARTS
-from engine.registry import BUILTIN, activities
-from engine.scoring import activity_metrics, registered
+from engine.activities import _PARTS, activities
+from engine.registry import BUILTIN
+from engine.scoring import activity_metrics, scorers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ def _names() -> set[str]:
     names = set(_builtin_ids())
     for activity_id in _builtin_ids():
         names |= set(activity_metrics(activity_id))
-        for s in registered(activity_id).values():
+        for s in scorers(activity_id).values():
             names |= set(s.metrics)
     return names
 

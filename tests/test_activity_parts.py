@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.activities import Activity
+from engine.activities import Activity, activities
 from engine.ratings.scorers import ACTIVITIES
-from engine.registry import FUNCTION, Lazy, activities, entries, get, register, unregister
+from engine.registry import FUNCTION, Lazy, entries, get, register, unregister
 from engine.results import category_scores
 from engine.scoring import Metric, counts, percent, right_key
 from engine.trials import header, short_headers, table_keys
@@ -110,7 +110,7 @@ def test_threads_asking_for_the_activities_at_once_all_find_them() -> None:
 
     script = (
         "import threading\n"
-        "from engine.registry import activities\n"
+        "from engine.activities import activities\n"
         "barrier, found = threading.Barrier(8), []\n"
         "def ask():\n"
         "    barrier.wait()\n"

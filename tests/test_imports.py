@@ -113,6 +113,46 @@ def test_engine_has_no_import_cycles():
     assert cycles(graph) == []
 
 
+def below(graph: dict[str, set[str]], module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for found in graph[todo.pop()] - seen:
+            seen.add(found)
+            todo.append(found)
+    return seen
+
+
+#: What the store is made of; it imports nothing else but the bottom layer.
+STORE = {
+    "engine.store",
+    "engine.dbfile",
+    "engine.migrations",
+    "engine.fingerprint",
+    "engine.scorerows",
+    "engine.corpusrows",
+    "engine.deleted",
+    "engine.owner",
+    "engine.changes",
+}
+
+
+def test_engine_has_no_import_cycles_type_checking_included():
+    """Type-only imports (``if TYPE_CHECKING:``) count: the registry imports none of what
+    registers into it, the store nothing above it, report shapes nothing of the statistics,
+    slots nothing of the load settings."""
+    paths = sorted(ENGINE.rglob("*.py"))
+    known = {module_name(p) for p in paths}
+    graph = {module_name(p): imported(p, known, typing=True) for p in paths}
+    assert "engine.models.gpu" in graph["engine.models.slots"]  # a type-only import, seen
+    assert cycles(graph) == []
+    bottom = {"engine.errors", "engine.models.protocol"}
+    assert below(graph, "engine.registry") <= bottom
+    under_store = {m for part in STORE for m in below(graph, part)} - STORE
+    assert under_store <= {*bottom, "engine.registry", "engine.paths", "engine.types"}
+
+
 def test_gui_has_no_import_cycles_type_checking_included():
     """The screens reach the main window through :class:`gui.navigator.Navigator`: no gui
     module imports :mod:`gui.main_window` back, not even for its type."""

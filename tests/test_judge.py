@@ -18,10 +18,11 @@ from engine.cli import cli
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
 from engine.ratings.judge import SCHEMA, judge_messages, parse_ratings
-from engine.ratings.perspectives import KEYS, Explained
+from engine.ratings.perspectives import KEYS
 from engine.runs import run
 from engine.scoring import rescore
 from engine.store import Store
+from engine.types import Explained
 
 JUDGE = "explanation-judge@smollm2"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import click
 import pytest
 
-from engine.activities import RUN_SPEC, Activity
-from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, PartError, activities, presets
+from engine.activities import RUN_SPEC, Activity, activities
+from engine.experiments.plan import presets
+from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, PartError
 from engine.train.kinds import kinds
 
 ROOT = Path(__file__).resolve().parents[1]

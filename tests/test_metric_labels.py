@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.activities import COMMON_LABELS, metric_label
-from engine.registry import activities, scorers
+from engine.activities import COMMON_LABELS, activities, metric_label
+from engine.scoring import scorers
 
 
 @pytest.mark.parametrize("activity_id", ["exam", "french", "consult"])

@@ -189,7 +189,7 @@ def test_a_part_that_cannot_be_found_is_refused_when_registered(part, said):
 def test_a_part_of_a_module_not_imported_is_found_without_importing_it():
     """Registering French QA finds its screen's module, imports no Qt and no gui package."""
     code = (
-        "import sys\nfrom engine.registry import activities\nactivities()\n"
+        "import sys\nfrom engine.activities import activities\nactivities()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gui', 'PySide6')))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -16,9 +16,9 @@ from engine.french.dataset import ensure_sample as french_sample
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
 from engine.progress import Cancel, Cancelled
-from engine.registry import UnknownScorer, get_scorer, registered
+from engine.registry import UnknownScorer, registered
 from engine.runs import run
-from engine.scoring import Scorer, rescore
+from engine.scoring import Scorer, get_scorer, rescore
 from engine.store import Store
 
 METRICS = ("n", "answered", "accuracy", "rouge1", "rouge2", "rougeL", "by_type", "consistency")

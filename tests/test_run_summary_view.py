@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.registry import activities
+from engine.activities import activities
 from engine.results import running_score, summary_rows
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.dbfile import StoreError
+from engine.deleted import delete_runs
 from engine.owner import host, process_started
 from engine.scoring import Scored
 from engine.store import Store
@@ -87,7 +88,7 @@ def test_a_run_running_in_another_process_is_refused_until_it_is_gone(store):
         )
         assert len(out.output.strip().splitlines()) == 1
         with pytest.raises(StoreError, match="still running"):
-            store.delete_run(run_id)
+            delete_runs(store, [run_id])
         assert store.run(run_id)["n_done"] == 2
     finally:
         other.kill()

@@ -15,6 +15,7 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.deleted import delete_runs
 from engine.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -146,7 +147,7 @@ def test_interrupted_is_readable_but_never_a_target(store):
 
 def test_run_ids_are_never_reused_after_a_delete(store):
     ids = [store.start_run("exam", "demo", "m") for _ in range(3)]
-    store.delete_run(ids[-1])
+    delete_runs(store, [ids[-1]])
     assert store.start_run("exam", "demo", "m") == ids[-1] + 1
 
 
@@ -177,7 +178,7 @@ def test_a_version_1_database_migrates_keeping_every_row(tmp_path):
     assert store.db["runs"].indexes[0].columns == ["activity"]
     with pytest.raises(sqlite3.IntegrityError):  # answers still reference runs
         store.db.execute("INSERT INTO answers (run_id, item_key) VALUES (99, 'x')")
-    store.delete_run(3)
+    delete_runs(store, [3])
     assert store.start_run("exam", "d", "m") == 4
     store.close()
 

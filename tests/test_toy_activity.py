@@ -111,7 +111,8 @@ def medexam(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
 def toy_installed(site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The toy package and the broken plug-ins installed in this process, the entry points
     read as at start-up (again, when this process read them before)."""
-    from engine.registry import activities, load_plugins, unregister
+    from engine.activities import activities
+    from engine.registry import load_plugins, unregister
 
     for folder in reversed(paths(site)):
         monkeypatch.syspath_prepend(folder)

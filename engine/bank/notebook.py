@@ -58,8 +58,8 @@ def _entry(row: Row) -> Entry:
         str(row["item_key"]),
         bool(row["marked"]),
         str(row["note"] or ""),
-        row["reason"],  # type: ignore[arg-type]
-        row["updated"],  # type: ignore[arg-type]
+        row["reason"],
+        row["updated"],
     )
 
 

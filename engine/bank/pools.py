@@ -88,8 +88,8 @@ def history(store: Store, activity: str, dataset: str, profile: str) -> dict[str
                 )
     for key, correct, when in _card_reviews(store, activity, dataset, profile):
         out.setdefault(key, []).append(Last(correct, False, when, 0))
-    for found in out.values():
-        found.sort(key=lambda last: last.when)
+    for lasts in out.values():
+        lasts.sort(key=lambda last: last.when)
     return out
 
 

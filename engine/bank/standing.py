@@ -14,15 +14,16 @@ counts the same questions, by that model's latest answer to each.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.activities import get_activity
 from engine.bank.notebook import entries
 from engine.bank.pools import is_review, latest, omitted, person_runs
 from engine.exam.candidates import candidates_of
 from engine.exam.candidates import standing as among_candidates
-from engine.registry import get_activity
 from engine.review.cards import NO_TOPIC
 from engine.scoring import right_key
 
@@ -55,7 +56,8 @@ class Subject:
     subject: str
     n: int = 0
     right: int = 0
-    models: dict[str, float | None] = field(default_factory=dict)
+    # dataclasses' field by its module: this class has a field named ``field``
+    models: dict[str, float | None] = dataclasses.field(default_factory=dict)
 
     @property
     def score(self) -> float | None:

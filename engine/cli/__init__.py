@@ -38,14 +38,14 @@ COMMANDS: dict[str, Lazy[click.Command]] = {
 
 def activity_commands() -> dict[str, Lazy[click.Command]]:
     """Each registered activity's click group, by its id."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     return {a.id: a.cli for a in activities().values() if a.cli}
 
 
 def import_commands() -> dict[str, Lazy[click.Command]]:
     """The ``medexam import`` subcommands the registered activities bring."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     return {k: v for a in activities().values() for k, v in a.import_commands.items()}
 

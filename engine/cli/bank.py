@@ -274,8 +274,8 @@ def stats(
 
     \f
     That log is the activity's ``Activity.cli_standing``."""
+    from engine.activities import activities, get_activity
     from engine.bank.standing import standing
-    from engine.registry import activities, get_activity
     from engine.review.profiles import resolve
 
     who = resolve(app.store, profile)

@@ -180,7 +180,7 @@ class ActivityChoice(click.Choice):
 
     @property  # type: ignore[override]
     def choices(self) -> list[str]:
-        from engine.registry import activities
+        from engine.activities import activities
 
         return list(activities())
 

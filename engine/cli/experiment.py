@@ -79,7 +79,7 @@ def experiment() -> None:
 @json_option
 def experiment_presets(as_json: bool) -> None:
     """The presets: the papers' protocols and compare-models."""
-    from engine.registry import presets
+    from engine.experiments.plan import presets
 
     found = {n: {"title": p.title, "data set": p.dataset_hint} for n, p in presets().items()}
     if as_json:
@@ -269,8 +269,9 @@ def _summary(app: AppContext, experiment_id: int, **options: Any) -> tuple[JSOND
     """What the experiment's preset makes of its runs (compare-models: the comparison, with
     ``options`` such as its margin and reference), as JSON and text; None when it has
     nothing to say (yet)."""
+    from engine.experiments.plan import get_preset
     from engine.experiments.records import get
-    from engine.registry import UnknownPreset, get_preset
+    from engine.registry import UnknownPreset
 
     found = get(app.store, experiment_id)
     try:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import click
 
 from engine.cli.common import AppContext, F, json_option, pass_app
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -21,7 +23,7 @@ def import_options(exists: bool = False) -> Callable[[F], F]:
     missing file, else the importer says what is wrong with it."""
 
     def decorate(func: F) -> F:
-        func = pass_app(func)
+        func = cast("F", pass_app(func))  # the app passed first, as the command says
         func = json_option(func)
         func = click.option("--replace", is_flag=True, help="Replace a data set of the same name.")(
             func
@@ -35,7 +37,7 @@ def import_options(exists: bool = False) -> Callable[[F], F]:
 
 
 def sample_command(
-    group: click.Group, ensure: Callable[[Store], object], ready: Callable[[object], str], what: str
+    group: click.Group, ensure: Callable[[Store], T], ready: Callable[[T], str], what: str
 ) -> None:
     """Add ``sample`` to an activity's ``group``: ``ensure(store)`` imports the shipped
     sample (``what``) when it is not there yet and returns what it made (shown as JSON with

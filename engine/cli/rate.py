@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 import click
 
 from engine.cli.common import AppContext, pass_app
-from engine.ratings.perspectives import KEYS, PERSPECTIVES, Explained, RatingError
+from engine.ratings.perspectives import KEYS, PERSPECTIVES, RatingError
 from engine.text.columns import visible
+from engine.types import Explained
 
 if TYPE_CHECKING:
     from engine.ratings.people import RatingSession

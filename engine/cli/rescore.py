@@ -4,7 +4,7 @@ running its model."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -13,6 +13,7 @@ from engine.cli.running import progress_bar
 
 if TYPE_CHECKING:
     from engine.models.load import LoadSettings
+    from engine.models.pool import ModelPool
 
 
 @click.command("rescore")
@@ -78,7 +79,7 @@ def rescore(
                 app.store,
                 run_id,
                 list(scorers),
-                pool=default_pool().lending(load),
+                pool=cast("ModelPool", default_pool().lending(load)),  # lends as a pool
                 progress=update,
                 cancel=cancel,
                 force=force,
@@ -113,7 +114,7 @@ def rescore(
 @json_option
 def scorers_list(activity_id: str | None, as_json: bool) -> None:
     """The scorers medexam has: name, version, activities, what each scores."""
-    from engine.registry import scorers
+    from engine.scoring import scorers
 
     found = scorers(activity_id)
     if as_json:

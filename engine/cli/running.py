@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -245,7 +245,7 @@ def trial_options(func: F) -> F:
         help="Play every item this many times, seeds --seed, --seed+1, … (needs sampling: "
         "--temperature above 0); the summary gives the mean, the spread between trials and "
         "a 95% interval clustered by item.",
-    )(func)  # type: ignore[return-value]
+    )(func)
 
 
 def execute(
@@ -337,7 +337,7 @@ def execute_trials(
 def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
     """``trial 2: run 14 (finished), 30 items, accuracy 40.0%``: the run's headline score
     (:attr:`engine.activities.Activity.headline`)."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     run = app.store.run(int(summary["run_id"]))
     trial = (run["settings"] or {}).get("trial")
@@ -368,7 +368,7 @@ def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[st
     return out
 
 
-def metric_lines(activity_id: str, summary: dict[str, Any], keys: Iterable[str]) -> None:
+def metric_lines(activity_id: str, summary: Mapping[str, Any], keys: Iterable[str]) -> None:
     """Print each summary key as its label (:func:`engine.results.summary_rows`) and its
     value, one per line, the values lined up; "—" for a value the run does not have."""
     from engine.activities import metric_label

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engine import export
 from engine.answers import run_answers
+
+if TYPE_CHECKING:
+    from engine.types import Row
 from engine.cli.common import (
     COUNT,
     ActivityChoice,
@@ -93,7 +97,7 @@ GIVEN_COLUMNS = 24
 SCORE_HEADER = 16
 
 
-def _run_lines(run: dict[str, Any]) -> list[str]:
+def _run_lines(run: Row) -> list[str]:
     """A run's heading, settings and summary, labelled as its activity names them (the
     stored text's control characters escaped)."""
     from engine.activities import activity_name
@@ -128,7 +132,7 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
     return [visible(line) for line in lines]
 
 
-def _answer_lines(answers: list[dict[str, Any]], activity: str) -> list[str]:
+def _answer_lines(answers: Sequence[Row], activity: str) -> list[str]:
     """The answers as a table: number, question, given, gold, correct and each score (a
     score whose label is long is headed by its key, the label given under the table)."""
     from engine.reports.render import fmt_number

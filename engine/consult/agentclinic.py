@@ -336,7 +336,7 @@ def convert_nejm(record: JSONValue, case_id: str, number: int | None = None) -> 
         if not text:
             raise CaseError(where + f"answer {letter} has no 'text'")
         options[letter] = text
-        if option.get("correct") is True and not answer:
+        if isinstance(option, dict) and option.get("correct") is True and not answer:
             answer = letter
     if not answer:
         raise CaseError(where + "no answer is marked 'correct': true")

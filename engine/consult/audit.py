@@ -30,7 +30,7 @@ from engine.consult.text import UNKNOWN_PHRASES
 if TYPE_CHECKING:
     from engine.consult.cases import Case
     from engine.store import Store
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Row
 
 
 def off_voice(reply: str) -> bool:
@@ -57,7 +57,7 @@ BROKEN = {
 }
 
 
-def readings(case: Case, turns: Sequence[JSONDict]) -> list[JSONDict]:
+def readings(case: Case, turns: Sequence[Row]) -> list[JSONDict]:
     """Each reply of the patient (the opening request left out), with the question it
     answers and how it reads against each requirement
     (:func:`engine.consult.requirements.read_reply`)."""
@@ -78,7 +78,7 @@ def readings(case: Case, turns: Sequence[JSONDict]) -> list[JSONDict]:
     return out
 
 
-def audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+def audit(case: Case, turns: Sequence[Row]) -> JSONDict:
     """The audit of one consultation's patient: its replies and the share of them that
     break each requirement (:data:`SHARES`), and its statements and the share that no fact
     of the case supports by word overlap (fractions 0–1; none without replies)."""
@@ -141,7 +141,7 @@ def run_audit(store: Store, run_id: int) -> JSONDict:
     from engine.consult.cases import Case
 
     run = store.run(run_id)
-    turns: dict[str, list[JSONDict]] = {}
+    turns: dict[str, list[Row]] = {}
     for t in store.turns(run_id):
         turns.setdefault(str(t["item_key"]), []).append(t)
     items = store.items_by_key(str(run["dataset"])) or {}
@@ -174,7 +174,7 @@ def tally_lines(found: JSONDict) -> list[str]:
     return lines
 
 
-def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+def contradicting(case: Case, turns: Sequence[Row]) -> JSONDict:
     """The patient's replies that contradict a fact of the case
     (:mod:`engine.consult.contradict`: sex, numbers, negations), each reply read with the
     question it answers: their share of the replies (none without replies) and what each
@@ -206,7 +206,7 @@ def contradicting(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
     }
 
 
-def person_audit(case: Case, turns: Sequence[JSONDict]) -> JSONDict:
+def person_audit(case: Case, turns: Sequence[Row]) -> JSONDict:
     """The audit shown to a person after a consultation: :func:`audit`, the replies that
     contradict a fact (:func:`contradicting`), how the grounded patient's replies were made
     (``patient_sources``: said as the model said them, asked again, the facts read out, not
@@ -231,7 +231,7 @@ def audit_lines(found: JSONDict) -> list[str]:
     if not replies:
         return ["The patient said nothing to audit."]
 
-    def share(value: object, of: int) -> str:
+    def share(value: float | None, of: int) -> str:
         n = round(float(value or 0) * of)
         return f"{n} of {of}" + (f" ({100 * float(value or 0):.0f}%)" if of else "")
 

@@ -50,8 +50,7 @@ from engine.text.language import LANGUAGES
 from engine.text.options import LETTERS
 
 if TYPE_CHECKING:
-    from engine.ratings.perspectives import Explained
-    from engine.types import JSONDict, JSONValue, Row
+    from engine.types import Explained, JSONDict, JSONValue, Row
 
 ACTIVITY = "consult"
 SAMPLE_DATASET = "cases-sample"
@@ -348,7 +347,7 @@ def reference(case: Case) -> str:
 def explained(run: Row, item: Case | JSONDict, answer: Row) -> Explained | None:
     """What a rater reads of a consultation's final answer given in words: the task, the
     gold answer, and the doctor's reply (none when the reply is only a letter)."""
-    from engine.ratings.perspectives import Explained
+    from engine.types import Explained
 
     case = item if isinstance(item, Case) else Case.from_dict(item)
     reply = str(answer.get("response") or "").strip()

@@ -34,6 +34,7 @@ from engine.text.columns import visible
 
 if TYPE_CHECKING:
     from engine.models.load import LoadSettings
+    from engine.types import JSONDict
 
 #: Shown after the summary keys by `consult run`.
 EXTRA_KEYS = ("leakage", "patient_mode", "solver_model")
@@ -307,16 +308,16 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
         k: paired_sets(app.store, [run_a], [run_b], k, 100.0 if k in PERCENT_SCORES else 1.0)
         for k in COMPARED
     }
-    found = {k: v for k, v in found.items() if v is not None}
+    compared = {k: v for k, v in found.items() if v is not None}
     if as_json:
-        echo_json({"a": run_a, "b": run_b, "compared": found})
+        echo_json({"a": run_a, "b": run_b, "compared": compared})
         return
-    if not found:
+    if not compared:
         raise click.UsageError(f"runs {run_a} and {run_b} share no answered case")
-    first = next(iter(found.values()))
+    first = next(iter(compared.values()))
     click.echo(f"run {run_a} (A) against run {run_b} (B), paired on {first['cases']} cases")
     click.echo(f"{'':<13} {'A':>7} {'B':>7} {'B − A':>7}  {'95% interval':<17} {'p':>6}  A>B  B>A")
-    for key, f in found.items():
+    for key, f in compared.items():
         none = TOO_FEW if f.get("too_few") else "—"  # engine.reports.stats.MIN_ITEMS
         span = f"[{f['low']:.2f}, {f['high']:.2f}]" if f["low"] is not None else none
         p = f"{f['p']:.3f}" if f["p"] is not None else none
@@ -456,7 +457,7 @@ def consult_show(app: AppContext, run_id: int, case_id: str | None, as_json: boo
     run = store.run(run_id)
     found = {c.id: c for c in cases_mod.load_cases(store, run["dataset"])}
     answers = [a for a in store.answers(run_id) if case_id in (None, a["item_key"])]
-    detail = []
+    detail: list[JSONDict] = []
     for a in answers:
         turns = store.turns(run_id, a["item_key"])
         case = found.get(a["item_key"])

@@ -326,7 +326,7 @@ def _fact_polarity(facts: Sequence[Fact], language: str) -> list[tuple[set[str],
     for f in facts:
         value = f.value.strip().lower()
         if _MEASURED.match(value):  # "18 breaths/min" states no "breath"
-            stated, denied = set(), set()
+            stated, denied = set[str](), set[str]()
         else:  # the words of a record and the everyday words a patient says it in
             stated, denied = polarity(f.value, language)
             if language == "en":

@@ -22,7 +22,7 @@ from engine.consult.text import content_words, first_sentences, language_of
 from engine.models.protocol import ChatModel, Message, chat_as_prompt
 
 if TYPE_CHECKING:
-    from engine.types import Item
+    from engine.types import Item, JSONDict
 
 P0_PROMPT = """Here is the start of a patient's case:
 "{first}"
@@ -289,7 +289,7 @@ def draft_case(
             covered |= set(words)
             review.append(f"added a sentence the facts did not cover: {sentence[:60]}")
     facts = _unique(facts)
-    record = {
+    record: JSONDict = {
         "id": f"{dataset or 'exam'}-{item.get('id')}",
         "language": language,
         "facts": [{"key": f.key, "value": f.value} for f in facts],

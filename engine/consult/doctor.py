@@ -196,6 +196,8 @@ class ModelDoctor:
         asked = [t["text"] for t in turns if t["role"] == "doctor"]
         if len(asked) >= self.max_turns:
             return DoctorMove(None, "max_turns")
+        if self.model is None:
+            raise ValueError("a doctor made without a model only writes its prompt")
         started = time.perf_counter()
         g = self.model.chat(
             self.messages(case, turns),

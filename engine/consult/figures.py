@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from engine.reports.layouts import RunData
     from engine.reports.shapes import Cell, Chart, ScoreCell, Table
     from engine.store import Store
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Row
 
 #: The figures' panels: (score key, panel and column name; accuracy or a mean).
 MEASURES = (("correct", "Accuracy"), ("patient_recall", "Patient recall"),
@@ -93,7 +93,7 @@ def table3(store: Store, found: Found) -> Table | None:
         again, asked = _repeats(store, r)
         rows.append(
             [cell["label"], f"#{r.id}", len(r.answers), len(per_kind[0])]
-            + [mean_cell([100 * v for v in values]) for values in per_kind]  # type: ignore[misc]
+            + [mean_cell([100 * v for v in values]) for values in per_kind]
             + [f"{again} of {asked}" if asked else None]
         )
     if not rows:
@@ -149,7 +149,7 @@ def share_figure(found: Found, title: str, which: Callable[[str], bool]) -> tupl
         "kind": "lines",
         "title": title,
         "axis": "%",
-        "x_axis": "Share of the questions (%)",  # type: ignore[typeddict-unknown-key]
+        "x_axis": "Share of the questions (%)",
         "series": series,  # type: ignore[typeddict-item]
     }
     return chart, table(f"{title}: the points", columns, rows, *notes)
@@ -207,7 +207,7 @@ def figure7(found: Found) -> tuple[Chart, Table] | None:
                           if isinstance(v := _score(a, key), int | float)]  # fmt: skip
                 asked = not (bound and key == "doctor_recall")  # a bound asks nothing
                 point = _point(values, key == "correct") if asked else None
-                cells.append(point)  # type: ignore[arg-type]
+                cells.append(point)
                 if point is not None:
                     lines[name]["points"].append({**point, "x": x, "run_id": r.id})
             rows.append([cell["label"], f"#{r.id}", _bin_name(low, high), len(chosen), *cells])
@@ -216,8 +216,8 @@ def figure7(found: Found) -> tuple[Chart, Table] | None:
         "kind": "lines",
         "title": "Consultation Figure 7: scores by the cases' number of facts",
         "axis": "%",
-        "x_axis": "Facts in the case",  # type: ignore[typeddict-unknown-key]
-        "x_labels": {str(x): _bin_name(*b) for x, b in enumerate(bins)},  # type: ignore[typeddict-unknown-key]
+        "x_axis": "Facts in the case",
+        "x_labels": {str(x): _bin_name(*b) for x, b in enumerate(bins)},
         "series": series,  # type: ignore[typeddict-item]
     }
     columns = ["Setting", "Run", "Facts", "Cases", *(f"{n} (%)" for _, n in MEASURES)]
@@ -229,7 +229,7 @@ def figure7(found: Found) -> tuple[Chart, Table] | None:
     return chart, table(f"{chart['title']}: the points", columns, rows, *notes)
 
 
-def _score(answer: JSONDict, key: str) -> object:
+def _score(answer: Row, key: str) -> object:
     return answer.get("correct") if key == "correct" else (answer.get("scores") or {}).get(key)
 
 

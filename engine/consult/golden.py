@@ -31,7 +31,7 @@ from engine.text import jsonio
 if TYPE_CHECKING:
     from engine.consult.settings import ConsultSettings
     from engine.store import Store
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Row
 
 #: The doctor of a golden set: every key of the case, in its order.
 GOLDEN_DOCTOR = "oracle-direct"
@@ -65,7 +65,7 @@ class GoldenPlan:
     resume: int | None = None
 
 
-def _differences(run: JSONDict, cases: str | None, settings: ConsultSettings) -> list[str]:
+def _differences(run: Row, cases: str | None, settings: ConsultSettings) -> list[str]:
     """What a stopped golden run was started with that this call asks otherwise."""
     stored = run.get("settings") or {}
     wanted: JSONDict = {"writer": settings.writer, "limit": settings.limit,
@@ -119,9 +119,11 @@ def golden_settings(
 
 def forget_runs(store: Store, runs: list[int], summary: JSONDict) -> None:
     """Delete the replaced set's ``runs`` once the new set's run (``summary``) finished."""
+    from engine.deleted import delete_runs
+
     if summary.get("status") == "finished":
         for run_id in runs:
-            store.delete_run(run_id)
+            delete_runs(store, [run_id])
 
 
 def build_golden(
@@ -187,7 +189,8 @@ def _from_file(path: Path) -> list[list[dict[str, str]]]:
     out = []
     for number, _, record in jsonio.numbered_records(path, jsonl=True, objects=False):
         try:
-            messages = record["messages"]  # type: ignore[index,call-overload]
+            loose: Any = record  # read as it comes: what is not a dialogue raises below
+            messages = loose["messages"]
             ok = all(m["role"] in ("system", "user", "assistant") and isinstance(
                 m["content"], str) for m in messages)  # fmt: skip
         except (ValueError, KeyError, TypeError):

@@ -21,7 +21,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.consult.cases import Case, reference
@@ -34,6 +34,7 @@ from engine.scoring import Context, ScoreValue, Value
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool
     from engine.progress import Cancel, ProgressCallback
+    from engine.reports.shapes import Table
     from engine.scoring import Rescored
     from engine.store import Store
     from engine.types import JSONDict, Row
@@ -171,7 +172,7 @@ def judged_summary(store: Store, run_id: int) -> dict[str, JSONDict]:
     return {who: _summary(found, answers) for who, found in verdicts.items()}
 
 
-def _summary(found: dict[str, float | None], answers: dict[str, Row]) -> JSONDict:
+def _summary(found: dict[str, float | None], answers: Mapping[str, Row]) -> JSONDict:
     judged = {k: v for k, v in found.items() if v is not None}
     n = len(judged)
 
@@ -208,7 +209,7 @@ def _kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
     return None if value != value else round(value, 3)  # NaN: undefined
 
 
-def judged_tables(store: Store, run_ids: Sequence[int]) -> list[JSONDict]:
+def judged_tables(store: Store, run_ids: Sequence[int]) -> list[Table]:
     """The report table of the free-text answers judged among ``run_ids`` (none when no
     run was judged): per run and judge, the verdicts, the string match and the agreement
     with the letter picked in a second answer."""

@@ -63,7 +63,7 @@ def _consult(run: Row, settings: JSONDict) -> list[str]:
 def consult_parts(run: Row) -> list[str]:
     """The words that tell a consultation run apart (doctor, patient, solver); a person's
     consultation is headed ``you`` in the doctor's place."""
-    parts = _consult(run, run.get("settings") or {})  # type: ignore[arg-type]
+    parts = _consult(run, run.get("settings") or {})
     if run.get("runner") == "person" and parts:
         parts[0] = "you"
     return parts

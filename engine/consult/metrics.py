@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 from engine.consult.cases import Case, Fact, Turn
 from engine.consult.text import content_words
@@ -43,13 +43,13 @@ from engine.rouge import Score, rouge_l, rouge_n, tokenize
 if TYPE_CHECKING:
     from engine.consult.solve import Solver
     from engine.store import Store
-    from engine.types import JSONDict, JSONValue
+    from engine.types import JSONDict
 
 #: One consultation's metrics (:func:`consultation_metrics`): fractions 0–1, counts and
 #: ``correct``, as stored in its answer's scores.
 CaseMetrics: TypeAlias = "dict[str, float | int | bool | None]"
 #: Per-consultation metrics as read back (stored scores, or :data:`CaseMetrics`).
-MetricRows: TypeAlias = "Sequence[Mapping[str, JSONValue]]"
+MetricRows: TypeAlias = "Sequence[Mapping[str, Any]]"
 
 #: The scores an answer holds as fractions and a summary shows in percent.
 PERCENT_SCORES = (
@@ -323,9 +323,9 @@ def leakage(per_case: MetricRows, n: int) -> float:
     return round(100 * leaked / revealed, 2) if revealed else 0.0
 
 
-def complexity(per_case: MetricRows, n: int) -> dict[str, ComplexityGroup]:
+def complexity(per_case: MetricRows, n: int) -> JSONDict:
     """:func:`by_complexity` as a summary's reducer."""
-    return by_complexity(per_case)
+    return cast("JSONDict", by_complexity(per_case))
 
 
 def by_complexity(per_case: MetricRows) -> dict[str, ComplexityGroup]:

@@ -186,6 +186,12 @@ class Patient:
         self.seed = seed
         self.history: list[tuple[str, str]] = []  # (question, reply): the paper mode's context
 
+    def chat_model(self) -> ChatModel:
+        """The model the patient replies with (one made without a model has none)."""
+        if self.model is None:
+            raise ValueError("this patient has no model to reply with")
+        return self.model
+
     def facts_for(self, question: str) -> list[Match]:
         """The facts ``question`` asks about (what the patient will be given); a question
         about when or how long gets, first, the best fact on its words that gives a duration
@@ -294,7 +300,7 @@ class Patient:
             facts, messages = self.prepare(question)
             if messages is None:
                 return PatientReply(self.unknown(), facts, "unknown", latency_s=0.0)
-            g = self.model.chat(
+            g = self.chat_model().chat(
                 messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
             )
             return self._finish(question, facts, g.text, g, started)
@@ -303,7 +309,7 @@ class Patient:
     def _chat(
         self, messages: list[dict[str, str]], seed: int, temperature: float
     ) -> tuple[str, Generation | None]:
-        g = self.model.chat(
+        g = self.chat_model().chat(
             messages, max_tokens=self.max_tokens, temperature=temperature, seed=seed
         )
         return g.text, g
@@ -458,7 +464,7 @@ class PatientStream:
             self.result = PatientReply(p.unknown(), facts, "unknown")
             yield self.result.text
             return
-        self._stream = p.model.stream_chat(
+        self._stream = p.chat_model().stream_chat(
             messages,
             max_tokens=p.max_tokens,
             temperature=p.temperature,
@@ -482,7 +488,7 @@ class PatientStream:
         if self._cancelled:
             return "", None
         p = self.patient
-        self._stream = p.model.stream_chat(
+        self._stream = p.chat_model().stream_chat(
             messages, max_tokens=p.max_tokens, temperature=temperature, seed=seed
         )
         pieces = []

@@ -102,7 +102,7 @@ def paper_table(store: Store, run_ids: Sequence[int], bounds: bool = True) -> Pa
     ``upper``/``lower`` run when there is one. ``warnings`` says when the runs' solvers
     (or patient modes) differ: their accuracies are then not on the same footing.
     """
-    runs = []
+    runs: list[Row] = []
     for run_id in run_ids:
         run = store.run(run_id)
         if run["activity"] != "consult":
@@ -190,8 +190,8 @@ def render_table(table: PaperTable, fmt: str = "text") -> str:
     headers = [h for h, _k in shown]
     cells = [[_spread_cell(r, k) for _h, k in shown] for r in rows]
     if fmt == "csv":
-        lines = [headers, *([r.get(k) for _h, k in shown] for r in rows)]
-        return csv_text(lines, lineterminator="\n").rstrip("\n")
+        values: list[Sequence[object]] = [headers, *([r.get(k) for _h, k in shown] for r in rows)]
+        return csv_text(values, lineterminator="\n").rstrip("\n")
     names = ("dataset", "doctor", "patient")
     right = [k not in names for _h, k in shown]  # numbers right, names left
     if fmt == "markdown":

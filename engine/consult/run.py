@@ -26,7 +26,7 @@ also answers after each share of the consultation: :mod:`engine.consult.shares`)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.chance import single_answer_chance
@@ -56,6 +56,7 @@ from engine.store import Store
 
 if TYPE_CHECKING:
     from engine.models.pool import ModelPool, PooledModel
+    from engine.types import JSONDict, Row
 
 
 def runner_for(doctor: str) -> str:
@@ -152,11 +153,11 @@ def consult_one(
         if cancel is not None:
             cancel.check()
         move = agent.next(case, consultation.turns)
-        if move.stop:
+        if move.question is None:  # the doctor stops
             consultation.conclude(move.raw, move.reason, move.extra)
             tell()
             break
-        extra = {"raw": move.raw} if move.raw and move.raw != move.question else {}
+        extra: JSONDict = {"raw": move.raw} if move.raw and move.raw != move.question else {}
         if move.latency_s:
             extra |= {"latency_s": move.latency_s, "completion_tokens": move.completion_tokens}
         consultation.ask(move.question, extra | move.extra)
@@ -328,7 +329,7 @@ def consult_sections(store: Store, run_id: int) -> dict[str, Any]:
     return out
 
 
-def _chance(store: Store, run: dict[str, Any], answers: list[dict[str, Any]]) -> float | None:
+def _chance(store: Store, run: Row, answers: Sequence[Row]) -> float | None:
     """Expected accuracy of uniform guessing (percent) over the run's multiple-choice cases
     answered with a letter (:mod:`engine.chance`); None when none is (diagnoses in words)."""
     if (run.get("settings") or {}).get("answer") == "free" or not store.has_dataset(

@@ -154,7 +154,7 @@ def dialogue(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]
             raise ValueError("the dialogue scorer reads the stored turns: it needs the store")
         turns = context.store.turns(int(context.run["id"]), item.id)
         found = consultation_metrics(item, turns, right)
-    return {k: found[k] for k in DIALOGUE_KEYS if k in found}  # type: ignore[literal-required]
+    return {k: found[k] for k in DIALOGUE_KEYS if k in found}
 
 
 @register(

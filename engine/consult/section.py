@@ -23,7 +23,7 @@ from engine.reports.shapes import table
 from engine.reports.stats import wilson_interval
 
 if TYPE_CHECKING:
-    from engine.reports.shapes import Chart, Section, Table
+    from engine.reports.shapes import Cell, Chart, ChartPoint, ScoreCell, Section, Table
     from engine.store import Store
     from engine.types import Row
 
@@ -134,13 +134,13 @@ def budget_tables(runs: list[Row]) -> tuple[list[Table], list[Chart]]:
     tables: list[Table] = []
     charts: list[Chart] = []
     for group in budget_groups(runs):
-        rows = []
-        points = []
+        rows: list[list[Cell]] = []
+        points: list[ChartPoint] = []
         for r in group:
             s = r.get("summary") or {}
             n, acc = int(s.get("n") or 0), s.get("accuracy")
             ci = wilson_interval(round((acc or 0) * n / 100), n) if n and acc is not None else None
-            cell = {
+            cell: ScoreCell = {
                 "value": acc,
                 "low": 100 * ci[0] if ci else None,
                 "high": 100 * ci[1] if ci else None,

@@ -91,7 +91,7 @@ class Consultation:
     """
 
     case: Case
-    patient_model: InitVar[ChatModel]
+    patient_model: InitVar[ChatModel | None]
     _: KW_ONLY
     store: Store | None = None
     run_id: int | None = None
@@ -110,7 +110,7 @@ class Consultation:
     result: ConsultResult | None = field(default=None, init=False)
     _started: bool = field(default=False, init=False, repr=False)
 
-    def __post_init__(self, patient_model: ChatModel, match: str | None) -> None:
+    def __post_init__(self, patient_model: ChatModel | None, match: str | None) -> None:
         self.patient = make_patient(
             self.case, patient_model, self.patient_mode, match, self.seed, self.temperature
         )

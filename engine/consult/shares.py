@@ -34,7 +34,7 @@ from engine.consult.metrics import (
 )
 from engine.fields import SettingError
 from engine.registry import register
-from engine.scoring import Context, ScoreValue
+from engine.scoring import Context, ScoreValue, Value
 
 if TYPE_CHECKING:
     from engine.consult.solve import Solver
@@ -132,7 +132,7 @@ _KEYS = tuple(share_key(kind, s) for s in FRACTIONS for kind in SHARE_KINDS)
     keys=_KEYS,
     applies=lambda context: bool(context.settings.get("answer_at")),
 )
-def answer_at(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue]:
+def answer_at(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue | Value]:
     """The task answered after each share of the consultation, and the patient's and the
     doctor's ROUGE-1 recall of the dialogue so far (fractions 0–1): the curves of Figure 5."""
     from engine.consult.scorers import task
@@ -143,7 +143,8 @@ def answer_at(answer: Row, item: Case, context: Context) -> dict[str, ScoreValue
     extra = answer.get("extra") or {}
     stored = {float(e["share"]): e for e in extra.get("answer_at") or []}
     final = (answer.get("scores") or {}).get("correct", answer.get("correct"))
-    out: dict[str, ScoreValue] = {}
+    out: dict[str, ScoreValue | Value] = {}
+    correct: ScoreValue | Value
     for share in run_shares(context.settings):
         asked, replies, _ = dialogue(truncate(turns, share))
         out[share_key("patient_recall", share)] = patient_score(replies, item.facts).recall

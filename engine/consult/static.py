@@ -31,6 +31,7 @@ from engine.text.language import item_language
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
+    from engine.reports.shapes import ScoreCell
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -185,8 +186,8 @@ def model_drop(store: Store, static_run: int, consult_run: int) -> JSONDict:
         scores = answer.get("scores") or {}
         right.append(static[source])
         asked.append(bool(answer.get("correct")))
-        if isinstance(scores.get("patient_recall"), int | float):
-            recall.append(float(scores["patient_recall"]))
+        if isinstance(value := scores.get("patient_recall"), int | float):
+            recall.append(float(value))
         revealed += int(scores.get("revealed") or 0)
         facts += int(scores.get("n_facts") or 0)
     return drop(right, asked) | {
@@ -295,7 +296,12 @@ def static_consult_report(store: Store, experiment: JSONDict) -> JSONDict:
         return {"tables": [], "charts": []}
     rows: list[list[TableCell]] = []
     for r in result["models"]:
-        shown = {"value": r["drop"], "low": r["low"], "high": r["high"], "too_few": r["too_few"]}
+        shown: ScoreCell = {
+            "value": r["drop"],
+            "low": r["low"],
+            "high": r["high"],
+            "too_few": r["too_few"],
+        }
         rows.append([str(r["model"]), r["items"], r["static"], r["consultation"], shown,
                      r["p"], r["patient_recall"], r["facts_revealed"]])  # fmt: skip
     title = f"Exam questions vs consultation on {result['dataset']} (cases {result['cases']})"

@@ -120,12 +120,12 @@ def corrected_verdicts(store: Store, run_ids: Sequence[int]) -> Table | None:
                 continue
             y = [100 * sum(people[a]) / len(people[a]) for a in both]
             more = [v for a, v in mine.items() if a not in people]
-            found = ppi_mean(y, [mine[a] for a in both], more)
-            rows.append([f"Judge {who}", f"#{run_id}", found.n, found.n_judge_only,
-                         found.judge_mean, cell_of(found.people_mean, found.people_low,
-                                                   found.people_high, found.n),
-                         cell_of(found.mean, found.low, found.high, found.n), found.lam,
-                         more_cell(found, HALF_WIDTH)])  # fmt: skip
+            ppi = ppi_mean(y, [mine[a] for a in both], more)
+            rows.append([f"Judge {who}", f"#{run_id}", ppi.n, ppi.n_judge_only,
+                         ppi.judge_mean, cell_of(ppi.people_mean, ppi.people_low,
+                                                 ppi.people_high, ppi.n),
+                         cell_of(ppi.mean, ppi.low, ppi.high, ppi.n), ppi.lam,
+                         more_cell(ppi, HALF_WIDTH)])  # fmt: skip
     if not rows:
         return None
     return table(

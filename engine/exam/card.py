@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.exam.activity import EXAM
-from engine.review.cards import Face, topics
+from engine.review.cards import topics
 from engine.text.options import LETTERS  # up to ten options (MedQA, mcq)
+from engine.types import Face
 
 if TYPE_CHECKING:
     from engine.types import Item

@@ -270,6 +270,7 @@ def _summary_lines(s: dict[str, Any]) -> None:
 @pass_app
 def exam_take(
     app: AppContext,
+    /,
     dataset: str | None,
     minutes: float | None,
     limit: int | None,

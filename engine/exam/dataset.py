@@ -33,7 +33,7 @@ import re
 import string
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from engine.errors import DatasetError
 from engine.paths import samples_dir
@@ -42,8 +42,7 @@ from engine.text import jsonio
 from engine.text.options import letters
 
 if TYPE_CHECKING:
-    from engine.ratings.perspectives import Explained
-    from engine.types import JSONDict, JSONValue, Row
+    from engine.types import DatasetRow, Explained, JSONDict, JSONValue, Row
 
 ACTIVITY = "exam"
 MAX_OPTIONS = 5  # an ExplainCPE question's
@@ -53,8 +52,14 @@ LIST_KEYS = ("data", "questions", "items", "records")
 SAMPLE_NAME = "explaincpe-sample"
 SAMPLE_FILE = "explaincpe_sample.json"
 FORMATS = ("explaincpe", "mcq")
-TYPE_FIELDS = ("type1", "type2", "type3")
-OPTIONAL_TEXT = ("analyse", "source", "meta_info", *TYPE_FIELDS)
+TypeField: TypeAlias = Literal["type1", "type2", "type3"]
+TYPE_FIELDS: tuple[TypeField, ...] = ("type1", "type2", "type3")
+OPTIONAL_TEXT: tuple[Literal["analyse", "source", "meta_info"] | TypeField, ...] = (
+    "analyse",
+    "source",
+    "meta_info",
+    *TYPE_FIELDS,
+)
 
 
 class Question(TypedDict):
@@ -133,7 +138,7 @@ def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
     out: Question = {
         "id": rid.strip() if isinstance(rid, str) else rid,
         "question": question,
-        "options": texts,
+        "options": cast("list[str]", texts),  # none empty (checked above)
         "answer": answer.upper(),
         "explanation": explanation or "",
     }
@@ -144,7 +149,7 @@ def validate_record(record: JSONValue, fmt: str = "explaincpe") -> Question:
         text = _text(value)
         if text is None:
             raise DatasetError(f"'{key}' must be a text")
-        out[key] = text
+        out[key] = text  # type: ignore[literal-required]  # mypy reads no union of keys
     rate = _candidates(record.get("candidates"), out.get("analyse", ""))
     if rate is not None:
         out["candidates"] = rate
@@ -198,9 +203,9 @@ def medqa_record(record: JSONValue, number: int) -> JSONValue:
     ...               "answer_idx": "B", "meta_info": "step1"}, 3)["options"]
     ['x', 'y']
     """
-    if not isinstance(record, dict) or not isinstance(record.get("options"), dict):
+    options = record.get("options") if isinstance(record, dict) else None
+    if not isinstance(record, dict) or not isinstance(options, dict):
         return record
-    options = record["options"]
     order = sorted(options, key=lambda k: str(k).strip().upper())
     _check_count(len(order), "mcq")
     given = "".join(str(k).strip().upper() for k in order)
@@ -339,7 +344,7 @@ def ensure_sample(store: Store) -> str:
     return SAMPLE_NAME
 
 
-def exam_datasets(store: Store) -> list[Row]:
+def exam_datasets(store: Store) -> list[DatasetRow]:
     """The exam data sets in the store."""
     return store.datasets(ACTIVITY)
 
@@ -367,8 +372,8 @@ def explained(run: Row, item: Question, answer: Row) -> Explained | None:
     """What a rater reads of a generated exam answer: the question, its options, the gold
     letter and explanation, the model's letter and its reply (none for a letter picked by
     probabilities)."""
-    from engine.ratings.perspectives import Explained
     from engine.text.language import item_language
+    from engine.types import Explained
 
     settings = run.get("settings") or {}
     if isinstance(settings, dict) and settings.get("method", "generate") != "generate":
@@ -381,6 +386,6 @@ def explained(run: Row, item: Question, answer: Row) -> Explained | None:
         answer=str(answer.get("chosen") or "—"),
         explanation=str(answer.get("response") or ""),
         gold_explanation=str(item.get("explanation") or ""),
-        language=item_language(item, "zh"),  # type: ignore[arg-type]
-        topic={k: item[k] for k in ("type1", "type2", "type3") if item.get(k)},  # type: ignore[literal-required]
+        language=item_language(item, "zh"),
+        topic={k: item[k] for k in TYPE_FIELDS if item.get(k)},
     )

@@ -323,9 +323,9 @@ def _stated(norm: str, allowed: set[str], scan: str) -> Extraction | None:
     if best is not None:
         return best
     for pattern in _CONCLUDING:
-        m = _single(pattern, norm, scan)
-        if m:
-            return _checked(_letter(m), "concluding", m.start(), allowed)
+        hit = _single(pattern, norm, scan)
+        if hit:
+            return _checked(_letter(hit), "concluding", hit.start(), allowed)
     return None
 
 
@@ -382,7 +382,7 @@ def argued_letter(explanation: str) -> str | None:
     if last is not None:
         return _letter(last)
     for pattern in [*_DECLARED, *_CONCLUDING]:
-        m = _single(pattern, norm)
-        if m is not None:
-            return _letter(m)
+        hit = _single(pattern, norm)
+        if hit is not None:
+            return _letter(hit)
     return None

@@ -20,7 +20,7 @@ from engine.reports.shapes import table
 
 if TYPE_CHECKING:
     from engine.reports.layouts import RunData
-    from engine.reports.shapes import Chart, Table
+    from engine.reports.shapes import Cell, Chart, Table
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -71,7 +71,7 @@ def _no_room(experiment: JSONDict) -> list[JSONDict]:
 
 def table8(found: list[tuple[JSONDict, RunData]], no_room: Sequence[JSONDict] = ()) -> Table:
     """Every setting's row: its run's accuracy and ROUGE, or why its model cannot play it."""
-    rows = []
+    rows: list[list[Cell]] = []
     cells: list[tuple[JSONDict, RunData | None]] = [*found, *((c, None) for c in no_room)]
     for cell, r in sorted(cells, key=lambda f: _order(f[0])):
         c = cell["coords"]

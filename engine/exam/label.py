@@ -41,6 +41,6 @@ def _exam(settings: JSONDict, person: bool) -> list[str]:
 def exam_parts(run: Row) -> list[str]:
     """The words that tell an exam run apart (method, examples, language, instruction)."""
     settings = run.get("settings") or {}
-    if settings.get("source") == "published":  # type: ignore[union-attr]
-        return ["published", str(settings.get("setting") or settings.get("field") or "")]  # type: ignore[union-attr]
-    return _exam(settings, run.get("runner") == "person")  # type: ignore[arg-type]
+    if settings.get("source") == "published":
+        return ["published", str(settings.get("setting") or settings.get("field") or "")]
+    return _exam(settings, run.get("runner") == "person")

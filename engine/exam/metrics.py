@@ -34,7 +34,7 @@ from engine.exam.extract import (
 from engine.rouge import rouge_scores
 
 if TYPE_CHECKING:
-    from engine.types import JSONDict, JSONValue
+    from engine.types import JSONDict, JSONValue, Row
 
 ROUGE_KEYS = ("rouge1", "rouge2", "rougeL")
 JUDGE_RIGHT, JUDGE_WRONG = "正确", "错误"
@@ -86,7 +86,7 @@ def mean_rouge(responses: Sequence[str], references: Sequence[str]) -> dict[str,
 
 
 def by_type(
-    items: Sequence[Mapping[str, JSONValue]], correct: Sequence[bool | None]
+    items: Sequence[Row], correct: Sequence[bool | None]
 ) -> dict[str, dict[str, TypeAccuracy]]:
     """Accuracy per value of each type field the items carry::
 
@@ -172,7 +172,7 @@ def calibration(
 ) -> dict[str, float]:
     """ECE, Brier score and mean confidence of letter distributions (``logprob`` runs)."""
     confidences = [max(d.values()) if d else 0.0 for d in distributions]
-    chosen = [max(d, key=d.get) if d else None for d in distributions]
+    chosen = [max(d, key=d.__getitem__) if d else None for d in distributions]
     correct = [c == g for c, g in zip(chosen, gold, strict=True)]
     return {
         "ece": expected_calibration_error(confidences, correct, bins),
@@ -214,7 +214,7 @@ def judge_field(field: str) -> str:
     )
 
 
-def response_field(responses: Sequence[Mapping[str, JSONValue]], field: str) -> str:
+def response_field(responses: Sequence[Row], field: str) -> str:
     """The response field ``field`` names: itself when a response has it, else the bare
     setting's (``one_without`` → ``one_without_response``); refused, with the fields the
     responses have, when no response has either."""
@@ -225,7 +225,7 @@ def response_field(responses: Sequence[Mapping[str, JSONValue]], field: str) -> 
     raise DatasetError(f"no response has a field {field!r}{_fields_known(responses)}")
 
 
-def _fields_known(responses: Sequence[Mapping[str, JSONValue]]) -> str:
+def _fields_known(responses: Sequence[Row]) -> str:
     """`` (fields: a, b)``: the response fields ``responses`` have, for an error."""
     keys = {k for r in responses for k in r}
     found = sorted(k for k in keys if k.endswith(SUFFIX)) or sorted(
@@ -235,10 +235,10 @@ def _fields_known(responses: Sequence[Mapping[str, JSONValue]]) -> str:
 
 
 def match_responses(
-    gold: Sequence[Mapping[str, JSONValue]],
-    responses: Sequence[Mapping[str, JSONValue]],
+    gold: Sequence[Row],
+    responses: Sequence[Row],
     field: str,
-) -> tuple[list[tuple[Mapping[str, JSONValue], Mapping[str, JSONValue]]], int]:
+) -> tuple[list[tuple[Row, Row]], int]:
     """Pair each response with the gold question of the same ``id`` (compared as text):
     ``(pairs, unmatched)``, the pairs ``(question, response)`` in the responses' order and
     how many responses matched no question. A matched response without ``field`` is refused
@@ -259,7 +259,7 @@ def match_responses(
     return pairs, missing
 
 
-def response_text(response: Mapping[str, JSONValue], field: str) -> str:
+def response_text(response: Row, field: str) -> str:
     """The text of ``response[field]``: text as it is, a number written as text, null as
     ``""``; anything else (an object, a list, true/false) is refused, not stored as Python
     would print it (:class:`~engine.errors.DatasetError`)."""
@@ -274,11 +274,11 @@ def response_text(response: Mapping[str, JSONValue], field: str) -> str:
     )
 
 
-def response_answer(text: str, question: Mapping[str, JSONValue]) -> Extraction:
+def response_answer(text: str, question: Row) -> Extraction:
     """The answer a response's ``text`` gives to ``question`` (letters A–E, an option quoted
     without its letter counting as chosen), as :func:`score_responses` reads it."""
     options = question.get("options")
-    return find_answer(text, options if isinstance(options, list) else None)
+    return find_answer(text, [str(o) for o in options] if isinstance(options, list) else None)
 
 
 def read_judgement(value: JSONValue) -> str | None:
@@ -289,7 +289,7 @@ def read_judgement(value: JSONValue) -> str | None:
     return JUDGEMENTS.get(value.strip().lower()) if isinstance(value, str) else None
 
 
-def judged_right(responses: Sequence[Mapping[str, JSONValue]], field: str) -> list[bool] | None:
+def judged_right(responses: Sequence[Row], field: str) -> list[bool] | None:
     """The published judgements of ``responses`` (``<setting>_judge``, see
     :func:`judge_field`) as right (:data:`JUDGE_RIGHT`) or wrong; None unless every response
     carries one (none at all counts as none). A value that is no judgement
@@ -316,8 +316,8 @@ def judge_agreement(judged: Sequence[bool], extracted: Sequence[bool]) -> float:
 
 
 def score_responses(
-    gold: Sequence[Mapping[str, JSONValue]],
-    responses: Sequence[Mapping[str, JSONValue]],
+    gold: Sequence[Row],
+    responses: Sequence[Row],
     field: str,
 ) -> JSONDict:
     """Score ``responses[i][field]`` against the gold question with the same ``id``

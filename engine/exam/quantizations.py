@@ -24,7 +24,7 @@ the data (:func:`figure_files`) and drawn in the experiment's report.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request
 from engine.registry import FUNCTION, Lazy, register
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from matplotlib.figure import Figure
 
-    from engine.reports.shapes import Chart
+    from engine.reports.shapes import Chart, ScoreCell
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -215,7 +215,7 @@ def _row(rung: JSONDict) -> list[str]:
 
     score = rung.get("score")
     cells = [str(rung["model"]), str(rung["type"]), _mib(rung.get("file_size"))]
-    cells.append(fmt_cell({**score, "n": None}) if score else "–")
+    cells.append(fmt_cell(cast("ScoreCell", {**score, "n": None})) if score else "–")
     if rung["reference"]:
         cells += ["ref", "ref", "–", "–", "0"]
     else:
@@ -383,7 +383,8 @@ def figure_files(chart: Chart, experiment_id: int) -> list[Path]:
     from engine.paths import data_dir, write_own
     from engine.reports.charts import chart_figure, png, svg
 
-    if not any(s["points"] for s in chart.get("series") or []):
+    series: list[Any] = list(chart.get("series") or [])
+    if not any(s["points"] for s in series):
         return []
     fig = chart_figure(chart)
     if fig is None:

@@ -14,8 +14,7 @@ from engine.reports.charts import figure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from engine.reports.shapes import Chart
-    from engine.reports.stats import ReliabilityBin
+    from engine.reports.shapes import Chart, ReliabilityBin
 
 
 def reliability_bins(

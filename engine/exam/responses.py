@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 from engine.errors import DatasetError
 from engine.exam.activity import EXAM
@@ -43,7 +44,7 @@ from engine.run_checks import RunError, check_dataset
 from engine.scoring import Context, run_scorers, score_answer, summarize
 from engine.store import Store
 from engine.text import jsonio
-from engine.types import JSONDict, JSONValue
+from engine.types import JSONDict, JSONValue, Row
 
 # ExplainCPE's setting names: examples before the question, with or without the instruction.
 _SETTING = re.compile(r"(zero|one|four|eight)_(with|without)")
@@ -64,7 +65,7 @@ def read_responses(path: str | Path) -> list[Response]:
         raise DatasetError(f"responses file {path.name} must be a JSON list of objects")
     if not data:
         raise DatasetError(f"responses file {path.name} holds no responses")
-    return data
+    return cast("list[Response]", data)  # objects, checked above
 
 
 def setting_name(field: str) -> str:
@@ -232,7 +233,7 @@ def _digest(rows: Iterable[tuple[str, str, JSONValue]]) -> str:
     return h.hexdigest()
 
 
-def _as_published(key: str, answer: Mapping[str, JSONValue]) -> tuple[str, str, JSONValue]:
+def _as_published(key: str, answer: Row) -> tuple[str, str, JSONValue]:
     """``(question key, text, judgement as published)`` of a stored or new answer."""
     extra = answer.get("extra")
     extra = extra if isinstance(extra, dict) else {}

@@ -39,7 +39,7 @@ settings.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.chance import single_answer_chance
 from engine.exam.activity import EXAM
@@ -69,12 +69,16 @@ from engine.solvers import PERSON
 from engine.store import Store
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from engine.exam.dataset import Question
     from engine.models.pool import ModelPool
+    from engine.types import Row
 
 
 def shot_pool(
     store: Store, dataset: str, shots_from: str | None = None
-) -> tuple[list[dict[str, Any]], str, bool]:
+) -> tuple[list[Question], str, bool]:
     """Where the examples come from: ``(items, data set name, same as the asked set)``.
 
     ``shots_from`` names a data set; without it a train split is looked for by name (``test``
@@ -82,13 +86,18 @@ def shot_pool(
     set itself is the pool (each question then never sees itself as an example).
     """
     if shots_from:
-        return store.items(shots_from), shots_from, shots_from == dataset
+        return _questions(store, shots_from), shots_from, shots_from == dataset
     for split in ("test", "dev", "val", "validation"):
         if dataset == split or dataset.endswith(("-" + split, "_" + split)):
             name = dataset[: len(dataset) - len(split)] + "train"
             if store.has_dataset(name):
-                return store.items(name), name, False
-    return store.items(dataset), dataset, True
+                return _questions(store, name), name, False
+    return _questions(store, dataset), dataset, True
+
+
+def _questions(store: Store, dataset: str) -> list[Question]:
+    """An exam data set's items: questions, checked when they were imported."""
+    return cast("list[Question]", store.items(dataset))
 
 
 def uses_chat(model: ChatModel, template: str = "auto") -> bool:
@@ -100,7 +109,7 @@ def uses_chat(model: ChatModel, template: str = "auto") -> bool:
     return bool(getattr(model, "has_chat_template", False))
 
 
-def _candidates(item: dict[str, Any], lang: str) -> dict[str, str]:
+def _candidates(item: Question, lang: str) -> dict[str, str]:
     """Continuation text → letter: ``"A"`` after ``答案：``, ``" A"`` after ``Answer:``."""
     space = " " if lang == "en" else ""
     return {space + letter: letter for letter in letters_for(item)}
@@ -108,8 +117,8 @@ def _candidates(item: dict[str, Any], lang: str) -> dict[str, str]:
 
 def prompt_text(
     model: ChatModel,
-    item: dict[str, Any],
-    shots: list[dict[str, Any]],
+    item: Question,
+    shots: Sequence[Question],
     settings: ExamSettings,
     chat: bool,
 ) -> str:
@@ -148,8 +157,8 @@ def reply_budget(settings: ExamSettings) -> int:
 
 def answer_question(
     model: ChatModel,
-    item: dict[str, Any],
-    shots: list[dict[str, Any]],
+    item: Question,
+    shots: Sequence[Question],
     settings: ExamSettings,
     chat: bool | None = None,
 ) -> dict[str, Any]:
@@ -178,14 +187,14 @@ def answer_question(
 
 
 def _by_letters(
-    model: ChatModel, item: dict[str, Any], prompt: str, lang: str, chat: bool
+    model: ChatModel, item: Question, prompt: str, lang: str, chat: bool
 ) -> dict[str, Any]:
     """The ``logprob`` answer: the most probable letter after the prompt's answer cue."""
     cands = _candidates(item, lang)
     raw = model.logprobs(prompt, list(cands), reuse_prefix=True, chat_formatted=chat)
     logprobs = {cands[c]: lp for c, lp in raw.items()}
     probs = normalise(logprobs)
-    chosen = max(probs, key=probs.get)
+    chosen = max(probs, key=probs.__getitem__)
     return {
         "response": chosen,
         "chosen": chosen,
@@ -202,8 +211,8 @@ def _by_letters(
 
 def _by_generation(
     model: ChatModel,
-    item: dict[str, Any],
-    shots: list[dict[str, Any]],
+    item: Question,
+    shots: Sequence[Question],
     prompt: str,
     settings: ExamSettings,
     chat: bool,
@@ -282,12 +291,12 @@ def exam_sections(store: Store, run_id: int) -> dict[str, Any]:
         )
     else:
         dists = [r["extra"].get("probs", {}) for r in rows]
-        cal = calibration(dists, [r["gold"] for r in rows]) if rows else {}
+        cal = calibration(dists, [r["gold"] or "" for r in rows]) if rows else {}
         summary["calibration"] = {k: round(v, 4) for k, v in cal.items()}
     return summary
 
 
-def shots_used(rows: list[dict[str, Any]], nominal: int | None) -> dict[str, Any]:
+def shots_used(rows: Sequence[Row], nominal: int | None) -> dict[str, Any]:
     """What the stored answers (``rows``, those tried) say of the examples:
     ``shots_used_mean``, the mean number of examples in the prompts of the answered
     questions (None when none records it); ``shots_cut``, how many of them had fewer than
@@ -311,7 +320,7 @@ def shots_used(rows: list[dict[str, Any]], nominal: int | None) -> dict[str, Any
     return found if nominal is not None else found | {"too_long": skipped}
 
 
-def _failed_answer(item: dict[str, Any], error: str) -> dict[str, Any]:
+def _failed_answer(item: Question, error: str) -> dict[str, Any]:
     """The stored answer of a question the model could not take (too long for its context…):
     wrong, with the reason."""
     return {
@@ -393,7 +402,7 @@ class ExamJob(Job):
                 f"question does not fit ({reason.removeprefix('skipped: ')})"
             )
 
-    def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
+    def answer(self, item: Question, position: int) -> dict[str, Any]:
         try:
             return answer_question(self.model, item, self.plan.for_item(item), self.exam, self.chat)
         except ModelCrashed:

@@ -24,7 +24,7 @@ from engine.reports.shapes import table
 
 if TYPE_CHECKING:
     from engine.activities import Breakdown
-    from engine.reports.shapes import ChartSeries, Section, Table
+    from engine.reports.shapes import Cell, ChartSeries, Section, Table
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -89,10 +89,10 @@ def _type_table(
     values: list[str],
     heads: list[str],
 ) -> Table:
-    rows = []
+    rows: list[list[Cell]] = []
     for r in runs:
         got = groups.get(r.id, {})
-        cells = [
+        cells: list[Cell] = [
             {"value": 100 * sum(got[v]) / len(got[v]), "n": len(got[v])} if v in got else None
             for v in values
         ]
@@ -108,7 +108,8 @@ def _type_table(
 def _calibration(runs: list[RunData]) -> tuple[Table | None, list[ChartSeries]]:
     from engine.exam.metrics import calibration
 
-    rows, series = [], []
+    rows: list[list[Cell]] = []
+    series: list[ChartSeries] = []
     for r in runs:
         answered = [a for a in r.answers.values() if (a.get("extra") or {}).get("probs")]
         if not answered:
@@ -173,6 +174,5 @@ def by_type_scores(summary: JSONDict) -> Breakdown | None:
     if not isinstance(block, dict) or not all(isinstance(v, dict) for v in block.values()):
         return None
     return f"Accuracy by {TYPE_NAMES.get(field, field)}", [
-        (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0))  # type: ignore[union-attr]
-        for k, v in block.items()
+        (k, float(v.get("accuracy") or 0.0), int(v.get("n") or 0)) for k, v in block.items()
     ]

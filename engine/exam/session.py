@@ -26,9 +26,9 @@ still gets wrong across past sessions, and a new session can replay exactly thos
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.bank.blocks import block_items, stored_block
 from engine.bank.pools import is_review
@@ -330,7 +330,7 @@ def session_result(
         raise StoreError(f"run {run_id} is not a person's session")
     settings = run["settings"] or {}
     if questions is None:
-        questions = stored_block(store.items(run["dataset"]), settings)  # type: ignore[assignment]
+        questions = cast("list[Question]", stored_block(store.items(run["dataset"]), settings))
     if pass_mark is None:
         pass_mark = float(settings.get("pass_mark", PracticeSettings.pass_mark))
     answers = {a["item_key"]: a for a in store.answers(run_id)}
@@ -369,7 +369,7 @@ def session_result(
     )
 
 
-def _standing(questions: Sequence[Question], answers: dict[str, Row]) -> JSONDict | None:
+def _standing(questions: Sequence[Question], answers: Mapping[str, Row]) -> JSONDict | None:
     """Where the answers to ``questions`` stand among real candidates (None when the data
     set does not say how they did); a question left counts as wrong."""
     right = {k for k, a in answers.items() if a["correct"]}

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.activities import activity, metric_label
 from engine.errors import UserError
@@ -58,6 +58,9 @@ from engine.reports.stats import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from engine.reports.shapes import ScoreCell
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -111,7 +114,7 @@ class CompareError(UserError):
 
 
 def _runs(store: Store, run_ids: list[int]) -> list[Row]:
-    runs = [store.run(int(i)) for i in dict.fromkeys(run_ids)]
+    runs: list[Row] = [store.run(int(i)) for i in dict.fromkeys(run_ids)]
     if len(runs) < 2:
         raise CompareError("give at least two runs to compare")
     kinds = {(r["activity"], r["dataset"]) for r in runs}
@@ -134,7 +137,7 @@ def _person_run(store: Store, runs: list[Row], keys: set[str]) -> Row | None:
     return None
 
 
-def _values(answers: dict[str, Row], keys: list[str], metric: Metric) -> dict[str, float]:
+def _values(answers: Mapping[str, Row], keys: list[str], metric: Metric) -> dict[str, float]:
     """A run's values of ``metric`` on ``keys`` (percent where it is one): right/wrong
     counts an answer without it (a failed one) wrong; other scores leave it out."""
     scale = 100.0 if metric.percent else 1.0
@@ -290,7 +293,7 @@ def _above_chance(
 def _metric_values(
     activity_id: str,
     runs: list[Row],
-    answers: dict[int, dict[str, Row]],
+    answers: Mapping[int, Mapping[str, Row]],
     keys: list[str],
     sets: dict[int, list[int]],
 ) -> tuple[list[Metric], dict[str, dict[int, dict[str, float]]]]:
@@ -329,7 +332,7 @@ def _adjust(rows: list[JSONDict], metrics: list[Metric]) -> None:
 def _row(
     store: Store,
     run: Row,
-    answers: dict[int, dict[str, Row]],
+    answers: Mapping[int, Mapping[str, Row]],
     values: dict[str, dict[int, dict[str, float]]],
     metrics: list[Metric],
     ref: Row,
@@ -383,7 +386,7 @@ def _score_cell(values: dict[str, float], binary: bool, metric: Metric) -> JSOND
     if binary:
         top = 100.0 if metric.percent else 1.0
         right = sum(1 for v in values.values() if v == top)
-        cell = share_cell(right, len(values))
+        cell: Mapping[str, Any] | None = share_cell(right, len(values))
         if cell is not None and not metric.percent:
             cell = {k: (v / 100 if v is not None else None) for k, v in cell.items()}
     else:
@@ -542,7 +545,7 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
         shown = f"#{r['run_id']}" + (f" ({trials} trials)" if trials > 1 else "")
         cells = [shown, str(r["model"]), str(r["items"])]
         scores = [r["scores"].get(m["key"]) for m in metrics]
-        cells += [fmt_cell({**c, "n": None} if c else None) for c in scores]  # n: Items
+        cells += [fmt_cell(cast("ScoreCell", {**c, "n": None}) if c else None) for c in scores]
         for m in lead:
             diff = (r["paired"] or {}).get(m["key"])
             if r["reference"]:
@@ -550,8 +553,9 @@ def compare_table(result: JSONDict) -> tuple[list[str], list[list[str]]]:
             elif diff is None:
                 cells += ["–", "–"]
             else:
-                cell = {k: diff[k] for k in ("low", "high", "too_few")}
-                cells += [fmt_cell({"value": diff["diff"], **cell}), _p_text(diff)]
+                cell: ScoreCell = {"value": diff["diff"], "low": diff["low"], "high": diff["high"],
+                                   "too_few": diff["too_few"]}  # fmt: skip
+                cells += [fmt_cell(cell), _p_text(diff)]
             cells.append(verdict_text(r))
         cells += [_chance_cell(r), _no_answer_cell(r), _number(r.get("cut_off"))]
         memory = r.get("memory") or {}

@@ -5,7 +5,7 @@ paired, with speed and memory (:mod:`engine.experiments.compare`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.experiments.plan import Cell, PlanError, Preset, Request, model_setting
 from engine.registry import FUNCTION, Lazy, register
@@ -73,14 +73,15 @@ def compare_report(store: Store, experiment: JSONDict) -> JSONDict:
         diff = (r.get("paired") or {}).get(lead) if lead else None
         cells: list[TableCell] = [f"#{r['run_id']}", str(r["model"]), r["items"]]
         scores = [r["scores"].get(m["key"]) for m in metrics]
-        cells += [{**c, "n": None} if c else None for c in scores]  # their n: Items
+        cells += [cast("TableCell", {**c, "n": None}) if c else None for c in scores]  # n: Items
         if r["reference"]:
             cells += ["best" if r["best"] else "ref", None]
         elif diff is None:
             cells += [None, None]
         else:
-            shown = {k: diff.get(k) for k in ("low", "high", "too_few")}
-            cells += [{"value": diff.get("diff"), **shown}, _number(diff.get("p"))]
+            shown: TableCell = {"value": diff.get("diff"), "low": diff.get("low"),
+                                "high": diff.get("high"), "too_few": diff.get("too_few")}  # fmt: skip
+            cells += [shown, _number(diff.get("p"))]
         cells.append(verdict_text(r))
         chance, shares = r.get("chance"), r.get("no_answer")
         cells += [

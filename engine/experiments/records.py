@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from engine.dbfile import StoreError, now
 
 if TYPE_CHECKING:
-    from engine.experiments.plan import Plan
+    from engine.experiments.cells import Plan
     from engine.store import Store
     from engine.types import JSONDict, Row
 
@@ -48,7 +48,7 @@ def create(store: Store, plan: Plan) -> int:
     """Store a new experiment of ``plan`` (its reused runs in their cells); its id."""
     with store.transaction(immediate=True):
         experiment_id = int(
-            store.db["experiments"]
+            store.db.table("experiments")  # type: ignore[arg-type]  # last_pk is set after an insert
             .insert(
                 {
                     "name": plan.name,
@@ -59,7 +59,7 @@ def create(store: Store, plan: Plan) -> int:
             )
             .last_pk
         )
-        store.db["experiment_cells"].insert_all(
+        store.db.table("experiment_cells").insert_all(
             (
                 {
                     "experiment_id": experiment_id,
@@ -99,7 +99,7 @@ def set_run(store: Store, cell_id: int, run_id: int, reused: bool = False) -> No
     """Record the run that plays cell ``cell_id`` (as soon as it exists)."""
     values = {"run_id": run_id, "reused": int(reused), "error": None}
     with store.transaction(immediate=True):
-        store.db["experiment_cells"].update(cell_id, values)
+        store.db.table("experiment_cells").update(cell_id, values)
 
 
 def set_error(store: Store, cell_id: int, error: str | None, no_room: bool = False) -> None:
@@ -108,7 +108,7 @@ def set_error(store: Store, cell_id: int, error: str | None, no_room: bool = Fal
     if error is not None and no_room:
         error = _NO_ROOM_MARK + error
     with store.transaction(immediate=True):
-        store.db["experiment_cells"].update(cell_id, {"error": error})
+        store.db.table("experiment_cells").update(cell_id, {"error": error})
 
 
 def _status(run: Row | None, error: str | None) -> tuple[str, str | None]:
@@ -185,13 +185,13 @@ def claim(store: Store, cell_id: int) -> tuple[str, JSONDict]:
     from engine.owner import current_owner
 
     with store.transaction(immediate=True):
-        row = store.db["experiment_cells"].get(cell_id)
+        row = store.db.table("experiment_cells").get(cell_id)
         cell = _cell(store, row)
         if cell["status"] == "finished":
             return "done", cell
         if _held_elsewhere(row, cell["run"] if cell["status"] != CHANGED else None):
             return "taken", cell
-        store.db["experiment_cells"].update(cell_id, dict(current_owner()))
+        store.db.table("experiment_cells").update(cell_id, dict(current_owner()))
     return "mine", cell
 
 
@@ -199,7 +199,7 @@ def release(store: Store, cell_id: int) -> None:
     """Give back a cell this process took (:func:`claim`)."""
     free = {"owner_pid": None, "owner_host": None, "owner_started": None}
     with store.transaction(immediate=True):
-        store.db["experiment_cells"].update(cell_id, free)
+        store.db.table("experiment_cells").update(cell_id, free)
 
 
 def status_of(found: list[JSONDict]) -> str:

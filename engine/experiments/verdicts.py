@@ -23,8 +23,11 @@ class UnknownReference(UserError):
 class Judged(Protocol):
     """The score judged: its key, and whether it is in percent."""
 
-    key: str
-    percent: bool
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def percent(self) -> bool: ...
 
 
 def reference_run(runs: list[Row], name: str) -> Row:
@@ -60,7 +63,8 @@ def judge(
     pairs = [(theirs[k] == 100.0, mine[k] == 100.0) for k in keys]
     table = [sum(1 for p in pairs if p == cell) for cell in
              ((True, True), (True, False), (False, True), (False, False))]  # fmt: skip
-    found = equivalence.verdict(*table, margin=margin / 100)
+    both, only_a, only_b, neither = table
+    found = equivalence.verdict(both, only_a, only_b, neither, margin=margin / 100)
     detectable = found["detectable"]
     row["verdict"] = found["verdict"]
     row["equivalence"] = {

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.french.activity import FRENCH
-from engine.review.cards import Face, topics
+from engine.review.cards import topics
+from engine.types import Face
 
 if TYPE_CHECKING:
     from engine.types import Item

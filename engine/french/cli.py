@@ -3,6 +3,7 @@ retrieved passages (a thin shell over :mod:`engine.french`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -43,7 +44,7 @@ def progress_bar(description: str, quiet: bool = False) -> Any:
     return common_progress_bar(description, quiet, _note, transient=True)
 
 
-def _summary_lines(summary: dict[str, Any]) -> None:
+def _summary_lines(summary: Mapping[str, Any]) -> None:
     click.echo(f"questions   {summary['n']}")
     if summary["n"]:
         # the paper's measures (exact matches over all questions are in the run's summary)
@@ -147,6 +148,7 @@ def corpus_add(
     if from_dataset:
         result = corpus_mod.add_corpus_from_dataset(app.store, from_dataset, name, replace)
     else:
+        assert path is not None  # one of the two is given
         with progress_bar("reading documents", quiet=as_json) as cb:
             result = corpus_mod.add_corpus_from_path(
                 app.store,
@@ -421,6 +423,7 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 @pass_app
 def french_take(
     app: AppContext,
+    /,
     dataset: str,
     limit: int | None,
     index_name: str | None,

@@ -18,9 +18,10 @@ from engine.types import JSONDict
 
 if TYPE_CHECKING:
     from engine.french.index import Index
+    from engine.types import Row
 
 
-def own_passage(dataset: str, item: dict[str, Any], hit: Any) -> bool:
+def own_passage(dataset: str, item: Row, hit: Any) -> bool:
     """Whether passage ``hit`` was made from question ``item`` of ``dataset``: its source
     names the question, or it holds near-identical question text."""
     if hit.source == question_source(dataset, item["id"]):
@@ -29,7 +30,7 @@ def own_passage(dataset: str, item: dict[str, Any], hit: Any) -> bool:
 
 
 def reader_passages(
-    index: Index, dataset: str, item: dict[str, Any], k: int, oracle: bool = False
+    index: Index, dataset: str, item: Row, k: int, oracle: bool = False
 ) -> tuple[list[Any], list[Any], bool]:
     """What the reader sees for ``item``: ``(the k passages given, the unfiltered top k,
     whether an own passage was among the top k, so left out)``. The own passage (:func:`own_passage`) is skipped
@@ -50,14 +51,14 @@ class ReaderContext:
     passages (:func:`reader_passages`); a model reads them in its prompt, a person on the
     screen. ``top`` and ``excluded`` are what retrieval did, for its scores."""
 
-    item: dict[str, Any]
+    item: Row
     passages: list[Any] = field(default_factory=list)
     top: list[Any] = field(default_factory=list)
     excluded: bool = False
 
 
 def reader_context(
-    index: Index | None, dataset: str, item: dict[str, Any], k: int, oracle: bool = False
+    index: Index | None, dataset: str, item: Row, k: int, oracle: bool = False
 ) -> ReaderContext:
     """The context of ``item`` with the ``k`` passages of ``index`` (none without one)."""
     if index is None:

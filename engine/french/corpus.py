@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.errors import UserError
 from engine.french.items import gold, question_source
@@ -21,7 +21,7 @@ from engine.progress import Cancel, ProgressCallback, report
 from engine.store import Store
 
 if TYPE_CHECKING:
-    from engine.french.dataset import FrenchQuestion
+    from engine.french.items import FrenchQuestion
     from engine.types import JSONDict, Row
 
 TEXT_SUFFIXES = (".txt", ".md")
@@ -77,7 +77,8 @@ def _read_jsonl(path: Path) -> list[tuple[str, str]]:
         records = jsonio.numbered_records(path, keys=("documents", "records"), objects=False)
     except jsonio.RecordsError as exc:
         raise CorpusError(str(exc)) from None
-    docs, seen = [], set()
+    docs: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for number, where, record in records:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             raise CorpusError(f"{path}: {where}: expected an object with a 'text' string")
@@ -85,7 +86,7 @@ def _read_jsonl(path: Path) -> list[tuple[str, str]]:
         if doc_id in seen:
             raise CorpusError(f"{path}: {where}: duplicate id {doc_id!r}")
         seen.add(doc_id)
-        docs.append((doc_id, record["text"]))
+        docs.append((doc_id, str(record["text"])))
     if not docs:
         raise CorpusError(f"{path}: no document in this file")
     return docs
@@ -185,7 +186,7 @@ def add_corpus_from_dataset(
     Each passage stays whole, even under 100 characters, so its source names exactly one
     question (``dataset#id``) and retrieval recall can be measured.
     """
-    items = store.items(dataset)
+    items = cast("list[FrenchQuestion]", store.items(dataset))  # normalised when imported
     passages = [
         Passage(dataset_passage_text(item), question_source(dataset, item["id"]), 0)
         for item in items

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, cast
 
 from engine.errors import DatasetError
 from engine.french.corpus import add_corpus_from_path
 from engine.french.items import LETTERS as LETTERS
+from engine.french.items import FrenchQuestion
 from engine.french.items import gold as gold
 from engine.french.items import options as options
 from engine.french.items import question_source as question_source
@@ -36,21 +37,6 @@ SAMPLE_FILE = "frenchmedmcqa_sample.json"
 SAMPLE_PASSAGES = "french_passages.jsonl"
 
 
-class FrenchQuestion(TypedDict):
-    """A FrenchMedMCQA question as stored (:func:`normalise`); the file's other fields are
-    kept as they are."""
-
-    id: str
-    question: str
-    answers: dict[str, str]
-    correct_answers: list[str]
-    nbr_correct_answers: NotRequired[int]
-    category: NotRequired[str | None]
-    type: NotRequired[str]
-    subject_name: NotRequired[str]
-    sample: NotRequired[bool]
-
-
 def record_problem(record: JSONValue) -> str | None:
     """Why ``record`` is not a valid FrenchMedMCQA question, or None when it is."""
     if not isinstance(record, dict):
@@ -67,14 +53,15 @@ def record_problem(record: JSONValue) -> str | None:
     if sorted(answers) != list(LETTERS):
         return f"'answers' must have exactly the keys a, b, c, d, e (found {sorted(answers)})"
     for letter in LETTERS:
-        if not isinstance(answers[letter], str) or not answers[letter].strip():
+        text = answers[letter]
+        if not isinstance(text, str) or not text.strip():
             return f"option {letter!r} is empty"
     correct = record.get("correct_answers")
     if not isinstance(correct, list) or not correct:
         return "'correct_answers' must be a non-empty list of letters"
     if any(not isinstance(c, str) or c.lower() not in LETTERS for c in correct):
         return f"'correct_answers' holds something other than the letters a to e: {correct!r}"
-    if len({c.lower() for c in correct}) != len(correct):
+    if len({str(c).lower() for c in correct}) != len(correct):
         return f"'correct_answers' repeats a letter: {correct!r}"
     n = record.get("nbr_correct_answers")
     if n is not None and n != len(correct):
@@ -89,7 +76,7 @@ def normalise(record: JSONDict) -> FrenchQuestion:
     item["correct_answers"] = sorted(c.lower() for c in record["correct_answers"])
     item["nbr_correct_answers"] = len(item["correct_answers"])
     item.setdefault("category", record.get("type") or None)
-    return item
+    return cast("FrenchQuestion", item)  # checked by record_problem
 
 
 def load_questions(
@@ -110,10 +97,13 @@ def load_questions(
         raise DatasetError(f"{path}: expected a JSON list of questions")
     if not data:
         raise DatasetError(f"{path}: the file holds no questions")
-    problems, seen, keep, duplicates = [], {}, [], []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    keep: list[JSONDict] = []
+    duplicates: list[int] = []
     for number, record in enumerate(data, start=1):
         problem = record_problem(record)
-        if problem is None:
+        if problem is None and isinstance(record, dict):  # a dict when it has no problem
             key = str(record["id"])
             if key in seen:
                 first = data[seen[key] - 1]

@@ -29,4 +29,4 @@ def _french(settings: JSONDict) -> list[str]:
 
 def french_parts(run: Row) -> list[str]:
     """The words that tell a French QA run apart (retriever, k, corpus)."""
-    return _french(run.get("settings") or {})  # type: ignore[arg-type]
+    return _french(run.get("settings") or {})

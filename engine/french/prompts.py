@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.french.dataset import FrenchQuestion
+    from engine.french.items import FrenchQuestion
 
 SYSTEM = (
     "Tu es un expert en pharmacie qui répond à des questions à choix multiples d'examen. "

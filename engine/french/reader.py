@@ -37,7 +37,9 @@ from engine.models.protocol import ChatModel
 from engine.no_answer import cut_off, listed_letters
 
 if TYPE_CHECKING:
-    from engine.french.dataset import FrenchQuestion
+    from collections.abc import Iterable
+
+    from engine.french.items import FrenchQuestion
     from engine.types import JSONDict
 
 METHODS = ("generate", "logprob")
@@ -57,7 +59,8 @@ _UPPER = re.compile(r"(?<![\w'’])([A-E])(?![\w'’])")
 
 
 def _leading_letters(text: str) -> list[str]:
-    letters, pos = [], 0
+    letters: list[str] = []
+    pos = 0
     while True:
         m = _LEADING.match(text, pos)
         if m is None:
@@ -199,7 +202,7 @@ def match_option_texts(response: str, item: FrenchQuestion) -> list[str]:
     return found
 
 
-def format_letters(letters: list[str] | set[str] | frozenset[str]) -> str:
+def format_letters(letters: Iterable[str]) -> str:
     """``["a", "d"]`` → ``"A + D"``."""
     return " + ".join(c.upper() for c in sorted(letters))
 

@@ -32,11 +32,15 @@ from engine.scoring import failed, percent_mean
 from engine.store import Store
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from engine.french.dataset import FrenchQuestion
     from engine.french.index import Index
     from engine.models.pool import ModelPool
+    from engine.types import Row
 
 
-def _options_block(answers: list[dict[str, Any]]) -> dict[str, Any]:
+def _options_block(answers: Sequence[Row]) -> dict[str, Any]:
     """``n``, and the Hamming score and EMR in percent over ``answers`` (None for none)."""
     return {
         "n": len(answers),
@@ -54,7 +58,7 @@ def french_sections(store: Store, run_id: int) -> dict[str, Any]:
     run = store.run(run_id)
     answers = store.answers(run_id)
     out: dict[str, Any] = {"run_id": run_id, "dataset": run["dataset"], "model": run["model"]}
-    groups: dict[int, list[dict[str, Any]]] = {}
+    groups: dict[int, list[Row]] = {}
     for a in answers:
         groups.setdefault(len((a["extra"] or {}).get("gold", [])), []).append(a)
     out["by_n_answers"] = {str(n): _options_block(groups[n]) for n in sorted(groups)}
@@ -130,7 +134,7 @@ class FrenchJob(Job):
             "corpus": index.corpus if index is not None else None,
         }
 
-    def answer(self, item: dict[str, Any], position: int) -> dict[str, Any]:
+    def answer(self, item: FrenchQuestion, position: int) -> dict[str, Any]:
         started = time.perf_counter()
         context = reader_context(self.index, self.dataset, item, self.k, self.oracle)
         answer = self.reader.answer(item, [h.text for h in context.passages])

@@ -33,7 +33,8 @@ from engine.french.reader import ReaderAnswer, format_letters, read_answer
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from engine.types import JSONDict
+    from engine.french.dataset import FrenchQuestion
+    from engine.types import JSONDict, Row
 
 #: Questions per generate call when many are read at once (a dev set).
 GENERATE_BATCH = 32
@@ -46,7 +47,7 @@ def target(item: JSONDict) -> str:
     return format_letters(gold(item))
 
 
-def read_letters(text: str, item: JSONDict) -> tuple[list[str], str]:
+def read_letters(text: str, item: FrenchQuestion) -> tuple[list[str], str]:
     """The letters in what a reader wrote, and how they were read: ``letters`` (the text
     names them), ``option_text`` (it quotes options' texts) or ``nothing`` (junk: no
     letter)."""
@@ -54,7 +55,7 @@ def read_letters(text: str, item: JSONDict) -> tuple[list[str], str]:
     return found.letters, found.how
 
 
-def encode_source(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> JSONDict:
+def encode_source(tokenizer: Any, item: Row, context: str, max_length: int) -> JSONDict:
     """The reader's input for ``item`` with ``context``: the encoder reader's
     (:func:`engine.french.train.reader_data.encode`), without token types (an encoder–decoder
     takes none)."""
@@ -112,7 +113,7 @@ class Seq2SeqReader:
         """The index its contexts came from in training (None: it was trained without)."""
         return self.manifest.get("index")
 
-    def answer(self, item: JSONDict, passages: list[str] | None = None) -> ReaderAnswer:
+    def answer(self, item: FrenchQuestion, passages: list[str] | None = None) -> ReaderAnswer:
         started = time.perf_counter()
         source = encode_source(self.tokenizer, item, " ".join(passages or []), self.max_length)
         text = generate(self.model, self.tokenizer, [source], self.max_new_tokens, self.device)[0]

@@ -169,7 +169,7 @@ class FrenchSession:
                     a["item_key"],
                     extra.get("pred", []),
                     extra.get("gold", []),
-                    (a["scores"] or {}).get("hamming", 0.0),
+                    float((a["scores"] or {}).get("hamming") or 0.0),
                     bool(a["correct"]),
                 )
         self.run_id = self.person.run_id
@@ -276,8 +276,11 @@ class FrenchSession:
             raise StoreError(f"question {item['id']!r} is already answered")
         chosen = _letters(answer)
         shown = self._shown.get(item["id"])  # none: answered closed book (or unseen)
-        known = shown is not None and self.index is not None
-        known = known and self.index.corpus_dataset == self.dataset
+        known = (
+            shown is not None
+            and self.index is not None
+            and self.index.corpus_dataset == self.dataset
+        )
         shown = shown or ReaderContext(item)
         fields = answer_fields(shown, self.dataset, chosen, known)
         values = self.person.submit(

@@ -410,7 +410,7 @@ def list_models() -> list[ModelInfo]:
     seen: set[str] = set()
     for name in EMBEDDED:
         try:
-            m = _locate(name, assemble=False)
+            m: ModelInfo = _locate(name, assemble=False)
         except ModelError:
             continue
         out.append(m)

@@ -29,7 +29,7 @@ from engine.models.catalog import (  # the default model's setting lives with th
 from engine.models.protocol import ModelError
 
 if TYPE_CHECKING:
-    from engine.models.pool import ModelPool, PooledModel
+    from engine.models.pool import Lending, ModelPool, PooledModel
 
 __all__ = [
     "ModelProblem",
@@ -92,7 +92,7 @@ def _reason(path: Path) -> str:
 
 
 def acquire_default(
-    pool: ModelPool | None = None, name: str | None = None
+    pool: ModelPool | Lending | None = None, name: str | None = None
 ) -> tuple[PooledModel, str]:
     """A lease of ``name`` (default: :func:`default_model`) and a message, "" when all went
     well. When that model cannot be loaded (a :class:`ModelError`: a damaged or missing file,

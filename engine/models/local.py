@@ -206,7 +206,7 @@ class LocalModel(ChatModel):
                     with _main_hidden():
                         proc.start()
                     self._proc = proc
-                    model_started(proc.pid)  # its busy time is medexam's, not another program's
+                    model_started(proc.pid)  # type: ignore[arg-type]  # set once started; its busy time is medexam's, not another program's
                 _, kind, value = first_message(parent, proc)
             except BaseException:
                 if proc.is_alive():
@@ -462,7 +462,7 @@ class LocalModel(ChatModel):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
 
-    def stream_complete(
+    def stream_complete(  # type: ignore[override]  # the options it takes, by name
         self,
         prompt: str,
         max_tokens: int = 256,
@@ -483,7 +483,7 @@ class LocalModel(ChatModel):
         ``_stream`` False: the text comes whole with the result, no piece before it.
         """
         seed = self.settings.seed if seed is None else seed
-        options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+        options: JSONDict = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
         options |= {"stop": list(stop), "top_p": top_p, "top_k": top_k}
         if json_schema:
             options["json_schema"] = json.dumps(json_schema)

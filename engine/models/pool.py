@@ -416,7 +416,7 @@ class PooledModel(ChatModel):
         return model
 
     @property
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, Any]:  # type: ignore[override]  # a copy: set by its model
         return dict(getattr(self._entry.model, "info", {}) or {})
 
     @property

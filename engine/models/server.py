@@ -24,7 +24,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -218,7 +218,7 @@ class Server:
         with self._running(budget), self.errors(budget):
             return self._attempts(budget, self.retries if retries is None else retries, call)
 
-    def stream(self, path: str, body: dict[str, Any], budget: Any) -> Iterator[Any]:
+    def stream(self, path: str, body: dict[str, Any], budget: Any) -> Generator[Any, None, None]:
         """The events of a streamed request (``"stream": true`` is added), each a JSON
         value, read under ``budget``; cancelling the budget ends them with
         :class:`~engine.progress.Cancelled`."""

@@ -30,18 +30,29 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.models.gguf import KVShape
 from engine.models.protocol import ModelError
 
 if TYPE_CHECKING:
     from engine.models.gpu import Device
-    from engine.models.hardware import ModelSettings
 
 CPU_CAP = 8  # slots at most on a CPU (see the module docstring)
 GPU_CAP = 16  # slots at most with every layer on a GPU
 RAM_MARGIN = 512 << 20  # memory left to the rest of the machine
+
+
+class SlotSettings(Protocol):
+    """What the slots depend on of a load's settings: those of
+    :class:`engine.models.hardware.ModelSettings`, which asks this module for its slots."""
+
+    @property
+    def n_ctx(self) -> int: ...
+    @property
+    def n_gpu_layers(self) -> int | None: ...
+    @property
+    def slots(self) -> int | None: ...
 
 
 def _size(n: int) -> str:
@@ -124,7 +135,7 @@ def tell_reduced(listener: Callable[[str], None]) -> None:
         _told.append(listener)
 
 
-def for_load(path: str | Path, settings: ModelSettings) -> Slots:
+def for_load(path: str | Path, settings: SlotSettings) -> Slots:
     """:func:`decide` for a model about to load: a reduction is told to the listeners of
     :func:`tell_reduced`."""
     found = decide(path, settings)
@@ -143,7 +154,7 @@ def available_ram() -> int:
 
 def decide(
     path: str | Path,
-    settings: ModelSettings,
+    settings: SlotSettings,
     ram: int | None = None,
     found: Sequence[Device] | None = None,
 ) -> Slots:

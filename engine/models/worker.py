@@ -98,7 +98,8 @@ class _Worker:
         if self.formatter is None:
             raise ModelError("this model has no chat template: use plain completion")
         self.formatter.add_generation_prompt = add_generation_prompt
-        return self.formatter(messages=list(messages)).prompt
+        # llama-cpp-python types each message by its role; a message is a plain dict here
+        return self.formatter(messages=list(messages)).prompt  # type: ignore[arg-type]
 
     def _fit(self, tokens: list[int]) -> None:
         if len(tokens) >= self.n_ctx:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -236,14 +237,17 @@ def agreement(
     )
 
 
+_Id = TypeVar("_Id", bound=Hashable)
+
+
 def compare(
-    first: Mapping[Hashable, Mapping[str, float | None]],
-    second: Mapping[Hashable, Mapping[str, float | None]],
+    first: Mapping[_Id, Mapping[str, float | None]],
+    second: Mapping[_Id, Mapping[str, float | None]],
     keys: Sequence[str],
     *,
     resamples: int = 2000,
     seed: int = 0,
-    clusters: Mapping[Hashable, Hashable] | None = None,
+    clusters: Mapping[_Id, Hashable] | None = None,
 ) -> dict[str, Agreement]:
     """For each of ``keys`` (the perspectives), :func:`agreement` of ``first``'s ratings and
     ``second``'s (each ``{item id: {key: rating}}``, a missing key a None rating) over the

@@ -20,14 +20,8 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.models.protocol import ModelCrashed, ModelError
-from engine.ratings.perspectives import (
-    HIGHEST,
-    KEYS,
-    LOWEST,
-    NAMES,
-    PERSPECTIVES,
-    Explained,
-)
+from engine.ratings.perspectives import HIGHEST, KEYS, LOWEST, NAMES, PERSPECTIVES
+from engine.types import Explained
 
 if TYPE_CHECKING:
     from engine.models.protocol import ChatModel, Message

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.ratings.draw import drawn
-from engine.ratings.perspectives import Explained, RatingError, check_ratings, explained
+from engine.ratings.perspectives import RatingError, check_ratings, explained
 from engine.ratings.scorers import PERSON
-from engine.registry import get_scorer, scorers
-from engine.scoring import Scored, items_by_key
+from engine.scoring import Scored, get_scorer, items_by_key, scorers
+from engine.types import Explained
 
 if TYPE_CHECKING:
     from engine.store import Store
@@ -93,7 +93,7 @@ class RatingSession:
             mine = []
             for answer in self.store.answers(run_id):
                 item = items.get(str(answer["item_key"]))
-                seen = explained(run, item, answer) if item is not None else None  # type: ignore[arg-type]
+                seen = explained(run, item, answer) if item is not None else None
                 if seen is not None:
                     mine.append(Entry(run_id, str(answer["item_key"]), seen))
             if not mine:

@@ -10,16 +10,15 @@ answer and explanation, and the letter and explanation the model gave — never 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.activities import get_activity
 from engine.errors import UserError
-from engine.registry import get_activity
 
 if TYPE_CHECKING:
-    from engine.types import JSONDict, Row
+    from engine.types import Explained, Row
 
 
 @dataclass(frozen=True)
@@ -70,50 +69,6 @@ def check_ratings(values: Mapping[str, object]) -> dict[str, int]:
             raise RatingError(f"{NAMES[key]} needs a rating from 1 to 5 (got {raw!r})")
         out[key] = number
     return out
-
-
-@dataclass(frozen=True)
-class Explained:
-    """What a rater (a person or a judge) reads of one answer. ``options`` are
-    ``(letter, text)`` pairs; ``gold`` the right answer ("B", "A + C"); ``answer`` the one
-    the model gave; ``explanation`` the text rated; ``language`` "zh", "en" or "fr";
-    ``topic`` the item's question types (ExplainCPE's ``type1``–``type3``)."""
-
-    question: str
-    options: tuple[tuple[str, str], ...]
-    gold: str
-    answer: str
-    explanation: str
-    gold_explanation: str = ""
-    language: str = "en"
-    topic: JSONDict = field(default_factory=dict)
-
-    @property
-    def answer_shown(self) -> str:
-        """The answer given as a rater reads it: its letters with their options' texts
-        ("C. 阿奇霉素"), or that the reply gave none a letter could be read from."""
-        if self.answer.strip() in ("", "—"):
-            return "— (no answer could be read from the reply)"
-        return with_texts(self.answer, self.options)
-
-    @property
-    def gold_shown(self) -> str:
-        """The right answer with its options' texts ("A. 呋喃妥因")."""
-        return with_texts(self.gold, self.options) if self.gold.strip() else "—"
-
-
-def with_texts(letters: str, options: Sequence[tuple[str, str]]) -> str:
-    """``letters`` ("C", "A + D") each with its option's text ("A. x + D. y"); as they are
-    when one is no option's letter (a diagnosis in words).
-
-    >>> with_texts("A + C", (("A", "甲"), ("B", "乙"), ("C", "丙")))
-    'A. 甲 + C. 丙'
-    """
-    texts = dict(options)
-    found = [x for x in re.split(r"\s*[+,、]\s*", letters.strip()) if x]
-    if not found or any(x not in texts for x in found):
-        return letters
-    return " + ".join(f"{x}. {texts[x]}" for x in found)
 
 
 def explained(run: Row, item: Row, answer: Row) -> Explained | None:

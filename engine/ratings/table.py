@@ -9,7 +9,7 @@ with a warning for a judge whose agreement with people was never measured.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -97,7 +97,7 @@ def table4(runs: Sequence[Row], ratings: Ratings, measured: set[str]) -> Table:
 
 
 def _by_type(
-    runs: Sequence[Row], ratings: Ratings, items: dict[int, dict[str, Row]]
+    runs: Sequence[Row], ratings: Ratings, items: Mapping[int, Mapping[str, Row]]
 ) -> Table | None:
     from engine.reports.shapes import table
 
@@ -166,9 +166,9 @@ def agreements(ratings: Ratings) -> tuple[list[list[Cell]], set[str]]:
                 measured.add(judge)
             rows += _agreement_rows(f"Judge {judge} vs people", found)
     for first, second in combinations(sorted(ratings.people), 2):
-        a, b = ratings.people[first], ratings.people[second]
-        if set(a) & set(b):
-            rows += _agreement_rows(f"{first} vs {second}", compare(a, b, KEYS))
+        one, two = ratings.people[first], ratings.people[second]
+        if set(one) & set(two):
+            rows += _agreement_rows(f"{first} vs {second}", compare(one, two, KEYS))
     return rows, measured
 
 

@@ -80,18 +80,17 @@ def _methods(section: Section, data: list[RunData]) -> list[str]:
 def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
     raises :class:`engine.store.StoreError`): one section per activity."""
-    from engine.activities import activity_name
+    from engine.activities import activities, activity_name
     from engine.diff import diff_runs
     from engine.ratings.table import rating_tables
-    from engine.registry import activities
     from engine.reports.layouts import RunData, changed_note, comparison_table, coverage_note
     from engine.reports.provenance import made_table
     from engine.trials import trial_tables
 
-    runs = [store.run(i) for i in dict.fromkeys(int(i) for i in run_ids)]
-    for r in runs:
-        r["label"] = run_label(r)
-        r["scorers"] = store.run_scorers(int(r["id"]))
+    runs: list[Row] = []
+    for i in dict.fromkeys(int(i) for i in run_ids):
+        r = store.run(i)
+        runs.append({**r, "label": run_label(r), "scorers": store.run_scorers(i)})
     every = {int(r["id"]): RunData(store, r) for r in runs}
     sections: list[Section] = []
     for act, found in activities().items():

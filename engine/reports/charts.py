@@ -73,10 +73,17 @@ def interval_figure(chart: Chart) -> Figure:
     ax = fig.add_subplot()
     ys = list(range(len(points)))[::-1]
     values = [p["value"] for p in points]
-    low = [p["value"] - p["low"] if p.get("low") is not None else 0 for p in points]
-    high = [p["high"] - p["value"] if p.get("high") is not None else 0 for p in points]
-    style = {"fmt": "o", "color": "#1d4ed8", "ecolor": "#93c5fd", "elinewidth": 3, "capsize": 4}
-    ax.errorbar(values, ys, xerr=[low, high], **style)
+    low = [_gap(p["value"], p.get("low")) for p in points]
+    high = [_gap(p.get("high"), p["value"]) for p in points]
+    style: dict[str, Any] = {
+        "fmt": "o",
+        "color": "#1d4ed8",
+        "ecolor": "#93c5fd",
+        "elinewidth": 3,
+        "capsize": 4,
+    }
+    # matplotlib draws a None value as missing; its stubs want numbers
+    ax.errorbar(values, ys, xerr=[low, high], **style)  # type: ignore[arg-type]
     ax.set_yticks(ys, [p["name"] for p in points], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.7, len(points) - 0.3)
@@ -84,6 +91,11 @@ def interval_figure(chart: Chart) -> Figure:
     ax.grid(axis="x", color="#e5e7eb")
     ax.set_title(chart["title"], fontsize=10)
     return fig
+
+
+def _gap(top: float | None, bottom: float | None) -> float:
+    """An error bar's length: 0 without both ends."""
+    return top - bottom if top is not None and bottom is not None else 0
 
 
 @register("chart", name="lines")

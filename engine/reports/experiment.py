@@ -47,7 +47,7 @@ def grid_table(experiment: JSONDict) -> Table:
     return table(
         f"The runs of experiment {experiment['id']} ({experiment['status']})",
         ["Setting", "Run", "Status", "Done"],
-        rows,  # type: ignore[arg-type]
+        rows,
         f"Data set {spec.get('dataset')}; models {', '.join(spec.get('models') or [])}"
         + (_first_items(spec["limit"]) if spec.get("limit") else ""),
     )
@@ -69,7 +69,8 @@ def experiment_runs(store: Store, experiment: JSONDict) -> list[tuple[JSONDict, 
 
 def experiment_section(store: Store, experiment: JSONDict) -> Section:
     """The experiment's own section: its grid, then its preset's tables and figures."""
-    from engine.registry import UnknownPreset, get_preset
+    from engine.experiments.plan import get_preset
+    from engine.registry import UnknownPreset
 
     tables, charts = [grid_table(experiment)], []
     name = experiment["spec"].get("preset")

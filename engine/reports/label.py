@@ -27,7 +27,7 @@ def run_label(run: Row) -> str:
     activity words them (``Activity.run_label``): the method, examples, prompt language and
     instruction of an exam; the doctor, patient and solver of a consultation; the
     retriever, k and corpus of French QA. A person's session starts with ``you``."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     person = run.get("runner") == "person"
     found = activities().get(str(run.get("activity")))

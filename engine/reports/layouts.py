@@ -26,7 +26,8 @@ from engine.reports.stats import (
 from engine.store import Store
 
 if TYPE_CHECKING:
-    from engine.reports.shapes import Cell, Chart, Comparison, ScoreCell, Table
+    from engine.reports.shapes import Cell, Chart, ChartPoint, Comparison, ScoreCell, Table
+    from engine.reports.stats import PairedBootstrap
     from engine.types import Item, Row, Summary
 
 #: Two runs are compared pairwise up to this many runs of one activity; beyond, each run is
@@ -199,9 +200,10 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
     if not comparisons:
         return None
     label = comparisons[0]["score_label"]
-    rows = []
+    rows: list[list[Cell]] = []
     for c in comparisons:
-        m, boot = c["mcnemar"], c["paired_bootstrap"] or {}
+        m = c["mcnemar"]
+        boot: PairedBootstrap | dict[str, None] = c["paired_bootstrap"] or {}
         diff: Cell = None
         if boot.get("diff") is not None:
             diff = {"value": boot["diff"], "low": boot.get("low"), "high": boot.get("high")}
@@ -249,7 +251,7 @@ def comparison_table(comparisons: list[Comparison]) -> Table | None:
 
 def ci_chart(main: Table, column: int, axis: str) -> Chart:
     """The chart of the scores with their 95% intervals in ``column`` of table ``main``."""
-    points = []
+    points: list[ChartPoint] = []
     for row in main["rows"]:
         cell = row[column]
         if isinstance(cell, dict) and cell.get("value") is not None:

@@ -15,7 +15,7 @@ from engine.text.columns import fmt_number, markdown_rule, numeric_header, visib
 from engine.text.sheets import csv_text
 
 if TYPE_CHECKING:
-    from engine.reports.shapes import Cell, Report, Table
+    from engine.reports.shapes import Cell, Report, ScoreCell, Table
     from engine.types import JSONValue
 
 FORMATS = ("text", "md", "csv", "html", "json")
@@ -30,7 +30,7 @@ def fmt_together(*values: JSONValue) -> list[str]:
     return [f"{v:.{digits}f}" if isinstance(v, float) else fmt_number(v) for v in values]
 
 
-def _value_and_interval(cell: dict) -> tuple[str, str]:
+def _value_and_interval(cell: ScoreCell) -> tuple[str, str]:
     """A score cell's value and its ``[low, high]`` ("" without one), in one precision."""
     if cell.get("low") is None or cell.get("high") is None:
         return fmt_number(cell.get("value")), ""
@@ -141,7 +141,7 @@ def _csv_columns(t: Table) -> list[tuple[int, str | None, str]]:
     or counts gets one more column for each part, so every number stands alone."""
     out: list[tuple[int, str | None, str]] = []
     for i, col in enumerate(t["columns"]):
-        cells = [row[i] for row in t["rows"] if isinstance(row[i], dict)]
+        cells = [c for row in t["rows"] if isinstance(c := row[i], dict)]
         out.append((i, "value" if cells else None, col))
         for part, name in _PARTS:
             if any(c.get(part) is not None for c in cells):
@@ -153,7 +153,7 @@ def to_csv(report: Report) -> str:
     """Every table one after the other: a row with its title, its header row, its rows and
     an empty row. Numbers are plain numbers (intervals and counts in columns of their own);
     text a spreadsheet would run as a formula is written as text."""
-    lines: list[list[JSONValue]] = []
+    lines: list[list[object]] = []
     for section, t in _all_tables(report):
         columns = _csv_columns(t)
         lines.append([f"{section}: {t['title']}"])

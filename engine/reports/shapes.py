@@ -11,8 +11,40 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NotRequired, Required, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
-    from engine.reports.stats import McNemar, PairedBootstrap, ReliabilityBin
     from engine.types import JSONDict, Row, Scalar
+
+
+class McNemar(TypedDict):
+    """McNemar's test of two runs (see :func:`engine.reports.stats.mcnemar`)."""
+
+    only_a: int
+    only_b: int
+    p_exact: float
+    chi2: float | None
+    p_chi2: float | None
+
+
+class PairedBootstrap(TypedDict):
+    """The paired bootstrap of two runs' scores (see :func:`engine.reports.stats.paired_bootstrap`);
+    ``too_few``: fewer than :data:`engine.reports.stats.MIN_ITEMS` pairs, so no interval nor p."""
+
+    n: int
+    diff: float | None
+    low: float | None
+    high: float | None
+    p: float | None
+    too_few: bool
+
+
+class ReliabilityBin(TypedDict):
+    """One confidence bin of a reliability diagram
+    (:func:`engine.exam.reliability.reliability_bins`)."""
+
+    low: float
+    high: float
+    n: int
+    confidence: float
+    accuracy: float
 
 
 class ScoreCell(TypedDict, total=False):
@@ -62,6 +94,8 @@ class Chart(TypedDict):
     axis: NotRequired[str]
     points: NotRequired[list[ChartPoint]]
     series: NotRequired[list[ChartSeries]]
+    x_axis: NotRequired[str]  # a ``lines`` chart's x axis, and its ticks' labels
+    x_labels: NotRequired[dict[str, str]]
 
 
 class Comparison(TypedDict):

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike, NDArray
 
-    from engine.reports.shapes import ScoreCell
+    from engine.reports.shapes import McNemar, PairedBootstrap, ScoreCell
 
 #: Resamples of every bootstrap (seeded, so a report is the same each time it is made).
 RESAMPLES = 2000
@@ -70,38 +70,6 @@ METHODS = {
 def enough(n: int) -> bool:
     """Whether ``n`` items are enough for a bootstrap interval or p (:data:`MIN_ITEMS`)."""
     return n >= MIN_ITEMS
-
-
-class McNemar(TypedDict):
-    """McNemar's test of two runs (see :func:`mcnemar`)."""
-
-    only_a: int
-    only_b: int
-    p_exact: float
-    chi2: float | None
-    p_chi2: float | None
-
-
-class PairedBootstrap(TypedDict):
-    """The paired bootstrap of two runs' scores (see :func:`paired_bootstrap`);
-    ``too_few``: fewer than :data:`MIN_ITEMS` pairs, so no interval nor p."""
-
-    n: int
-    diff: float | None
-    low: float | None
-    high: float | None
-    p: float | None
-    too_few: bool
-
-
-class ReliabilityBin(TypedDict):
-    """One confidence bin of a reliability diagram (:func:`engine.exam.reliability.reliability_bins`)."""
-
-    low: float
-    high: float
-    n: int
-    confidence: float
-    accuracy: float
 
 
 def wilson_bounds(
@@ -315,7 +283,7 @@ def cluster_bootstrap(
         return out
     means = cluster_means(diffs, clusters)
     if means is not None:
-        out.update(_percentile_test(means, level))
+        out["low"], out["high"], out["p"] = _percentile_test(means, level)
     return out
 
 
@@ -339,7 +307,7 @@ def _bootstrap_start(diffs: NDArray[np.float64], units: int) -> tuple[PairedBoot
     return out, False
 
 
-def _percentile_test(means: NDArray[np.float64], level: float) -> dict[str, float]:
+def _percentile_test(means: NDArray[np.float64], level: float) -> tuple[float, float, float]:
     """``low``, ``high`` and ``p`` of resampled mean differences: the percentile interval
     and twice the share on the smaller side of zero."""
     import numpy as np
@@ -347,7 +315,7 @@ def _percentile_test(means: NDArray[np.float64], level: float) -> dict[str, floa
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     p = 2 * min(float(np.mean(means <= 0)), float(np.mean(means >= 0)))
-    return {"low": float(low), "high": float(high), "p": min(1.0, p)}
+    return float(low), float(high), min(1.0, p)
 
 
 def _resampled_means(data: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
@@ -403,5 +371,5 @@ def paired_bootstrap(
     out, done = _bootstrap_start(diffs, int(diffs.size))
     if done:
         return out
-    out.update(_percentile_test(_resampled_means(diffs, seed), level))
+    out["low"], out["high"], out["p"] = _percentile_test(_resampled_means(diffs, seed), level)
     return out

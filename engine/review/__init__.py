@@ -10,7 +10,7 @@ every answer), :mod:`~engine.review.queue` (what is due, a review session),
 
 from __future__ import annotations
 
-from engine.review.cards import Face, ReviewCard
+from engine.review.cards import ReviewCard
 from engine.review.profiles import (
     DEFAULT_PROFILE,
     ProfileError,
@@ -22,6 +22,7 @@ from engine.review.profiles import (
 from engine.review.queue import ReviewError, ReviewSession, due_cards, due_summary
 from engine.review.scheduling import record_answer, suggest_rating
 from engine.review.stats import stats
+from engine.types import Face
 
 __all__ = [
     "DEFAULT_PROFILE",

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from engine.bank.notebook import Entry, entries
 from engine.errors import UserError
-from engine.review.cards import Face, ReviewCard, cards, face, items_of
+from engine.review.cards import ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.store import Store
+from engine.types import Face
 
 if TYPE_CHECKING:
     import genanki

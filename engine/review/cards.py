@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -19,12 +19,12 @@ from fsrs import Card, State
 from engine.store import Store
 
 if TYPE_CHECKING:
-    from engine.types import Item, JSONDict, Row, Scalar
+    from engine.types import Face, Item, JSONDict, Row, Scalar
 
 
 def topic_fields(activity: str) -> tuple[str, ...]:
     """Item fields that name a question's topic, most specific first (``Activity.topic_fields``)."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(activity)
     return found.topic_fields if found is not None else ()
@@ -32,7 +32,7 @@ def topic_fields(activity: str) -> tuple[str, ...]:
 
 def mastery_fields(activity: str) -> tuple[str, ...]:
     """Item fields mastery is reported by: question type, category (``Activity.mastery_fields``)."""
-    from engine.registry import activities
+    from engine.activities import activities
 
     found = activities().get(activity)
     return found.mastery_fields if found is not None else ()
@@ -93,25 +93,6 @@ class ReviewCard:
         }
 
 
-@dataclass
-class Face:
-    """What a card shows: the question and options (front), the right letters and the gold
-    explanation (back), and its tags. French questions may have several right letters;
-    ``heading`` introduces the explanation in the terminal (the exam's: ``解析：``)."""
-
-    question: str
-    options: list[tuple[str, str]]
-    gold: list[str]
-    explanation: str
-    multi: bool
-    tags: dict[str, str] = field(default_factory=dict)
-    heading: str = ""
-
-    @property
-    def letters(self) -> str:
-        return "".join(letter for letter, _ in self.options)
-
-
 def topics(activity: str, item: Item) -> dict[str, str]:
     """The item's mastery fields that are set (``{"type2": "常识题", …}``)."""
     out = {}
@@ -126,7 +107,7 @@ def topics(activity: str, item: Item) -> dict[str, str]:
 NO_TOPIC = {"其他", "其它", "other", "others", "autre", "autres", "divers"}
 
 
-def topic_of(activity: str, item: Item) -> str | None:
+def topic_of(activity: str, item: Row) -> str | None:
     """The item's topic: its most specific topic field that names one."""
     for name in topic_fields(activity) or ("category",):
         value = item.get(name)
@@ -137,7 +118,7 @@ def topic_of(activity: str, item: Item) -> str | None:
 
 def face(activity: str, item: Item) -> Face:
     """The front and back of ``item``'s card, as its activity draws it (``Activity.card``)."""
-    from engine.registry import get_activity
+    from engine.activities import get_activity
 
     found = get_activity(activity)
     if not found.card:
@@ -180,14 +161,14 @@ def _card(row: Row) -> ReviewCard:
     )
 
 
-def new_card(profile: str, activity: str, dataset: str, item: Item, when: datetime) -> ReviewCard:
+def new_card(profile: str, activity: str, dataset: str, item: Row, when: datetime) -> ReviewCard:
     """A card never reviewed yet, due ``when``."""
     memory = Card(card_id=0, due=when)
     return ReviewCard(profile, activity, dataset, str(item["id"]), topic_of(activity, item), memory)
 
 
 def card_for(
-    store: Store, profile: str, activity: str, dataset: str, item: Item, when: datetime
+    store: Store, profile: str, activity: str, dataset: str, item: Row, when: datetime
 ) -> ReviewCard:
     """``item``'s card in ``profile``: the stored one, else a new one due ``when``. Call it
     inside the transaction that saves the card (taking the write lock first), so that two

@@ -22,7 +22,7 @@ from fsrs import Rating
 
 from engine.bank.notebook import REASONS, entries
 from engine.errors import UserError
-from engine.review.cards import Face, ReviewCard, cards, face, items_of
+from engine.review.cards import ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.review.scheduling import (
     LEARN_AHEAD,
@@ -33,6 +33,7 @@ from engine.review.scheduling import (
     utcnow,
 )
 from engine.store import Store
+from engine.types import Face
 
 if TYPE_CHECKING:
     from engine.types import JSONDict

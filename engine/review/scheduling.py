@@ -23,7 +23,7 @@ from engine.review.profiles import DEFAULT_PROFILE
 from engine.store import Store
 
 if TYPE_CHECKING:
-    from engine.types import Item
+    from engine.types import Row
 
 #: A right answer slower than this (seconds) is rated Hard.
 SLOW_S = 90.0
@@ -130,7 +130,7 @@ def record_answer(
     store: Store,
     activity: str,
     dataset: str,
-    item: Item,
+    item: Row,
     correct: bool,
     *,
     seconds: float | None = None,

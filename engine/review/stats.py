@@ -80,11 +80,11 @@ def mastery(store: Store, all_cards: list[ReviewCard]) -> Mastery:
             cell = block.setdefault(value, {"n": 0, "mastered": 0})
             cell["n"] += 1
             cell["mastered"] += bool(card.last_correct)
-    for fields in out.values():
-        for name, values in fields.items():
+    for blocks in out.values():
+        for name, values in blocks.items():
             for cell in values.values():
                 cell["mastery"] = _percent(cell["mastered"], cell["n"])
-            fields[name] = dict(sorted(values.items(), key=lambda kv: (kv[1]["mastery"], kv[0])))
+            blocks[name] = dict(sorted(values.items(), key=lambda kv: (kv[1]["mastery"], kv[0])))
     return out
 
 

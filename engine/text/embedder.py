@@ -76,7 +76,10 @@ def dimension(model: str | None = None) -> int:
     """The length of the model's embeddings (384 for MiniLM)."""
     loaded = embedder(model)
     get = getattr(loaded, "get_embedding_dimension", None)
-    return int(get() if get else loaded.get_sentence_embedding_dimension())
+    size = get() if get else loaded.get_sentence_embedding_dimension()
+    if size is None:
+        raise ValueError(f"the embedding model {model or ''} does not say its embeddings' length")
+    return int(size)
 
 
 def embed(

@@ -208,7 +208,7 @@ def parse(path: str | Path, text: str, line: int | None = None) -> JSONValue:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        at = line if line is not None else exc.lineno
+        at: int | None = line if line is not None else exc.lineno
         raise RecordsError(path, f"not valid JSON ({exc.msg})", at) from None
     except ValueError:  # Python's limit on the digits of a whole number
         at = long_number_line(text)
@@ -249,7 +249,8 @@ def _json_lines(path: Path, text: str) -> list[Numbered]:
 
 def _from_document(path: Path, data: JSONValue, keys: Sequence[str]) -> list[Numbered]:
     if isinstance(data, dict):
-        data = next((data[k] for k in keys if isinstance(data.get(k), list)), [data])
+        alone: list[JSONValue] = [data]
+        data = next((data[k] for k in keys if isinstance(data.get(k), list)), alone)
     if not isinstance(data, list):
         raise RecordsError(path, f"expected a JSON list of records, got {type(data).__name__}")
     return [Numbered(n, f"record {n}", r) for n, r in enumerate(data, start=1)]

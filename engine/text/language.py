@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.types import JSONValue
+    from engine.types import Row
 
 LANGUAGES = ("en", "fr", "zh")
 
@@ -35,7 +35,7 @@ def language_of(text: str, default: str = "en") -> str:
     return "zh" if has_cjk(text) else default
 
 
-def item_language(item: Mapping[str, JSONValue], default: str = "en") -> str:
+def item_language(item: Row, default: str = "en") -> str:
     """The language of a question: its stem and options (a list, or a letter → text map)."""
     options = item.get("options") or []
     if isinstance(options, Mapping):

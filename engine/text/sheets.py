@@ -16,7 +16,7 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from openpyxl.worksheet.worksheet import Worksheet
@@ -26,7 +26,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
-def formula_like(value: object) -> bool:
+def formula_like(value: object) -> TypeGuard[str]:
     """Whether ``value`` is text a spreadsheet would read as a formula (a plain number
     written as text, ``-3.5``, is not)."""
     return (
@@ -55,10 +55,10 @@ def append_row(sheet: Worksheet, values: Sequence[object]) -> None:
     as a live formula)."""
     from openpyxl.cell.cell import Cell
 
-    cells = []
+    cells: list[object] = []
     for value in values:
         if formula_like(value):
-            cell = Cell(sheet)
+            cell = Cell(sheet)  # type: ignore[call-arg]  # the stubs miss row and column's defaults
             cell.value = value
             cell.data_type = "s"
             cell.quotePrefix = True

@@ -262,7 +262,7 @@ def train(
     device = pick_device(full.get("device", "auto"))
     torch.manual_seed(full["seed"])
     prepare = kind.prepare_function()
-    task: Task = prepare(store, dataset, full, device, cancel=cancel)  # type: ignore[operator]
+    task: Task = prepare(store, dataset, full, device, cancel=cancel)
     if cancel is not None:  # stopped while the model loaded: nothing is recorded
         cancel.check()
     n_steps = total_steps(len(task.examples), full)
@@ -382,7 +382,8 @@ def _run(
     )  # fmt: skip
     if next(task.model.parameters()).device.type == "cpu":
         state.threads = CpuThreads()
-    status, error, again, result = "finished", None, None, {}
+    status, error, result = "finished", None, {}
+    again: BaseException | None = None
     try:
         if saved is not None:
             state.at = checkpoints.restore(saved, task.model, optimizer, schedule)

@@ -58,8 +58,8 @@ def to_gguf(model: torch.nn.Module, folder: Path) -> Path:
     adapter, base = folder / "adapter", folder / "base"
     with warnings.catch_warnings():  # "no config file beside the GGUF": none is needed
         warnings.simplefilter("ignore")
-        model.save_pretrained(str(adapter))  # type: ignore[operator]
-    inner = model.get_base_model()  # type: ignore[operator]
+        model.save_pretrained(str(adapter))
+    inner = model.get_base_model()
     config = inner.config.to_dict()
     config.pop("quantization_config", None)  # the GGUF's: the converter reads none
     config["architectures"] = [type(inner).__name__]

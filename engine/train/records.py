@@ -71,7 +71,7 @@ def start(
         **current_owner(),
     }
     with store.transaction(immediate=True):
-        return int(store.db["trainings"].insert(row).last_pk)
+        return int(store.db.table("trainings").insert(row).last_pk)  # type: ignore[arg-type]  # last_pk is set after an insert
 
 
 def get(store: Store, training_id: int) -> JSONDict:
@@ -118,7 +118,7 @@ def update(store: Store, training_id: int, **fields: Any) -> None:
     """Change a training's columns (JSON ones given as values)."""
     values = {k: (_dump(v) if k in JSON_COLUMNS else v) for k, v in fields.items()}
     with store.transaction(immediate=True):
-        store.db["trainings"].update(training_id, values)
+        store.db.table("trainings").update(training_id, values)
 
 
 def finish(

@@ -7,8 +7,8 @@ The patient, the fact matching, the scoring and the metrics are :mod:`engine.con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -40,7 +40,7 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.question import OptionList
-from gui.widgets.screen import SessionCalls, VerticalScroll
+from gui.widgets.screen import SessionCalls, VerticalScroll, under_way
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from engine.consult.cases import Case, Turn
     from engine.consult.metrics import CaseMetrics
     from engine.consult.session import Consultation, ConsultResult
-    from engine.types import JSONDict, JSONValue
+    from engine.types import JSONDict, Row
     from gui.workers import Job, Worker
 
 ROLE_STYLE = {
@@ -58,7 +58,7 @@ ROLE_STYLE = {
 }
 
 
-def transcript_html(turns: Sequence[Mapping[str, JSONValue]], doctor_label: str = "You") -> str:
+def transcript_html(turns: Sequence[Row], doctor_label: str = "You") -> str:
     """Chat bubbles for a list of ``{role, text}`` turns."""
     rows = []
     for t in turns:
@@ -95,7 +95,8 @@ class PersonPanel(QWidget, SessionCalls):
         self.ctx = ctx
         self.consultation: Consultation | None = None
         self.case: Case | None = None
-        self.turns: list[Turn] = []
+        # the turns shown: the consultation's, then a question and its reply as it streams
+        self.turns: list[Any] = []
         self.reply_job: Worker | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
@@ -234,7 +235,8 @@ class PersonPanel(QWidget, SessionCalls):
         return result
 
     def _open_import(self) -> None:
-        self.ctx.window.open_import("consult")
+        if self.ctx.window is not None:
+            self.ctx.window.open_import("consult")
 
     def _fit_fact_rows(self) -> None:
         self.facts_table.resizeRowsToContents()
@@ -298,7 +300,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.dataset.setEnabled(self.consultation is None)
         self.stop_button.setVisible(self.reply_job is not None)
         if asking:
-            left = self.consultation.questions_left
+            left = under_way(self.consultation).questions_left
             self.left_label.setText(f"{left} question(s) left")
         elif active:
             self.left_label.setText("Now give your answer")
@@ -377,7 +379,7 @@ class PersonPanel(QWidget, SessionCalls):
         self._render()
 
     def _replied(self, turn: Turn | None) -> None:
-        self.turns = list(self.consultation.turns)
+        self.turns = list(under_way(self.consultation).turns)
         self._render()
 
     def _reply_ended(self) -> None:
@@ -429,7 +431,7 @@ class PersonPanel(QWidget, SessionCalls):
         self.call(lambda job: _session().finish_person_consultation(c, answer), self._finished)
 
     def _finished(self, result: ConsultResult) -> None:
-        c = self.consultation
+        c = under_way(self.consultation)
         self.ctx.notify_runs()
         task = result.task
         if c.case.task.kind == "mcq":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from engine.fields import SettingInfo
 from engine.registry import FUNCTION, Lazy
@@ -78,7 +78,8 @@ class ConsultRunPanel(RunPanel):
             return [(info.label, self.doctor), ("Doctor model", self.doctor_model)]
         rows = super().setting_rows(info)
         if info.name == "patient_mode":
-            self.fields[info.name].currentIndexChanged.connect(self._patient_mode_changed)
+            if isinstance(mode := self.fields[info.name], QComboBox):  # a choice: a combo box
+                mode.currentIndexChanged.connect(self._patient_mode_changed)
             self.patient_mode_note = muted(QLabel(""))
             self.patient_mode_note.setWordWrap(True)
             rows.append(("", self.patient_mode_note))

@@ -9,7 +9,7 @@ The questions, scoring, pass mark and missed questions are :mod:`engine.exam.ses
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
@@ -56,7 +56,7 @@ from gui.widgets.question import (
     show_position,
 )
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled
+from gui.widgets.screen import SessionCalls, scrolled, under_way
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -132,7 +132,8 @@ class PracticePanel(QWidget, SessionCalls):
         grid.setHorizontalSpacing(14)
         grid.setVerticalSpacing(10)
         self.dataset = DatasetPicker(self.ctx, "exam", compact=True)
-        self.dataset.import_clicked.connect(lambda: self.ctx.window.open_import("exam"))
+        if (window := self.ctx.window) is not None:
+            self.dataset.import_clicked.connect(lambda: window.open_import("exam"))
         self.dataset.changed.connect(self._dataset_changed)
         self.count = spin_box(0, 100000, setting("exam/count", 0, int), special="All")
         self.count.setToolTip("How many questions, drawn at random (or in file order)")
@@ -151,8 +152,8 @@ class PracticePanel(QWidget, SessionCalls):
         rows += [("How many", self.count), ("", self.in_order), ("Time limit", self.minutes)]
         rows += [("Pass mark", self.pass_mark), ("", self.only_missed), self.block.saved_row()]
         add_rows(grid, rows)
-        for row in (2, 4):  # beside the subjects and the two modes
-            grid.itemAtPosition(row, 0).setAlignment(Qt.AlignmentFlag.AlignTop)
+        for cell in filter(None, (grid.itemAtPosition(row, 0) for row in (2, 4))):
+            cell.setAlignment(Qt.AlignmentFlag.AlignTop)  # beside the subjects and the two modes
         grid.setColumnStretch(1, 1)
         return grid
 
@@ -338,7 +339,7 @@ class PracticePanel(QWidget, SessionCalls):
         block = None if keys is not None or self.block.plain else self.block.block()
         if keys is None and block is None and self.only_missed.isChecked():
             keys = missed_items(self.ctx.store, dataset, profile)
-        kwargs = {
+        kwargs: dict[str, Any] = {
             "profile": profile,
             "mode": "timed" if timed else "practice",
             "time_limit_s": self.minutes.value() * 60.0 if timed else None,
@@ -367,11 +368,11 @@ class PracticePanel(QWidget, SessionCalls):
         if item is None:
             self._end()
             return
-        s = self.session
+        s = under_way(self.session)
         self.answered = False
         self.at = s.index
         show_position(self.position, self.bar, s.index, len(s.questions), s.index)
-        self._show_item(item)
+        self._show_item(item, s)
         self.options.set_chosen(self.chosen.pop(self.at, []), self.struck.get(self.at, []))
         self.feedback.setVisible(False)
         if self.clock_for != self.at:
@@ -383,16 +384,16 @@ class PracticePanel(QWidget, SessionCalls):
         self._show_grid()
         self.options.setFocus()
 
-    def _show_item(self, item: Question) -> None:
+    def _show_item(self, item: Question, s: ExamSession) -> None:
         """The question, its options and its marks (its answer and clock are the caller's)."""
         self.item = item
-        kinds = [item.get(k) for k in ("type2", "type3") if item.get(k)]
+        kinds = [str(item.get(k)) for k in ("type2", "type3") if item.get(k)]
         self.kind.setText(" · ".join(kinds))
         self.kind.setVisible(bool(kinds))
         self.question.setText(item["question"])
         self.options.set_options(list(zip(LETTERS, item["options"], strict=False)))
         self.explainer.clear()
-        self.marks.show_question(self.session.profile, self.session.dataset, str(item["id"]))
+        self.marks.show_question(s.profile, s.dataset, str(item["id"]))
 
     def _selection_changed(self) -> None:
         if self.options.selected():
@@ -416,7 +417,7 @@ class PracticePanel(QWidget, SessionCalls):
     def submit(self, skip: bool = False) -> None:
         if self.session is None or self.answered or self.busy:
             return
-        chosen = None if skip else (self.options.selected() or [None])[0]
+        chosen = None if skip else next(iter(self.options.selected()), None)
         if chosen is None and not skip:
             self.hint.setText("Choose an option first (keys a–e or 1–5), or Skip.")
             return
@@ -445,7 +446,7 @@ class PracticePanel(QWidget, SessionCalls):
             said = f"Not quite — the answer is {feedback.gold} ({chose})"
         say_verdict(self.verdict, feedback.correct, said)
         self.difficulty.setText(
-            difficulty_words(self.ctx.store, self.session.dataset, feedback.key)
+            difficulty_words(self.ctx.store, under_way(self.session).dataset, feedback.key)
         )
         self.explanation.setText(feedback.explanation or "No explanation is given for this one.")
         self.feedback.setVisible(True)
@@ -453,11 +454,11 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _show_past(self, place: int) -> None:
         """Question ``place``, answered before, as answered (with its verdict in practice)."""
-        s = self.session
+        s = under_way(self.session)
         fb = s.feedback[place]
         self.at, self.answered = place, True
         show_position(self.position, self.bar, place, len(s.questions), s.index)
-        self._show_item(s.questions[place])
+        self._show_item(s.questions[place], s)
         self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
         self.clock.freeze(fb.seconds)
         if s.explained:

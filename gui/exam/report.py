@@ -145,8 +145,9 @@ class ReportPage(QWidget):
 
         by_type = result.by_type or {}
         field = "type2" if "type2" in by_type else "type1" if "type1" in by_type else None
-        rows = [(k, v["accuracy"], v["n"]) for k, v in by_type.get(field, {}).items()]
-        if self.type_chart is None:
+        shown = by_type.get(field, {}) if field is not None else {}
+        rows = [(k, v["accuracy"], v["n"]) for k, v in shown.items()]
+        if self.type_chart is None or self.time_chart is None:  # made together
             self.type_chart = charts.view()
             self.time_chart = charts.view()
             self.type_card.add(self.type_chart, 1)

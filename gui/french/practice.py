@@ -57,7 +57,7 @@ from gui.widgets.common import (
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled
+from gui.widgets.screen import SessionCalls, scrolled, under_way
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -223,7 +223,8 @@ class FrenchPractice(QWidget, SessionCalls):
         return qcard
 
     def _open_import(self) -> None:
-        self.ctx.window.open_import("french")
+        if self.ctx.window is not None:
+            self.ctx.window.open_import("french")
 
     # -- flow ------------------------------------------------------------------------------
 
@@ -324,7 +325,8 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _show(self, view: QuestionView) -> None:
         self.view = view
-        answered = self.session.summary()["answered"]
+        session = under_way(self.session)
+        answered = session.summary()["answered"]
         show_position(self.position, self.bar, view.position, view.total, answered)
         self.question.setText(view.question)
         self.options.set_options([(letter, text) for letter, text in view.options])
@@ -333,10 +335,10 @@ class FrenchPractice(QWidget, SessionCalls):
         )
         self.verdict.setText("")
         self.hint.setText("")
-        fb = self.session.feedback(view.position) if view.answered else None
+        fb = session.feedback(view.position) if view.answered else None
         if fb is not None:
             self._show_verdict(fb)
-        self.marks.show_question(self.session.profile, self.session.dataset, view.id)
+        self.marks.show_question(session.profile, session.dataset, view.id)
         self.passages.setHtml(self._passages_html(view))
         self._totals()
         self._enable()
@@ -397,6 +399,8 @@ class FrenchPractice(QWidget, SessionCalls):
             self._choice = ("", "", 0)  # the session has no index: retrieve anew
             self._retrieval_changed()
             return
+        if self.view is None:
+            return
         position = self.view.position
         self.call(lambda job: session.question(position), self._show_passages)
 
@@ -416,7 +420,9 @@ class FrenchPractice(QWidget, SessionCalls):
         self.next_button.setVisible(has)
         self.next_button.setEnabled(has and not self.busy and self._after() is not None)
         self.previous_button.setVisible(has)
-        self.previous_button.setEnabled(has and not self.busy and self.view.position > 0)
+        self.previous_button.setEnabled(
+            has and not self.busy and self.view is not None and self.view.position > 0
+        )
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
         self.retrieval.setEnabled(self.building is None and self.book.currentData() != "none")
@@ -448,7 +454,7 @@ class FrenchPractice(QWidget, SessionCalls):
             self.marks.missed()
         self._totals(summary)
         self.bar.setValue(summary["answered"])
-        if self.session.done:
+        if under_way(self.session).done:
             self._finish()
         self._enable()
         self._show_grid()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextOption
@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 
 from engine.errors import ONE_LINE
 from engine.progress import Progress
+
+W = TypeVar("W", bound=QWidget)  # a widget, given back as the type it was given
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QLayout
@@ -55,12 +57,19 @@ class AppContext:
         status: Callable[[str], None] = print,
         window: Navigator | None = None,
     ) -> None:
-        self.db_path, self.store, self.host, self.jobs = db_path, store, host, jobs
+        self.db_path, self.opened, self.host, self.jobs = db_path, store, host, jobs
         self.status, self.window = status, window
         self.data_changed: list[Callable[[], None]] = []
         self.runs_changed: list[Callable[[], None]] = []
         self.models_changed: list[Callable[[], None]] = []
         self.model_list: list[ModelInfo] | None = None  # catalog ModelInfo objects, once read
+
+    @property
+    def store(self) -> Store:
+        """The UI thread's store, once the window has ``opened`` it (screens read it then)."""
+        if self.opened is None:
+            raise RuntimeError("the database is not open yet")
+        return self.opened
 
     def window_widget(self) -> QWidget | None:
         """The window as a widget: the parent of dialogs and message boxes."""
@@ -157,7 +166,7 @@ class Card(QFrame):
             label.setObjectName("cardTitle")
             self.layout_.addWidget(label)
 
-    def add(self, widget: QWidget, stretch: int = 0) -> QWidget:
+    def add(self, widget: W, stretch: int = 0) -> W:
         self.layout_.addWidget(widget, stretch)
         return widget
 
@@ -275,7 +284,7 @@ class ProgressRow(QWidget):
         self.label.setText(message)
         self.stop.setEnabled(True)
 
-    def update(self, p: Progress, message: str | None = None) -> None:
+    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]  # not QWidget's repaint
         self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)
@@ -351,7 +360,7 @@ class DatasetPicker(QWidget):
         self.combo.blockSignals(False)
         self.changed.emit(self.name or "")
 
-    def _opening(self, datasets: list[Row]) -> str:
+    def _opening(self, datasets: Sequence[Row]) -> str:
         from engine.importers import opening_dataset
         from gui.models import setting
 

@@ -131,7 +131,7 @@ class CompareScreen(QWidget):
 
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
-        self.timer.timeout.connect(lambda: self.isVisible() and self.reload())
+        self.timer.timeout.connect(lambda: self.reload() if self.isVisible() else None)
         self.models.itemChanged.connect(lambda _item: self._buttons())
         self.picker.activated.connect(lambda _i: self._picked())
         self.margin.valueChanged.connect(lambda _v: self._show(self._experiment()))
@@ -334,7 +334,9 @@ class CompareScreen(QWidget):
         from engine.experiments.presets import compare_summary
 
         finished = [c for c in experiment["cells"] if c["status"] == "finished"]
-        key = tuple((c["run_id"], repr(c["run"].get("summary"))) for c in finished)
+        key: tuple[object, ...] = tuple(
+            (c["run_id"], repr(c["run"].get("summary"))) for c in finished
+        )
         key += (self.margin.value(),)
         if self.cached[0] != key:
             found = compare_summary(self.ctx.store, experiment, margin=self.margin.value())

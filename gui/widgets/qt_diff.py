@@ -35,12 +35,12 @@ SHOWN = [(None, "Every item"), ("flipped", "Flipped: right in one, wrong in the 
          ("no-answer", "No answer in either"), ("cut-off", "Cut off at the token limit")]  # fmt: skip
 COLUMNS = ["#", "Question", "Right", "A answer", "A rule", "A stop", "A",
            "B answer", "B rule", "B stop", "B"]  # fmt: skip
-MARKS = {1: "✓", 0: "✗"}
+MARKS: dict[int | None, str] = {1: "✓", 0: "✗"}
 
 
 def _side_cells(s: Side) -> list[str]:
-    said = s.chosen if (s.chosen or "").strip() else no_answer_text(s.why)
-    return [said, s.rule or "–", s.finish or "–", MARKS.get(s.correct, "·")]  # type: ignore[arg-type]
+    said = s.chosen if s.chosen and s.chosen.strip() else no_answer_text(s.why)
+    return [said, s.rule or "–", s.finish or "–", MARKS.get(s.correct, "·")]
 
 
 def row_texts(i: ItemDiff) -> list[str]:

@@ -6,7 +6,7 @@ report saved as HTML, and Go on / Stop to play the rest of it here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPixmap
@@ -37,6 +37,9 @@ from gui.widgets.common import (
 from gui.widgets.experiment_job import ExperimentJob
 from gui.widgets.qt_diff import pick_pair, side_by_side_button
 
+if TYPE_CHECKING:
+    from engine.reports.shapes import Chart
+
 #: How often the list is read again while an experiment runs (ms).
 REFRESH_MS = 2000
 #: The width a figure is shown at per panel (px), and the most any figure is given.
@@ -46,7 +49,7 @@ MAX_FIGURE_PX = 1000
 MAX_FIGURES = 4
 
 
-def _no_figure(experiment: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+def _no_figure(experiment: dict[str, Any], lines: list[Chart]) -> str:
     """Why ``experiment`` shows no figure (its line charts ``lines``, none with a point)."""
     if lines:
         return "No figure yet: its figures are drawn from its finished runs, and none has finished."
@@ -220,7 +223,7 @@ class ExperimentsScreen(QWidget):
         lines = [c for c in section["charts"] if c["kind"] == "lines"]
         self._show_figures([c for c in lines if c.get("series")], _no_figure(e, lines))
 
-    def _show_figures(self, charts: list[dict[str, Any]], why: str) -> None:
+    def _show_figures(self, charts: list[Chart], why: str) -> None:
         """The experiment's figures, one under the other, each as wide as its panels need
         (up to :data:`MAX_FIGURE_PX`, less where the panel is narrower); ``why`` there is
         none when there is none."""

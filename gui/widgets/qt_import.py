@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -90,7 +91,12 @@ class ImportDialog(QDialog):
         self.name = QLineEdit()
         self.name.setPlaceholderText("Name in medexam")
         self.replace = QCheckBox("Replace an existing one with this name")
-        rows = [("What", self.kind), ("Format", self.format), ("From", prow), ("Name", self.name)]
+        rows: list[tuple[str, QWidget | QLayout]] = [
+            ("What", self.kind),
+            ("Format", self.format),
+            ("From", prow),
+            ("Name", self.name),
+        ]
         add_rows(grid, [*rows, ("", self.replace)])
         grid.setColumnStretch(1, 1)
         lay.addLayout(grid)

@@ -323,7 +323,7 @@ class ModelsScreen(QWidget):
     def add_server_dialog(self) -> None:
         answers = ask_server(self)
         if answers is not None:
-            self.add_server(**answers)  # type: ignore[arg-type]
+            self.add_server(**answers)
 
     def add_server(
         self,

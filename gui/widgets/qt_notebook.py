@@ -29,10 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.activities import activity_name
+from engine.activities import activities, activity_name
 from engine.bank.notebook import REASONS
 from engine.errors import UserError
-from engine.registry import activities
 from engine.text.columns import short_text
 from gui.screens import practising
 from gui.tables import RowsModel, table_view

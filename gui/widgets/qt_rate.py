@@ -30,9 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.ratings.people import MAX_COMMENT, RatingSession
-from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Explained, Perspective
+from engine.ratings.perspectives import HIGHEST, LOWEST, PERSPECTIVES, Perspective
 from engine.review.profiles import profiles
 from engine.text.columns import visible
+from engine.types import Explained
 from gui.widgets.common import (
     AppContext,
     current_profile,
@@ -232,8 +233,9 @@ class RateDialog(QDialog):
         self.rater.addItems(profiles(self.ctx.store))
         self.rater.setCurrentText(self.session.rater)
         self.rater.activated.connect(lambda _i: self.change_rater())
-        self.rater.lineEdit().editingFinished.connect(self.change_rater)
-        self.rater.lineEdit().installEventFilter(self)
+        edit = self.rater.lineEdit()  # an editable box has one; Qt's stubs say it may not
+        edit.editingFinished.connect(self.change_rater)  # type: ignore[union-attr]
+        edit.installEventFilter(self)  # type: ignore[union-attr]
         self.title, self.bar = position_widgets(220)
         bar.addWidget(QLabel("Rater"))
         bar.addWidget(self.rater)
@@ -458,7 +460,7 @@ class RateDialog(QDialog):
         """Ratings are scores of their runs: the screens showing runs read them again. The
         event filters go (a closed dialog is not shown again): at the app's exit, a filter
         left in place was called by its line edit's destructor, half torn down, and crashed."""
-        self.rater.lineEdit().removeEventFilter(self)
+        self.rater.lineEdit().removeEventFilter(self)  # type: ignore[union-attr]  # editable
         window = self.ctx.window_widget()
         if window is not None:
             window.removeEventFilter(self)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
@@ -26,9 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.activities import activity_name
+from engine.activities import activities, activity_name
 from engine.progress import Progress
-from engine.registry import activities
 from engine.results import answer_label, category_scores, compare_runs, summary_rows
 from engine.scoring import Rescored, rescore
 from gui.models import set_setting, setting
@@ -45,6 +44,9 @@ from gui.tables import (
 from gui.widgets.common import AppContext, Header, esc, muted, page_column, show_error, text_view
 from gui.widgets.qt_diff import side_by_side_button
 from gui.widgets.question import item_html
+
+if TYPE_CHECKING:
+    from engine.reports.shapes import Report
 
 
 def _tab_page(layout: QLayout) -> QWidget:
@@ -229,7 +231,7 @@ class ResultsScreen(QWidget):
         lay.addLayout(bar)
         self.report_view = text_view()
         lay.addWidget(self.report_view, 1)
-        self.report: dict[str, Any] | None = None
+        self.report: Report | None = None
         self.report_button.clicked.connect(lambda: self.make_report())
         self.save_report_button.clicked.connect(lambda: self.save_report())
         return _tab_page(lay)
@@ -505,7 +507,7 @@ class ResultsScreen(QWidget):
 
     # -- report ----------------------------------------------------------------------------
 
-    def make_report(self, ids: list[int] | None = None) -> dict[str, Any] | None:
+    def make_report(self, ids: list[int] | None = None) -> Report | None:
         """Show the report of ``ids`` (default: the selected runs) in the Report tab."""
         from engine.reports import build_report
         from engine.reports.render import to_html

@@ -115,10 +115,11 @@ def mastery_rows(mastery: Mastery) -> list[tuple[str, float, int]]:
     from engine.activities import activity_name
     from engine.review.stats import TOPIC
 
-    rows = []
+    rows: list[tuple[str, float, int]] = []
     for activity, fields in mastery.items():
         for value, cell in (fields.get(TOPIC) or {}).items():  # as the cards are labelled
-            rows.append((f"{activity_name(activity)} · {value}", cell["mastery"], cell["n"]))
+            if (percent := cell["mastery"]) is not None:  # a cell has a card: it has one
+                rows.append((f"{activity_name(activity)} · {value}", percent, cell["n"]))
     rows.sort(key=lambda r: (r[1], -r[2]))
     return list(reversed(rows[:MASTERY_ROWS]))  # a horizontal chart draws bottom up
 
@@ -386,7 +387,7 @@ class ReviewScreen(QWidget):
         self.options.setFocus()
 
     def check(self, skip: bool = False) -> None:
-        if self.current is None or self.feedback is not None:
+        if self.session is None or self.current is None or self.feedback is not None:
             return
         chosen = [] if skip else self.options.selected()
         if not chosen and not skip:
@@ -411,7 +412,7 @@ class ReviewScreen(QWidget):
         self.rate_buttons[fb.suggested].setFocus()
 
     def rate(self, name: str) -> None:
-        if self.feedback is None:
+        if self.session is None or self.feedback is None:
             return
         from engine.review.scheduling import interval_text
 

@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.activities import activities
 from engine.bank.notebook import REASONS
 from engine.bank.standing import FIELD_NAMES
-from engine.registry import activities
 from gui.tables import table_view
 from gui.widgets import charts
 from gui.widgets.common import AppContext, Card, combo, esc, flush_column, muted, selectable
@@ -73,7 +73,8 @@ def empty_text(activity_id: str) -> str:
     """What Where I stand says while the profile has nothing to show in the activity."""
     found = activities()[activity_id]
     if found.standing is not None:
-        return str(found.standing.load().empty)
+        page = cast("type[StandingPage]", found.standing.load())  # a page class
+        return str(page.empty)
     return EMPTY.format(name=found.name)
 
 

@@ -111,12 +111,12 @@ class LossCurve(QWidget):
         self.series.setName("loss")
         chart = charts._chart("Training loss")
         chart.addSeries(self.series)
-        self.x, self.y = QValueAxis(), QValueAxis()
-        self.x.setTitleText("step")
-        chart.addAxis(self.x, Qt.AlignmentFlag.AlignBottom)
-        chart.addAxis(self.y, Qt.AlignmentFlag.AlignLeft)
-        self.series.attachAxis(self.x)
-        self.series.attachAxis(self.y)
+        self.x_axis, self.y_axis = QValueAxis(), QValueAxis()
+        self.x_axis.setTitleText("step")
+        chart.addAxis(self.x_axis, Qt.AlignmentFlag.AlignBottom)
+        chart.addAxis(self.y_axis, Qt.AlignmentFlag.AlignLeft)
+        self.series.attachAxis(self.x_axis)
+        self.series.attachAxis(self.y_axis)
         chart.legend().hide()
         self.view = charts.view(chart)
         lay = QHBoxLayout(self)
@@ -130,8 +130,8 @@ class LossCurve(QWidget):
         losses = [loss for _, loss in points] or [0.0, 1.0]
         low, high = min(losses), max(losses)
         pad = max(high - low, 0.05) * 0.1
-        self.y.setRange(max(0.0, low - pad), high + pad)
-        charts.nice_axis(self.x, max(n_steps, len(points), 1))
+        self.y_axis.setRange(max(0.0, low - pad), high + pad)
+        charts.nice_axis(self.x_axis, max(n_steps, len(points), 1))
 
 
 class TrainScreen(QWidget):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (
@@ -181,7 +181,8 @@ class KindForm(QWidget):
         shown = [i for i in infos if i.name not in COMMON or i.name in IN_VIEW]
         more = [i for i in infos if i not in shown]
         lay = flush_column(self, 8)
-        first = [("Train on", self.data), ("Name", self.name)]
+        data = cast("QWidget", self.data)  # a kind's own picker is a widget too
+        first: list[tuple[str, QWidget]] = [("Train on", data), ("Name", self.name)]
         lay.addLayout(_grid(first + [self._row(i) for i in shown]))
         self.more = QWidget()
         inner = flush_column(self.more)

@@ -143,7 +143,7 @@ class RunPanel(QWidget):
 
     def on_report(self, info: dict[str, Any]) -> None:
         """The info of each progress report of the run, in the UI: a step within an item
-        (:meth:`engine.runs.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
+        (:meth:`engine.job.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
 
     def live_views(self) -> list[tuple[QWidget, int]]:
         """Widgets (and their stretch) shown above the answers table."""
@@ -269,7 +269,8 @@ class RunPanel(QWidget):
         return metric_label(self.activity.headline, self.activity.id).removesuffix(" (%)")
 
     def _open_import(self) -> None:
-        self.ctx.window.open_import(self.activity.id)
+        if self.ctx.window is not None:
+            self.ctx.window.open_import(self.activity.id)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -311,7 +312,7 @@ class RunPanel(QWidget):
             set_setting(f"{self.settings_key}/limit", self.limit.value())
         else:
             dataset, given = None, {}
-        items_of = dataset or self.ctx.store.run(resume)["dataset"]
+        items_of = str(dataset) if resume is None else self.ctx.store.run(resume)["dataset"]
         self.items = {str(i["id"]): i for i in self.ctx.store.items(items_of)}
         self.numbers = {key: n for n, key in enumerate(self.items, 1)}  # as Results numbers
         at_once = (self.at_once.value() or None) if self.concurrent else None
@@ -522,12 +523,13 @@ def _number_box(info: SettingInfo, value: JSONValue) -> QSpinBox | QDoubleSpinBo
     if info.optional:
         low -= 1
         box.setSpecialValueText("Default")
+    shown = low if not isinstance(value, int | float) else value  # None: the lowest
     if isinstance(box, QSpinBox):
         box.setRange(int(low), int(high))
-        box.setValue(int(low if value is None else value))
+        box.setValue(int(shown))
     else:
         box.setRange(low, high)
-        box.setValue(low if value is None else value)
+        box.setValue(shown)
     return box
 
 

@@ -86,6 +86,13 @@ class ActivityScreen(QWidget):
                 panel.closing()
 
 
+def under_way(session: T | None) -> T:
+    """The session a panel shows (its question page shows only while one is under way)."""
+    if session is None:
+        raise RuntimeError("no session is under way")
+    return session
+
+
 class SessionCalls:
     """For a panel over a person's session (a mixin beside ``QWidget``): :meth:`call` runs
     one engine call on the session thread (which owns the session's store connection),
@@ -188,9 +195,9 @@ class VerticalScroll(QScrollArea):
         return inner + bar + 2 * self.frameWidth()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        inner = self.widget().minimumSizeHint() if self.widget() is not None else QSize()
+        inner = widget.minimumSizeHint() if (widget := self.widget()) is not None else QSize()
         return QSize(self._width(inner.width()), 80)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        inner = self.widget().sizeHint() if self.widget() is not None else QSize()
+        inner = widget.sizeHint() if (widget := self.widget()) is not None else QSize()
         return QSize(self._width(inner.width()), inner.height())

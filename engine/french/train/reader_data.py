@@ -22,7 +22,7 @@ from engine.french.items import gold, options
 if TYPE_CHECKING:
     from engine.progress import ProgressCallback
     from engine.store import Store
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Row
 
 Encoded = dict[str, Any]  # input_ids, token_type_ids, label
 #: The fewest tokens a real tokenizer knows: fewer are its special tokens alone (what
@@ -153,7 +153,7 @@ def load_pretrained(auto: Any, folder: Path, what: str, noun: str, **extra: Any)
         raise ReaderError(f"{what}: not {noun} transformers can load ({first_line(exc)})") from None
 
 
-def first_segment(item: JSONDict, sep: str) -> str:
+def first_segment(item: Row, sep: str) -> str:
     """The question and its five options, the tokenizer's separator between them."""
     parts = [str(item["question"]), *(f"({k.upper()}) {text}" for k, text in options(item))]
     return f" {sep} ".join(parts)
@@ -162,7 +162,7 @@ def first_segment(item: JSONDict, sep: str) -> str:
 def contexts(
     store: Store,
     dataset: str,
-    items: Sequence[JSONDict],
+    items: Sequence[Row],
     retriever: str,
     corpus: str | None,
     progress: ProgressCallback | None = None,
@@ -180,7 +180,7 @@ def contexts(
     return passages_for(index, dataset, items), index.name
 
 
-def passages_for(index: Any, dataset: str, items: Sequence[JSONDict], k: int = 1) -> list[str]:
+def passages_for(index: Any, dataset: str, items: Sequence[Row], k: int = 1) -> list[str]:
     """The text of the ``k`` best passages of ``index`` for each item of ``dataset`` (own
     passages left out), joined."""
     from engine.french.context import reader_passages
@@ -188,7 +188,7 @@ def passages_for(index: Any, dataset: str, items: Sequence[JSONDict], k: int = 1
     return [" ".join(h.text for h in reader_passages(index, dataset, i, k)[0]) for i in items]
 
 
-def encode(tokenizer: Any, item: JSONDict, context: str, max_length: int) -> Encoded:
+def encode(tokenizer: Any, item: Row, context: str, max_length: int) -> Encoded:
     """One input: the question and options, then the context, cut to ``max_length`` tokens
     (the context first; the options too when they alone are longer)."""
     first = first_segment(item, tokenizer.sep_token or tokenizer.eos_token or "|")

@@ -103,7 +103,9 @@ def best_threshold(
     one nearest 0.5), and the scores it gives."""
     found: list[tuple[float, float, float, JSONDict]] = []
     for t in THRESHOLDS:
-        scores = summarise((select_options(p, t), g) for p, g in zip(chances, golds, strict=True))
+        scores: JSONDict = dict(
+            summarise((select_options(p, t), g) for p, g in zip(chances, golds, strict=True))
+        )
         found.append((scores[measure], -abs(t - THRESHOLD), t, scores))
     _, _, threshold, scores = max(found, key=lambda row: row[:3])
     return threshold, scores
@@ -132,8 +134,8 @@ def dev_loss(head: str, classes: list[str], logits: torch.Tensor, items: Sequenc
     known = [(row, classes.index(c)) for row, c in enumerate(combination(gold(i)) for i in items) if c in classes]  # fmt: skip
     if not known:
         return None
-    rows, wanted = zip(*known, strict=True)
-    return round(float(functional.cross_entropy(logits[list(rows)], torch.tensor(wanted))), 4)
+    rows, right = zip(*known, strict=True)
+    return round(float(functional.cross_entropy(logits[list(rows)], torch.tensor(right))), 4)
 
 
 def prior_loss(

@@ -205,7 +205,7 @@ def evaluation(
         threshold, scores = best_threshold(option_chances(head, classes, logits), golds, measure)
         extra["threshold"] = threshold
     else:
-        scores = summarise(zip(choose(head, classes, logits, THRESHOLD), golds, strict=True))
+        scores = dict(summarise(zip(choose(head, classes, logits, THRESHOLD), golds, strict=True)))
     return {"n": scores["n"], "hamming": scores["hamming"], "emr": scores["emr"],
             "loss": dev_loss(head, classes, logits, items), "score": scores[measure], **extra}  # fmt: skip
 

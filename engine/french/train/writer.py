@@ -10,7 +10,7 @@ retrieved passage or none, the question's own passage never given) with the righ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.fields import setting
 from engine.french.train.reader import EVALUATION_NOTE, MEASURES, RETRIEVERS
@@ -19,6 +19,7 @@ from engine.train.kinds import TrainingKind
 from engine.train.settings import LoraSettings
 
 if TYPE_CHECKING:
+    from engine.french.dataset import FrenchQuestion
     from engine.progress import Cancel
     from engine.store import Store
     from engine.train.loop import Task
@@ -51,7 +52,7 @@ def prepare(
     from engine.french.train.reader_data import contexts
     from engine.train.chat_lora import lora_task
 
-    items = store.items(dataset, settings["limit"])
+    items = cast("list[FrenchQuestion]", store.items(dataset, settings["limit"]))
     found, index = contexts(store, dataset, items, settings["retriever"], settings["corpus"])
     conversations = [
         [*answer_messages(item, [context] if context else []),
