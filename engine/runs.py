@@ -35,7 +35,7 @@ from engine.models.backend import default_concurrency
 from engine.models.load import LoadSettings
 from engine.models.pool import Lending, ModelPool, PooledModel, default_pool
 from engine.models.usage import run_usage
-from engine.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.progress import Cancel, Cancelled, Deadline, ProgressCallback, TimeUp, report
 from engine.run_checks import (
     TAGS,
     RunError,
@@ -78,6 +78,7 @@ class Job:
         self.run_id: int | None = None
         self.cancel: Cancel | None = None
         self.on_step: Callable[..., None] | None = None
+        self.deadline: Deadline | None = None
 
     def step(self, message: str, **info: Any) -> None:
         """Report progress within an item (a consultation's turn, from any thread): the
@@ -104,11 +105,27 @@ class Job:
         scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
         raise NotImplementedError
 
+    def summary_extra(self) -> JSONDict:
+        """What the job adds to the run's summary when it ends (a person's time spent)."""
+        return {}
+
     def close(self) -> None:
         """Give back every leased model."""
         for model in self.leases:
             model.close()
         self.leases.clear()
+
+
+class Solver(Protocol):
+    """Who answers a run when it is not the activity's model job (a person,
+    :class:`engine.solvers.PersonSolver`): it checks the settings stored on the run and opens
+    the run's :class:`Job`, whose ``answer`` gives each item's answer as a model's does."""
+
+    runner: str
+
+    def settings(self, given: JSONDict) -> JSONDict: ...
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
 
 
 class RunSpec(Protocol):
@@ -183,6 +200,8 @@ def run(
     concurrency: int | None = None,
     tags: JSONDict | None = None,
     load: LoadSettings | None = None,
+    solver: Solver | None = None,
+    deadline: Deadline | None = None,
 ) -> JSONDict:
     """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
     keys; ``model`` names the model) and return the summary, also stored with the run
@@ -201,34 +220,45 @@ def run(
     (default: the job's, a local model's slots); it is recorded on the run with the slots
     of its local models (``slots``, by model, so that a re-run can match them), and a
     resume may change it.
+
+    ``solver`` answers instead of the activity's model job (a person: its settings are the
+    solver's, and only its own runs are resumed); ``deadline`` ends the run ``finished`` once
+    it passes, the items left unanswered (a timed exam). ``on_answer`` is then the tutor's
+    feedback hook.
     """
     spec = spec_for(activity_id)
+    opener: Solver | RunSpec = solver or spec
     pool = pool or default_pool()
     given = dict(settings or {})
-    check_settings(activity_id, given)
+    if solver is None:
+        check_settings(activity_id, given)
     if resume is not None:
-        row = resumable(store, spec, resume, given)
-        dataset, full = row["dataset"], spec.settings(stored_settings(row))
+        row = resumable(store, spec, resume, given, solver.runner if solver else None)
+        stored = stored_settings(row) if solver is None else dict(row["settings"] or {})
+        dataset, full = row["dataset"], opener.settings(stored)
         load = stored_load(row["settings"] or {}, load)
     else:
         if dataset is None:
             raise RunError("no data set given")
         check_dataset(store, activity_id, dataset)
         try:
-            full = spec.settings(given)
+            full = opener.settings(given)
         except ValueError as exc:
             raise RunError(str(exc)) from None
     report(progress, 0, 0, "loading the model")
     if concurrency is not None and concurrency < 1:
         raise RunError("concurrency must be at least 1")
     lent = pool.lending(load)
-    job = spec.open(store, dataset, full, lent)
-    n = concurrency or job.default_concurrency()
+    job = opener.open(store, dataset, full, lent)
+    job.deadline = deadline
+    n = concurrency or (1 if solver else job.default_concurrency())
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
-    loaded = (job.load or lent.load).as_dict()
-    job.settings = {**job.settings, "concurrency": n, **_decoding(job), **kept, **(tags or {})}
-    job.settings |= {"load": loaded} if loaded else {}
+    if solver is None:  # what a model run stores of how its models ran
+        loaded = (job.load or lent.load).as_dict()
+        job.settings = {**job.settings, "concurrency": n, **_decoding(job)}
+        job.settings |= {"load": loaded} if loaded else {}
+    job.settings = {**job.settings, **kept, **(tags or {})}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -344,6 +374,8 @@ def _loop(
             info["turns"] = (answer.get("extra") or {}).get("turns")
             info["note"] = (answer.get("extra") or {}).get("note")  # the activity's word on it
             report(progress, done, total, key, run_id=run_id, item=key, **info)
+    except TimeUp:
+        status = "finished"
     except Cancelled:
         status = "cancelled"
     except KeyboardInterrupt as exc:
@@ -356,7 +388,7 @@ def _loop(
         status = "failed"
         error = f"{len(errors)} of {len(todo)} items failed; the first: {errors[0]}"
     usage = _usage(store, job, run_id, time.perf_counter() - started)
-    return _close(store, spec, run_id, status, error, again, usage)
+    return _close(store, spec, run_id, status, error, again, usage, job.summary_extra())
 
 
 def _usage(store: Store, job: Job, run_id: int, seconds: float) -> JSONDict:
@@ -395,12 +427,15 @@ def _close(
     error: str | None,
     again: BaseException | None,
     usage: JSONDict | None = None,
+    extra: JSONDict | None = None,
 ) -> JSONDict:
     """End the run whatever happens: a summary that cannot be computed fails the run with
-    that error instead of leaving it running. ``usage`` (what its models cost) is kept in
-    the summary."""
+    that error instead of leaving it running. ``usage`` (what its models cost) and the job's
+    ``extra`` are kept in the summary."""
     try:
-        summary = {**spec.summarize(store, run_id), "run_id": run_id, "status": status}
+        store.update_run(run_id, status=status)  # what a summary may read (a quit sitting)
+        summary = {**spec.summarize(store, run_id), **(extra or {})}
+        summary |= {"run_id": run_id, "status": status}
     except Exception as exc:  # noqa: BLE001 - the run must still be closed
         if status != "failed":
             status, error = "failed", f"its summary could not be computed: {_describe(exc)}"
@@ -444,6 +479,8 @@ def _answers(
             for position, item in todo:
                 if cancel is not None:
                     cancel.check()
+                if job.deadline is not None:
+                    job.deadline.check()
                 answer = _timed(job, item, position)
                 if cancel is not None:
                     cancel.check()

@@ -1,27 +1,38 @@
-"""Who answers an activity's items: a model (the run loop, :mod:`engine.runs`, with the
-activity's job as the solver) or a person. A person is a solver like a model: a
-:class:`PersonRun` is a stored run of the activity (``runner="person"``) whose items are
-shown with the same context a model's job builds (each activity's ``context`` module), whose
-answers are scored by the activity's scorers (:func:`engine.scoring.run_scorers`) before they
-are stored, and whose summary is the activity's own (its run spec's), so a person's run is
-scored again with ``medexam rescore`` like a model's.
+"""Who answers an activity's items: a model (the activity's job) or a person. Both answer
+through the one run loop, :func:`engine.runs.run`: a person is a :class:`PersonSolver`,
+whose job asks the person for each item the loop hands it and gives the answer back as a
+model's job does. The loop scores it by the activity's scorers, stores it at once, calls
+the run's ``on_answer`` hook (the tutor's feedback), honours the run's deadline (a timed
+exam) and, after a kill -9, resumes the run where it stopped: a person's run is stored
+(``runner="person"``), summarised and scored again (``medexam rescore``) like a model's.
 
-The interface is a callback one: an activity's session (``engine/<activity>/session.py``,
-driven by the CLI's prompt or the app's screen) gives the next item's context, the person's
-answer comes back through :meth:`PersonRun.submit`, and the engine scores and stores it.
+Who the person is meets the loop in ``ask(item, position) -> answer``: the CLI's prompt
+answers in the loop's own thread; the app's screen (and any caller that wants to drive a
+run one item at a time) uses a :class:`Sitting`, whose loop runs in a thread of its own and
+takes the answers through a queue.
 
->>> person = PersonRun.start(store, "french", "frenchmedmcqa-sample", items, {"k": 0})  # doctest: +SKIP
->>> scores = person.submit(0, items[0], {"chosen": "A", "gold": "A + B", "extra": {...}})  # doctest: +SKIP
->>> person.finish(done=True)["hamming"]                                               # doctest: +SKIP
+>>> sitting = Sitting(store, "exam", "explaincpe-sample", {"limit": 3, "mode": "practice"})  # doctest: +SKIP
+>>> position, item = sitting.next()                                       # doctest: +SKIP
+>>> sitting.give({"response": "A", "chosen": "A", "gold": item["answer"]})["correct"]  # doctest: +SKIP
+>>> sitting.stop()["accuracy"]                                            # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.bank.blocks import stored_block
+from engine.errors import UserError
+from engine.models.pool import ModelPool
+from engine.progress import Cancelled, Deadline, TimeUp
 from engine.registry import get_activity
+from engine.run_checks import spec_for
+from engine.runs import Job, run
 from engine.scoring import Context, merged, run_scorers, score_answer
 from engine.store import Store, StoreError
 from engine.types import JSONDict
@@ -29,7 +40,209 @@ from engine.types import JSONDict
 #: A person's runs are stored with this runner and model.
 PERSON = "person"
 
+#: How a person is asked for one item's answer: ``ask(item, position)`` gives the fields
+#: of a model's answer (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``), or
+#: raises :class:`~engine.progress.Cancelled` (the person quits) or
+#: :class:`~engine.progress.TimeUp`.
+Ask = Callable[[Any, int], JSONDict]
 
+
+class PersonJob(Job):
+    """A person's run: the block of items its settings name (:func:`stored_block`: their
+    keys, order and limit), each answered by ``ask``. An answer that comes after the run's
+    deadline is refused (:class:`~engine.progress.TimeUp`)."""
+
+    runner = PERSON
+    model_label = PERSON
+
+    def __init__(
+        self,
+        store: Store,
+        items: Sequence[Any],
+        settings: JSONDict,
+        ask: Ask,
+        key: Callable[[Any], str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.store, self.items, self.settings, self.ask = store, items, settings, ask
+        self.key = key
+        self.clock, self.started = clock, clock()
+        self.mine: set[str] = set()  # the keys answered in this sitting
+
+    def default_concurrency(self) -> int:
+        return 1  # one person, one item at a time
+
+    def answer(self, item: Any, position: int) -> JSONDict:
+        got = self.ask(item, position)
+        if self.deadline is not None:
+            self.deadline.check()
+        self.mine.add(self.key(item))
+        return got
+
+    def summary_extra(self) -> JSONDict:
+        """The time the person spent (``seconds``): this sitting's, with the answers' times
+        of the earlier ones of a resumed run."""
+        answers = self.store.answers(self.run_id) if self.run_id is not None else []
+        earlier = sum(a["latency_s"] or 0.0 for a in answers if a["item_key"] not in self.mine)
+        return {"seconds": round(earlier + self.clock() - self.started, 3)}
+
+
+class PersonSolver:
+    """A person answering a run of ``activity_id`` through ``ask`` (see :data:`Ask`); the
+    settings are stored on the run as they are (its block: ``keys``, ``order``, ``limit``;
+    its mode, profile…)."""
+
+    runner = PERSON
+
+    def __init__(
+        self, activity_id: str, ask: Ask, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.activity_id, self.ask, self.clock = activity_id, ask, clock
+
+    def settings(self, given: JSONDict) -> JSONDict:
+        return dict(given)
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job:
+        spec = spec_for(self.activity_id)
+        items = stored_block(spec.items(store, dataset), settings)
+        if not items:
+            raise StoreError(f"data set {dataset!r} holds no item to answer")
+        return PersonJob(store, items, settings, self.ask, spec.key, self.clock)
+
+
+def time_spent(store: Store, run_id: int) -> float:
+    """Seconds a person's run has taken so far: its answers' times."""
+    return float(sum(a["latency_s"] or 0.0 for a in store.answers(run_id)))
+
+
+_END = object()  # the loop has ended: nothing more to ask, no answer to wait for
+
+
+class Sitting:
+    """A person's run driven one item at a time: its loop (:func:`engine.runs.run`) runs in
+    a thread of its own, on its own connection to ``store``'s database; :meth:`next` gives
+    the item the loop asks, :meth:`give` hands it the answer and returns it as stored
+    (with its scores), :meth:`stop` ends the run (``cancelled``, or ``finished`` when the
+    time is up) and returns its summary. ``resume`` continues a stored run instead of
+    starting one; ``deadline`` ends it finished once it passes."""
+
+    def __init__(
+        self,
+        store: Store,
+        activity_id: str,
+        dataset: str | None,
+        settings: JSONDict,
+        *,
+        resume: int | None = None,
+        deadline: Deadline | None = None,
+        on_answer: Callable[[Store, Any, JSONDict], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.path, self.activity_id = store.path, activity_id
+        self._asked: queue.Queue[Any] = queue.Queue()
+        self._given: queue.Queue[Any] = queue.Queue()
+        self._stored: queue.Queue[Any] = queue.Queue()
+        self._on_answer = on_answer
+        self.summary: JSONDict | None = None
+        self.error: BaseException | None = None
+        self.run_id: int | None = None
+        self._waiting = False  # the loop waits for an answer
+        started = threading.Event()
+        args = (dataset, settings, resume, deadline, started)
+        self._thread = threading.Thread(target=self._run, args=args, daemon=True)
+        self._thread.start()
+        started.wait()
+        if self.run_id is None:
+            self._thread.join()
+            raise self.error or UserError("the run could not start")
+
+    def _run(
+        self,
+        dataset: str | None,
+        settings: JSONDict,
+        resume: int | None,
+        deadline: Deadline | None,
+        started: threading.Event,
+    ) -> None:
+        store = Store(self.path)
+
+        def on_start(run_id: int) -> None:
+            self.run_id = run_id
+            started.set()
+
+        def answered(item: Any, shown: JSONDict) -> None:
+            if self._on_answer is not None:
+                self._on_answer(store, item, {**shown, "run_id": self.run_id})
+            self._stored.put(shown)
+
+        try:
+            self.summary = run(
+                store, self.activity_id, dataset, settings, resume=resume,
+                solver=PersonSolver(self.activity_id, self._ask, self.clock), deadline=deadline,
+                on_start=on_start, on_answer=answered,
+            )  # fmt: skip
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self.error = exc
+        finally:
+            started.set()
+            self._asked.put(_END)
+            self._stored.put(_END)
+            store.close()
+
+    def _ask(self, item: Any, position: int) -> JSONDict:
+        self._asked.put((position, item))
+        got = self._given.get()
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    def next(self) -> tuple[int, Any] | None:
+        """The item the loop asks now, with its position in the run (None: the run ended)."""
+        if self._thread.is_alive() or not self._asked.empty():
+            got = self._asked.get()
+            if got is not _END:
+                self._waiting = True
+                return got
+            self._asked.put(_END)  # it stays ended
+        return None
+
+    def give(self, answer: JSONDict) -> JSONDict:
+        """Answer the item :meth:`next` gave; returns the answer as stored, ``scores`` and
+        ``correct`` in it. Raises :class:`~engine.errors.UserError` when the run has ended."""
+        if not self._waiting:
+            raise UserError("no item waits for an answer")
+        self._waiting = False
+        self._given.put(answer)
+        got = self._stored.get()
+        if got is _END:
+            self._stored.put(_END)
+            if self.error is not None and not isinstance(self.error, Cancelled):
+                raise self.error
+            raise UserError("the run has ended: that answer was not taken")
+        return got
+
+    def stop(self, time_up: bool = False) -> JSONDict:
+        """End the run (``finished`` when ``time_up``, else ``cancelled`` unless it ended by
+        itself) and return its summary."""
+        if self._thread.is_alive():
+            if not self._waiting and self.next() is None:
+                return self._ended()
+            self._waiting = False
+            self._given.put(TimeUp("time is up") if time_up else Cancelled())
+            self._thread.join()
+        return self._ended()
+
+    def _ended(self) -> JSONDict:
+        self._thread.join()
+        if self.summary is None:
+            raise self.error or UserError("the run ended without a summary")
+        return self.summary
+
+
+# What the French practice and the consultation still record through, answer by answer,
+# until they answer through the run loop too.
 @dataclass
 class PersonRun:
     """One stored run of ``activity_id`` answered by a person (:meth:`start` or

@@ -10,14 +10,14 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession, missed_items, person_runs
+from engine.exam.person import ExamSitting, missed_items, person_runs
 from engine.french.dataset import ensure_sample as ensure_french
 from engine.french.session import FrenchSession
 from engine.review import ProfileError, add_profile, due_cards, profiles, resolve, stats
 
 
 def take(store, dataset, answers, profile=None):
-    session = ExamSession(store, dataset, limit=len(answers), profile=profile)
+    session = ExamSitting(store, dataset, limit=len(answers), profile=profile)
     for letter in answers:
         session.next_question()
         session.answer(letter)

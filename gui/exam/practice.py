@@ -4,7 +4,7 @@
 Keys a–e or 1–5 choose, Shift+letter (or a right-click) strikes an option through; Previous
 shows the questions answered before, as answered.
 
-The questions, scoring, pass mark and missed questions are :mod:`engine.exam.session`'s.
+The questions, scoring, pass mark and missed questions are :mod:`engine.exam.person`'s.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
     from engine.exam.dataset import Question
-    from engine.exam.session import ExamSession, Feedback, SessionResult
+    from engine.exam.person import ExamSitting, Feedback, SessionResult
     from gui.workers import Job, Worker
 
 
@@ -78,7 +78,7 @@ class PracticePanel(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: ExamSession | None = None
+        self.session: ExamSitting | None = None
         self.item: Question | None = None
         self.answered = False
         self.at = 0  # the place in the session of the question shown (earlier: looked at again)
@@ -184,7 +184,7 @@ class PracticePanel(QWidget, SessionCalls):
             self._dataset_changed()
 
     def _dataset_changed(self, _name: str = "") -> None:
-        from engine.exam.session import missed_items, person_runs
+        from engine.exam.person import missed_items, person_runs
 
         profile = current_profile(self.ctx)
         self.profile_note.setText(f"Answers go to the review cards of {profile!r}.")
@@ -323,7 +323,7 @@ class PracticePanel(QWidget, SessionCalls):
     def start(self, keys: list[str] | None = None) -> None:
         """Start a session with the settings of the setup page (``keys``: only those)."""
         from engine.bank.blocks import choose
-        from engine.exam.session import ExamSession, missed_items
+        from engine.exam.person import ExamSitting, missed_items
 
         dataset = self.dataset.name
         if not dataset:
@@ -347,14 +347,14 @@ class PracticePanel(QWidget, SessionCalls):
             "pass_mark": float(self.pass_mark.value()),
         }
 
-        def make(job: Job) -> tuple[ExamSession, Question | None]:
+        def make(job: Job) -> tuple[ExamSitting, Question | None]:
             chosen = keys if block is None else choose(job.store, block, profile)
-            session = ExamSession(job.store, dataset, keys=chosen, **kwargs)
+            session = ExamSitting(job.store, dataset, keys=chosen, **kwargs)
             return session, session.next_question()
 
         self.call(make, self._started)
 
-    def _started(self, result: tuple[ExamSession, Question | None]) -> None:
+    def _started(self, result: tuple[ExamSitting, Question | None]) -> None:
         self.session, item = result
         self.title_changed.emit(_TITLES[self.session.mode])
         self.ctx.notify_runs()
@@ -555,7 +555,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._dataset_changed()
 
     def show_report(self, result: SessionResult) -> None:
-        """Fill and show the report page for a :class:`~engine.exam.session.SessionResult`."""
+        """Fill and show the report page for a :class:`~engine.exam.person.SessionResult`."""
         self.result = result
         questions = self.session.questions if self.session is not None else []
         dataset = self.session.dataset if self.session is not None else ""
@@ -565,7 +565,7 @@ class PracticePanel(QWidget, SessionCalls):
     def review(self, which: str = "missed") -> None:
         """Go over the questions of the session just ended again (``missed``, ``all`` or
         ``marked`` ones): untimed, each answer explained, never an exam."""
-        from engine.exam.session import ExamSession
+        from engine.exam.person import ExamSitting
 
         result, session = self.result, self.session
         if result is None or session is None or self.busy:
@@ -577,8 +577,8 @@ class PracticePanel(QWidget, SessionCalls):
         dataset, profile, run_id = session.dataset, session.profile, result.run_id
         self.dataset.select(dataset)
 
-        def make(job: Job) -> tuple[ExamSession, Question | None]:
-            review = ExamSession(job.store, dataset, keys=keys, profile=profile, review_of=run_id)
+        def make(job: Job) -> tuple[ExamSitting, Question | None]:
+            review = ExamSitting(job.store, dataset, keys=keys, profile=profile, review_of=run_id)
             return review, review.next_question()
 
         self.call(make, self._started)

@@ -1,6 +1,6 @@
 """The report at the end of a person's exam session: the score against the pass mark, the
 accuracy by question type, the time per question, and the missed questions to review. The
-numbers are the engine's (:class:`engine.exam.session.SessionResult`)."""
+numbers are the engine's (:class:`engine.exam.person.SessionResult`)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
 
     from engine.exam.dataset import Question
-    from engine.exam.session import ExamSession, SessionResult
+    from engine.exam.person import ExamSitting, SessionResult
     from engine.store import Store
     from engine.types import Row
 
@@ -121,7 +121,7 @@ class ReportPage(QWidget):
         return head
 
     def show_result(self, result: SessionResult, questions: list[Question], dataset: str) -> None:
-        """Fill the page for a :class:`~engine.exam.session.SessionResult` of a session over
+        """Fill the page for a :class:`~engine.exam.person.SessionResult` of a session over
         ``questions`` of ``dataset``."""
         mode = {"timed": "Timed exam", "review": "Review"}.get(result.mode, "Practice")
         self.session_label.setText(f"{mode} · {dataset}")
@@ -177,7 +177,7 @@ class ReportPage(QWidget):
 
     @staticmethod
     def review_keys(
-        which: str, result: SessionResult, session: ExamSession, store: Store
+        which: str, result: SessionResult, session: ExamSitting, store: Store
     ) -> list[str]:
         """The questions of a finished session to go over again: the ``missed`` ones,
         ``all`` of them, or those ``marked`` in the notebook."""
