@@ -51,6 +51,7 @@ from engine.store import Store
 from engine.types import JSONDict
 
 OnAnswer = Callable[[Any, JSONDict], None]
+Answered = tuple[int, Any, JSONDict]
 
 
 class NoRoom(RunError):
@@ -104,6 +105,19 @@ class Job:
         """Answer one item: the fields of :meth:`engine.store.Store.add_answer` but its
         scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
         raise NotImplementedError
+
+    def in_turn(self, todo: Sequence[tuple[int, Any]], cancel: Cancel | None) -> Iterator[Answered]:
+        """``(position, item, answer)`` of each of ``todo``, one at a time: in order (a
+        person's job lets the person choose), stopping at cancel and at the deadline."""
+        for position, item in todo:
+            if cancel is not None:
+                cancel.check()
+            if self.deadline is not None:
+                self.deadline.check()
+            answer = _timed(self, item, position)
+            if cancel is not None:
+                cancel.check()
+            yield position, item, answer
 
     def summary_extra(self) -> JSONDict:
         """What the job adds to the run's summary when it ends (a person's time spent)."""
@@ -463,9 +477,6 @@ def _timed(job: Job, item: Any, position: int) -> JSONDict:
     return answer
 
 
-Answered = tuple[int, Any, JSONDict]
-
-
 def _answers(
     job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
 ) -> Iterator[Answered]:
@@ -476,15 +487,7 @@ def _answers(
     is not given."""
     with _stopping_models(job, cancel):
         if concurrency <= 1:
-            for position, item in todo:
-                if cancel is not None:
-                    cancel.check()
-                if job.deadline is not None:
-                    job.deadline.check()
-                answer = _timed(job, item, position)
-                if cancel is not None:
-                    cancel.check()
-                yield position, item, answer
+            yield from job.in_turn(todo, cancel)
             return
         yield from _in_flight(job, todo, cancel, concurrency)
 

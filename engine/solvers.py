@@ -22,17 +22,18 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bank.blocks import stored_block
 from engine.errors import UserError
 from engine.models.pool import ModelPool
-from engine.progress import Cancelled, Deadline, TimeUp
+from engine.progress import Cancel, Cancelled, Deadline, TimeUp
 from engine.registry import get_activity
+from engine.review import record_answer
 from engine.run_checks import spec_for
-from engine.runs import Job, run
+from engine.runs import Answered, Job, run
 from engine.scoring import Context, merged, run_scorers, score_answer
 from engine.store import Store, StoreError
 from engine.types import JSONDict
@@ -40,17 +41,20 @@ from engine.types import JSONDict
 #: A person's runs are stored with this runner and model.
 PERSON = "person"
 
-#: How a person is asked for one item's answer: ``ask(item, position)`` gives the fields
-#: of a model's answer (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``), or
-#: raises :class:`~engine.progress.Cancelled` (the person quits) or
-#: :class:`~engine.progress.TimeUp`.
-Ask = Callable[[Any, int], JSONDict]
+#: How a person is asked for an answer: ``ask(open)`` is given the items not answered yet,
+#: ``(position, item)`` in the run's order, and gives back the position the person answered
+#: (the first, where the activity asks in order) with its answer: the fields of a model's
+#: (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``). It raises
+#: :class:`~engine.progress.Cancelled` when the person quits.
+Ask = Callable[[Sequence[tuple[int, Any]]], tuple[int, JSONDict]]
 
 
 class PersonJob(Job):
     """A person's run: the block of items its settings name (:func:`stored_block`: their
-    keys, order and limit), each answered by ``ask``. An answer that comes after the run's
-    deadline is refused (:class:`~engine.progress.TimeUp`)."""
+    keys, order and limit), answered through ``ask`` in the order the person chooses. An
+    answer that comes after the run's deadline is refused (:class:`~engine.progress.TimeUp`).
+    ``extra`` is added to the run's summary, with the time spent (``seconds``) when
+    ``seconds``."""
 
     runner = PERSON
     model_label = PERSON
@@ -60,45 +64,65 @@ class PersonJob(Job):
         store: Store,
         items: Sequence[Any],
         settings: JSONDict,
-        ask: Ask,
+        solver: PersonSolver,
         key: Callable[[Any], str],
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
-        self.store, self.items, self.settings, self.ask = store, items, settings, ask
+        self.store, self.items, self.settings, self.solver = store, items, settings, solver
         self.key = key
-        self.clock, self.started = clock, clock()
+        self.started = solver.clock()
         self.mine: set[str] = set()  # the keys answered in this sitting
 
     def default_concurrency(self) -> int:
         return 1  # one person, one item at a time
 
+    def in_turn(self, todo: Sequence[tuple[int, Any]], cancel: Cancel | None) -> Iterator[Answered]:
+        left = list(todo)
+        while left:
+            if cancel is not None:
+                cancel.check()
+            if self.deadline is not None:
+                self.deadline.check()
+            position, answer = self.solver.ask(left)
+            if self.deadline is not None:
+                self.deadline.check()
+            item = next(i for p, i in left if p == position)
+            left = [(p, i) for p, i in left if p != position]
+            self.mine.add(self.key(item))
+            yield position, item, answer
+
     def answer(self, item: Any, position: int) -> JSONDict:
-        got = self.ask(item, position)
-        if self.deadline is not None:
-            self.deadline.check()
-        self.mine.add(self.key(item))
-        return got
+        return self.solver.ask([(position, item)])[1]
 
     def summary_extra(self) -> JSONDict:
-        """The time the person spent (``seconds``): this sitting's, with the answers' times
-        of the earlier ones of a resumed run."""
+        """The solver's ``extra``, and the time the person spent (``seconds``): this
+        sitting's, with the answers' times of the earlier ones of a resumed run."""
+        if not self.solver.seconds:
+            return dict(self.solver.extra)
         answers = self.store.answers(self.run_id) if self.run_id is not None else []
         earlier = sum(a["latency_s"] or 0.0 for a in answers if a["item_key"] not in self.mine)
-        return {"seconds": round(earlier + self.clock() - self.started, 3)}
+        spent = round(earlier + self.solver.clock() - self.started, 3)
+        return {**self.solver.extra, "seconds": spent}
 
 
 class PersonSolver:
     """A person answering a run of ``activity_id`` through ``ask`` (see :data:`Ask`); the
     settings are stored on the run as they are (its block: ``keys``, ``order``, ``limit``;
-    its mode, profile…)."""
+    its mode, profile…). ``extra`` goes into the run's summary, with the time spent
+    (``seconds``, by ``clock``) when ``seconds``."""
 
     runner = PERSON
 
     def __init__(
-        self, activity_id: str, ask: Ask, clock: Callable[[], float] = time.monotonic
+        self,
+        activity_id: str,
+        ask: Ask,
+        clock: Callable[[], float] = time.monotonic,
+        extra: JSONDict | None = None,
+        seconds: bool = True,
     ) -> None:
         self.activity_id, self.ask, self.clock = activity_id, ask, clock
+        self.extra, self.seconds = dict(extra or {}), seconds
 
     def settings(self, given: JSONDict) -> JSONDict:
         return dict(given)
@@ -108,7 +132,7 @@ class PersonSolver:
         items = stored_block(spec.items(store, dataset), settings)
         if not items:
             raise StoreError(f"data set {dataset!r} holds no item to answer")
-        return PersonJob(store, items, settings, self.ask, spec.key, self.clock)
+        return PersonJob(store, items, settings, self, spec.key)
 
 
 def time_spent(store: Store, run_id: int) -> float:
@@ -116,16 +140,36 @@ def time_spent(store: Store, run_id: int) -> float:
     return float(sum(a["latency_s"] or 0.0 for a in store.answers(run_id)))
 
 
+OnPersonAnswer = Callable[[Store, Any, JSONDict], None]
+
+
+def card_hook(activity_id: str, dataset: str, profile: str, timed: bool = True) -> OnPersonAnswer:
+    """A person's run's ``on_answer`` hook: each answer reviews the item's card
+    (:mod:`engine.review`), right when the answer is ``correct``, with its time when
+    ``timed``."""
+
+    def review_card(store: Store, item: Any, shown: JSONDict) -> None:
+        record_answer(
+            store, activity_id, dataset, item, bool(shown.get("correct")),
+            seconds=shown.get("latency_s") if timed else None, run_id=shown.get("run_id"),
+            profile=profile,
+        )  # fmt: skip
+
+    return review_card
+
+
 _END = object()  # the loop has ended: nothing more to ask, no answer to wait for
 
 
 class Sitting:
-    """A person's run driven one item at a time: its loop (:func:`engine.runs.run`) runs in
-    a thread of its own, on its own connection to ``store``'s database; :meth:`next` gives
-    the item the loop asks, :meth:`give` hands it the answer and returns it as stored
-    (with its scores), :meth:`stop` ends the run (``cancelled``, or ``finished`` when the
-    time is up) and returns its summary. ``resume`` continues a stored run instead of
-    starting one; ``deadline`` ends it finished once it passes."""
+    """A person's run driven from another thread: its loop (:func:`engine.runs.run`) runs
+    in a thread of its own, on its own connection to ``store``'s database; :meth:`asked`
+    gives the items the loop waits on, :meth:`give` hands it one's answer and returns it as
+    stored (with its scores), :meth:`stop` ends the run (``cancelled``, or ``finished`` when
+    the time is up) and returns its summary. ``resume`` continues a stored run instead of
+    starting one; ``deadline`` ends it finished once it passes; ``on_answer(store, item,
+    answer)`` is called in the loop's thread after each stored answer (``run_id`` in it);
+    ``extra`` and ``seconds`` are :class:`PersonSolver`'s."""
 
     def __init__(
         self,
@@ -136,10 +180,11 @@ class Sitting:
         *,
         resume: int | None = None,
         deadline: Deadline | None = None,
-        on_answer: Callable[[Store, Any, JSONDict], None] | None = None,
+        on_answer: OnPersonAnswer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        extra: JSONDict | None = None,
+        seconds: bool = True,
     ) -> None:
-        self.clock = clock
         self.path, self.activity_id = store.path, activity_id
         self._asked: queue.Queue[Any] = queue.Queue()
         self._given: queue.Queue[Any] = queue.Queue()
@@ -148,9 +193,10 @@ class Sitting:
         self.summary: JSONDict | None = None
         self.error: BaseException | None = None
         self.run_id: int | None = None
-        self._waiting = False  # the loop waits for an answer
+        self._open: list[tuple[int, Any]] | None = None  # the items the loop waits on
+        solver = PersonSolver(activity_id, self._ask, clock, extra, seconds)
         started = threading.Event()
-        args = (dataset, settings, resume, deadline, started)
+        args = (dataset, settings, resume, deadline, solver, started)
         self._thread = threading.Thread(target=self._run, args=args, daemon=True)
         self._thread.start()
         started.wait()
@@ -164,6 +210,7 @@ class Sitting:
         settings: JSONDict,
         resume: int | None,
         deadline: Deadline | None,
+        solver: PersonSolver,
         started: threading.Event,
     ) -> None:
         store = Store(self.path)
@@ -179,9 +226,8 @@ class Sitting:
 
         try:
             self.summary = run(
-                store, self.activity_id, dataset, settings, resume=resume,
-                solver=PersonSolver(self.activity_id, self._ask, self.clock), deadline=deadline,
-                on_start=on_start, on_answer=answered,
+                store, self.activity_id, dataset, settings, resume=resume, solver=solver,
+                deadline=deadline, on_start=on_start, on_answer=answered,
             )  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             self.error = exc
@@ -191,30 +237,36 @@ class Sitting:
             self._stored.put(_END)
             store.close()
 
-    def _ask(self, item: Any, position: int) -> JSONDict:
-        self._asked.put((position, item))
+    def _ask(self, open_items: Sequence[tuple[int, Any]]) -> tuple[int, JSONDict]:
+        self._asked.put(list(open_items))
         got = self._given.get()
         if isinstance(got, BaseException):
             raise got
         return got
 
-    def next(self) -> tuple[int, Any] | None:
-        """The item the loop asks now, with its position in the run (None: the run ended)."""
-        if self._thread.is_alive() or not self._asked.empty():
+    def asked(self) -> list[tuple[int, Any]] | None:
+        """The items the loop waits on, ``(position, item)`` in the run's order (None: the
+        run has ended)."""
+        if self._open is None:
             got = self._asked.get()
-            if got is not _END:
-                self._waiting = True
-                return got
-            self._asked.put(_END)  # it stays ended
-        return None
+            if got is _END:
+                self._asked.put(_END)  # it stays ended
+                return None
+            self._open = got
+        return self._open
 
-    def give(self, answer: JSONDict) -> JSONDict:
-        """Answer the item :meth:`next` gave; returns the answer as stored, ``scores`` and
-        ``correct`` in it. Raises :class:`~engine.errors.UserError` when the run has ended."""
-        if not self._waiting:
-            raise UserError("no item waits for an answer")
-        self._waiting = False
-        self._given.put(answer)
+    def give(self, answer: JSONDict, position: int | None = None) -> JSONDict:
+        """Answer the item at ``position`` (default: the first the loop waits on); returns
+        the answer as stored, ``scores`` and ``correct`` in it. Raises
+        :class:`~engine.errors.UserError` when the run has ended or the item is answered."""
+        waiting = self.asked()
+        if waiting is None:
+            raise UserError("the run has ended: that answer was not taken")
+        position = waiting[0][0] if position is None else position
+        if position not in {p for p, _ in waiting}:
+            raise UserError(f"the item at position {position} is already answered")
+        self._open = None
+        self._given.put((position, answer))
         got = self._stored.get()
         if got is _END:
             self._stored.put(_END)
@@ -226,15 +278,9 @@ class Sitting:
     def stop(self, time_up: bool = False) -> JSONDict:
         """End the run (``finished`` when ``time_up``, else ``cancelled`` unless it ended by
         itself) and return its summary."""
-        if self._thread.is_alive():
-            if not self._waiting and self.next() is None:
-                return self._ended()
-            self._waiting = False
+        if self.asked() is not None:
+            self._open = None
             self._given.put(TimeUp("time is up") if time_up else Cancelled())
-            self._thread.join()
-        return self._ended()
-
-    def _ended(self) -> JSONDict:
         self._thread.join()
         if self.summary is None:
             raise self.error or UserError("the run ended without a summary")

@@ -42,9 +42,8 @@ from engine.exam.prompts import explanation_messages
 from engine.exam.settings import PracticeSettings
 from engine.models.protocol import ChatModel
 from engine.progress import Deadline
-from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
-from engine.solvers import PERSON, Sitting, time_spent
+from engine.solvers import PERSON, Sitting, card_hook, time_spent
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ class ExamSitting:
         self.deadline = Deadline(limit_s - spent, clock) if limit_s is not None else None
         self.sitting = Sitting(
             store, ACTIVITY, dataset, {} if resume is not None else settings, resume=resume,
-            deadline=self.deadline, on_answer=card_hook(dataset, self.profile), clock=clock,
+            deadline=self.deadline, on_answer=card_hook(ACTIVITY, dataset, self.profile), clock=clock,
         )  # fmt: skip
         self.run_id: int = self.sitting.run_id  # type: ignore[assignment]
         self.index = len(self.feedback)
@@ -191,10 +190,10 @@ class ExamSitting:
         if self.finished or self.expired:
             return None
         if self._current is None:
-            asked = self.sitting.next()
+            asked = self.sitting.asked()
             if asked is None:
                 return None
-            self._current, self._shown_at = asked[1], self._clock()
+            self._current, self._shown_at = asked[0][1], self._clock()
         return self._current
 
     def answer(self, letter: str | None) -> Feedback | None:
@@ -290,18 +289,6 @@ def person_answer(item: Question, chosen: str | None, seconds: float, mode: str)
         "latency_s": seconds,
         "extra": {"mode": mode, "skipped": chosen is None},
     }
-
-
-def card_hook(dataset: str, profile: str) -> Callable[[Store, Question, JSONDict], None]:
-    """The run's ``on_answer`` hook that reviews each answered question's card."""
-
-    def review_card(store: Store, item: Question, shown: JSONDict) -> None:
-        record_answer(
-            store, ACTIVITY, dataset, item, bool(shown.get("correct")),
-            seconds=shown.get("latency_s"), run_id=shown.get("run_id"), profile=profile,
-        )  # fmt: skip
-
-    return review_card
 
 
 def _settings(
