@@ -14,7 +14,7 @@ from engine.cli import cli
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting, session_result
 from engine.french.dataset import ensure_sample as french_sample
-from engine.french.session import FrenchSession
+from engine.french.person import FrenchSitting
 
 SEED = re.compile(r"drawn at random \(seed (\d+):")
 
@@ -104,11 +104,11 @@ def test_a_random_session_is_scored_and_resumed_in_the_order_asked(store):
     assert session_result(store, session.run_id).missed == order[1:]  # read back in order
 
     ds = french_sample(store)["dataset"]
-    french = FrenchSession(store, ds, limit=3, seed=2)
+    french = FrenchSitting(store, ds, limit=3, seed=2)
     asked_order = [i["id"] for i in french.items]
     french.answer("A", position=1)
     french.finish()
-    resumed = FrenchSession.resume(store, french.run_id)
+    resumed = FrenchSitting.resume(store, french.run_id)
     assert [i["id"] for i in resumed.items] == asked_order and resumed.position == 0
 
 

@@ -1,5 +1,6 @@
-"""A person's exam killed with kill -9 midway is resumed where it stopped: ``medexam exam take
---resume ID`` asks only the questions left, and the run ends with every answer once."""
+"""A person's exam or French practice killed with kill -9 midway is resumed where it stopped:
+``medexam exam take --resume ID`` (``french take --resume ID``) asks only the questions left,
+and the run ends with every answer once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
+from engine.french.dataset import ensure_sample as ensure_french
 from engine.runs import RunError
 from engine.store import Store
 
@@ -28,50 +30,62 @@ def _wait_for(store: Store, run_id: int, n: int) -> None:
         time.sleep(0.05)
 
 
-def _run_id(store: Store) -> int:
+def _run_id(store: Store, activity: str) -> int:
     deadline = time.monotonic() + 30
-    while not store.runs("exam"):
+    while not store.runs(activity):
         assert time.monotonic() < deadline, "no run was started"
         time.sleep(0.05)
-    return int(store.runs("exam")[0]["id"])
+    return int(store.runs(activity)[0]["id"])
 
 
-def test_exam_take_killed_midway_resumes_where_it_stopped(store: Store) -> None:
-    dataset = ensure_sample(store)
-    items = store.items(dataset)[:4]
-    db = ["--db", str(store.path)]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+
+def _killed_after(store: Store, activity: str, args: list[str], replies: list[str]) -> int:
+    """Start ``medexam <activity> take ARGS``, type ``replies`` one by one (each stored before
+    the next is typed), then kill -9 it; return its run's id."""
     child = subprocess.Popen(
-        [*MEDEXAM, *db, "exam", "take", "--limit", "4", "--in-order"],
+        [*MEDEXAM, "--db", str(store.path), activity, "take", *args],
         stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         text=True,
-        env=env,
+        env=ENV,
     )
     assert child.stdin is not None
-    run_id = _run_id(store)
-    for n, item in enumerate(items[:2], 1):  # the first right, the second wrong
-        letter = item["answer"] if n == 1 else next(x for x in "ABCDE" if x != item["answer"])
-        child.stdin.write(f"{letter}\n")
+    run_id = _run_id(store, activity)
+    for n, reply in enumerate(replies, 1):
+        child.stdin.write(f"{reply}\n")
         child.stdin.flush()
         _wait_for(store, run_id, n)
     child.send_signal(signal.SIGKILL)
     child.wait(10)
     killed = store.run(run_id)
-    assert killed["status"] == "interrupted" and len(store.answers(run_id)) == 2
+    assert killed["status"] == "interrupted" and len(store.answers(run_id)) == len(replies)
+    return run_id
 
-    rest = "".join(f"{i['answer']}\n" for i in items[2:])
+
+def _resumed(store: Store, activity: str, run_id: int, replies: list[str]) -> str:
+    """What ``medexam <activity> take --resume RUN_ID`` shows, typed ``replies``."""
     resumed = subprocess.run(
-        [*MEDEXAM, *db, "exam", "take", "--resume", str(run_id)],
-        input=rest,
+        [*MEDEXAM, "--db", str(store.path), activity, "take", "--resume", str(run_id)],
+        input="".join(f"{r}\n" for r in replies),
         capture_output=True,
         text=True,
-        env=env,
+        env=ENV,
         timeout=60,
     )
     assert resumed.returncode == 0, resumed.stderr
-    out = resumed.stdout
+    return resumed.stdout
+
+
+def test_exam_take_killed_midway_resumes_where_it_stopped(store: Store) -> None:
+    dataset = ensure_sample(store)
+    items = store.items(dataset)[:4]
+    wrong = next(x for x in "ABCDE" if x != items[1]["answer"])  # the first right, then wrong
+    args = ["--limit", "4", "--in-order"]
+    run_id = _killed_after(store, "exam", args, [items[0]["answer"], wrong])
+    out = _resumed(store, "exam", run_id, [i["answer"] for i in items[2:]])
     assert "2 answered before" in out and "(3/4)" in out and "(4/4)" in out
     assert "(1/4)" not in out and "(2/4)" not in out  # nothing asked again
     assert re.search(r"score 75\.0% \(3/4", out), out
@@ -99,3 +113,20 @@ def test_a_sitting_resumes_in_process_and_refuses_what_it_cannot(store: Store) -
     assert len(result.feedback) == 3
     with pytest.raises(RunError, match="finished"):
         ExamSitting(store, resume=first.run_id)
+
+
+def test_french_take_killed_midway_resumes_where_it_stopped(store: Store) -> None:
+    dataset = ensure_french(store)["dataset"]
+    items = store.items(dataset)[:3]
+    gold = [" + ".join(sorted(i["correct_answers"])) for i in items]
+    args = ["--dataset", dataset, "--limit", "3", "--in-order"]
+    run_id = _killed_after(store, "french", args, [gold[0]])
+    out = _resumed(store, "french", run_id, gold[1:])
+    assert "1 answered before" in out and "Question 2/3" in out and "Question 3/3" in out
+    assert "Question 1/3" not in out  # nothing asked again
+    assert f"run {run_id}: 3/3 answered" in out
+    answers = store.answers(run_id)
+    assert [a["item_key"] for a in answers] == [str(i["id"]) for i in items]
+    assert all(a["correct"] for a in answers)
+    run = store.run(run_id)
+    assert run["status"] == "finished" and run["summary"]["emr"] == 100.0

@@ -62,7 +62,7 @@ from gui.widgets.screen import SessionCalls, scrolled
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
-    from engine.french.session import Feedback, FrenchSession, QuestionView
+    from engine.french.person import Feedback, FrenchSitting, QuestionView
     from engine.progress import Progress
     from engine.types import Summary
     from gui.workers import Job
@@ -88,7 +88,7 @@ class FrenchPractice(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: FrenchSession | None = None
+        self.session: FrenchSitting | None = None
         self.view: QuestionView | None = None
         self.end_box: QMessageBox | None = None  # "End the session?" while it asks
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
@@ -228,7 +228,7 @@ class FrenchPractice(QWidget, SessionCalls):
     # -- flow ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        from engine.french.session import FrenchSession
+        from engine.french.person import FrenchSitting
 
         dataset = self.dataset.name
         if not dataset:
@@ -246,11 +246,11 @@ class FrenchPractice(QWidget, SessionCalls):
         profile = current_profile(self.ctx)
         old = self.session if self.session is not None and not self.session.done else None
 
-        def make(job: Job, stop: threading.Event) -> tuple[FrenchSession, QuestionView]:
+        def make(job: Job, stop: threading.Event) -> tuple[FrenchSitting, QuestionView]:
             index = load_retriever(job, corpus, retriever, stop.is_set)
             if old is not None:  # a new session replaces it (not when the build is cancelled)
                 old.finish()
-            session = FrenchSession(
+            session = FrenchSitting(
                 job.store, dataset, limit, index, k, profile=profile, seed=seed, book=book
             )
             return session, session.question()
@@ -316,7 +316,7 @@ class FrenchPractice(QWidget, SessionCalls):
         elif self.session is not None and self.session.book != self.book.currentData():
             self._book_changed()
 
-    def _started(self, result: tuple[FrenchSession, QuestionView]) -> None:
+    def _started(self, result: tuple[FrenchSitting, QuestionView]) -> None:
         self.session, view = result
         self.struck, self.chosen = {}, {}
         self.ctx.notify_runs()
