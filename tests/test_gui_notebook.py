@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from engine.bank.notebook import entries, entry, mark, set_note, set_reason
 from engine.consult.cases import ensure_sample as consult_sample
 from engine.consult.cases import get_case
-from engine.consult.session import finish_person_consultation, start_person_consultation
+from engine.consult.person import finish_person_consultation, start_person_consultation
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel

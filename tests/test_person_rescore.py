@@ -50,7 +50,7 @@ def test_a_persons_exam_runs_are_rescored_to_their_own_summaries(store):
 def test_a_persons_consultation_is_scored_by_the_scorers_and_rescored(store):
     from engine.consult.cases import ensure_sample as cases_sample
     from engine.consult.cases import get_case
-    from engine.consult.session import (
+    from engine.consult.person import (
         abandon_person_consultation,
         finish_person_consultation,
         start_person_consultation,

@@ -1,19 +1,22 @@
-"""A person's exam or French practice killed with kill -9 midway is resumed where it stopped:
-``medexam exam take --resume ID`` (``french take --resume ID``) asks only the questions left,
-and the run ends with every answer once."""
+"""A person's exam, French practice or consultation killed with kill -9 midway is resumed
+where it stopped: ``medexam exam take --resume ID`` (``french take``, ``consult chat``) asks
+only what is left, and the run ends with every answer (every turn) once."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from engine.consult.cases import ensure_sample as ensure_cases
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.french.dataset import ensure_sample as ensure_french
@@ -23,9 +26,9 @@ from engine.store import Store
 MEDEXAM = [sys.executable, "-c", "from engine.entry import main; main()"]
 
 
-def _wait_for(store: Store, run_id: int, n: int) -> None:
+def _wait_for(run_id: int, n: int, stored: Callable[[int], int]) -> None:
     deadline = time.monotonic() + 30
-    while len(store.answers(run_id)) < n:
+    while stored(run_id) < n:
         assert time.monotonic() < deadline, "the answer was never stored"
         time.sleep(0.05)
 
@@ -38,41 +41,51 @@ def _run_id(store: Store, activity: str) -> int:
     return int(store.runs(activity)[0]["id"])
 
 
-ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
 
 
-def _killed_after(store: Store, activity: str, args: list[str], replies: list[str]) -> int:
+def _killed_after(
+    store: Store,
+    activity: str,
+    args: list[str],
+    replies: list[str],
+    stored: Callable[[int], int] | None = None,
+    command: str = "take",
+) -> int:
     """Start ``medexam <activity> take ARGS``, type ``replies`` one by one (each stored before
-    the next is typed), then kill -9 it; return its run's id."""
+    the next is typed: ``stored(run_id)`` counts them, default its answers), then kill -9 it;
+    return its run's id."""
     child = subprocess.Popen(
-        [*MEDEXAM, "--db", str(store.path), activity, "take", *args],
+        [*MEDEXAM, "--db", str(store.path), activity, command, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
-        env=ENV,
+        env=_env(),
     )
     assert child.stdin is not None
     run_id = _run_id(store, activity)
     for n, reply in enumerate(replies, 1):
         child.stdin.write(f"{reply}\n")
         child.stdin.flush()
-        _wait_for(store, run_id, n)
+        _wait_for(run_id, n, stored or (lambda r: len(store.answers(r))))
     child.send_signal(signal.SIGKILL)
     child.wait(10)
-    killed = store.run(run_id)
-    assert killed["status"] == "interrupted" and len(store.answers(run_id)) == len(replies)
+    assert store.run(run_id)["status"] == "interrupted"
     return run_id
 
 
-def _resumed(store: Store, activity: str, run_id: int, replies: list[str]) -> str:
+def _resumed(
+    store: Store, activity: str, run_id: int, replies: list[str], command: str = "take"
+) -> str:
     """What ``medexam <activity> take --resume RUN_ID`` shows, typed ``replies``."""
     resumed = subprocess.run(
-        [*MEDEXAM, "--db", str(store.path), activity, "take", "--resume", str(run_id)],
+        [*MEDEXAM, "--db", str(store.path), activity, command, "--resume", str(run_id)],
         input="".join(f"{r}\n" for r in replies),
         capture_output=True,
         text=True,
-        env=ENV,
+        env=_env(),
         timeout=60,
     )
     assert resumed.returncode == 0, resumed.stderr
@@ -130,3 +143,29 @@ def test_french_take_killed_midway_resumes_where_it_stopped(store: Store) -> Non
     assert all(a["correct"] for a in answers)
     run = store.run(run_id)
     assert run["status"] == "finished" and run["summary"]["emr"] == 100.0
+
+
+@pytest.mark.slow  # the patient's fact matching loads its models in each process
+def test_consult_chat_killed_midway_resumes_where_it_stopped(store: Store, home: Path) -> None:
+    patient = {"backend": "scripted", "replies": "I am 22 years old."}
+    (home / "models.json").write_text(json.dumps({"pat": patient}))
+    dataset = ensure_cases(store)
+    args = ["--case", "sample-01", "--patient", "pat"]
+
+    def turns(run_id: int) -> int:  # the questions answered by the patient
+        return sum(t["role"] == "patient" for t in store.turns(run_id, "sample-01")) - 1
+
+    run_id = _killed_after(store, "consult", args, ["What is your age?"], turns, "chat")
+    assert store.answers(run_id) == []
+    out = _resumed(store, "consult", run_id, ["Any allergies?", "", "B"], "chat")
+    assert "Doctor: What is your age?" in out  # the dialogue so far, shown again
+    assert "correct: the answer is B" in out
+    stored = store.turns(run_id, "sample-01")
+    assert [(t["turn"], t["role"]) for t in stored] == [
+        (0, "patient"), (1, "doctor"), (1, "patient"), (2, "doctor"), (2, "patient"),
+    ]  # fmt: skip
+    (answer,) = store.answers(run_id)
+    assert answer["chosen"] == "B" and answer["correct"] == 1
+    run = store.run(run_id)
+    assert run["status"] == "finished" and run["dataset"] == dataset
+    assert run["summary"]["n"] == 1

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from engine.consult.cases import Case, Turn
+    from engine.consult.dialogue import Consultation, ConsultResult
     from engine.consult.metrics import CaseMetrics
-    from engine.consult.session import Consultation, ConsultResult
     from engine.types import JSONDict, JSONValue
     from gui.workers import Job, Worker
 
@@ -81,10 +81,10 @@ def transcript_html(turns: Sequence[Mapping[str, JSONValue]], doctor_label: str 
 
 
 def _session() -> ModuleType:
-    """The consultation engine's session module (imported when first needed)."""
-    from engine.consult import session
+    """The engine's module of a person's consultation (imported when first needed)."""
+    from engine.consult import person
 
-    return session
+    return person
 
 
 class PersonPanel(QWidget, SessionCalls):
@@ -319,7 +319,7 @@ class PersonPanel(QWidget, SessionCalls):
         host = self.ctx.host
 
         def job(job: Job) -> Consultation:
-            from engine.consult.session import start_person_consultation
+            from engine.consult.person import start_person_consultation
 
             return start_person_consultation(job.store, dataset, case, host.get(), max_turns)
 
