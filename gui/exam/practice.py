@@ -2,14 +2,13 @@
 (practice) or only at the end (a timed exam), a model's explanation streamed on request
 (:mod:`gui.exam.explain`), and the report at the end (:mod:`gui.exam.report`).
 Keys a–e or 1–5 choose, Shift+letter (or a right-click) strikes an option through; Previous
-shows the questions answered before, as answered.
-
+shows the questions answered before, as answered; Go on answers the rest of a past session.
 The questions, scoring, pass mark and missed questions are :mod:`engine.exam.person`'s.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
 from engine.exam.dataset import LETTERS
 from engine.exam.settings import PracticeSettings
 from gui.exam.explain import ExplainBox
-from gui.exam.report import ReportPage, duration, past_card
+from gui.exam.report import PastCard, ReportPage, duration
 from gui.models import set_setting, setting
 from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar, difficulty_words
@@ -124,7 +123,9 @@ class PracticePanel(QWidget, SessionCalls):
         card.add_layout(buttons)
         card.layout_.addStretch(1)
         row.addWidget(card, 3)
-        row.addWidget(self._past_card(), 2)
+        self.past_card = PastCard(self, lambda run_id: self._sit(resume=run_id))  # Go on
+        self.past, self.missed_note = self.past_card.model, self.past_card.note
+        row.addWidget(self.past_card, 2)
         return page
 
     def _setup_grid(self) -> QGridLayout:
@@ -169,10 +170,6 @@ class PracticePanel(QWidget, SessionCalls):
         modes.addWidget(self.mode_practice)
         modes.addWidget(self.mode_timed)
         return modes
-
-    def _past_card(self) -> Card:
-        card, self.past, self.missed_note = past_card(self)
-        return card
 
     def _mode_changed(self) -> None:
         self.minutes.setEnabled(self.mode_timed.isChecked())
@@ -350,6 +347,16 @@ class PracticePanel(QWidget, SessionCalls):
         def make(job: Job) -> tuple[ExamSitting, Question | None]:
             chosen = keys if block is None else choose(job.store, block, profile)
             session = ExamSitting(job.store, dataset, keys=chosen, **kwargs)
+            return session, session.next_question()
+
+        self.call(make, self._started)
+
+    def _sit(self, **given: Any) -> None:
+        """An :class:`~engine.exam.person.ExamSitting` of ``given``, its first question shown."""
+        from engine.exam.person import ExamSitting
+
+        def make(job: Job) -> tuple[ExamSitting, Question | None]:
+            session = ExamSitting(job.store, **given)
             return session, session.next_question()
 
         self.call(make, self._started)
@@ -565,8 +572,6 @@ class PracticePanel(QWidget, SessionCalls):
     def review(self, which: str = "missed") -> None:
         """Go over the questions of the session just ended again (``missed``, ``all`` or
         ``marked`` ones): untimed, each answer explained, never an exam."""
-        from engine.exam.person import ExamSitting
-
         result, session = self.result, self.session
         if result is None or session is None or self.busy:
             return
@@ -574,14 +579,10 @@ class PracticePanel(QWidget, SessionCalls):
         if not keys:
             self.ctx.status(f"No {which} question in this session to review.")
             return
-        dataset, profile, run_id = session.dataset, session.profile, result.run_id
-        self.dataset.select(dataset)
-
-        def make(job: Job) -> tuple[ExamSitting, Question | None]:
-            review = ExamSitting(job.store, dataset, keys=keys, profile=profile, review_of=run_id)
-            return review, review.next_question()
-
-        self.call(make, self._started)
+        self.dataset.select(session.dataset)
+        self._sit(
+            dataset=session.dataset, keys=keys, profile=session.profile, review_of=result.run_id
+        )
 
     def back_to_setup(self) -> None:
         self.session = None

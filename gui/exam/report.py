@@ -21,6 +21,7 @@ from engine.exam.dataset import LETTERS
 from gui.tables import RowsModel, table_view
 from gui.widgets.common import (
     Card,
+    button,
     esc,
     muted,
     primary,
@@ -202,26 +203,54 @@ def _past_result(run: Row) -> str:
     return "passed" if summary.get("passed") else "not passed"
 
 
-def past_card(parent: QWidget) -> tuple[Card, RowsModel, QLabel]:
-    """The card of a person's past sessions beside the setup: the card, its table's model
-    and the note under it (how many questions to review)."""
-    past = Card("Your past sessions")
-    past.setMinimumWidth(280)  # its dates and results whole
-    model = RowsModel(
-        [
-            ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
-            ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
-            ("Score", lambda r: (r.get("summary") or {}).get("score")),
-            ("Result", _past_result),
-        ],
-        parent,
-    )
-    model.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
-    past.add(table_view(model, stretch=0, fit=(1, 2, 3)), 1)  # the dates whole
-    note = muted(QLabel(""))
-    note.setWordWrap(True)
-    past.add(note)
-    return past, model, note
+class PastCard(Card):
+    """A person's past sessions beside the setup (:attr:`model`), the note under them
+    (:attr:`note`: how many questions to review) and Go on, which calls ``go_on(run_id)``
+    with the session chosen when it was left before its end (quit, or its app killed)."""
+
+    def __init__(self, parent: QWidget, go_on: Callable[[int], None]) -> None:
+        super().__init__("Your past sessions")
+        self.setMinimumWidth(280)  # its dates and results whole
+        self.model = RowsModel(
+            [
+                ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
+                ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
+                ("Score", lambda r: (r.get("summary") or {}).get("score")),
+                ("Result", _past_result),
+            ],
+            parent,
+        )
+        self.model.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
+        self.table = table_view(self.model, stretch=0, fit=(1, 2, 3))  # the dates whole
+        self.add(self.table, 1)
+        self.go_button = button("Go on", self._go_on, "Answer the rest of the session chosen")
+        self.go_button.setEnabled(False)
+        self.table.selectionModel().selectionChanged.connect(self._chosen)
+        self.model.modelReset.connect(self._chosen)
+        self._go = go_on
+        self.note = muted(QLabel(""))
+        self.note.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.note, 1)
+        row.addWidget(self.go_button)
+        self.add_layout(row)
+
+    def _row(self) -> Row | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.rows[rows[0].row()] if rows else None
+
+    def _chosen(self) -> None:
+        row = self._row()
+        self.go_button.setEnabled(row is not None and row.get("status") in GOES_ON)
+
+    def _go_on(self) -> None:
+        row = self._row()
+        if row is not None:
+            self._go(int(row["id"]))
+
+
+#: The statuses of a session left before its end, which Go on answers the rest of.
+GOES_ON = ("cancelled", "interrupted")
 
 
 MARKS = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}  # right, wrong

@@ -1,0 +1,39 @@
+"""Exam → Practice's Go on: a past session left before its end (quit, or its app killed) is
+answered on where it stopped, its answers kept; a finished one cannot go on."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine.exam.dataset import ensure_sample
+from engine.exam.person import ExamSitting
+
+pytestmark = pytest.mark.gui
+
+
+def test_go_on_answers_the_rest_of_a_quit_session(qtbot, window):
+    store = window.ctx.store
+    dataset = ensure_sample(store)
+    quit_early = ExamSitting(store, dataset, limit=3)
+    quit_early.answer(quit_early.next_question()["answer"])
+    quit_early.finish()
+    done = ExamSitting(store, dataset, limit=1)
+    done.answer(done.next_question()["answer"])
+    done.finish()
+
+    p = window.go("exam").practice
+    p.dataset.select(dataset)
+    p._dataset_changed()
+    places = {int(r["id"]): i for i, r in enumerate(p.past.rows)}
+    p.past_card.table.selectRow(places[done.run_id])
+    assert not p.past_card.go_button.isEnabled()  # finished: nothing left
+    p.past_card.table.selectRow(places[quit_early.run_id])
+    assert p.past_card.go_button.isEnabled()
+    qtbot.mouseClick(p.past_card.go_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session is not None)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy)
+    assert p.session.run_id == quit_early.run_id
+    assert p.position.text() == "Question 2 of 3"
+    assert str(p.item["id"]) == str(quit_early.questions[1]["id"])
+    p.closing()
