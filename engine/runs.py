@@ -1,7 +1,8 @@
-"""The one run loop: a model (or a baseline) answers every item of a data set.
+"""The one run loop: a model, a baseline or a person answers every item of a data set.
 
-Every activity's model run goes through :func:`run`: it checks the data set is of the
-activity's kind before anything is created, starts the run (or resumes one, refusing
+Every activity's run goes through :func:`run` (a person's with a solver of its own,
+:class:`engine.solvers.PersonSolver`, and a deadline when timed): it checks the data set is
+of the activity's kind before anything is created, starts the run (or resumes one, refusing
 settings that differ from the run's own), skips the items already answered, asks the
 activity's job to answer each remaining item, stores each answer as soon as it is produced,
 reports progress, honours cancel, and always ends the run: ``finished``, ``cancelled``

@@ -6,13 +6,14 @@ the run's ``on_answer`` hook (the tutor's feedback), honours the run's deadline 
 exam) and, after a kill -9, resumes the run where it stopped: a person's run is stored
 (``runner="person"``), summarised and scored again (``medexam rescore``) like a model's.
 
-Who the person is meets the loop in ``ask(item, position) -> answer``: the CLI's prompt
-answers in the loop's own thread; the app's screen (and any caller that wants to drive a
-run one item at a time) uses a :class:`Sitting`, whose loop runs in a thread of its own and
-takes the answers through a queue.
+The person meets the loop in ``ask(open) -> (position, answer)`` (:data:`Ask`): the loop
+offers the items not answered yet and takes the one the person answered. The CLI's prompt and
+the app's screen fill it through a :class:`Sitting`, whose loop runs in a thread of its own
+and takes the answers through a queue (each activity's sitting, ``engine/<activity>/person.py``,
+says how an item is shown and what its answer holds).
 
 >>> sitting = Sitting(store, "exam", "explaincpe-sample", {"limit": 3, "mode": "practice"})  # doctest: +SKIP
->>> position, item = sitting.next()                                       # doctest: +SKIP
+>>> (position, item), *rest = sitting.asked()                             # doctest: +SKIP
 >>> sitting.give({"response": "A", "chosen": "A", "gold": item["answer"]})["correct"]  # doctest: +SKIP
 >>> sitting.stop()["accuracy"]                                            # doctest: +SKIP
 """
@@ -182,6 +183,8 @@ class Sitting:
         extra: JSONDict | None = None,
         seconds: bool = True,
     ) -> None:
+        if store.path == ":memory:":  # the loop's thread opens the database again
+            raise UserError("a person's sitting needs a database file, not one in memory")
         self.path, self.activity_id = store.path, activity_id
         self._asked: queue.Queue[Any] = queue.Queue()
         self._given: queue.Queue[Any] = queue.Queue()
