@@ -37,3 +37,26 @@ def test_go_on_answers_the_rest_of_a_quit_session(qtbot, window):
     assert p.position.text() == "Question 2 of 3"
     assert str(p.item["id"]) == str(quit_early.questions[1]["id"])
     p.closing()
+
+
+def test_french_go_on_answers_the_rest_of_the_last_session(qtbot, window):
+    from engine.french.dataset import ensure_sample as french_sample
+    from engine.french.person import FrenchSitting
+
+    store = window.ctx.store
+    dataset = french_sample(store)["dataset"]
+    left = FrenchSitting(store, dataset, limit=3, book="none")
+    left.answer("a", position=0)
+    left.finish()  # quit after one: cancelled
+
+    p = window.go("french").practice
+    qtbot.waitUntil(lambda: p.dataset.combo.findData(dataset) >= 0, timeout=60_000)
+    p.dataset.select(dataset)
+    p.book.setCurrentIndex(p.book.findData("none"))
+    p._enable()
+    assert p.go_button.isEnabled()
+    qtbot.mouseClick(p.go_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=60_000)
+    assert p.session.run_id == left.run_id
+    assert p.position.text() == "Question 2 of 3" and p.view.id == left.items[1]["id"]
+    p.closing()

@@ -31,6 +31,7 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.qt_standing import among_html
+from gui.widgets.screen import GOES_ON
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
@@ -247,10 +248,6 @@ class PastCard(Card):
         row = self._row()
         if row is not None:
             self._go(int(row["id"]))
-
-
-#: The statuses of a session left before its end, which Go on answers the rest of.
-GOES_ON = ("cancelled", "interrupted")
 
 
 MARKS = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}  # right, wrong

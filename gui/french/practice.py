@@ -45,6 +45,7 @@ from gui.widgets.common import (
     DatasetPicker,
     ProgressRow,
     add_rows,
+    button,
     combo,
     current_profile,
     esc,
@@ -57,7 +58,7 @@ from gui.widgets.common import (
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled
+from gui.widgets.screen import GOES_ON, SessionCalls, scrolled
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
@@ -147,6 +148,10 @@ class FrenchPractice(QWidget, SessionCalls):
         begin = QHBoxLayout()  # when the passages show, then Start
         begin.addWidget(self.book)
         begin.addWidget(self.start_button, 1)
+        self.go_button = button(
+            "Go on", self.go_on, "Answer the rest of your last session of these questions"
+        )
+        begin.addWidget(self.go_button)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
@@ -256,6 +261,37 @@ class FrenchPractice(QWidget, SessionCalls):
             return session, session.question()
 
         self.passages.setHtml(_stale("Preparing the passages…"))
+        self._choice, self._previous = self.retrieval.values, None
+        self._with_index(make, self._started)
+
+    def _left_run(self) -> int | None:
+        """Your latest session of these questions if it was left before its end (quit, or
+        its app killed): what Go on answers the rest of."""
+        from engine.bank.pools import person_runs
+
+        name = self.dataset.name
+        runs = person_runs(self.ctx.store, "french", current_profile(self.ctx), name or "")
+        left = runs[-1:] if name else []
+        return next((int(r["id"]) for r in left if r["status"] in GOES_ON), None)
+
+    def go_on(self) -> None:
+        """Go on with :meth:`_left_run` where it stopped, with the passages chosen now."""
+        from engine.french.person import FrenchSitting
+
+        run_id = self._left_run()
+        if run_id is None:
+            return
+        corpus, retriever, k = self.retrieval.values
+        retriever = "" if self.book.currentData() == "none" else retriever
+        old = self.session if self.session is not None and not self.session.done else None
+
+        def make(job: Job, stop: threading.Event) -> tuple[FrenchSitting, QuestionView]:
+            index = load_retriever(job, corpus, retriever, stop.is_set)
+            if old is not None:
+                old.finish()
+            session = FrenchSitting.resume(job.store, run_id, index, k)
+            return session, session.question()
+
         self._choice, self._previous = self.retrieval.values, None
         self._with_index(make, self._started)
 
@@ -419,6 +455,7 @@ class FrenchPractice(QWidget, SessionCalls):
         self.previous_button.setEnabled(has and not self.busy and self.view.position > 0)
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
+        self.go_button.setEnabled(not self.busy and self._left_run() is not None)
         self.retrieval.setEnabled(self.building is None and self.book.currentData() != "none")
         self.book.setEnabled(self.building is None)
         self.dataset.setEnabled(self.building is None)
