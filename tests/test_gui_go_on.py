@@ -60,3 +60,32 @@ def test_french_go_on_answers_the_rest_of_the_last_session(qtbot, window):
     assert p.session.run_id == left.run_id
     assert p.position.text() == "Question 2 of 3" and p.view.id == left.items[1]["id"]
     p.closing()
+
+
+@pytest.mark.usefixtures("chat_model")
+def test_consult_go_on_takes_up_the_dialogue_where_it_stopped(qtbot, window):
+    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.consult.cases import get_case
+    from engine.consult.person import abandon_person_consultation, start_person_consultation
+    from engine.models.scripted import ScriptedModel
+
+    store = window.ctx.store
+    dataset = cases_sample(store)
+    case = get_case(store, dataset, "sample-01")
+    left = start_person_consultation(store, dataset, case, ScriptedModel(replies="I am 22."))
+    left.ask("What is your age?")
+    abandon_person_consultation(left)  # left before its answer: cancelled
+
+    p = window.go("consult").person
+    p.dataset.select(dataset)
+    places = [
+        p.case_list.item(i).data(Qt.ItemDataRole.UserRole).id for i in range(p.case_list.count())
+    ]
+    p.case_list.setCurrentRow(places.index("sample-01"))
+    assert p.go_button.isEnabled()
+    qtbot.mouseClick(p.go_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.consultation is not None and not p.busy, timeout=240_000)
+    assert p.consultation.run_id == left.run_id
+    assert "What is your age?" in p.chat.toPlainText()
+    assert p.left_label.text() == f"{left.max_turns - 1} question(s) left"
+    p.closing()
