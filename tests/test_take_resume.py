@@ -169,3 +169,21 @@ def test_consult_chat_killed_midway_resumes_where_it_stopped(store: Store, home:
     run = store.run(run_id)
     assert run["status"] == "finished" and run["dataset"] == dataset
     assert run["summary"]["n"] == 1
+
+
+def test_a_timed_exam_goes_on_with_the_time_it_had_left(store: Store) -> None:
+    dataset = ensure_sample(store)
+    now = [1000.0]
+    first = ExamSitting(store, dataset, limit=3, time_limit_s=60, clock=lambda: now[0])
+    asked = first.next_question()
+    now[0] += 20
+    first.answer(asked["answer"])
+    first.finish()  # handed in early: cancelled, the rest left
+    again = ExamSitting(store, resume=first.run_id, clock=lambda: now[0])
+    assert again.mode == "timed" and again.time_left() == 40
+    again.next_question()
+    now[0] += 45  # past the limit: the rest count wrong
+    assert again.next_question() is None
+    result = again.finish()
+    assert result.status == "finished" and (result.answered, result.correct, result.n) == (1, 1, 3)
+    assert store.run(first.run_id)["summary"]["seconds"] == 65
