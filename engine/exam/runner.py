@@ -441,9 +441,9 @@ SPEC = Spec(
 
 def _summary(store: Store, run_id: int) -> dict[str, Any]:
     """A model's run's :func:`summarize`; a person's, the session's result
-    (:func:`engine.exam.session.person_summary`)."""
+    (:func:`engine.exam.person.person_summary`)."""
     if store.run(run_id)["runner"] == PERSON:
-        from engine.exam.session import person_summary
+        from engine.exam.person import person_summary
 
         return person_summary(store, run_id)
     return summarize(store, run_id)
