@@ -24,7 +24,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-vulkan=$(MEDEXAM_GPU=vulkan "$root/scripts/setup.sh" --gpu-path)
+vulkan=${MEDEXAM_CHECK_VULKAN:-$(MEDEXAM_GPU=vulkan "$root/scripts/setup.sh" --gpu-path)}
 
 questions=${MEDEXAM_CHECK_QUESTIONS:-$root/../shared/data/explaincpe/test.json}
 [ -f "$questions" ] || questions=$root/engine/samples/explaincpe_sample.json
@@ -41,10 +41,22 @@ if vulkaninfo --summary 2>/dev/null | grep -q "PHYSICAL_DEVICE_TYPE_CPU"; then
 fi
 
 start=$SECONDS
-echo "medexam: probing the CPU build"
+echo "medexam: the float32 reference, on the CPU build"
+.venv/bin/python scripts/gpu_checks.py reference "$work/smollm2-f32.gguf" >/dev/null
 probe=(scripts/gpu_checks.py probe --questions "$questions" --n "$n" --decode-tokens 32)
+.venv/bin/python "${probe[@]}" "$work/reference.json" --model "$work/smollm2-f32.gguf" --exam-only
+echo "medexam: probing the CPU build"
 .venv/bin/python "${probe[@]}" "$work/cpu.json"
 echo "medexam: probing the Vulkan build"
 PYTHONPATH=$vulkan .venv/bin/python "${probe[@]}" "$work/vulkan.json" --app
-PYTHONPATH=$vulkan .venv/bin/python scripts/gpu_checks.py compare "$work/cpu.json" "$work/vulkan.json" --tol "${MEDEXAM_CHECK_TOL:-0.05}"
+passed=1
+PYTHONPATH=$vulkan .venv/bin/python scripts/gpu_checks.py compare "$work/cpu.json" "$work/vulkan.json" \
+  --reference "$work/reference.json" --factor "${MEDEXAM_CHECK_FACTOR:-1.5}" || passed=
+settings=${MEDEXAM_CHECK_SETTINGS:-auto}
+if [ "$settings" = 1 ] || { [ "$settings" = auto ] && [ -z "$passed" ]; }; then
+  echo "medexam: the Vulkan build's exam under each switch of its arithmetic"
+  PYTHONPATH=$vulkan .venv/bin/python scripts/gpu_checks.py settings "$work/cpu.json" \
+    "$work/reference.json" --questions "$questions" --n "$n"
+fi
+[ -n "$passed" ] || { echo "medexam: a Vulkan check failed ($((SECONDS - start)) s)"; exit 1; }
 echo "medexam: the Vulkan checks passed in $((SECONDS - start)) s"
