@@ -35,14 +35,19 @@
 # The weights are the same in both files: what moves the CPU build is its arithmetic on Q4_1,
 # which multiplies each block with the activations quantized to 8 bits (ggml's q8_1). lavapipe
 # has no accelerated integer dot product, so ggml's Vulkan back end dequantizes Q4_1 and
-# multiplies in float32, float32's own numbers. The former check held the Vulkan build to the
-# CPU build within 0.05 and failed on the 14 sample questions (13/14 letters, 0.0538): that
-# difference is the CPU build's own (it sits 0.0497 from float32 there, 13/14 letters).
-# With f16 arithmetic (GGML_VK_DISABLE_F16 unset, which a software device keeps off here) the
-# Vulkan build sits 0.0284 from float32 (largest 0.1066; probability 0.0189) on the first 5
-# questions, where the CPU build sits 0.0543: f16 moves it, half as far as the quantization.
-# A GPU that quantizes activations as the CPU does (integer dot products, NVIDIA's MMQ) moves
-# about as far as the CPU build, otherwise rounded: hence 1.5.
+# multiplies in float32, float32's own numbers (each question decoded alone, one slot: 0.0012
+# on the first 5). The former check held the Vulkan build to the CPU build within 0.05 and
+# failed on the 14 sample questions (13/14 letters, 0.0538): that difference is the CPU
+# build's own. This script on them (MEDEXAM_CHECK_QUESTIONS=engine/samples/
+# explaincpe_sample.json, MEDEXAM_CHECK_N=14) passes in 717 s: the CPU build sits 0.0736 from
+# float32 (largest 0.2277; probability 0.0497; 13/14 letters), the Vulkan build 0.0012
+# (0.0038; 0.0009; 14/14).
+# With f16 arithmetic (GGML_VK_DISABLE_F16 unset; this script sets it on a software device,
+# and ggml reads any value as set) the Vulkan build sits 0.0284 from float32 (largest 0.1066;
+# probability 0.0189) on the first 5 test questions, where the CPU build sits 0.0543: f16
+# moves it half as far as the quantization does.
+# A GPU that quantizes activations as the CPU does (integer dot products, NVIDIA's MMQ) should
+# move about as far as the CPU build, rounded otherwise (not measured here): hence 1.5.
 #
 # Environment: GGML_VK_VISIBLE_DEVICES (default 0: ggml skips CPU-type devices such as
 # lavapipe unless named), MEDEXAM_CHECK_N (questions, default 20), MEDEXAM_CHECK_FACTOR,

@@ -162,10 +162,11 @@ def reference(args: argparse.Namespace) -> None:
 
 #: How far the GPU build's letters may sit from the float32 reference, as a multiple of how
 #: far the CPU build's sit (what the quantization itself moves). A back end that quantizes
-#: the activations as the CPU does (8-bit integer dot products) moves them about as far,
-#: rounded otherwise; one that dequantizes and computes in f16 half as far (lavapipe: 0.028
-#: nats against the CPU's 0.054), in float32 not at all (0.0013). 1.5 leaves the first room
-#: and fails a back end that moves the letters half again further than the quantization.
+#: the activations as the CPU does (8-bit integer dot products) should move them about as
+#: far, rounded otherwise (not measured: lavapipe has none); one that dequantizes and
+#: computes in f16 moves them half as far (lavapipe: 0.028 nats against the CPU's 0.054),
+#: in float32 not at all (0.0013). 1.5 leaves the first room and fails a back end that moves
+#: the letters half again further than the quantization.
 FACTOR = 1.5
 #: The least tolerance, whatever the quantization moves: ten times the stored
 #: log-probabilities' rounding (4 decimals).
