@@ -2,9 +2,11 @@
 # The device check for a machine with an NVIDIA GPU, in one go (about 10 minutes on 16
 # cores): builds llama.cpp's CPU, Vulkan and CUDA variants from llama-cpp-python's source
 # (the set-up's lean, portable flags; CUDA for this GPU's architecture only), runs
-# scripts/gpu_checks.py with each GPU variant against the CPU one (every layer offloaded,
-# the same letters and probabilities within MEDEXAM_CHECK_TOL on MEDEXAM_CHECK_N questions,
-# a generation that streams, stops and cancels) and prints one JSON line: per variant
+# scripts/gpu_checks.py with each GPU variant against the CPU one and the float32 reference
+# made and probed with the CPU variant (every layer offloaded, the same letters but for near
+# ties on MEDEXAM_CHECK_N questions, letter log-probabilities no further from float32 than
+# MEDEXAM_CHECK_FACTOR times what the quantization moves, a generation that streams, stops
+# and cancels) and prints one JSON line: per variant
 # whether it built and passed, its decode tok/s and logprob items/s against the CPU build's,
 # and what batching gains there (batching_NAME: bench/batching.py at
 # MEDEXAM_CHECK_SLOTS slots, default 16, against 1, every layer on the GPU; the goal is
@@ -108,7 +110,8 @@ check() { # check NAME FLAGS…: build, probe and compare one GPU variant
         return
     fi
     result[$name]=$(PYTHONPATH=$root "$python" scripts/gpu_checks.py compare "$work/cpu.json" \
-        "$work/$name.json" --tol "${MEDEXAM_CHECK_TOL:-0.05}" --json)
+        "$work/$name.json" --reference "$work/reference.json" \
+        --factor "${MEDEXAM_CHECK_FACTOR:-1.5}" --json)
     batching "$name"
 }
 
@@ -140,7 +143,19 @@ if ! "$python" -c "import click, gguf, jinja2, numpy, diskcache" 2>/dev/null; th
     exit 1
 fi
 
-if build cpu && probe cpu; then
+reference() { # the float32 reference, converted and probed with the CPU variant
+    local run=(env "PYTHONPATH=$work/pkg-cpu:$root" timeout "$(left)" "$python" scripts/gpu_checks.py)
+    {
+        "${run[@]}" reference "$work/smollm2-f32.gguf" &&
+            "${run[@]}" probe "$work/reference.json" --questions "$questions" --n "$n" \
+                --model "$work/smollm2-f32.gguf" --exam-only
+    } >"$work/reference-probe.log" 2>&1 || {
+        result[reference]="failed: $(tail -1 "$work/reference-probe.log" | cut -c1-200)"
+        return 1
+    }
+}
+
+if build cpu && probe cpu && reference; then
     result[cpu]=$("$python" -c "import json, sys; p = json.load(open(sys.argv[1]))
 print(json.dumps({'decode_tok_s': p['generation']['decode_tok_s'], 'logprob_items_s': p['exam']['items_s']}))" "$work/cpu.json")
     for variant in ${MEDEXAM_CHECK_VARIANTS:-vulkan cuda}; do
@@ -163,7 +178,7 @@ print(json.dumps({'decode_tok_s': p['generation']['decode_tok_s'], 'logprob_item
         *) result[$variant]="unknown variant (vulkan or cuda)" ;;
         esac
     done
-else
+elif [[ -z ${result[reference]:-} ]]; then
     result[cpu]=${result[cpu]:-"probe failed: $(tail -1 "$work/cpu-probe.log" 2>/dev/null)"}
 fi
 report

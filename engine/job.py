@@ -4,16 +4,21 @@ leases from the pool, and how it answers one item."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.models.backend import default_concurrency
 
 if TYPE_CHECKING:
     from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool, PooledModel
-    from engine.progress import Cancel
+    from engine.progress import Cancel, Deadline
+    from engine.store import Store
     from engine.types import JSONDict
+
+#: ``(position, item, answer)``: one item answered.
+Answered = tuple[int, Any, "JSONDict"]
 
 
 class Job:
@@ -35,6 +40,7 @@ class Job:
         self.run_id: int | None = None
         self.cancel: Cancel | None = None
         self.on_step: Callable[..., None] | None = None
+        self.deadline: Deadline | None = None
 
     def step(self, message: str, **info: Any) -> None:
         """Report progress within an item (a consultation's turn, from any thread): the
@@ -61,8 +67,46 @@ class Job:
         scores (``response``, ``chosen``, ``gold``, ``extra``, ``latency_s``, tokens)."""
         raise NotImplementedError
 
+    def in_turn(self, todo: Sequence[tuple[int, Any]], cancel: Cancel | None) -> Iterator[Answered]:
+        """``(position, item, answer)`` of each of ``todo``, one at a time: in order (a
+        person's job lets the person choose), stopping at cancel and at the deadline."""
+        for position, item in todo:
+            if cancel is not None:
+                cancel.check()
+            if self.deadline is not None:
+                self.deadline.check()
+            answer = timed(self, item, position)
+            if cancel is not None:
+                cancel.check()
+            yield position, item, answer
+
+    def summary_extra(self) -> JSONDict:
+        """What the job adds to the run's summary when it ends (a person's time spent)."""
+        return {}
+
     def close(self) -> None:
         """Give back every leased model."""
         for model in self.leases:
             model.close()
         self.leases.clear()
+
+
+class Solver(Protocol):
+    """Who answers a run when it is not the activity's model job (a person,
+    :class:`engine.solvers.PersonSolver`): it checks the settings stored on the run and opens
+    the run's :class:`Job`, whose ``answer`` gives each item's answer as a model's does."""
+
+    runner: str
+
+    def settings(self, given: JSONDict) -> JSONDict: ...
+
+    def open(self, store: Store, dataset: str, settings: JSONDict, pool: ModelPool) -> Job: ...
+
+
+def timed(job: Job, item: Any, position: int) -> JSONDict:
+    """``job``'s answer to one item, its ``latency_s`` measured when the job gave none."""
+    started = time.perf_counter()
+    answer = job.answer(item, position)
+    if answer.get("latency_s") is None:
+        answer["latency_s"] = round(time.perf_counter() - started, 3)
+    return answer

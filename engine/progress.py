@@ -39,6 +39,31 @@ class Cancelled(MedexamError):
     """Raised inside a job when its :class:`Cancel` token was set."""
 
 
+class TimeUp(Cancelled):
+    """Raised when a run's :class:`Deadline` has passed: the run ends ``finished``, the items
+    left unanswered."""
+
+
+class Deadline:
+    """When a run must end (a timed exam): ``seconds`` from now by ``clock``."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.at = clock() + seconds
+
+    def left(self) -> float:
+        """Seconds left (never below 0)."""
+        return max(0.0, self.at - self.clock())
+
+    def passed(self) -> bool:
+        return self.left() <= 0
+
+    def check(self) -> None:
+        """Raise :class:`TimeUp` once the deadline has passed."""
+        if self.passed():
+            raise TimeUp("time is up")
+
+
 class Cancel:
     """A thread-safe flag a caller sets to stop a job at its next step."""
 

@@ -88,16 +88,25 @@ def _differences(stored: JSONDict, given: JSONDict) -> list[str]:
     return out
 
 
-def resumable(store: Store, spec: RunSpec, run_id: int, given: JSONDict) -> RunRow:
-    """The run to resume, checked: this activity's, a model's, with the given settings."""
+def resumable(
+    store: Store, spec: RunSpec, run_id: int, given: JSONDict, runner: str | None = None
+) -> RunRow:
+    """The run to resume, checked: this activity's, a model's (with ``runner``, that
+    solver's: a person's), with the given settings."""
     row = store.run(run_id)
     name = spec.activity.name
     if row["activity"] != spec.activity.id:
         raise RunError(f"run {run_id} is a {activity(row['activity']).name} run, not a {name} run")
+    if runner is not None:
+        if row["runner"] != runner:
+            raise RunError(f"run {run_id} is not a {runner}'s session: it cannot be resumed here")
+        if row["status"] == "finished":
+            raise RunError(f"run {run_id} is finished: there is nothing left to answer")
+        return row
     if row["runner"] == "person":
         raise RunError(
             f"run {run_id} is a person's session; a model cannot resume it "
-            "(continue it in the app, or start a model run)"
+            "(continue it with take --resume, or start a model run)"
         )
     if (row["settings"] or {}).get("source") == "published":
         raise RunError(f"run {run_id} holds published responses: there is no model to resume")

@@ -1,7 +1,8 @@
-"""The one run loop: a model (or a baseline) answers every item of a data set.
+"""The one run loop: a model, a baseline or a person answers every item of a data set.
 
-Every activity's model run goes through :func:`run`: it checks the data set is of the
-activity's kind before anything is created, starts the run (or resumes one, refusing
+Every activity's run goes through :func:`run` (a person's with a solver of its own,
+:class:`engine.solvers.PersonSolver`, and a deadline when timed): it checks the data set is
+of the activity's kind before anything is created, starts the run (or resumes one, refusing
 settings that differ from the run's own), skips the items already answered, asks the
 activity's job to answer each remaining item, stores each answer as soon as it is produced,
 reports progress, honours cancel, and always ends the run: ``finished``, ``cancelled``
@@ -30,11 +31,19 @@ from typing import Any, cast
 
 from engine.activities import Activity, RunSpec, activity
 from engine.errors import UserError
-from engine.job import Job
+from engine.job import Answered, Job, Solver, timed
 from engine.models.load import LoadSettings
 from engine.models.pool import Lending, ModelPool, default_pool
 from engine.models.usage import run_usage
-from engine.progress import Cancel, Cancelled, ProgressCallback, in_flight, report
+from engine.progress import (
+    Cancel,
+    Cancelled,
+    Deadline,
+    ProgressCallback,
+    TimeUp,
+    in_flight,
+    report,
+)
 from engine.run_checks import (
     TAGS,
     RunError,
@@ -114,6 +123,8 @@ def run(
     concurrency: int | None = None,
     tags: JSONDict | None = None,
     load: LoadSettings | None = None,
+    solver: Solver | None = None,
+    deadline: Deadline | None = None,
 ) -> JSONDict:
     """Run the activity over ``dataset`` with ``settings`` (see each activity's spec for the
     keys; ``model`` names the model) and return the summary, also stored with the run
@@ -132,34 +143,45 @@ def run(
     (default: the job's, a local model's slots); it is recorded on the run with the slots
     of its local models (``slots``, by model, so that a re-run can match them), and a
     resume may change it.
+
+    ``solver`` answers instead of the activity's model job (a person: its settings are the
+    solver's, and only its own runs are resumed); ``deadline`` ends the run ``finished`` once
+    it passes, the items left unanswered (a timed exam). ``on_answer`` is then the tutor's
+    feedback hook.
     """
     spec = spec_for(activity_id)
+    opener: Solver | RunSpec = solver or spec
     pool = pool or default_pool()
     given = dict(settings or {})
-    check_settings(activity_id, given)
+    if solver is None:
+        check_settings(activity_id, given)
     if resume is not None:
-        row = resumable(store, spec, resume, given)
-        dataset, full = row["dataset"], spec.settings(stored_settings(row))
+        row = resumable(store, spec, resume, given, solver.runner if solver else None)
+        stored = stored_settings(row) if solver is None else dict(row["settings"] or {})
+        dataset, full = row["dataset"], opener.settings(stored)
         load = stored_load(row["settings"] or {}, load)
     else:
         if dataset is None:
             raise RunError("no data set given")
         check_dataset(store, activity_id, dataset)
         try:
-            full = spec.settings(given)
+            full = opener.settings(given)
         except ValueError as exc:
             raise RunError(str(exc)) from None
     report(progress, 0, 0, "loading the model")
     if concurrency is not None and concurrency < 1:
         raise RunError("concurrency must be at least 1")
     lent = pool.lending(load)
-    job = spec.open(store, dataset, full, cast("ModelPool", lent))  # lends as a pool
-    n = concurrency or job.default_concurrency()
+    job = opener.open(store, dataset, full, cast("ModelPool", lent))  # lends as a pool
+    job.deadline = deadline
+    n = concurrency or (1 if solver else job.default_concurrency())
     stored_tags = (row["settings"] or {}) if resume is not None else {}
     kept = {k: v for k, v in stored_tags.items() if k in TAGS}
-    loaded = (job.load or lent.load).as_dict()
-    job.settings = {**job.settings, "concurrency": n, **_decoding(job), **kept, **(tags or {})}
-    job.settings |= {"load": loaded} if loaded else {}
+    if solver is None:  # what a model run stores of how its models ran
+        loaded = (job.load or lent.load).as_dict()
+        job.settings = {**job.settings, "concurrency": n, **_decoding(job)}
+        job.settings |= {"load": loaded} if loaded else {}
+    job.settings = {**job.settings, **kept, **(tags or {})}
     try:
         if resume is not None:
             store.claim_run(resume)
@@ -276,6 +298,8 @@ def _loop(
             info["turns"] = (answer.get("extra") or {}).get("turns")
             info["note"] = (answer.get("extra") or {}).get("note")  # the activity's word on it
             report(progress, done, total, key, run_id=run_id, item=key, **info)
+    except TimeUp:
+        status = "finished"
     except Cancelled:
         status = "cancelled"
     except KeyboardInterrupt as exc:
@@ -288,7 +312,7 @@ def _loop(
         status = "failed"
         error = f"{len(errors)} of {len(todo)} items failed; the first: {errors[0]}"
     usage = _usage(store, job, run_id, time.perf_counter() - started)
-    return _close(store, spec, run_id, status, error, again, usage)
+    return _close(store, spec, run_id, status, error, again, usage, job.summary_extra())
 
 
 def _usage(store: Store, job: Job, run_id: int, seconds: float) -> JSONDict:
@@ -327,12 +351,15 @@ def _close(
     error: str | None,
     again: BaseException | None,
     usage: JSONDict | None = None,
+    extra: JSONDict | None = None,
 ) -> JSONDict:
     """End the run whatever happens: a summary that cannot be computed fails the run with
-    that error instead of leaving it running. ``usage`` (what its models cost) is kept in
-    the summary."""
+    that error instead of leaving it running. ``usage`` (what its models cost) and the job's
+    ``extra`` are kept in the summary."""
     try:
-        summary = {**summarize(store, run_id), "run_id": run_id, "status": status}
+        store.update_run(run_id, status=status)  # what a summary may read (a quit sitting)
+        summary = {**summarize(store, run_id), **(extra or {})}
+        summary |= {"run_id": run_id, "status": status}
     except Exception as exc:  # noqa: BLE001 - the run must still be closed
         if status != "failed":
             status, error = "failed", f"its summary could not be computed: {_describe(exc)}"
@@ -352,34 +379,27 @@ def _close(
     return summary
 
 
-def _timed(job: Job, item: Any, position: int) -> JSONDict:
-    started = time.perf_counter()
-    answer = job.answer(item, position)
-    if answer.get("latency_s") is None:
-        answer["latency_s"] = round(time.perf_counter() - started, 3)
-    return answer
-
-
-Answered = tuple[int, Any, JSONDict]
-
-
 def _answers(
     job: Job, todo: Sequence[tuple[int, Any]], cancel: Cancel | None, concurrency: int
 ) -> Iterator[Answered]:
-    """``(position, item, answer)`` for each item to do, one at a time, or with up to
+    """``(position, item, answer)`` for each item to do, one at a time (the job's
+    :meth:`~engine.job.Job.in_turn`: a person chooses the order), or with up to
     ``concurrency`` items in flight (in the order they finish: :func:`engine.progress.in_flight`).
     When one fails, no more are started and those in flight finish and are given first.
     Cancel reaches the requests in flight at once (:func:`_stopping_models`); an answer that
     comes back after it, cut short, is not given."""
 
     def answer(task: tuple[int, Any]) -> JSONDict:
-        return _timed(job, task[1], task[0])
+        return timed(job, task[1], task[0])
 
     def stop() -> None:
         for model in list(job.leases):
             model.cancel()
 
     with _stopping_models(job, cancel):
+        if concurrency <= 1:
+            yield from job.in_turn(todo, cancel)
+            return
         for (position, item), answered in in_flight(
             answer, todo, concurrency, cancel, stop, "medexam-run"
         ):

@@ -261,7 +261,7 @@ class Shooter:
         few questions marked, noted and tagged with why they were missed."""
         from engine.bank.notebook import mark, set_note, set_reason
         from engine.exam.dataset import ensure_sample
-        from engine.exam.session import ExamSession
+        from engine.exam.person import ExamSitting
         from engine.runs import run
 
         store = self.window.ctx.store
@@ -269,7 +269,7 @@ class Shooter:
         for model in ("smollm2", "gemma3-270m"):
             run(store, "exam", dataset, {"model": model, "method": "logprob", "limit": 14})
         for letters in ("BDCBAACDEBCAAD", "BDBBDACDEBCABD"):
-            session = ExamSession(store, dataset, limit=14)
+            session = ExamSitting(store, dataset, limit=14)
             for letter in letters:
                 session.next_question()
                 session.answer(letter)

@@ -7,7 +7,7 @@ import pytest
 
 from engine.changes import Changes
 from engine.exam.dataset import ensure_sample, import_file, sample_path
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.store import Store
 
 
@@ -31,7 +31,7 @@ def test_app_current_changes_are_only_other_connections_and_what_shows(tmp_path)
         import_file(theirs, sample_path(), "explaincpe", "cpe-two")
         assert watch.since() == {"data"}
         assert watch.since() == set()  # told once
-        session = ExamSession(theirs, "cpe-two", limit=2)
+        session = ExamSitting(theirs, "cpe-two", limit=2)
         assert watch.since() == {"runs"}
         session.answer(None)  # an answer alone: nothing a list shows
         assert watch.since() == set()
@@ -58,7 +58,7 @@ def test_app_current_exam_screen_lists_a_data_set_imported_elsewhere(qtbot, wind
 def test_app_current_results_list_a_run_made_elsewhere(qtbot, window, other):
     results = window.go("results")
     ensure_sample(other)
-    session = ExamSession(other, "explaincpe-sample", limit=1)
+    session = ExamSitting(other, "explaincpe-sample", limit=1)
     ids = lambda: {int(r["id"]) for r in results.runs.rows}  # noqa: E731
     qtbot.waitUntil(lambda: session.run_id in ids(), timeout=8000)
     session.answer(None)

@@ -17,7 +17,7 @@ from engine.bank.pools import PoolError, pool_keys, pool_sizes
 from engine.bank.standing import standing
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
 from engine.runs import run
 from engine.scoring import Scored
@@ -35,7 +35,7 @@ def wrong(letter: str) -> str:
 
 def sit(store, dataset, plan: dict[str, str | None], **options) -> int:
     """A person's session answering ``plan`` (key → letter, None skips), in data set order."""
-    session = ExamSession(store, dataset, keys=list(plan), **options)
+    session = ExamSitting(store, dataset, keys=list(plan), **options)
     while (item := session.next_question()) is not None:
         session.answer(plan[str(item["id"])])
     session.finish()
@@ -87,7 +87,7 @@ def test_pools_follow_the_latest_answer(bank):
 def test_questions_a_timed_session_never_reached_are_omitted(store):
     ds = ensure_sample(store)
     now = [0.0]
-    session = ExamSession(store, ds, limit=3, time_limit_s=60, clock=lambda: now[0])
+    session = ExamSitting(store, ds, limit=3, time_limit_s=60, clock=lambda: now[0])
     session.next_question()
     session.answer(gold(store, ds)["sample-01"])
     now[0] = 120.0  # time is up

@@ -27,7 +27,7 @@ from engine.exam.candidates import (
     standing,
 )
 from engine.exam.dataset import import_file, validate_record
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.reports import build_report, render
 
 
@@ -110,7 +110,7 @@ def test_difficulty_comes_from_the_candidates_first(store, tmp_path):
     path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     import_file(store, path, name="rated")
     for _ in range(3):  # people got question 1 wrong each time: the candidates decide
-        session = ExamSession(store, "rated", keys=["1"])
+        session = ExamSitting(store, "rated", keys=["1"])
         session.answer("A")
         session.finish()
     levels = difficulty(store, "rated")
@@ -154,7 +154,7 @@ def test_the_exam_report_places_each_run_among_the_candidates(store, tmp_path):
     rows = [record(i, f"本题共被作答{30 + i}次 正确率{50 + 3 * i}%") for i in range(1, 11)]
     path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     import_file(store, path, name="rated")
-    session = ExamSession(store, "rated")
+    session = ExamSitting(store, "rated")
     for i in range(10):
         session.answer("B" if i < 9 else "C")
     run_id = session.finish().run_id

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.consult.cases import Case, Fact, Task, ensure_sample, get_case
+from engine.consult.dialogue import Consultation, ConsultationError
 from engine.consult.patient import Patient
-from engine.consult.session import Consultation, ConsultationError
+from engine.consult.person import finish_person_consultation, start_person_consultation
 from engine.consult.solve import Solver
 from engine.consult.text import UNKNOWN_PHRASES
 
@@ -19,9 +20,9 @@ def case(store) -> Case:
 
 
 def test_person_consultation_is_stored_turn_by_turn(store, case, chat_model) -> None:
-    run_id = store.start_run("consult", "cases-sample", "person", runner="person", n_total=1)
-    c = Consultation(case, chat_model, store=store, run_id=run_id, max_turns=2)
-    assert c.start() == case.initial_request
+    c = start_person_consultation(store, "cases-sample", case, chat_model, max_turns=2)
+    run_id = c.run_id
+    assert c.turns[0]["text"] == case.initial_request
     reply = c.ask("What is your age?")
     assert reply["role"] == "patient" and reply["turn"] == 1 and reply["text"]
     given = reply["extra"]["facts"]
@@ -33,7 +34,7 @@ def test_person_consultation_is_stored_turn_by_turn(store, case, chat_model) -> 
     assert c.questions_left == 0
     with pytest.raises(ConsultationError, match="no questions left"):
         c.ask("Anything else?")
-    result = c.finish("b")
+    result = finish_person_consultation(c, "b")
     assert result.correct and result.task.chosen == "B"
     assert result.metrics["turns"] == 2
     stored = store.turns(run_id, case.id)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession, SessionError, missed_items, session_result
+from engine.exam.person import ExamSitting, SessionError, missed_items, session_result
 
 
 class Clock:
@@ -26,7 +26,7 @@ class Clock:
 def test_practice_gives_feedback_after_each_question(store):
     dataset = ensure_sample(store)
     clock = Clock()
-    session = ExamSession(store, dataset, limit=3, clock=clock)
+    session = ExamSitting(store, dataset, limit=3, clock=clock)
     assert session.mode == "practice" and session.time_left() is None
     first = session.next_question()
     clock.tick(12)
@@ -59,7 +59,7 @@ def test_practice_gives_feedback_after_each_question(store):
 def test_timed_exam_withholds_feedback_and_stops_at_the_limit(store):
     dataset = ensure_sample(store)
     clock = Clock()
-    session = ExamSession(store, dataset, time_limit_s=60, limit=4, pass_mark=25, clock=clock)
+    session = ExamSitting(store, dataset, time_limit_s=60, limit=4, pass_mark=25, clock=clock)
     assert session.mode == "timed"
     q = session.next_question()
     clock.tick(20)
@@ -84,7 +84,7 @@ def test_timed_exam_withholds_feedback_and_stops_at_the_limit(store):
 
 def test_quitting_keeps_the_answers(store):
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=5)
+    session = ExamSitting(store, dataset, limit=5)
     q = session.next_question()
     session.answer(q["answer"])
     result = session.finish()
@@ -99,7 +99,7 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
     from engine.exam.dataset import sample_path
 
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=2)
+    session = ExamSitting(store, dataset, limit=2)
     session.answer(session.next_question()["answer"])
     result = session.finish()  # quit after 1 of 2
     assert result.status == "cancelled" and (result.answered, result.n) == (1, 2)
@@ -109,7 +109,7 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
     assert kinds and all(g["accuracy"] == result.score for g in kinds)  # tables agree
     assert session_result(store, session.run_id).score == 100.0  # read back the same
     assert store.run(session.run_id)["summary"]["score"] == 100.0
-    timed = ExamSession(store, dataset, limit=2, time_limit_s=600)
+    timed = ExamSitting(store, dataset, limit=2, time_limit_s=600)
     timed.answer(timed.next_question()["answer"])
     handed_in = timed.finish()  # a timed exam handed in early: the question left is wrong
     assert handed_in.status == "cancelled" and handed_in.score == 50.0
@@ -128,13 +128,13 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
 
 def test_missed_questions_can_be_replayed(store):
     dataset = ensure_sample(store)
-    first = ExamSession(store, dataset, limit=4)
+    first = ExamSitting(store, dataset, limit=4)
     for _ in range(4):
         q = first.next_question()
         first.answer(q["answer"] if q["id"] in ("sample-01", "sample-03") else None)
     first.finish()
     assert missed_items(store, dataset) == ["sample-02", "sample-04"]
-    review = ExamSession(store, dataset, keys=missed_items(store, dataset))
+    review = ExamSitting(store, dataset, keys=missed_items(store, dataset))
     assert [q["id"] for q in review.questions] == ["sample-02", "sample-04"]
     q = review.next_question()
     review.answer(q["answer"])  # sample-02 is right now
@@ -148,17 +148,17 @@ def test_missed_questions_can_be_replayed(store):
 def test_session_settings_are_checked(store):
     dataset = ensure_sample(store)
     with pytest.raises(SessionError):
-        ExamSession(store, dataset, mode="race")
+        ExamSitting(store, dataset, mode="race")
     with pytest.raises(SessionError):
-        ExamSession(store, dataset, pass_mark=120)
+        ExamSitting(store, dataset, pass_mark=120)
     with pytest.raises(SessionError, match="no questions"):
-        ExamSession(store, dataset, keys=[])
+        ExamSitting(store, dataset, keys=[])
 
 
 @pytest.mark.slow
 def test_a_model_explains_a_question_in_practice(store, chat_model):
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=1)
+    session = ExamSitting(store, dataset, limit=1)
     q = session.next_question()
     session.answer(q["answer"])
     pieces = list(session.stream_explanation(chat_model, max_tokens=12))

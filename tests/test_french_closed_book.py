@@ -15,7 +15,7 @@ from engine.errors import UserError
 from engine.french.book import option_notes
 from engine.french.dataset import ensure_sample
 from engine.french.index import build_index
-from engine.french.session import FrenchSession
+from engine.french.person import FrenchSitting
 
 indexes = french_fixtures.indexes
 LONG = 300_000
@@ -29,7 +29,7 @@ def _notes_by_letter(view) -> dict[str, str]:
 def test_closed_book_session_shows_passages_and_notes_only_once_answered(store, indexes):
     dataset = ensure_sample(store)["dataset"]
     index = build_index(store, "french-sample", "bm25", name="s")
-    session = FrenchSession(store, dataset, 2, index, 2, book="closed")
+    session = FrenchSitting(store, dataset, 2, index, 2, book="closed")
     before = session.question(0)
     assert before.passages == [] and before.notes == []
     session.answer("A + D", 0)

@@ -10,8 +10,8 @@ import french_fixtures
 from engine.french.corpus import add_corpus_from_dataset, derived_from_question
 from engine.french.dataset import ensure_sample
 from engine.french.index import build_index
+from engine.french.person import FrenchSitting
 from engine.french.runner import run_french
-from engine.french.session import FrenchSession
 from engine.models.scripted import ScriptedModel
 from engine.scoring import rescore
 
@@ -32,7 +32,7 @@ def test_a_person_and_a_model_see_the_same_passages_never_the_questions_own(
         a["item_key"]: [p["source"] for p in a["extra"]["passages"]]
         for a in store.answers(model["run_id"])
     }
-    session = FrenchSession(store, dataset, limit=3, index=index, k=2)
+    session = FrenchSitting(store, dataset, limit=3, index=index, k=2)
     while not session.done:
         view = session.question()
         own = f"{dataset}#{view.id}"
@@ -53,7 +53,7 @@ def test_a_persons_french_run_is_rescored_to_its_own_summary(store, indexes) -> 
     dataset = ensure_sample(store)["dataset"]
     add_corpus_from_dataset(store, dataset, "own")
     index = build_index(store, "own", "bm25", name="own")
-    session = FrenchSession(store, dataset, limit=3, index=index, k=1)
+    session = FrenchSitting(store, dataset, limit=3, index=index, k=1)
     for reply in ("A + B", "b", ""):
         session.question()
         session.answer(reply)

@@ -7,7 +7,7 @@ import pytest
 
 from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET
 from engine.french.index import build_index
-from engine.french.session import FrenchSession
+from engine.french.person import FrenchSitting
 from engine.store import StoreError
 
 indexes = french_fixtures.indexes
@@ -16,7 +16,7 @@ sample_store = french_fixtures.sample_store
 
 def test_a_session_with_passages(sample_store, indexes):
     index = build_index(sample_store, SAMPLE_CORPUS, "bm25")
-    session = FrenchSession(sample_store, SAMPLE_DATASET, limit=3, index=index, k=2)
+    session = FrenchSitting(sample_store, SAMPLE_DATASET, limit=3, index=index, k=2)
     assert len(session) == 3 and not session.done
 
     view = session.question()
@@ -57,7 +57,7 @@ def test_a_session_with_passages(sample_store, indexes):
 
 
 def test_any_order_each_once_and_resume(sample_store):
-    session = FrenchSession(sample_store, SAMPLE_DATASET, limit=3)
+    session = FrenchSitting(sample_store, SAMPLE_DATASET, limit=3)
     assert session.question().passages == []
     session.answer([], position=1)  # an empty answer scores 0
     assert session.feedback(1).hamming == 0 and session.position == 2  # the next unanswered
@@ -68,7 +68,7 @@ def test_any_order_each_once_and_resume(sample_store):
     partial = session.finish()
     assert partial["answered"] == 1 and sample_store.run(session.run_id)["status"] == "cancelled"
 
-    again = FrenchSession.resume(sample_store, session.run_id)
+    again = FrenchSitting.resume(sample_store, session.run_id)
     assert again.position == 0 and again.question(1).answered
     again.answer("abc")
     again.answer("b")
@@ -78,4 +78,4 @@ def test_any_order_each_once_and_resume(sample_store):
 
 def test_unknown_dataset(store):
     with pytest.raises(StoreError):
-        FrenchSession(store, "nope")
+        FrenchSitting(store, "nope")

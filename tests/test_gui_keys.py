@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 
 pytestmark = pytest.mark.gui
 LONG = 300_000
@@ -181,7 +181,7 @@ def test_french_previous_and_next_within_a_block(qtbot, window):
 
 
 def missed_one(store: Any) -> None:
-    session = ExamSession(store, ensure_sample(store), limit=1)
+    session = ExamSitting(store, ensure_sample(store), limit=1)
     q = session.next_question()
     session.answer(next(x for x in "ABCDE" if x != q["answer"]))
     session.finish()

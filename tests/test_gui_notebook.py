@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from engine.bank.notebook import entries, entry, mark, set_note, set_reason
 from engine.consult.cases import ensure_sample as consult_sample
 from engine.consult.cases import get_case
-from engine.consult.session import finish_person_consultation, start_person_consultation
+from engine.consult.person import finish_person_consultation, start_person_consultation
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
 from engine.runs import run
 from gui.widgets.qt_notebook import EMPTY as EMPTY_NOTEBOOK
@@ -170,7 +170,7 @@ def model_runs(store, scripted_pool) -> None:
 
 
 def person_session(store) -> None:
-    session = ExamSession(store, "explaincpe-sample", limit=14)
+    session = ExamSitting(store, "explaincpe-sample", limit=14)
     for letter in PERSON:
         session.next_question()
         session.answer(letter)

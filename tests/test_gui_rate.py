@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
 from engine.ratings.people import MAX_COMMENT
 from engine.ratings.perspectives import KEYS
@@ -129,7 +129,7 @@ def test_gui_rate_refuses_runs_without_explanations_and_bad_raters(qtbot, window
     store = window.ctx.store
     logprob = model_run(store, "logprob", 2)
     generated = model_run(store, "generate", 1)
-    person = ExamSession(store, ensure_sample(store), limit=1)
+    person = ExamSitting(store, ensure_sample(store), limit=1)
     person.next_question()
     person.answer("A")
     person.finish()

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.scoring import Scored
 from gui.tables import RowsModel
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.gui
 
 def sit(store, answers):
     """A person's exam session answering ``answers`` in order."""
-    s = ExamSession(store, ensure_sample(store), limit=len(answers))
+    s = ExamSitting(store, ensure_sample(store), limit=len(answers))
     for letter in answers:
         s.next_question()
         s.answer(letter)

@@ -303,7 +303,7 @@ def test_three_sessions_answering_the_same_question_at_once_share_one_card(tmp_p
     each answer is a review of the one card, none fails, every session finishes."""
     import engine.review.cards as cards
     from engine.exam.dataset import ensure_sample
-    from engine.exam.session import ExamSession
+    from engine.exam.person import ExamSitting
 
     path = tmp_path / "shared.db"
     store = Store(path)
@@ -322,7 +322,7 @@ def test_three_sessions_answering_the_same_question_at_once_share_one_card(tmp_p
     def take() -> None:
         own = Store(path)
         try:
-            session = ExamSession(own, dataset, limit=1)
+            session = ExamSitting(own, dataset, limit=1)
             session.next_question()
             start.wait()
             session.answer("A")

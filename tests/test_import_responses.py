@@ -15,10 +15,10 @@ from engine.cli import cli
 from engine.errors import DatasetError
 from engine.exam.dataset import import_file, load_file
 from engine.exam.metrics import score_responses
+from engine.exam.person import ExamSitting
 from engine.exam.responses import import_responses
 from engine.runs import RunError
 from engine.scoring import rescore
-from engine.solvers import store_scored
 from engine.store import Store
 
 NUMBERS = ("n", "accuracy", "rouge1", "rouge2", "rougeL", "by_type", "consistency")
@@ -173,11 +173,11 @@ def test_responses_to_the_first_questions_make_a_run_of_those(store, quiz, tmp_p
 
 
 def test_a_persons_answer_is_still_scored_by_the_letter_scorer(store, quiz):
-    run_id = store.start_run("exam", quiz, "me", {}, "person", 4)
-    item = store.items(quiz)[0]
-    given = {"response": "A", "chosen": "A", "gold": "A"}
-    assert store_scored(store, run_id, 0, "0", item, given)["correct"] is True
-    assert [r["scorer"] for r in store.run_scorers(run_id)] == ["exam.letter"]
+    sitting = ExamSitting(store, quiz, limit=1)
+    item = sitting.next_question()
+    assert sitting.answer(item["answer"]).correct
+    sitting.finish()
+    assert [r["scorer"] for r in store.run_scorers(sitting.run_id)] == ["exam.letter"]
 
 
 @pytest.mark.parametrize(

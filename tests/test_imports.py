@@ -213,11 +213,11 @@ def test_importing_a_package_imports_none_of_its_modules():
 def test_public_names_still_import_from_their_packages():
     out = python(
         "import engine.exam, engine.french, engine.consult\n"
-        "from engine.french import FrenchSession, ensure_sample\n"
+        "from engine.french import FrenchSitting, ensure_sample\n"
         "from engine.french.dataset import gold, options, LETTERS\n"
         "from engine.french.items import gold as g\n"
         "from engine import __version__\n"
-        "assert gold is g and FrenchSession.__module__ == 'engine.french.session'\n"
+        "assert gold is g and FrenchSitting.__module__ == 'engine.french.person'\n"
         "for pkg in (engine.exam, engine.french, engine.consult):\n"
         "    for name in pkg.__all__:\n"
         "        assert getattr(pkg, name) is not None, name\n"
@@ -245,11 +245,11 @@ def run(job):
 
 def package():
     import engine.french
-    assert engine.french.FrenchSession is not None
+    assert engine.french.FrenchSitting is not None
 
 def from_import():
-    from engine.french import FrenchSession, ensure_sample
-    assert FrenchSession and ensure_sample
+    from engine.french import FrenchSitting, ensure_sample
+    assert FrenchSitting and ensure_sample
 
 def corpus():
     from engine.french.corpus import add_corpus_from_path

@@ -15,13 +15,10 @@ from engine.cli import cli
 from engine.consult.audit import audit_lines, person_audit
 from engine.consult.cases import Case, Fact, Task, save_cases
 from engine.consult.contradict import contradictions
+from engine.consult.dialogue import Consultation
 from engine.consult.metrics import uncovered_facts
 from engine.consult.patient import RETRY_TEMPERATURE, Patient
-from engine.consult.session import (
-    Consultation,
-    finish_person_consultation,
-    start_person_consultation,
-)
+from engine.consult.person import finish_person_consultation, start_person_consultation
 from engine.models.scripted import Request, ScriptedModel
 
 CASE = Case(

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.scoring import rescore
 
 
@@ -23,15 +23,15 @@ class Clock:
 def test_a_persons_exam_runs_are_rescored_to_their_own_summaries(store):
     dataset = ensure_sample(store)
     clock = Clock()
-    whole = ExamSession(store, dataset, limit=3, clock=clock)
+    whole = ExamSitting(store, dataset, limit=3, clock=clock)
     for reply in ("answer", "wrong", None):
         item = whole.next_question()
         clock.now += 4
         wrong = next(x for x in "ABCDE" if x != item["answer"])
         whole.answer({"answer": item["answer"], "wrong": wrong, None: None}[reply])
-    quit_early = ExamSession(store, dataset, limit=3, clock=clock)
+    quit_early = ExamSitting(store, dataset, limit=3, clock=clock)
     quit_early.answer(quit_early.next_question()["answer"])
-    timed = ExamSession(store, dataset, limit=3, time_limit_s=60, clock=clock)
+    timed = ExamSitting(store, dataset, limit=3, time_limit_s=60, clock=clock)
     timed.answer(timed.next_question()["answer"])
     for session in (whole, quit_early, timed):
         clock.now += 30
@@ -50,7 +50,7 @@ def test_a_persons_exam_runs_are_rescored_to_their_own_summaries(store):
 def test_a_persons_consultation_is_scored_by_the_scorers_and_rescored(store):
     from engine.consult.cases import ensure_sample as cases_sample
     from engine.consult.cases import get_case
-    from engine.consult.session import (
+    from engine.consult.person import (
         abandon_person_consultation,
         finish_person_consultation,
         start_person_consultation,

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from engine.bank.blocks import block_items, draw, stored_block
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession, session_result
+from engine.exam.person import ExamSitting, session_result
 from engine.french.dataset import ensure_sample as french_sample
-from engine.french.session import FrenchSession
+from engine.french.person import FrenchSitting
 
 SEED = re.compile(r"drawn at random \(seed (\d+):")
 
@@ -94,7 +94,7 @@ def test_french_take_draws_at_random_and_repeats_with_the_seed(store):
 
 def test_a_random_session_is_scored_and_resumed_in_the_order_asked(store):
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=4, seed=11)
+    session = ExamSitting(store, dataset, limit=4, seed=11)
     order = [str(q["id"]) for q in session.questions]
     assert order == draw([str(i["id"]) for i in store.items(dataset)], 4, 11)
     assert order != sorted(order)  # not the file's order
@@ -104,11 +104,11 @@ def test_a_random_session_is_scored_and_resumed_in_the_order_asked(store):
     assert session_result(store, session.run_id).missed == order[1:]  # read back in order
 
     ds = french_sample(store)["dataset"]
-    french = FrenchSession(store, ds, limit=3, seed=2)
+    french = FrenchSitting(store, ds, limit=3, seed=2)
     asked_order = [i["id"] for i in french.items]
     french.answer("A", position=1)
     french.finish()
-    resumed = FrenchSession.resume(store, french.run_id)
+    resumed = FrenchSitting.resume(store, french.run_id)
     assert [i["id"] for i in resumed.items] == asked_order and resumed.position == 0
 
 

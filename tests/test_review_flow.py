@@ -9,14 +9,14 @@ from PySide6.QtCore import Qt
 
 from engine.bank.standing import standing
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession, SessionError, missed_items, person_runs
+from engine.exam.person import ExamSitting, SessionError, missed_items, person_runs
 from gui.testing import click_button, message_boxes
 
 
 def _timed(store, dataset, answers):
     """A timed exam over the first questions, answered ``answers`` (True right, False
     wrong, None skipped), handed in."""
-    session = ExamSession(store, dataset, time_limit_s=900, limit=len(answers))
+    session = ExamSitting(store, dataset, time_limit_s=900, limit=len(answers))
     for right in answers:
         q = session.next_question()
         wrong = next(letter for letter in "ABCDE" if letter != q["answer"])
@@ -29,8 +29,8 @@ def test_review_is_not_exam_in_the_engine(store):
     exam, result = _timed(store, dataset, [True, True, False, True, True])
     assert result.score == 80.0 and result.passed
     with pytest.raises(SessionError, match="no time limit"):
-        ExamSession(store, dataset, keys=result.missed, review_of=exam.run_id, time_limit_s=60)
-    review = ExamSession(store, dataset, keys=result.missed, review_of=exam.run_id)
+        ExamSitting(store, dataset, keys=result.missed, review_of=exam.run_id, time_limit_s=60)
+    review = ExamSitting(store, dataset, keys=result.missed, review_of=exam.run_id)
     assert review.mode == "review" and review.time_left() is None
     q = review.next_question()
     fb = review.answer(q["answer"])  # explained at once, as in practice
@@ -47,7 +47,7 @@ def test_review_is_not_exam_in_the_engine(store):
 def test_review_is_not_exam_even_when_quit_or_all_wrong(store):
     dataset = ensure_sample(store)
     exam, result = _timed(store, dataset, [False, None])
-    review = ExamSession(store, dataset, keys=result.missed, review_of=exam.run_id)
+    review = ExamSitting(store, dataset, keys=result.missed, review_of=exam.run_id)
     q = review.next_question()
     review.answer(next(letter for letter in "ABCDE" if letter != q["answer"]))
     done = review.finish()  # quit with one left

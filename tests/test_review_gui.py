@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 
 pytestmark = pytest.mark.gui
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.gui
 def missed_two(store) -> list[dict]:
     """An exam session of three questions: the first and the third answered wrong."""
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=3)
+    session = ExamSitting(store, dataset, limit=3)
     asked = []
     for i in range(3):
         q = session.next_question()

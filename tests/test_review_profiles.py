@@ -10,14 +10,14 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession, missed_items, person_runs
+from engine.exam.person import ExamSitting, missed_items, person_runs
 from engine.french.dataset import ensure_sample as ensure_french
-from engine.french.session import FrenchSession
+from engine.french.person import FrenchSitting
 from engine.review import ProfileError, add_profile, due_cards, profiles, resolve, stats
 
 
 def take(store, dataset, answers, profile=None):
-    session = ExamSession(store, dataset, limit=len(answers), profile=profile)
+    session = ExamSitting(store, dataset, limit=len(answers), profile=profile)
     for letter in answers:
         session.next_question()
         session.answer(letter)
@@ -45,9 +45,9 @@ def test_two_people_keep_their_data_apart(store):
 
 def test_french_sessions_and_resumes_keep_their_profile(store):
     dataset = ensure_french(store)["dataset"]
-    session = FrenchSession(store, dataset, limit=2, profile="léa")
+    session = FrenchSitting(store, dataset, limit=2, profile="léa")
     session.answer("a")
-    resumed = FrenchSession.resume(store, session.run_id)
+    resumed = FrenchSitting.resume(store, session.run_id)
     assert resumed.profile == "léa"
     resumed.answer("b")
     assert len(due_cards(store, "léa")) + stats(store, "léa")["learned"] == 2

@@ -9,7 +9,7 @@ import pytest
 from fsrs import Rating
 
 from engine.exam.dataset import ensure_sample
-from engine.exam.session import ExamSession
+from engine.exam.person import ExamSitting
 from engine.french.dataset import ensure_sample as ensure_french
 from engine.review import ReviewError, ReviewSession, due_cards, due_summary, record_answer, stats
 from engine.review.cards import load_card
@@ -66,7 +66,7 @@ def test_intervals_grow_on_success(store, bank):
 
 def test_every_answer_of_a_session_reviews_its_card(store, bank):
     dataset, items = bank
-    session = ExamSession(store, dataset, limit=3)
+    session = ExamSitting(store, dataset, limit=3)
     for i in range(3):
         q = session.next_question()
         session.answer(q["answer"] if i == 1 else None)  # skip, right, skip

@@ -70,11 +70,11 @@ def test_a_card_is_charted_under_the_topic_it_is_labelled_with(store):
 def test_where_i_stand_counts_a_card_answered_on_the_review_screen(store):
     from engine.bank.pools import pool_keys
     from engine.bank.standing import standing
-    from engine.exam.session import ExamSession
+    from engine.exam.person import ExamSitting
     from engine.review import ReviewSession
 
     dataset = ensure_sample(store)
-    session = ExamSession(store, dataset, limit=1)
+    session = ExamSitting(store, dataset, limit=1)
     q = session.next_question()
     session.answer(next(x for x in "ABCDE" if x != q["answer"]))  # missed
     session.finish()

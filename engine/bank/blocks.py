@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.bank.difficulty import LEVELS, difficulty
 from engine.bank.pools import POOLS, PoolError, pool_keys
@@ -148,17 +148,24 @@ def block_items(
     return chosen, settings
 
 
-def stored_block(items: Sequence[Item], settings: JSONDict) -> list[Item]:
+def _id(item: Any) -> str:
+    return str(item["id"])
+
+
+def stored_block(
+    items: Sequence[Item], settings: JSONDict, key: Callable[[Any], str] | None = None
+) -> list[Item]:
     """The questions of a person's run, in the order they were asked, from the data set's
     ``items`` and the run's settings (:func:`block_items`'; a question since removed from
-    the data set is left out)."""
+    the data set is left out). ``key`` gives an item's key (default: its ``id``)."""
+    key = key or _id
     keys = settings.get("keys")
     if settings.get("order") == "random" and isinstance(keys, list):
-        by_key = {str(i["id"]): i for i in items}
+        by_key = {key(i): i for i in items}
         return [by_key[str(k)] for k in keys if str(k) in by_key]
     if isinstance(keys, list):
         wanted = {str(k) for k in keys}
-        items = [i for i in items if str(i["id"]) in wanted]
+        items = [i for i in items if key(i) in wanted]
     return list(items)[: settings.get("limit") or None]
 
 

@@ -13,7 +13,7 @@ baseline over a data set; :mod:`engine.consult.metrics` holds the evaluation met
 
 Pipeline: load (cases, :mod:`~engine.consult.agentclinic`, :mod:`~engine.consult.convert`
 and, for a whole data set of questions, :mod:`~engine.consult.conversion`; a case set's
-Table 1 and Figure 4 in :mod:`~engine.consult.stats`) → prompt (patient, doctor, solver) → run (:mod:`~engine.consult.session`,
+Table 1 and Figure 4 in :mod:`~engine.consult.stats`) → prompt (patient, doctor, solver) → run (:mod:`~engine.consult.dialogue`, a person's in :mod:`~engine.consult.person`,
 :mod:`~engine.consult.run`) → parse (stop detection, letter extraction) → score
 (:mod:`~engine.consult.metrics`) → store (every turn as it happens).
 """
@@ -28,6 +28,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "cases": ["Case", "CaseError", "Fact", "Task", "ensure_sample", "load_cases"],
         "run": ["run_consult"],
-        "session": ["ConsultResult", "Consultation", "ConsultationError"],
+        "dialogue": ["ConsultResult", "Consultation", "ConsultationError"],
     },
 )

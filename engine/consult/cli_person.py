@@ -40,7 +40,7 @@ def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> boo
 
 
 @click.command("chat")
-@click.option("--case", "case_id", required=True, help="Case id.")
+@click.option("--case", "case_id", help="Case id (needed unless --resume).")
 @click.option("--cases", "cases_name", help="Case data set (default: cases-sample).")
 @click.option("--patient", "patient_name", help="Patient model (default: the default chat model).")
 @click.option(
@@ -49,47 +49,55 @@ def _notebook_command(store: Any, dataset: str, case_id: str, typed: str) -> boo
     default=ConsultSettings.max_turns,
     show_default=True,
 )
+@click.option(
+    "--resume",
+    type=int,
+    metavar="ID",
+    help="Go on with consultation ID (quit or killed) where it stopped, with its own case.",
+)
 @pass_app
 def consult_chat(
     app: AppContext,
-    case_id: str,
+    case_id: str | None,
     cases_name: str | None,
     patient_name: str | None,
     max_turns: int,
+    resume: int | None,
 ) -> None:
     """Be the doctor: ask questions (/done or an empty line to stop), then answer the task.
     /mark marks the case to come back to it, /note TEXT writes a note on it (your notebook:
-    `medexam notes`)."""
-    from engine.consult import session
+    `medexam notes`). Each turn is stored as it happens: --resume ID goes on with a
+    consultation quit or killed (its run id, shown at the start) where it stopped."""
+    from engine.consult import person
     from engine.models.pool import default_pool
 
     store = app.store
-    name = case_set(app, cases_name)
-    case = cases_mod.get_case(store, name, case_id)
+    if resume is not None:
+        settings = store.run(resume)["settings"] or {}
+        patient_name = patient_name or settings.get("patient")
+    elif case_id is None:
+        raise click.UsageError("--case is needed (or --resume ID)")
     with default_pool().lease(patient_name) as model:
-        c = session.start_person_consultation(store, name, case, model, max_turns)
-        run_id = c.run_id
+        if resume is not None:
+            c = person.resume_person_consultation(store, resume, model)
+        else:
+            name = case_set(app, cases_name)
+            case = cases_mod.get_case(store, name, str(case_id))
+            c = person.start_person_consultation(store, name, case, model, max_turns)
+        run_id, case = c.run_id, c.case
+        if run_id is None:  # a person's consultation is stored from its start
+            raise click.ClickException("the consultation was not stored")
+        name = str(store.run(run_id)["dataset"])
+        click.echo(f"stored as run {run_id} (--resume {run_id} goes on with it)")
         try:
-            click.echo(visible(f"Patient: {c.case.initial_request}", newlines=True))
-            while c.questions_left:
-                try:
-                    question = click.prompt("Doctor", default="", show_default=False).strip()
-                except click.Abort:
-                    question = ""
-                if not question or question == "/done":
-                    break
-                if _notebook_command(store, name, case_id, question):
-                    continue
-                click.echo(visible(f"Patient: {c.ask(question)['text']}", newlines=True))
-            click.echo("")
-            click.echo(visible(c.task_text, newlines=True))
+            _dialogue(store, name, c)
             try:
                 answer = click.prompt("Your answer", default="", show_default=False)
             except click.Abort:
                 answer = ""
-            result = session.finish_person_consultation(c, answer)
+            result = person.finish_person_consultation(c, answer)
         except BaseException:
-            session.abandon_person_consultation(c)
+            person.abandon_person_consultation(c)
             raise
     verdict = "correct" if result.correct else "wrong"
     click.echo(visible(f"{verdict}: the answer is {result.task.gold}"))
@@ -107,6 +115,26 @@ def consult_chat(
     for line in audit_lines(person_audit(case, result.turns)):
         click.echo(visible(f"  {line}"))
     click.echo(json.dumps({"run_id": run_id, **result.metrics}, default=str))
+
+
+def _dialogue(store: Store, dataset: str, c: Any) -> None:
+    """The turns so far, then the doctor's questions at the prompt until /done, an empty
+    line or the last question; then the task."""
+    for turn in c.turns:
+        who = "Patient" if turn["role"] == "patient" else "Doctor"
+        click.echo(visible(f"{who}: {turn['text']}", newlines=True))
+    while c.questions_left:
+        try:
+            question = click.prompt("Doctor", default="", show_default=False).strip()
+        except click.Abort:
+            question = ""
+        if not question or question == "/done":
+            break
+        if _notebook_command(store, dataset, c.case.id, question):
+            continue
+        click.echo(visible(f"Patient: {c.ask(question)['text']}", newlines=True))
+    click.echo("")
+    click.echo(visible(c.task_text, newlines=True))
 
 
 def standing(store: Store, profile: str, as_json: bool) -> None:

@@ -2,7 +2,7 @@
 
 A doctor is asked for its next move given the dialogue so far; a :class:`DoctorMove` holds
 either a question or the reason it stopped. A person doctor needs no class: the CLI or GUI
-calls :meth:`engine.consult.session.Consultation.ask` with what the person typed.
+calls :meth:`engine.consult.dialogue.Consultation.ask` with what the person typed.
 
 :class:`ModelDoctor` uses one of the two prompt styles of the paper: ``long`` (a detailed
 instruction: ask as many questions as possible, up to 10, one at a time, then conclude) or

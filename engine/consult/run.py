@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 from engine.chance import single_answer_chance
 from engine.consult.activity import CONSULT
 from engine.consult.cases import Case, load_cases
+from engine.consult.dialogue import Consultation
 from engine.consult.doctor import ModelDoctor, OracleDoctor
 from engine.consult.golden_writer import WrittenDoctor
 from engine.consult.judging import judged_summary
 from engine.consult.metrics import ASKED_NOTHING
-from engine.consult.session import Consultation
 from engine.consult.settings import (
     BASELINES,
     DEFAULT_MODEL,
@@ -131,7 +131,6 @@ def consult_one(
         max_turns=max_turns,
         solver=solver,
         position=position,
-        store_answer=False,
         patient_mode=settings.patient_mode,
         keep_conclusions=settings.keep_conclusions,
         seed=seed,

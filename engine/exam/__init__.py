@@ -8,7 +8,7 @@ Modules, one per concern:
 * :mod:`engine.exam.metrics` — accuracy, ROUGE as the paper computed it, per-type accuracy,
   calibration, explanation–answer consistency, scoring a file of responses;
 * :mod:`engine.exam.runner` — a model's run over a data set (``generate`` or ``logprob``);
-* :mod:`engine.exam.session` — a person's practice session or timed exam;
+* :mod:`engine.exam.person` — a person's sitting (practice, timed exam, review) through the run loop;
 * :mod:`engine.exam.candidates` — where a person or a model stands among the real
   candidates who answered the same questions (a Rasch model of their rates).
 """
@@ -26,6 +26,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "metrics": ["score_responses"],
         "prompts": ["PromptSettings", "build_messages", "build_prompt"],
         "runner": ["ExamSettings", "exam_sections", "run_exam"],
-        "session": ["ExamSession", "missed_items", "session_result"],
+        "person": ["ExamSitting", "missed_items", "session_result"],
     },
 )

@@ -29,9 +29,9 @@ from engine.cli.running import (
 )
 from engine.exam import dataset as dataset_mod
 from engine.exam.metrics import score_responses
+from engine.exam.person import ExamSitting, missed_items
 from engine.exam.prompts import format_question
 from engine.exam.responses import read_responses
-from engine.exam.session import ExamSession, missed_items
 from engine.exam.settings import ExamSettings, PracticeSettings
 from engine.fields import settings_options
 from engine.progress import Progress
@@ -265,6 +265,12 @@ def _summary_lines(s: dict[str, Any]) -> None:
     help="Percent needed to pass.",
 )
 @click.option("--profile", help="Who is taking it (default: the default profile).")
+@click.option(
+    "--resume",
+    type=int,
+    metavar="ID",
+    help="Go on with session ID (quit or killed) where it stopped, with its own settings.",
+)
 @block_options
 @json_option
 @pass_app
@@ -277,6 +283,7 @@ def exam_take(
     review: bool,
     pass_mark: float,
     profile: str | None,
+    resume: int | None,
     as_json: bool,
     **block: Any,
 ) -> None:
@@ -292,8 +299,14 @@ def exam_take(
 
     \b
     medexam exam take --pool incorrect --subject 药品知识题 --limit 20 --timed 30
+
+    Every answer is stored as it is given: a session quit or killed goes on where it
+    stopped with --resume ID (its run id, shown at the start).
     """
     store = app.store
+    if resume is not None:
+        _take(store, ExamSitting(store, resume=resume), as_json)
+        return
     profile = resolve(store, profile, create=True)
     dataset = dataset or dataset_mod.ensure_sample(store)
     chosen = chosen_block(store, profile, "exam", dataset, limit, minutes, block)
@@ -305,7 +318,7 @@ def exam_take(
         if not keys:
             click.echo("nothing to review: no missed questions in past sessions")
             return
-    session = ExamSession(
+    session = ExamSitting(
         store,
         dataset,
         time_limit_s=minutes * 60 if minutes else None,
@@ -315,6 +328,13 @@ def exam_take(
         profile=profile,
         seed=block["seed"],
     )
+    _take(store, session, as_json)
+
+
+def _take(store: Any, session: ExamSitting, as_json: bool) -> None:
+    """Ask the sitting's questions at the prompt, each answer going to its run loop, and
+    show the result."""
+    profile, dataset = session.profile, session.dataset
 
     # With --json the questions go to stderr and stdout carries only the result; the
     # questions' control characters are shown escaped, their line breaks kept.
@@ -323,6 +343,8 @@ def exam_take(
 
     total = len(session.questions)
     say(drawn_line(total, session.seed))
+    done = f", {session.index} answered before" if session.index else ""
+    say(f"stored as run {session.run_id}{done} (--resume {session.run_id} goes on with it)")
     missed: str | None = None  # the last question missed (``wk`` etc. says why)
     while (item := session.next_question()) is not None:
         left = session.time_left()

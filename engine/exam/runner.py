@@ -255,10 +255,10 @@ def exam_sections(store: Store, run_id: int) -> dict[str, Any]:
     of the answered questions, replies without a letter, accuracy by question type, the
     chance accuracy, seconds per question, the examples actually used (:func:`shots_used`),
     calibration (``logprob``) and explanation–answer consistency (``generate``). A person's
-    run: the session's result (:func:`engine.exam.session.person_summary`)."""
+    run: the sitting's result (:func:`engine.exam.person.person_summary`)."""
     run = store.run(run_id)
     if run["runner"] == PERSON:
-        from engine.exam.session import person_summary
+        from engine.exam.person import person_summary
 
         return person_summary(store, run_id)
     settings = ExamSettings.from_dict(run["settings"])

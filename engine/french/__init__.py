@@ -26,6 +26,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "reader": ["Reader", "parse_letters"],
         "runner": ["run_french", "french_sections"],
         "scoring": ["hamming", "score_files", "summarise"],
-        "session": ["FrenchSession"],
+        "person": ["FrenchSitting"],
     },
 )

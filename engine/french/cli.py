@@ -404,7 +404,7 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
 
 
 @french.command("take")
-@click.option("--dataset", required=True, help="Data set to practise.")
+@click.option("--dataset", help="Data set to practise (needed unless --resume).")
 @click.option(
     "--limit", type=COUNT, default=None, help="N questions drawn at random (see --in-order)."
 )
@@ -419,17 +419,24 @@ def _reply(app: AppContext, profile: str, dataset: str, key: str) -> str:
     "answered, with what in them bears on each option; none: no passage.",
 )
 @click.option("--profile", help="Who is practising (default: the default profile).")
+@click.option(
+    "--resume",
+    type=int,
+    metavar="ID",
+    help="Go on with session ID (quit or killed) where it stopped, with its own settings.",
+)
 @block_options
 @pass_app
 def french_take(
     app: AppContext,
     /,
-    dataset: str,
+    dataset: str | None,
     limit: int | None,
     index_name: str | None,
     k: int,
     book: str | None,
     profile: str | None,
+    resume: int | None,
     **block: Any,
 ) -> None:
     """Practise in the terminal: answer with letters (e.g. "A + D"), empty to skip, q to stop;
@@ -437,13 +444,18 @@ def french_take(
     random order (--limit N: N of them); --seed takes the same block again, --in-order
     takes them in file order. A custom block as for `exam take`: --pool, --subject (the
     number of right answers: single, multiple), --difficulty. --passages closed shows the
-    passages after each answer, each option with the passage sentences bearing on it."""
-    from rich.console import Console
-    from rich.text import Text
-
-    from engine.french.session import FrenchSession
+    passages after each answer, each option with the passage sentences bearing on it.
+    Every answer is stored as it is given: --resume ID goes on with a session quit or
+    killed (its run id, shown at the start) where it stopped."""
+    from engine.french.person import FrenchSitting
     from engine.review.profiles import resolve
 
+    if resume is not None:
+        seed = (app.store.run(resume)["settings"] or {}).get("seed")
+        _take(app, _resumed_sitting(app, resume), seed)
+        return
+    if dataset is None:
+        raise click.UsageError("--dataset is needed (or --resume ID)")
     book = book or ("open" if index_name else "none")
     if book != "none" and not index_name:
         raise click.UsageError(f"--passages {book} needs --index NAME")
@@ -455,11 +467,36 @@ def french_take(
     keys = choose(app.store, chosen, profile) if chosen is not None else None
     if chosen is not None:
         dataset, limit = chosen.dataset, None
-    session = FrenchSession(
+    session = FrenchSitting(
         app.store, dataset, limit, index, k, profile=profile, keys=keys, seed=block["seed"],
         book=book,
     )  # fmt: skip
-    click.echo(drawn_line(len(session), block["seed"]))
+    _take(app, session, block["seed"])
+
+
+def _resumed_sitting(app: AppContext, run_id: int) -> Any:
+    """Stored session ``run_id`` to go on with, with its own index, ``k`` and passages."""
+    from engine.french.person import FrenchSitting
+
+    settings = app.store.run(run_id)["settings"] or {}
+    name, book = settings.get("index"), str(settings.get("book") or "none")
+    index = load_index(str(name)) if name and book != "none" else None
+    return FrenchSitting.resume(app.store, run_id, index, int(settings.get("k") or 1))
+
+
+def _take(app: AppContext, session: Any, seed: int | None) -> None:
+    """Ask the sitting's questions left at the prompt, each answer going to its run loop,
+    and show the summary."""
+    from rich.console import Console
+    from rich.text import Text
+
+    profile, dataset, book = session.profile, session.dataset, session.book
+    click.echo(drawn_line(len(session), seed))
+    done = len(session) - session.left
+    before = f", {done} answered before" if done else ""
+    click.echo(
+        f"stored as run {session.run_id}{before} (--resume {session.run_id} goes on with it)"
+    )
     console = Console()
     while not session.done:
         view = session.question()

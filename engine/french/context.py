@@ -2,7 +2,7 @@
 passage (one made from the question itself) left out and the next best taking its place,
 unless the run is an oracle. Used by every reader, chat model, trained or a person
 (:mod:`engine.french.runner`, :mod:`engine.french.train.reader_data`,
-:mod:`engine.french.session`): :func:`reader_context` is what each is given,
+:mod:`engine.french.person`): :func:`reader_context` is what each is given,
 :func:`answer_fields` what each answer stores."""
 
 from __future__ import annotations

@@ -40,14 +40,14 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.question import OptionList
-from gui.widgets.screen import SessionCalls, VerticalScroll, under_way
+from gui.widgets.screen import GOES_ON, SessionCalls, VerticalScroll, under_way
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from engine.consult.cases import Case, Turn
+    from engine.consult.dialogue import Consultation, ConsultResult
     from engine.consult.metrics import CaseMetrics
-    from engine.consult.session import Consultation, ConsultResult
     from engine.types import JSONDict, Row
     from gui.workers import Job, Worker
 
@@ -81,10 +81,10 @@ def transcript_html(turns: Sequence[Row], doctor_label: str = "You") -> str:
 
 
 def _session() -> ModuleType:
-    """The consultation engine's session module (imported when first needed)."""
-    from engine.consult import session
+    """The engine's module of a person's consultation (imported when first needed)."""
+    from engine.consult import person
 
-    return session
+    return person
 
 
 class PersonPanel(QWidget, SessionCalls):
@@ -141,6 +141,8 @@ class PersonPanel(QWidget, SessionCalls):
         cases.add_layout(row)
         self.start_button = primary(button("Start consultation", self.start))
         cases.add(self.start_button)
+        self.go_button = button("Go on", self.go_on, "Go on with this patient's consultation")
+        cases.add(self.go_button)
         cases.setMinimumWidth(260)
         return cases
 
@@ -281,6 +283,7 @@ class PersonPanel(QWidget, SessionCalls):
             f"<p style='color:#6b7280'><small>The patient knows {len(case.facts)} facts "
             f"about their health; they answer only what you ask.</small></p>"
         )
+        self._enable()  # Go on: this patient's consultation left before its end
 
     # -- the dialogue ------------------------------------------------------------------------
 
@@ -296,6 +299,9 @@ class PersonPanel(QWidget, SessionCalls):
         self.ask_button.setEnabled(asking and not self.busy)
         self.end_button.setEnabled(asking and not self.busy)
         self.start_button.setEnabled(self.consultation is None and not self.busy)
+        self.go_button.setEnabled(
+            self.consultation is None and not self.busy and bool(self._left())
+        )
         self.case_list.setEnabled(self.consultation is None)
         self.dataset.setEnabled(self.consultation is None)
         self.stop_button.setVisible(self.reply_job is not None)
@@ -321,12 +327,40 @@ class PersonPanel(QWidget, SessionCalls):
         host = self.ctx.host
 
         def job(job: Job) -> Consultation:
-            from engine.consult.session import start_person_consultation
+            from engine.consult.person import start_person_consultation
 
             return start_person_consultation(job.store, dataset, case, host.get(), max_turns)
 
         self.case = case
         self.chat.setHtml("<p style='color:#6b7280'>Calling the patient in…</p>")
+        self.call(job, self._started)
+
+    def _left(self) -> int | None:
+        """The run of the chosen patient's last consultation if it was left before its
+        answer (quit, or the app killed): what Go on goes on with."""
+        from engine.bank.pools import person_runs
+        from engine.review.profiles import DEFAULT_PROFILE
+
+        item, name = self.case_list.currentItem(), self.dataset.name
+        if item is None or not name:
+            return None
+        case_id = item.data(Qt.ItemDataRole.UserRole).id
+        runs = person_runs(self.ctx.store, "consult", DEFAULT_PROFILE, name)
+        mine = [r for r in runs if (r["settings"] or {}).get("case") == case_id][-1:]
+        return next((int(r["id"]) for r in mine if r["status"] in GOES_ON), None)
+
+    def go_on(self) -> None:
+        """Go on with :meth:`_left` where it stopped: its dialogue so far, the questions left."""
+        run_id, host = self._left(), self.ctx.host
+        if run_id is None or self.consultation is not None:
+            return
+
+        def job(job: Job) -> Consultation:
+            from engine.consult.person import resume_person_consultation
+
+            return resume_person_consultation(job.store, run_id, host.get())
+
+        self.case = self.case_list.currentItem().data(Qt.ItemDataRole.UserRole)
         self.call(job, self._started)
 
     def _started(self, consultation: Consultation) -> None:

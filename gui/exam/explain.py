@@ -1,6 +1,6 @@
 """A model's explanation of an exam question, asked for in practice: the Ask button, the
 language, Stop, and the text streamed word by word (the session stores it with the run:
-:meth:`engine.exam.session.ExamSession.stream_explanation`)."""
+:meth:`engine.exam.person.ExamSitting.stream_explanation`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gui.widgets.common import AppContext, combo, muted, show_error, text_view
 
 if TYPE_CHECKING:
     from engine.exam.dataset import Question
-    from engine.exam.session import ExamSession
+    from engine.exam.person import ExamSitting
     from gui.widgets.screen import SessionCalls
     from gui.workers import Job, Worker
 
@@ -61,7 +61,7 @@ class ExplainBox(QWidget):
         self.text.clear()
         self.text.setVisible(False)
 
-    def explain(self, session: ExamSession, item: Question) -> None:
+    def explain(self, session: ExamSitting, item: Question) -> None:
         """Stream the loaded model's explanation of ``item`` (a question of ``session``)."""
         if self.job is not None:
             return

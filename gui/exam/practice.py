@@ -2,9 +2,8 @@
 (practice) or only at the end (a timed exam), a model's explanation streamed on request
 (:mod:`gui.exam.explain`), and the report at the end (:mod:`gui.exam.report`).
 Keys a–e or 1–5 choose, Shift+letter (or a right-click) strikes an option through; Previous
-shows the questions answered before, as answered.
-
-The questions, scoring, pass mark and missed questions are :mod:`engine.exam.session`'s.
+shows the questions answered before, as answered; Go on answers the rest of a past session.
+The questions, scoring, pass mark and missed questions are :mod:`engine.exam.person`'s.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
 from engine.exam.dataset import LETTERS
 from engine.exam.settings import PracticeSettings
 from gui.exam.explain import ExplainBox
-from gui.exam.report import ReportPage, duration, past_card
+from gui.exam.report import PastCard, ReportPage, duration
 from gui.models import set_setting, setting
 from gui.widgets.bank_block import BlockControls, drawn_seed, order_box
 from gui.widgets.bank_marks import MarkBar, difficulty_words
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
     from engine.exam.dataset import Question
-    from engine.exam.session import ExamSession, Feedback, SessionResult
+    from engine.exam.person import ExamSitting, Feedback, SessionResult
     from gui.workers import Job, Worker
 
 
@@ -78,7 +77,7 @@ class PracticePanel(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: ExamSession | None = None
+        self.session: ExamSitting | None = None
         self.item: Question | None = None
         self.answered = False
         self.at = 0  # the place in the session of the question shown (earlier: looked at again)
@@ -124,7 +123,9 @@ class PracticePanel(QWidget, SessionCalls):
         card.add_layout(buttons)
         card.layout_.addStretch(1)
         row.addWidget(card, 3)
-        row.addWidget(self._past_card(), 2)
+        self.past_card = PastCard(self, lambda run_id: self._sit(resume=run_id))  # Go on
+        self.past, self.missed_note = self.past_card.model, self.past_card.note
+        row.addWidget(self.past_card, 2)
         return page
 
     def _setup_grid(self) -> QGridLayout:
@@ -171,10 +172,6 @@ class PracticePanel(QWidget, SessionCalls):
         modes.addWidget(self.mode_timed)
         return modes
 
-    def _past_card(self) -> Card:
-        card, self.past, self.missed_note = past_card(self)
-        return card
-
     def _mode_changed(self) -> None:
         self.minutes.setEnabled(self.mode_timed.isChecked())
 
@@ -185,7 +182,7 @@ class PracticePanel(QWidget, SessionCalls):
             self._dataset_changed()
 
     def _dataset_changed(self, _name: str = "") -> None:
-        from engine.exam.session import missed_items, person_runs
+        from engine.exam.person import missed_items, person_runs
 
         profile = current_profile(self.ctx)
         self.profile_note.setText(f"Answers go to the review cards of {profile!r}.")
@@ -324,7 +321,7 @@ class PracticePanel(QWidget, SessionCalls):
     def start(self, keys: list[str] | None = None) -> None:
         """Start a session with the settings of the setup page (``keys``: only those)."""
         from engine.bank.blocks import choose
-        from engine.exam.session import ExamSession, missed_items
+        from engine.exam.person import ExamSitting, missed_items
 
         dataset = self.dataset.name
         if not dataset:
@@ -348,14 +345,24 @@ class PracticePanel(QWidget, SessionCalls):
             "pass_mark": float(self.pass_mark.value()),
         }
 
-        def make(job: Job) -> tuple[ExamSession, Question | None]:
+        def make(job: Job) -> tuple[ExamSitting, Question | None]:
             chosen = keys if block is None else choose(job.store, block, profile)
-            session = ExamSession(job.store, dataset, keys=chosen, **kwargs)
+            session = ExamSitting(job.store, dataset, keys=chosen, **kwargs)
             return session, session.next_question()
 
         self.call(make, self._started)
 
-    def _started(self, result: tuple[ExamSession, Question | None]) -> None:
+    def _sit(self, **given: Any) -> None:
+        """An :class:`~engine.exam.person.ExamSitting` of ``given``, its first question shown."""
+        from engine.exam.person import ExamSitting
+
+        def make(job: Job) -> tuple[ExamSitting, Question | None]:
+            session = ExamSitting(job.store, **given)
+            return session, session.next_question()
+
+        self.call(make, self._started)
+
+    def _started(self, result: tuple[ExamSitting, Question | None]) -> None:
         self.session, item = result
         self.title_changed.emit(_TITLES[self.session.mode])
         self.ctx.notify_runs()
@@ -384,7 +391,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._show_grid()
         self.options.setFocus()
 
-    def _show_item(self, item: Question, s: ExamSession) -> None:
+    def _show_item(self, item: Question, s: ExamSitting) -> None:
         """The question, its options and its marks (its answer and clock are the caller's)."""
         self.item = item
         kinds = [str(item.get(k)) for k in ("type2", "type3") if item.get(k)]
@@ -556,7 +563,7 @@ class PracticePanel(QWidget, SessionCalls):
         self._dataset_changed()
 
     def show_report(self, result: SessionResult) -> None:
-        """Fill and show the report page for a :class:`~engine.exam.session.SessionResult`."""
+        """Fill and show the report page for a :class:`~engine.exam.person.SessionResult`."""
         self.result = result
         questions = self.session.questions if self.session is not None else []
         dataset = self.session.dataset if self.session is not None else ""
@@ -566,8 +573,6 @@ class PracticePanel(QWidget, SessionCalls):
     def review(self, which: str = "missed") -> None:
         """Go over the questions of the session just ended again (``missed``, ``all`` or
         ``marked`` ones): untimed, each answer explained, never an exam."""
-        from engine.exam.session import ExamSession
-
         result, session = self.result, self.session
         if result is None or session is None or self.busy:
             return
@@ -575,14 +580,10 @@ class PracticePanel(QWidget, SessionCalls):
         if not keys:
             self.ctx.status(f"No {which} question in this session to review.")
             return
-        dataset, profile, run_id = session.dataset, session.profile, result.run_id
-        self.dataset.select(dataset)
-
-        def make(job: Job) -> tuple[ExamSession, Question | None]:
-            review = ExamSession(job.store, dataset, keys=keys, profile=profile, review_of=run_id)
-            return review, review.next_question()
-
-        self.call(make, self._started)
+        self.dataset.select(session.dataset)
+        self._sit(
+            dataset=session.dataset, keys=keys, profile=session.profile, review_of=result.run_id
+        )
 
     def back_to_setup(self) -> None:
         self.session = None

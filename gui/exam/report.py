@@ -1,6 +1,6 @@
 """The report at the end of a person's exam session: the score against the pass mark, the
 accuracy by question type, the time per question, and the missed questions to review. The
-numbers are the engine's (:class:`engine.exam.session.SessionResult`)."""
+numbers are the engine's (:class:`engine.exam.person.SessionResult`)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from engine.exam.dataset import LETTERS
 from gui.tables import RowsModel, table_view
 from gui.widgets.common import (
     Card,
+    button,
     esc,
     muted,
     primary,
@@ -30,12 +31,13 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.qt_standing import among_html
+from gui.widgets.screen import GOES_ON
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView
 
     from engine.exam.dataset import Question
-    from engine.exam.session import ExamSession, SessionResult
+    from engine.exam.person import ExamSitting, SessionResult
     from engine.store import Store
     from engine.types import Row
 
@@ -121,7 +123,7 @@ class ReportPage(QWidget):
         return head
 
     def show_result(self, result: SessionResult, questions: list[Question], dataset: str) -> None:
-        """Fill the page for a :class:`~engine.exam.session.SessionResult` of a session over
+        """Fill the page for a :class:`~engine.exam.person.SessionResult` of a session over
         ``questions`` of ``dataset``."""
         mode = {"timed": "Timed exam", "review": "Review"}.get(result.mode, "Practice")
         self.session_label.setText(f"{mode} · {dataset}")
@@ -178,7 +180,7 @@ class ReportPage(QWidget):
 
     @staticmethod
     def review_keys(
-        which: str, result: SessionResult, session: ExamSession, store: Store
+        which: str, result: SessionResult, session: ExamSitting, store: Store
     ) -> list[str]:
         """The questions of a finished session to go over again: the ``missed`` ones,
         ``all`` of them, or those ``marked`` in the notebook."""
@@ -203,26 +205,50 @@ def _past_result(run: Row) -> str:
     return "passed" if summary.get("passed") else "not passed"
 
 
-def past_card(parent: QWidget) -> tuple[Card, RowsModel, QLabel]:
-    """The card of a person's past sessions beside the setup: the card, its table's model
-    and the note under it (how many questions to review)."""
-    past = Card("Your past sessions")
-    past.setMinimumWidth(280)  # its dates and results whole
-    model = RowsModel(
-        [
-            ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
-            ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
-            ("Score", lambda r: (r.get("summary") or {}).get("score")),
-            ("Result", _past_result),
-        ],
-        parent,
-    )
-    model.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
-    past.add(table_view(model, stretch=0, fit=(1, 2, 3)), 1)  # the dates whole
-    note = muted(QLabel(""))
-    note.setWordWrap(True)
-    past.add(note)
-    return past, model, note
+class PastCard(Card):
+    """A person's past sessions beside the setup (:attr:`model`), the note under them
+    (:attr:`note`: how many questions to review) and Go on, which calls ``go_on(run_id)``
+    with the session chosen when it was left before its end (quit, or its app killed)."""
+
+    def __init__(self, parent: QWidget, go_on: Callable[[int], None]) -> None:
+        super().__init__("Your past sessions")
+        self.setMinimumWidth(280)  # its dates and results whole
+        self.model = RowsModel(
+            [
+                ("Date", lambda r: (r.get("started") or "")[:16].replace("T", " ")),
+                ("Mode", lambda r: (r.get("settings") or {}).get("mode", "")),
+                ("Score", lambda r: (r.get("summary") or {}).get("score")),
+                ("Result", _past_result),
+            ],
+            parent,
+        )
+        self.model.colour = lambda r: "#15803d" if (r.get("summary") or {}).get("passed") else None
+        self.table = table_view(self.model, stretch=0, fit=(1, 2, 3))  # the dates whole
+        self.add(self.table, 1)
+        self.go_button = button("Go on", self._go_on, "Answer the rest of the session chosen")
+        self.go_button.setEnabled(False)
+        self.table.selectionModel().selectionChanged.connect(self._chosen)
+        self.model.modelReset.connect(self._chosen)
+        self._go = go_on
+        self.note = muted(QLabel(""))
+        self.note.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.note, 1)
+        row.addWidget(self.go_button)
+        self.add_layout(row)
+
+    def _row(self) -> Row | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.rows[rows[0].row()] if rows else None
+
+    def _chosen(self) -> None:
+        row = self._row()
+        self.go_button.setEnabled(row is not None and row.get("status") in GOES_ON)
+
+    def _go_on(self) -> None:
+        row = self._row()
+        if row is not None:
+            self._go(int(row["id"]))
 
 
 MARKS = {True: ("✓", "#15803d"), False: ("✗", "#b91c1c")}  # right, wrong

@@ -16,7 +16,7 @@ from gui.widgets.common import AppContext, combo, esc, whole_text
 if TYPE_CHECKING:
     from engine.french.book import OptionNotes
     from engine.french.index import Index
-    from engine.french.session import PassageView
+    from engine.french.person import PassageView
     from engine.progress import Progress
     from gui.workers import Job
 

@@ -45,6 +45,7 @@ from gui.widgets.common import (
     DatasetPicker,
     ProgressRow,
     add_rows,
+    button,
     combo,
     current_profile,
     esc,
@@ -57,12 +58,12 @@ from gui.widgets.common import (
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
 from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
-from gui.widgets.screen import SessionCalls, scrolled, under_way
+from gui.widgets.screen import GOES_ON, SessionCalls, scrolled, under_way
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
-    from engine.french.session import Feedback, FrenchSession, QuestionView
+    from engine.french.person import Feedback, FrenchSitting, QuestionView
     from engine.progress import Progress
     from engine.types import Summary
     from gui.workers import Job
@@ -88,7 +89,7 @@ class FrenchPractice(QWidget, SessionCalls):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.session: FrenchSession | None = None
+        self.session: FrenchSitting | None = None
         self.view: QuestionView | None = None
         self.end_box: QMessageBox | None = None  # "End the session?" while it asks
         self.building: tuple[str, str] | None = None  # corpus and retriever being indexed
@@ -147,6 +148,10 @@ class FrenchPractice(QWidget, SessionCalls):
         begin = QHBoxLayout()  # when the passages show, then Start
         begin.addWidget(self.book)
         begin.addWidget(self.start_button, 1)
+        self.go_button = button(
+            "Go on", self.go_on, "Answer the rest of your last session of these questions"
+        )
+        begin.addWidget(self.go_button)
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
         add_rows(grid, [("Questions", self.dataset), ("Passages", self.retrieval)])
@@ -229,7 +234,7 @@ class FrenchPractice(QWidget, SessionCalls):
     # -- flow ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        from engine.french.session import FrenchSession
+        from engine.french.person import FrenchSitting
 
         dataset = self.dataset.name
         if not dataset:
@@ -247,16 +252,47 @@ class FrenchPractice(QWidget, SessionCalls):
         profile = current_profile(self.ctx)
         old = self.session if self.session is not None and not self.session.done else None
 
-        def make(job: Job, stop: threading.Event) -> tuple[FrenchSession, QuestionView]:
+        def make(job: Job, stop: threading.Event) -> tuple[FrenchSitting, QuestionView]:
             index = load_retriever(job, corpus, retriever, stop.is_set)
             if old is not None:  # a new session replaces it (not when the build is cancelled)
                 old.finish()
-            session = FrenchSession(
+            session = FrenchSitting(
                 job.store, dataset, limit, index, k, profile=profile, seed=seed, book=book
             )
             return session, session.question()
 
         self.passages.setHtml(_stale("Preparing the passages…"))
+        self._choice, self._previous = self.retrieval.values, None
+        self._with_index(make, self._started)
+
+    def _left_run(self) -> int | None:
+        """Your latest session of these questions if it was left before its end (quit, or
+        its app killed): what Go on answers the rest of."""
+        from engine.bank.pools import person_runs
+
+        name = self.dataset.name
+        runs = person_runs(self.ctx.store, "french", current_profile(self.ctx), name or "")
+        left = runs[-1:] if name else []
+        return next((int(r["id"]) for r in left if r["status"] in GOES_ON), None)
+
+    def go_on(self) -> None:
+        """Go on with :meth:`_left_run` where it stopped, with the passages chosen now."""
+        from engine.french.person import FrenchSitting
+
+        run_id = self._left_run()
+        if run_id is None:
+            return
+        corpus, retriever, k = self.retrieval.values
+        retriever = "" if self.book.currentData() == "none" else retriever
+        old = self.session if self.session is not None and not self.session.done else None
+
+        def make(job: Job, stop: threading.Event) -> tuple[FrenchSitting, QuestionView]:
+            index = load_retriever(job, corpus, retriever, stop.is_set)
+            if old is not None:
+                old.finish()
+            session = FrenchSitting.resume(job.store, run_id, index, k)
+            return session, session.question()
+
         self._choice, self._previous = self.retrieval.values, None
         self._with_index(make, self._started)
 
@@ -317,7 +353,7 @@ class FrenchPractice(QWidget, SessionCalls):
         elif self.session is not None and self.session.book != self.book.currentData():
             self._book_changed()
 
-    def _started(self, result: tuple[FrenchSession, QuestionView]) -> None:
+    def _started(self, result: tuple[FrenchSitting, QuestionView]) -> None:
         self.session, view = result
         self.struck, self.chosen = {}, {}
         self.ctx.notify_runs()
@@ -425,6 +461,7 @@ class FrenchPractice(QWidget, SessionCalls):
         )
         self.finish_button.setEnabled(has and not self.busy)
         self.start_button.setEnabled(not self.busy and bool(self.dataset.name))
+        self.go_button.setEnabled(not self.busy and self._left_run() is not None)
         self.retrieval.setEnabled(self.building is None and self.book.currentData() != "none")
         self.book.setEnabled(self.building is None)
         self.dataset.setEnabled(self.building is None)

@@ -9,8 +9,10 @@
   mark, not a past session nor a point of the trend; its answers still count as the
   latest ones (the pools, the questions still missed, the review cards).
 
-Every answer is stored as soon as it is given (a ``person`` run), with the seconds spent on
-the question. The result has the score, whether it reaches the pass mark
+A sitting is a person's run through the one run loop (:mod:`engine.solvers`): every answer
+is scored and stored by the loop as soon as it is given (a ``person`` run), with the seconds
+spent on the question, and a sitting killed midway is resumed where it stopped
+(``resume=``, ``medexam exam take --resume ID``). The result has the score, whether it reaches the pass mark
 (:class:`~engine.exam.settings.PracticeSettings`' unless told otherwise), accuracy per
 question type, the questions missed and, where the data set says how real candidates did
 on its questions, the candidates' score beside the person's and where the person stands
@@ -18,9 +20,9 @@ among them (:mod:`engine.exam.candidates`). :func:`missed_items` lists the quest
 still gets wrong across past sessions, and a new session can replay exactly those
 (``keys=``).
 
->>> # session = ExamSession(store, "explaincpe-sample", limit=5)
->>> # q = session.next_question(); fb = session.answer("B"); fb.correct, fb.explanation
->>> # result = session.finish()
+>>> # sitting = ExamSitting(store, "explaincpe-sample", limit=5)
+>>> # q = sitting.next_question(); fb = sitting.answer("B"); fb.correct, fb.explanation
+>>> # result = sitting.finish()
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ from engine.exam.metrics import TypeAccuracy, accuracy, by_type
 from engine.exam.prompts import explanation_messages
 from engine.exam.settings import PracticeSettings
 from engine.models.protocol import ChatModel
-from engine.review import record_answer
+from engine.progress import Deadline
 from engine.review.profiles import resolve, run_profile
-from engine.solvers import PERSON, PersonRun
+from engine.solvers import PERSON, Sitting, card_hook, time_spent
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -101,22 +103,25 @@ class SessionResult:
         return out
 
 
-class ExamSession:
-    """One sitting of ``dataset`` by a person; answers are stored as they come.
+class ExamSitting:
+    """One sitting of ``dataset`` by a person: a person's run of the exam through the run
+    loop (:class:`engine.solvers.Sitting`), each answer scored and stored by the loop as it
+    comes; every answer also reviews the question's card (:mod:`engine.review`).
 
-    ``keys`` restricts the session to those questions (a review of missed ones); ``limit``
+    ``keys`` restricts the sitting to those questions (a review of missed ones); ``limit``
     keeps N of them: drawn at random in a random order with ``seed`` (the same block again
     for the same seed, stored on the run), the first N in data set order without one
     (:func:`engine.bank.blocks.block_items`). ``time_limit_s`` makes it a timed exam
-    (``mode`` is then ``timed`` unless given). ``profile`` names the person (default: the default
-    profile; a new name is created). The run starts when the session is created, and every
-    answer also reviews the question's card (:mod:`engine.review`).
+    (``mode`` is then ``timed`` unless given): a deadline on the run. ``profile`` names the
+    person (default: the default profile; a new name is created). ``resume`` continues
+    stored run ``resume`` (killed, quit or interrupted) with its own settings, where it
+    stopped: the questions answered stay answered and are not asked again.
     """
 
     def __init__(
         self,
         store: Store,
-        dataset: str,
+        dataset: str | None = None,
         *,
         mode: str | None = None,
         time_limit_s: float | None = None,
@@ -127,42 +132,36 @@ class ExamSession:
         profile: str | None = None,
         seed: int | None = None,
         review_of: int | None = None,
+        resume: int | None = None,
     ) -> None:
-        mode = mode or (REVIEW if review_of else "timed" if time_limit_s else "practice")
-        if mode not in MODES:
-            raise SessionError(f"mode must be one of {MODES} (got {mode!r})")
-        if mode == REVIEW and time_limit_s is not None:
-            raise SessionError("a review has no time limit")
-        if time_limit_s is not None and time_limit_s <= 0:
-            raise SessionError("the time limit must be positive")
-        if not 0 <= pass_mark <= 100:
-            raise SessionError("the pass mark is a percentage between 0 and 100")
-        self.store = store
-        self.profile = resolve(store, profile, create=True)
-        self.dataset = dataset
-        self.mode = mode
-        self.time_limit_s = time_limit_s
-        self.pass_mark = float(pass_mark)
-        self._clock = clock
-        items, block = block_items(store.items(dataset), keys, limit, seed)
-        if not items:
-            raise SessionError("no questions to ask")
-        self.questions: list[Question] = items  # type: ignore[assignment]
-        self.seed = seed
-        settings = {
-            "mode": mode,
-            "time_limit_s": time_limit_s,
-            "pass_mark": self.pass_mark,
-            **block,
-            "profile": self.profile,
-            **({"review_of": review_of} if review_of else {}),
-        }
-        self.person = PersonRun.start(store, ACTIVITY, dataset, items, settings)
-        self.run_id = self.person.run_id
-        self.started = clock()
-        self.index = 0
+        self.store, self._clock = store, clock
+        if resume is not None:
+            settings = _resumed(store, resume)
+            dataset = str(store.run(resume)["dataset"])
+        else:
+            if dataset is None:
+                raise SessionError("no data set given")
+            given = (mode, time_limit_s, pass_mark, review_of)
+            settings = _settings(store, dataset, given, profile, (keys, limit, seed))
+        self.dataset, self.mode = dataset, str(settings["mode"])
+        self.profile = str(settings["profile"])
+        self.time_limit_s = settings.get("time_limit_s")
+        self.pass_mark = float(settings.get("pass_mark", PracticeSettings.pass_mark))
+        self.seed = settings.get("seed")
+        self.questions: list[Question] = stored_block(store.items(dataset), settings)  # type: ignore[assignment]
+        spent = time_spent(store, resume) if resume is not None else 0.0
+        self.feedback = feedback_of(store, resume, self.questions) if resume is not None else []
+        self.started = clock() - spent
+        limit_s = self.time_limit_s
+        self.deadline = Deadline(limit_s - spent, clock) if limit_s is not None else None
+        self.sitting = Sitting(
+            store, ACTIVITY, dataset, {} if resume is not None else settings, resume=resume,
+            deadline=self.deadline, on_answer=card_hook(ACTIVITY, dataset, self.profile), clock=clock,
+        )  # fmt: skip
+        self.run_id: int = self.sitting.run_id  # type: ignore[assignment]
+        self.index = len(self.feedback)
+        self._current: Question | None = None
         self._shown_at: float | None = None
-        self.feedback: list[Feedback] = []
         self.finished = False
         self.result: SessionResult | None = None
 
@@ -173,14 +172,11 @@ class ExamSession:
 
     def time_left(self) -> float | None:
         """Seconds left in a timed exam (never below 0); None without a limit."""
-        if self.time_limit_s is None:
-            return None
-        return max(0.0, self.time_limit_s - self.elapsed())
+        return self.deadline.left() if self.deadline is not None else None
 
     @property
     def expired(self) -> bool:
-        left = self.time_left()
-        return left is not None and left <= 0
+        return self.deadline is not None and self.deadline.passed()
 
     # -- questions ---------------------------------------------------------------------------
 
@@ -189,20 +185,21 @@ class ExamSession:
         return len(self.questions) - self.index
 
     def next_question(self) -> Question | None:
-        """The question to show now (its clock starts), or None when the session is over
+        """The question to show now (its clock starts), or None when the sitting is over
         (all asked, time up, or finished)."""
-        if self.finished or self.index >= len(self.questions) or self.expired:
+        if self.finished or self.expired:
             return None
-        if self._shown_at is None:
-            self._shown_at = self._clock()
-        return self.questions[self.index]
+        if self._current is None:
+            asked = self.sitting.asked()
+            if asked is None:
+                return None
+            self._current, self._shown_at = asked[0][1], self._clock()
+        return self._current
 
     def answer(self, letter: str | None) -> Feedback | None:
-        """Answer the current question (``None`` skips it) and store the answer.
-
-        Returns the feedback in practice mode, None in a timed exam (feedback comes with
-        :meth:`finish`). An answer given after the time is up is not accepted.
-        """
+        """Answer the current question (``None`` skips it); the run loop scores and stores
+        it. Returns the feedback in practice mode, None in a timed exam (feedback comes with
+        :meth:`finish`). An answer given after the time is up is not accepted."""
         item = self.next_question()
         if item is None:
             raise SessionError("the session is over" if not self.expired else "time is up")
@@ -215,29 +212,14 @@ class ExamSession:
                 )
         now = self._clock()
         seconds = now - (self._shown_at if self._shown_at is not None else now)
-        key = str(item["id"])
-        given = {
-            "response": chosen or "",
-            "chosen": chosen,
-            "gold": item["answer"],
-            "latency_s": seconds,
-            "extra": {"mode": self.mode, "skipped": chosen is None},
-        }
-        correct = bool(self.person.submit(self.index, key, item, given).get("correct"))
-        record_answer(
-            self.store,
-            ACTIVITY,
-            self.dataset,
-            item,
-            correct,
-            seconds=seconds,
-            run_id=self.run_id,
-            profile=self.profile,
-        )
-        fb = Feedback(key, chosen, item["answer"], correct, item.get("explanation", ""), seconds)
+        stored = self.sitting.give(person_answer(item, chosen, seconds, self.mode))
+        fb = Feedback(
+            str(item["id"]), chosen, item["answer"], bool(stored.get("correct")),
+            item.get("explanation", ""), seconds,
+        )  # fmt: skip
         self.feedback.append(fb)
         self.index += 1
-        self._shown_at = None
+        self._current = self._shown_at = None
         return fb if self.explained else None
 
     @property
@@ -253,8 +235,8 @@ class ExamSession:
         self, model: ChatModel, key: str | None = None, lang: str = "zh", max_tokens: int = 400
     ) -> Iterator[str]:
         """A model's explanation of a question (default: the last one answered), piece by
-        piece as ``model.stream_chat`` produces it; the whole text is stored with the run
-        afterwards. Practice mode only. ``model.cancel()`` stops it early."""
+        piece as ``model.stream_chat`` produces it; the whole text is stored with the run's
+        answer afterwards. Practice mode only. ``model.cancel()`` stops it early."""
         if self.mode != "practice" and not self.finished:
             raise SessionError("explanations are shown after a timed exam")
         if key is None:
@@ -283,25 +265,94 @@ class ExamSession:
 
     # -- the end -------------------------------------------------------------------------------
 
-    def finish(self, status: str | None = None) -> SessionResult:
-        """End the session (status ``finished``, or ``cancelled`` when questions are left and
-        time is not up) and return its result, stored as the run's summary."""
+    def finish(self) -> SessionResult:
+        """End the sitting (``finished`` when every question is answered or the time is up,
+        else ``cancelled``) and return its result, stored as the run's summary."""
         if self.result is not None:
             return self.result
         self.finished = True
-        if status is None:
-            status = "finished" if self.remaining == 0 or self.expired else "cancelled"
-        self.person.finish(status, {"seconds": round(self.elapsed(), 3)})
+        summary = self.sitting.stop(time_up=self.expired)
+        status = str(summary.get("status", "finished"))
         result = session_result(self.store, self.run_id, self.questions, self.pass_mark, status)
-        result.seconds = round(self.elapsed(), 3)
+        result.seconds = float(summary.get("seconds", round(self.elapsed(), 3)))
         result.feedback = list(self.feedback)
         self.result = result
         return result
 
 
+def person_answer(item: Question, chosen: str | None, seconds: float, mode: str) -> JSONDict:
+    """A person's answer to ``item`` as the run loop stores it (a model's answer's fields)."""
+    return {
+        "response": chosen or "",
+        "chosen": chosen,
+        "gold": item["answer"],
+        "latency_s": seconds,
+        "extra": {"mode": mode, "skipped": chosen is None},
+    }
+
+
+def _settings(
+    store: Store,
+    dataset: str,
+    given: tuple[str | None, float | None, float, int | None],
+    profile: str | None,
+    block: tuple[Sequence[str] | None, int | None, int | None],
+) -> JSONDict:
+    """The settings stored on a new sitting's run, checked; its block drawn."""
+    mode, time_limit_s, pass_mark, review_of = given
+    mode = mode or (REVIEW if review_of else "timed" if time_limit_s else "practice")
+    if mode not in MODES:
+        raise SessionError(f"mode must be one of {MODES} (got {mode!r})")
+    if mode == REVIEW and time_limit_s is not None:
+        raise SessionError("a review has no time limit")
+    if time_limit_s is not None and time_limit_s <= 0:
+        raise SessionError("the time limit must be positive")
+    if not 0 <= pass_mark <= 100:
+        raise SessionError("the pass mark is a percentage between 0 and 100")
+    profile = resolve(store, profile, create=True)
+    keys, limit, seed = block
+    items, drawn = block_items(store.items(dataset), keys, limit, seed)
+    if not items:
+        raise SessionError("no questions to ask")
+    return {
+        "mode": mode,
+        "time_limit_s": time_limit_s,
+        "pass_mark": float(pass_mark),
+        **drawn,
+        "profile": profile,
+        **({"review_of": review_of} if review_of else {}),
+    }
+
+
+def _resumed(store: Store, run_id: int) -> JSONDict:
+    """The settings of person run ``run_id`` to resume (refused when it is not an exam's)."""
+    run = store.run(run_id)
+    if run["activity"] != ACTIVITY or run["runner"] != PERSON:
+        raise SessionError(f"run {run_id} is not a person's exam session")
+    settings = dict(run["settings"] or {})
+    settings.setdefault("mode", "practice")
+    settings["profile"] = run_profile(run)
+    return settings
+
+
+def feedback_of(store: Store, run_id: int, questions: Sequence[Question]) -> list[Feedback]:
+    """The feedback of a run's stored answers, in the order the questions were asked."""
+    answers = {a["item_key"]: a for a in store.answers(run_id)}
+    out = []
+    for q in questions:
+        a = answers.get(str(q["id"]))
+        if a is not None:
+            fb = Feedback(
+                str(q["id"]), a["chosen"], q["answer"], bool(a["correct"]),
+                q.get("explanation", ""), a["latency_s"] or 0.0,
+            )  # fmt: skip
+            out.append(fb)
+    return out
+
+
 def person_summary(store: Store, run_id: int) -> Summary:
     """The summary of a person's exam run (:func:`session_result`) as its stored answers and
-    scores give it, what :meth:`ExamSession.finish` stores and a rescore gives again; the
+    scores give it, what :meth:`ExamSitting.finish` stores and a rescore gives again; the
     sitting's own length (``seconds``, its clock's) is stored beside it when it ends."""
     out = _summary(session_result(store, run_id))
     out.pop("seconds")

@@ -1,15 +1,16 @@
 """A student practising FrenchMedMCQA questions, optionally with retrieved passages.
 
-:class:`FrenchSession` is what the terminal (``medexam french take``) and the GUI draw: the
+:class:`FrenchSitting` is what the terminal (``medexam french take``) and the GUI draw: the
 current question and its options, the passages retrieved for it with the query words located
 (accent- and stem-aware character spans, ready to highlight), a multi-select answer, the
 per-question Hamming score and exact match, and the overall scores. A person answers where a
-model would (:class:`engine.solvers.PersonRun`): the question and passages are the context a
-model's run is given (:func:`engine.french.context.reader_context`: a question's own passage
-is never shown), each answer is scored by French QA's scorers and stored at once, and the
-run's summary is a model run's, so ``medexam rescore`` scores it again.
+model would, through the one run loop (:class:`engine.solvers.Sitting`): the question and
+passages are the context a model's run is given (:func:`engine.french.context.reader_context`:
+a question's own passage is never shown), the loop scores each answer by French QA's scorers
+and stores it at once, and the run's summary is a model run's, so ``medexam rescore`` scores
+it again; a sitting quit or killed goes on where it stopped (``medexam french take --resume``).
 
->>> session = FrenchSession(store, "frenchmedmcqa-sample", index=index, limit=3)  # doctest: +SKIP
+>>> session = FrenchSitting(store, "frenchmedmcqa-sample", index=index, limit=3)  # doctest: +SKIP
 >>> view = session.question()                                                    # doctest: +SKIP
 >>> view.passages[0].marked("[", "]")                                            # doctest: +SKIP
 >>> feedback = session.answer(["a", "c"])                                        # doctest: +SKIP
@@ -29,9 +30,9 @@ from engine.french.context import ReaderContext, answer_fields, reader_context
 from engine.french.dataset import ACTIVITY, LETTERS, options, retrieval_query
 from engine.french.index import Index
 from engine.french.reader import parse_letters
-from engine.review import record_answer
 from engine.review.profiles import resolve, run_profile
-from engine.solvers import PersonRun
+from engine.scoring import summarize
+from engine.solvers import PERSON, Sitting, card_hook
 from engine.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def _letters(answer: Iterable[str] | str) -> list[str]:
     return sorted(out)
 
 
-class FrenchSession:
+class FrenchSitting:
     """A stored practice session over ``dataset``: ``limit`` questions (of ``keys``, when
     given) drawn at random in a random order with ``seed`` (the same block again for the
     same seed, stored on the run), the first ``limit`` in data set order without one.
@@ -151,6 +152,7 @@ class FrenchSession:
         self._feedback: dict[str, Feedback] = {}
         self._contexts: dict[tuple[str, str, int], ReaderContext] = {}
         self._shown: dict[str, ReaderContext] = {}
+        settings: JSONDict = {}
         if run_id is None:
             settings = {
                 "index": index.name if index else None,
@@ -159,10 +161,14 @@ class FrenchSession:
                 **block,
                 "profile": self.profile,
             }
-            self.person = PersonRun.start(store, ACTIVITY, dataset, self.items, settings)
         else:
-            self.person = PersonRun.resume(store, ACTIVITY, run_id, dataset)
-            self.profile = run_profile(store.run(run_id))
+            self.profile = _resumed(store, run_id, dataset)
+        self.sitting = Sitting(
+            store, ACTIVITY, dataset, settings, resume=run_id,
+            on_answer=card_hook(ACTIVITY, dataset, self.profile, timed=False),
+            extra={"total": len(self.items)}, seconds=False,
+        )  # fmt: skip
+        if run_id is not None:
             for a in store.answers(run_id):
                 extra = a["extra"] or {}
                 self._feedback[a["item_key"]] = Feedback(
@@ -172,17 +178,19 @@ class FrenchSession:
                     float((a["scores"] or {}).get("hamming") or 0.0),
                     bool(a["correct"]),
                 )
-        self.run_id = self.person.run_id
+        self.run_id: int = self.sitting.run_id  # type: ignore[assignment]
         self.position = self._next_unanswered(0)
         self._summary = self._summarised()
 
     @classmethod
     def resume(
         cls, store: Store, run_id: int, index: Index | None = None, k: int = 1
-    ) -> FrenchSession:
-        """Continue a stored session (its unanswered questions)."""
+    ) -> FrenchSitting:
+        """Continue a stored session (its unanswered questions), its passages shown as
+        before (``open``, ``closed`` or ``none``)."""
         run = store.run(run_id)
-        return cls(store, run["dataset"], index=index, k=k, run_id=run_id)
+        book = str((run["settings"] or {}).get("book") or "open")
+        return cls(store, run["dataset"], index=index, k=k, run_id=run_id, book=book)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -283,24 +291,14 @@ class FrenchSession:
         )
         shown = shown or ReaderContext(item)
         fields = answer_fields(shown, self.dataset, chosen, known)
-        values = self.person.submit(
-            position, item["id"], item, {"response": fields["chosen"], **fields}
-        )
+        stored = self.sitting.give({"response": fields["chosen"], **fields}, position)
+        values = stored.get("scores") or {}
         fb = Feedback(
             item["id"],
             chosen,
             fields["extra"]["gold"],
             round(float(values.get("hamming") or 0.0), 4),
             bool(values.get("exact")),
-        )
-        record_answer(
-            self.store,
-            ACTIVITY,
-            self.dataset,
-            item,
-            fb.exact,
-            run_id=self.run_id,
-            profile=self.profile,
         )
         self._feedback[item["id"]] = fb
         self.position = self._next_unanswered(position + 1)
@@ -312,7 +310,8 @@ class FrenchSession:
         return self._feedback.get(self.items[position]["id"])
 
     def _summarised(self) -> Summary:
-        return {**self.person.summary(), "total": len(self.items)}
+        summary = summarize(self.store, self.run_id)
+        return {**summary, "run_id": self.run_id, "total": len(self.items)}
 
     def summary(self) -> Summary:
         """A French run's summary of the answers so far (:func:`engine.scoring.summarize`:
@@ -323,5 +322,13 @@ class FrenchSession:
 
     def finish(self) -> Summary:
         """Close the run (finished if all answered, else cancelled) and return the summary."""
-        status = "finished" if self.done else "cancelled"
-        return self.person.finish(status, {"total": len(self.items)})
+        return self.sitting.stop()
+
+
+def _resumed(store: Store, run_id: int, dataset: str) -> str:
+    """The profile of person run ``run_id`` to resume (refused when it is not a French
+    practice session on ``dataset``)."""
+    run = store.run(run_id)
+    if run["runner"] != PERSON or run["activity"] != ACTIVITY or run["dataset"] != dataset:
+        raise StoreError(f"run {run_id} is not a practice session on {dataset!r}")
+    return run_profile(run)

@@ -7,11 +7,9 @@
 
 Turns are numbered: 0 is the opening request; question *i* and its reply are both turn *i*; a
 model doctor's closing words are stored as a doctor turn of kind ``conclusion``. With a store
-and a run id every turn is stored as it happens (``Store.add_turn``) and :meth:`finish` stores
-one answer row for the case, scored by the consultation's scorers (the task, the dialogue's
-metrics) as a model run's answer is. A person's consultation is a person's run
-(:class:`engine.solvers.PersonRun`): the patient is the one a model doctor talks to, and the
-run is scored again with ``medexam rescore`` like a model's.
+and a run id every turn is stored as it happens (``Store.add_turn``), beside the case's answer
+the run loop stores once :meth:`finish` has given it (a model doctor's run,
+:mod:`engine.consult.run`; a person's, :mod:`engine.consult.person`).
 The ``extra`` of a patient turn records the facts the question matched (``facts``: index, key,
 value, scores; all the grounded patient was given), those the question ``asked`` for, those
 ``revealed`` in the reply and those ``leaked`` (a fact the reply contradicts is neither: it is
@@ -24,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from engine.consult.cases import ACTIVITY, Case, Turn
+from engine.consult.cases import Case, Turn
 from engine.consult.contradict import contradicted
 from engine.consult.metrics import consultation_metrics, turn_leakage
 from engine.consult.patient import Patient, PatientReply, PatientStream, make_patient
@@ -34,10 +32,10 @@ from engine.consult.settings import ConsultSettings
 from engine.consult.solve import Solver, TaskResult, task_result, task_text
 from engine.errors import UserError
 from engine.models.protocol import ChatModel
-from engine.solvers import PERSON, PersonRun, store_scored
 
 if TYPE_CHECKING:
     from engine.consult.metrics import CaseMetrics
+    from engine.solvers import Sitting
     from engine.store import Store
     from engine.types import JSONDict
 
@@ -86,8 +84,7 @@ class Consultation:
     ``patient_mode`` is ``grounded`` (the default: a person's consultation) or ``paper``
     (:mod:`engine.consult.patient`); ``keep_conclusions`` leaves the doctor's closing words in
     the solver's context (the default) or drops them. With a store and
-    a run id every turn is stored, and the answer too unless ``store_answer`` is false (a run
-    loop that stores answers itself).
+    a run id every turn is stored (the answer is the run loop's to store).
     """
 
     case: Case
@@ -99,7 +96,6 @@ class Consultation:
     solver: Solver | None = None
     match: InitVar[str | None] = None
     position: int | None = None
-    store_answer: bool = True
     patient_mode: str = "grounded"
     keep_conclusions: bool = True
     seed: int = 0
@@ -108,6 +104,9 @@ class Consultation:
     patient: Patient = field(init=False)
     turns: list[Turn] = field(default_factory=list, init=False)
     result: ConsultResult | None = field(default=None, init=False)
+    #: A person's consultation: the run loop waiting for its answer
+    #: (:class:`engine.solvers.Sitting`, :mod:`engine.consult.person`).
+    sitting: Sitting | None = field(default=None, init=False, repr=False)
     _started: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self, patient_model: ChatModel | None, match: str | None) -> None:
@@ -251,10 +250,8 @@ class Consultation:
             )
 
     def finish(self, answer: str | None = None) -> ConsultResult:
-        """Complete the task: score ``answer`` (a person's) or let the solver answer.
-
-        Stores the answer row when the consultation has a store and run id.
-        """
+        """Complete the task: score ``answer`` (a person's) or let the solver answer; the
+        result's :meth:`ConsultResult.answer_fields` are the answer the run loop stores."""
         if self.finished:
             raise ConsultationError("the consultation is already finished")
         if not self._started:
@@ -281,16 +278,6 @@ class Consultation:
             stop_reason=conclusion["extra"].get("reason") if conclusion else None,
             task_kind=self.case.task.kind,
         )
-        if self.store is not None and self.run_id is not None and self.store_answer:
-            fields = self.result.answer_fields(self.questions_asked)
-            values = store_scored(
-                self.store, self.run_id, self.position, self.case.id, self.case, fields
-            )
-            task.correct = bool(values.get("correct"))  # the scorers' verdict is the one
-            similarity = values.get("similarity")
-            if isinstance(similarity, int | float):
-                task.similarity = float(similarity)
-            self.result.metrics = cast("CaseMetrics", values)
         return self.result
 
 
@@ -315,45 +302,3 @@ class ReplyStream:
 
     def cancel(self) -> None:
         self.stream.cancel()
-
-
-# -- a person's consultation -----------------------------------------------------------------
-
-
-def start_person_consultation(
-    store: Store,
-    dataset: str,
-    case: Case,
-    patient_model: ChatModel,
-    max_turns: int = ConsultSettings.max_turns,
-) -> Consultation:
-    """A person's consultation of one case, stored as a ``person`` run of one item; the
-    patient's opening request is already recorded."""
-    patient = getattr(patient_model, "name", None) or "model"
-    settings = {"doctor": PERSON, "patient": patient, "case": case.id, "max_turns": max_turns}
-    person = PersonRun.start(store, ACTIVITY, dataset, [case], settings)
-    consultation = Consultation(
-        case, patient_model, store=store, run_id=person.run_id, max_turns=max_turns, position=0
-    )
-    consultation.start()
-    return consultation
-
-
-def _person(consultation: Consultation) -> PersonRun:
-    if consultation.store is None or consultation.run_id is None:
-        raise ConsultationError("the consultation is not stored")
-    return PersonRun(consultation.store, ACTIVITY, consultation.run_id)
-
-
-def finish_person_consultation(consultation: Consultation, answer: str) -> ConsultResult:
-    """Score the person's answer (the consultation's scorers) and close the run with the
-    activity's summary."""
-    result = consultation.finish(answer)
-    _person(consultation).finish("finished")
-    return result
-
-
-def abandon_person_consultation(consultation: Consultation) -> None:
-    """Close the run of a consultation left before its task was answered (``cancelled``)."""
-    if consultation.store is not None and consultation.run_id is not None:
-        _person(consultation).finish("cancelled")
