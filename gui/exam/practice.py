@@ -478,7 +478,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _leave(self) -> None:
         """Keep what the question shown has struck through (and chosen, unanswered)."""
-        self._stop_explaining()
+        self.explainer.stop()
         self.hint.setText("")
         self.struck[self.at] = self.options.struck()
         if not self.answered:
@@ -524,9 +524,6 @@ class PracticePanel(QWidget, SessionCalls):
         if self.session is not None and self.item is not None:
             self.explainer.explain(self.session, self.item)
 
-    def _stop_explaining(self) -> None:
-        self.explainer.stop()
-
     def _time_up(self) -> None:
         if self.stack.currentIndex() == 1 and not self.busy:
             self._close_box()
@@ -551,7 +548,7 @@ class PracticePanel(QWidget, SessionCalls):
     def _end(self) -> None:
         if self.session is None:
             return
-        self._stop_explaining()
+        self.explainer.stop()
         self.clock.stop()
         self.marks.leave()
         session = self.session
@@ -594,7 +591,7 @@ class PracticePanel(QWidget, SessionCalls):
     def closing(self) -> None:
         """The window closes: stop the stream; an unfinished session is closed as such."""
         self.clock.stop()
-        self._stop_explaining()
+        self.explainer.stop()
         self.marks.leave()
         session = self.session
         if session is not None and not session.finished:

@@ -16,7 +16,7 @@ from gui.widgets.common import AppContext, combo, esc, whole_text
 if TYPE_CHECKING:
     from engine.french.book import OptionNotes
     from engine.french.index import Index
-    from engine.french.person import PassageView
+    from engine.french.person import Feedback, PassageView
     from engine.progress import Progress
     from gui.workers import Job
 
@@ -165,3 +165,23 @@ class RetrievalControls(QWidget):
     @property
     def values(self) -> tuple[str, str, int]:
         return self.corpus.currentData() or "", self.retriever.currentData(), self.k.value()
+
+
+def verdict_html(fb: Feedback) -> str:
+    """An answer's verdict: exactly or partly right or wrong, its Hamming score, the options
+    missed and wrongly ticked, the right ones."""
+    colour = "#15803d" if fb.exact else "#b45309" if fb.hamming > 0 else "#b91c1c"
+    words = "Exactly right" if fb.exact else "Partly right" if fb.hamming > 0 else "Wrong"
+    detail = []
+    if fb.missed:
+        detail.append("missed " + ", ".join(x.upper() for x in fb.missed))
+    if fb.wrong:
+        detail.append("wrongly ticked " + ", ".join(x.upper() for x in fb.wrong))
+    gold = " + ".join(x.upper() for x in fb.gold)
+    return (
+        f"<p style='color:{colour}; font-size:12pt'><b>{words}</b> — Hamming score "
+        f"{100 * fb.hamming:.0f}%, exact match {'yes' if fb.exact else 'no'}</p>"
+        f"<p>Right options: <b>{esc(gold)}</b>"
+        + (f" · {esc('; '.join(detail))}" if detail else "")
+        + "</p>"
+    )

@@ -35,6 +35,7 @@ from gui.french.passages import (
     build_message,
     load_retriever,
     passages_html,
+    verdict_html,
 )
 from gui.models import set_setting, setting
 from gui.widgets.bank_block import drawn_seed, order_box
@@ -48,7 +49,6 @@ from gui.widgets.common import (
     button,
     combo,
     current_profile,
-    esc,
     flush_column,
     muted,
     primary,
@@ -499,21 +499,7 @@ class FrenchPractice(QWidget, SessionCalls):
 
     def _show_verdict(self, fb: Feedback) -> None:
         self.options.reveal(fb.gold, fb.chosen)
-        colour = "#15803d" if fb.exact else "#b45309" if fb.hamming > 0 else "#b91c1c"
-        words = "Exactly right" if fb.exact else "Partly right" if fb.hamming > 0 else "Wrong"
-        detail = []
-        if fb.missed:
-            detail.append("missed " + ", ".join(x.upper() for x in fb.missed))
-        if fb.wrong:
-            detail.append("wrongly ticked " + ", ".join(x.upper() for x in fb.wrong))
-        gold = " + ".join(x.upper() for x in fb.gold)
-        self.verdict.setText(
-            f"<p style='color:{colour}; font-size:12pt'><b>{words}</b> — Hamming score "
-            f"{100 * fb.hamming:.0f}%, exact match {'yes' if fb.exact else 'no'}</p>"
-            f"<p>Right options: <b>{esc(gold)}</b>"
-            + (f" · {esc('; '.join(detail))}" if detail else "")
-            + "</p>"
-        )
+        self.verdict.setText(verdict_html(fb))
 
     def _show_grid(self) -> None:
         """The question grid: each question right or wrong once answered, marked ones."""
