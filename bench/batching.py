@@ -132,7 +132,7 @@ def through_run(
 ) -> tuple[float, dict[str, Any]]:
     """A run through the engine's one run loop: answered items per ``per`` seconds, and its
     answers by item key (in their stored order)."""
-    from engine.runs import run
+    from engine.core.runs import run
 
     t0 = time.perf_counter()
     summary = run(store, activity, dataset, settings, pool=pool)
@@ -155,7 +155,7 @@ def questions(store: Any) -> str:
 
 def measures(args: argparse.Namespace, store: Any) -> dict[str, Callable[[Any, Any], tuple]]:
     """Each measure as a function of (pool, model) giving (rate, details)."""
-    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import ensure_sample as cases_sample
 
     exam = questions(store)
     cases = cases_sample(store)
@@ -175,7 +175,7 @@ def measures(args: argparse.Namespace, store: Any) -> dict[str, Callable[[Any, A
 
 def compare(first: dict[str, Any], second: dict[str, Any]) -> tuple[list[bool], list[float]]:
     """Letters equal, and ROUGE-L F of the responses, item by item."""
-    from engine.rouge import rouge_l
+    from engine.text.rouge import rouge_l
 
     same, rouge = [], []
     for key, a in first.items():
@@ -204,7 +204,7 @@ def main() -> None:
 
     from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
-    from engine.store import Store
+    from engine.store.store import Store
 
     store = Store(Path(tempfile.mkdtemp()) / "bench.db")
     chosen = [m for m in args.only.split(",") if m]

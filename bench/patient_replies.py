@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.consult.cases import Case  # noqa: E402
-from engine.store import Store  # noqa: E402
+from engine.consult.cases.cases import Case  # noqa: E402
+from engine.store.store import Store  # noqa: E402
 
 
 def reply_id(patient: str, mode: str, case_id: str, turn: int, text: str) -> str:

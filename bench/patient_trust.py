@@ -1,11 +1,11 @@
 """How often the grounded patient contradicts its case, with its reply check off and on.
 
 On the first AgentClinic MedQA cases, with an embedded model as the patient, scripted
-questions are put to the grounded patient (:class:`engine.consult.patient.Patient`): the
+questions are put to the grounded patient (:class:`engine.consult.patient.simulated.Patient`): the
 oracle's question for each key of the case ("Can you tell me about demographics?"), then
 two-part questions ("How old are you and when did the double vision start?", "Do you smoke
 and do you take any medications?", two keys' questions joined by "and"). Each reply shown is
-checked against every fact of its case with :func:`engine.consult.contradict.contradictions`
+checked against every fact of its case with :func:`engine.consult.patient.contradict.contradictions`
 (sex, age, durations, measurements, negations) and with the patient audit's word overlap
 (statements matching no fact). The patient plays twice: as it was (``check_facts`` off: the
 older guard only, a question taken whole) and with the check (on). Replies are greedy, so a
@@ -29,13 +29,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.consult.agentclinic import read_agentclinic  # noqa: E402
-from engine.consult.audit import audit  # noqa: E402
-from engine.consult.cases import Case  # noqa: E402
-from engine.consult.contradict import contradictions  # noqa: E402
-from engine.consult.doctor import OracleDoctor  # noqa: E402
-from engine.consult.metrics import revealed  # noqa: E402
-from engine.consult.patient import Patient  # noqa: E402
+from engine.consult.cases.agentclinic import read_agentclinic  # noqa: E402
+from engine.consult.cases.cases import Case  # noqa: E402
+from engine.consult.doctor.doctors import OracleDoctor  # noqa: E402
+from engine.consult.patient.contradict import contradictions  # noqa: E402
+from engine.consult.patient.simulated import Patient  # noqa: E402
+from engine.consult.scoring.audit import audit  # noqa: E402
+from engine.consult.scoring.metrics import revealed  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "agentclinic"
 

@@ -116,7 +116,7 @@ def send_direct(url: str, requests: list[tuple], n: int) -> float:
 
 
 def through_engine(store: Any, dataset: str, settings: dict[str, Any], n: int) -> tuple:
-    from engine.runs import run
+    from engine.core.runs import run
 
     t0 = time.perf_counter()
     summary = run(store, "exam", dataset, settings, concurrency=n)
@@ -141,7 +141,7 @@ def main() -> None:
     from engine.exam.runner import ExamSettings
     from engine.models import catalog
     from engine.models.pool import default_pool
-    from engine.store import Store
+    from engine.store.store import Store
 
     binary = build_server()
     port = free_port()

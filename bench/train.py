@@ -39,7 +39,7 @@ from engine.french.items import gold  # noqa: E402
 from engine.french.scoring import summarise  # noqa: E402
 from engine.french.train.reader_data import combination, encoder_dir  # noqa: E402
 from engine.french.train.reader_task import _load_model, prepare  # noqa: E402
-from engine.store import Store  # noqa: E402
+from engine.store.store import Store  # noqa: E402
 from engine.train.loop import epoch_order, train  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "frenchmedmcqa"

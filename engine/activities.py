@@ -2,7 +2,7 @@
 summary's sections and settings (a metric's label is its scorer's), and the parts each
 brings (settings, run spec, scorers, importers, CLI group, report section, screen). The
 CLI, the desktop app and the exports all read labels from here (headline scores from
-:func:`engine.scoring.headline_value`), so one measure has one name everywhere. Each activity
+:func:`engine.core.scoring.headline_value`), so one measure has one name everywhere. Each activity
 package registers its own descriptor in :mod:`engine.registry`; this module knows none of
 them by name.
 
@@ -24,10 +24,10 @@ from engine.registry import Kind, Lazy, PartError, UnknownActivity, entries, get
 if TYPE_CHECKING:
     import click
 
-    from engine.job import Job
+    from engine.core.job import Job
     from engine.models.pool import ModelPool
     from engine.reports.shapes import Section
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Explained, Face, JSONDict, Row
 
 __all__ = ["Activity", "UnknownActivity", "activity", "activity_name", "metric_label"]
@@ -84,7 +84,7 @@ class RunSpec(Protocol):
     def sections(self, store: Store, run_id: int) -> JSONDict:
         """The activity's own entries of a stored run's summary (tables by type, calibration,
         the chance scores…), laid over its counts and its scorers' metrics by
-        :func:`engine.scoring.summarize`."""
+        :func:`engine.core.scoring.summarize`."""
         ...
 
 
@@ -120,7 +120,7 @@ class Activity:
     has ``topic_fields``); ``cli_standing`` prints it for ``medexam stats --activity ID``
     (``(store, profile, as_json) →``; none: its standing by subject); ``breakdown`` reads
     a run's scores by category from its summary (``summary → (what, [(category, score %,
-    n)])`` or None; none: by its items' categories, :func:`engine.results.category_scores`).
+    n)])`` or None; none: by its items' categories, :func:`engine.reports.results.category_scores`).
     ``sample`` imports the sample it ships (``store →``, nothing done when it is there),
     whose data set is named ``sample_dataset``: asked for by that name, it is there.
     """
@@ -130,7 +130,7 @@ class Activity:
     headline: str
     item_noun: str
     #: Labels of its summary's entries that are not metrics (sections, settings): a metric's
-    #: one label is its scorer's (:class:`engine.scoring.Metric`).
+    #: one label is its scorer's (:class:`engine.core.scoring.Metric`).
     labels: Mapping[str, str] = field(default_factory=dict)
     run_keys: tuple[str, ...] = ()  # the summary entries a model run ends with, in order
     spec: Lazy[RunSpec] | None = None
@@ -226,7 +226,7 @@ def activity_name(activity_id: str) -> str:
 
 def find_label(key: str, activity_id: str | None = None) -> str | None:
     """The label of a summary key (``calibration.ece`` for a nested one): a metric's is its
-    scorer's (:class:`engine.scoring.Metric`), the others' (sections, settings) the
+    scorer's (:class:`engine.core.scoring.Metric`), the others' (sections, settings) the
     activity's ``labels``; those of the activity when it is given, else any; None when
     medexam has none."""
     named = scorer_label(key, activity_id)
@@ -243,14 +243,14 @@ def find_label(key: str, activity_id: str | None = None) -> str | None:
 
 def scorer_label(key: str, activity_id: str | None = None) -> str | None:
     """The label a registered scorer (of ``activity_id``'s, when given) gives its metric
-    ``key`` (:class:`engine.scoring.Metric`: a metric's one label); None when none labels
+    ``key`` (:class:`engine.core.scoring.Metric`: a metric's one label); None when none labels
     it."""
     known = entries("scorer")
     if activity_id is not None:
         found = activities().get(activity_id)
         if found is None:
             return None  # an activity no longer installed
-        for module in found.scorers_from:  # its scorers registered (engine.scoring.scorers)
+        for module in found.scorers_from:  # its scorers registered (engine.core.scoring.scorers)
             importlib.import_module(module)
         known = {n: s for n, s in entries("scorer", load=False).items() if s.fits(activity_id)}
     for s in known.values():

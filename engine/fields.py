@@ -120,7 +120,7 @@ def setting(
 def temperature_setting(what: str) -> Any:
     """The sampling temperature of a run that samples (``what`` samples: "a generated
     answer", "the model doctor and the patient"): 0 by default, which is greedy, so that
-    repeated trials (:mod:`engine.trials`) need more."""
+    repeated trials (:mod:`engine.core.trials`) need more."""
     return setting(
         0.0,
         help=f"Sampling temperature of {what} (0: greedy, so every run of the same settings "

@@ -35,9 +35,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.progress import Cancel, ProgressCallback, report
+from engine.core.progress import Cancel, ProgressCallback, report
 from engine.registry import ImportFormatError, entries, get
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Row
 
 

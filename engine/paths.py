@@ -120,7 +120,7 @@ def default_db_path() -> Path:
     """The default SQLite database, ``MEDEXAM_DB`` if set.
 
     The user data folder is created for the default database; a database named by
-    ``MEDEXAM_DB`` (or ``--db``) must be in a folder that exists (:class:`~engine.store.Store`
+    ``MEDEXAM_DB`` (or ``--db``) must be in a folder that exists (:class:`~engine.store.store.Store`
     refuses it otherwise).
     """
     env = os.environ.get("MEDEXAM_DB")

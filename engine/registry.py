@@ -3,7 +3,7 @@ by kind and name, filled one way and read one way. Its kinds (:data:`KINDS`), ea
 of one class, keyed by its attributes:
 
 * ``activity``: :class:`engine.activities.Activity` (``id``), by ``engine.<activity>.activity``;
-* ``scorer``: :class:`engine.scoring.Scorer` (``name``), by an activity's ``scorers_from``;
+* ``scorer``: :class:`engine.core.scoring.Scorer` (``name``), by an activity's ``scorers_from``;
 * ``preset``: :class:`engine.experiments.plan.Preset` (``name``), by an activity's
   ``presets_from`` and :data:`GENERAL_PRESETS`;
 * ``format``: :class:`engine.importers.Format` (``(activity, key)``), by the activity packages;
@@ -36,7 +36,7 @@ there and of its kind).
 Read with :func:`get` (one line when there is none, as each kind says it: ``unknown activity
 'x' (choose from exam, …)``), :func:`entries` and :func:`names`, each importing the modules
 that register the kind first; each kind's typed readers live beside its class
-(:func:`engine.activities.activities`, :func:`engine.scoring.scorers`,
+(:func:`engine.activities.activities`, :func:`engine.core.scoring.scorers`,
 :func:`engine.experiments.plan.presets`), so the registry imports none of what registers into
 it. Other installed packages add activities through the entry-point group
 :data:`PLUGIN_GROUP`, each naming a module whose import registers its activity (importers,
@@ -291,7 +291,7 @@ _KINDS: dict[str, _Table] = {
         "unknown activity {key!r} (choose from {known})", UnknownActivity, _activities_first
     ),
     "scorer": _Table(
-        "scorer", ("engine.scoring", "Scorer"), ("name",), _modules_of("scorers_from"),
+        "scorer", ("engine.core.scoring", "Scorer"), ("name",), _modules_of("scorers_from"),
         "no scorer {key!r} (choose from {sorted})", UnknownScorer
     ),
     "preset": _Table(

@@ -44,7 +44,7 @@ ScoreValue: TypeAlias = float | int | bool | None
 @dataclass(frozen=True)
 class Scored:
     """What one scorer gave one answer: its name and version (the
-    ``scores`` rows the store keeps, :mod:`engine.scoring`), and the values by key."""
+    ``scores`` rows the store keeps, :mod:`engine.core.scoring`), and the values by key."""
 
     scorer: str
     version: int
@@ -53,7 +53,7 @@ class Scored:
 
 
 class DatasetRow(TypedDict):
-    """A data set as :meth:`engine.store.Store.dataset` reads it (its items apart)."""
+    """A data set as :meth:`engine.store.store.Store.dataset` reads it (its items apart)."""
 
     id: int
     name: str
@@ -64,12 +64,12 @@ class DatasetRow(TypedDict):
     meta: JSONDict
     fingerprint: (
         str | None
-    )  # of its items' keys and contents (engine.fingerprint.items_fingerprint)
+    )  # of its items' keys and contents (engine.store.fingerprint.items_fingerprint)
 
 
 class RunRow(TypedDict):
-    """A run as :meth:`engine.store.Store.run` reads it: ``status`` is one of
-    :data:`engine.store.RUN_STATUSES` (``interrupted`` once its owner process is gone),
+    """A run as :meth:`engine.store.store.Store.run` reads it: ``status`` is one of
+    :data:`engine.store.store.RUN_STATUSES` (``interrupted`` once its owner process is gone),
     ``runner`` is ``model``, ``person`` or a baseline's name."""
 
     id: int
@@ -92,7 +92,7 @@ class RunRow(TypedDict):
 
 
 class AnswerRow(TypedDict):
-    """An answer as :meth:`engine.store.Store.answers` reads it: its columns, with
+    """An answer as :meth:`engine.store.store.Store.answers` reads it: its columns, with
     ``scores`` (every computed scorer's values by key) and ``correct`` (1, 0, or None when
     nothing scored it) read from the scores table."""
 
@@ -113,8 +113,8 @@ class AnswerRow(TypedDict):
 
 
 class TurnRow(TypedDict):
-    """A turn of a consultation as :meth:`engine.store.Store.turns` reads it (its ``extra``
-    decoded): a :class:`engine.consult.cases.Turn` with its run, case and time."""
+    """A turn of a consultation as :meth:`engine.store.store.Store.turns` reads it (its ``extra``
+    decoded): a :class:`engine.consult.cases.cases.Turn` with its run, case and time."""
 
     id: int
     run_id: int
@@ -129,7 +129,7 @@ class TurnRow(TypedDict):
 
 
 class ScoreRow(TypedDict):
-    """One stored score (:meth:`engine.store.Store.score_rows`): a scorer's value of one
+    """One stored score (:meth:`engine.store.store.Store.score_rows`): a scorer's value of one
     key for one answer; ``scorer`` is ``name@who`` when a person or a judge gave it."""
 
     item_key: str
@@ -142,7 +142,7 @@ class ScoreRow(TypedDict):
 
 
 class RatedRow(ScoreRow):
-    """A score someone gave (:meth:`engine.store.Store.rated_rows`), with its run."""
+    """A score someone gave (:meth:`engine.store.store.Store.rated_rows`), with its run."""
 
     run_id: int
 

@@ -98,7 +98,7 @@ def launch(db_path: str | None = None) -> int:
     first, in one line on stderr (exit code 1)."""
     from engine.errors import UserError
     from engine.paths import data_dir
-    from engine.store import check_path
+    from engine.store.store import check_path
 
     try:
         data_dir()  # MEDEXAM_HOME's or the default one: said before any window opens

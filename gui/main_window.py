@@ -34,7 +34,7 @@ from gui.workers import Jobs
 
 class MainWindow(QMainWindow):
     """medexam's window over the database ``db_path``; ``store`` is the UI thread's
-    :class:`~engine.store.Store` (opened by :meth:`ready` when not given)."""
+    :class:`~engine.store.store.Store` (opened by :meth:`ready` when not given)."""
 
     def __init__(self, db_path: str | None = None, store: Any = None) -> None:
         super().__init__()
@@ -70,7 +70,7 @@ class MainWindow(QMainWindow):
         if self.is_ready:
             return
         if self.ctx.opened is None:
-            from engine.store import Store, StoreError
+            from engine.store.store import Store, StoreError
 
             try:
                 self.ctx.opened = Store(self.ctx.db_path)

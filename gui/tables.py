@@ -20,12 +20,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 from engine.activities import activity_name
+from engine.core.scoring import headline_value
 from engine.reports.label import label_matches, run_label
 from engine.reports.render import fmt_number
-from engine.scoring import headline_value
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONValue, Row
 
 # -- table models ---------------------------------------------------------------------------
@@ -203,7 +203,7 @@ QUESTION_COLUMN = 2
 
 
 class AnswersModel(RowsModel):
-    """The answers of one run as :func:`engine.answers.run_answers` gives them: numbered
+    """The answers of one run as :func:`engine.reports.answers.run_answers` gives them: numbered
     from 1, each with its question's text; the tooltip is the whole question."""
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -213,7 +213,7 @@ class AnswersModel(RowsModel):
         self.tooltip = lambda a: a.get("question_full") or None
 
     def reload(self, store: Store, run_id: int) -> None:
-        from engine.answers import run_answers
+        from engine.reports.answers import run_answers
 
         self.set_rows(run_answers(store, run_id))
 

@@ -1,6 +1,6 @@
 """The app always current: what another medexam process commits to the database (an import
 on the command line, a run in a second window) reaches the screens within seconds, with no
-restart — a timer asks :class:`engine.changes.Changes` and tells the screens through the
+restart — a timer asks :class:`engine.store.changes.Changes` and tells the screens through the
 context's ``notify_data`` / ``notify_runs``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 
-from engine.changes import Changes
+from engine.store.changes import Changes
 
 if TYPE_CHECKING:
     from gui.widgets.common import AppContext

@@ -1,10 +1,10 @@
 """Running engine work off the UI thread.
 
 A job is a plain function ``fn(job, *args, **kwargs)``. It runs on a worker thread and gets a
-:class:`Job`: ``job.store`` (a :class:`~engine.store.Store` opened for that thread — SQLite
+:class:`Job`: ``job.store`` (a :class:`~engine.store.store.Store` opened for that thread — SQLite
 connections cannot cross threads), ``job.progress`` (an engine progress callback),
 ``job.piece(text)`` (a streamed piece of text) and ``job.cancel`` (an engine
-:class:`~engine.progress.Cancel` token). Its signals reach the UI thread queued::
+:class:`~engine.core.progress.Cancel` token). Its signals reach the UI thread queued::
 
     handle = jobs.start(run_exam_job, dataset, on_progress=bar.update, on_done=show)
     handle.stop()     # sets the cancel token; the job ends at its next step
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from engine.progress import Cancel, Progress
+from engine.core.progress import Cancel, Progress
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 #: What a job function returns (handed to ``on_done``).
 T = TypeVar("T")
@@ -35,8 +35,8 @@ _local = threading.local()
 
 
 def thread_store(db_path: str | None) -> Store:
-    """The :class:`~engine.store.Store` of the calling thread for ``db_path`` (opened once)."""
-    from engine.store import Store
+    """The :class:`~engine.store.store.Store` of the calling thread for ``db_path`` (opened once)."""
+    from engine.store.store import Store
 
     stores: dict[str | None, Store] = getattr(_local, "stores", None) or {}
     _local.stores = stores
@@ -48,7 +48,7 @@ def thread_store(db_path: str | None) -> Store:
 class JobSignals(QObject):
     """What a running job tells the UI. ``ended`` follows ``finished`` or ``error``."""
 
-    progress = Signal(object)  # engine.progress.Progress
+    progress = Signal(object)  # engine.core.progress.Progress
     piece = Signal(str)
     # anything else a job wants to show as it happens (not ``event``: QObject's own)
     happened = Signal(object)

@@ -260,9 +260,9 @@ class Shooter:
         """Two models evaluated on the 14 sample questions, two person sessions of them, a
         few questions marked, noted and tagged with why they were missed."""
         from engine.bank.notebook import mark, set_note, set_reason
+        from engine.core.runs import run
         from engine.exam.dataset import ensure_sample
         from engine.exam.person import ExamSitting
-        from engine.runs import run
 
         store = self.window.ctx.store
         dataset = ensure_sample(store)

@@ -41,7 +41,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from engine.models.pool import ModelPool, PooledModel, default_pool  # noqa: E402
-from engine.store import Store  # noqa: E402
+from engine.store.store import Store  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

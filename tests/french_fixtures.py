@@ -10,7 +10,7 @@ import pytest
 import engine.paths
 from engine.french.dataset import ensure_sample
 from engine.paths import samples_dir
-from engine.store import Store
+from engine.store.store import Store
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 import engine.paths
-from engine.consult.cases import ensure_sample as consult_sample
+from engine.consult.cases.cases import ensure_sample as consult_sample
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample as exam_sample
 from engine.french.dataset import ensure_sample as french_sample
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 
 #: name → (activity, settings); the data sets are the shipped samples.
 RUNS: dict[str, tuple[str, dict[str, Any]]] = {

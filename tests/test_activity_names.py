@@ -9,14 +9,14 @@ import ast
 from pathlib import Path
 
 from engine.activities import _PARTS, activities
+from engine.core.scoring import activity_metrics, scorers
 from engine.registry import BUILTIN
-from engine.scoring import activity_metrics, scorers
 
 REPO = Path(__file__).resolve().parents[1]
 
 #: Shared modules allowed to name activities or metric keys, with the names and why.
 ALLOWED: dict[str, tuple[set[str], str]] = {
-    "engine/migrations.py": (
+    "engine/store/migrations.py": (
         {
             "exam",
             "french",
@@ -30,7 +30,7 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
         },
         "past schemas' data and views are history: they name what was stored then",
     ),
-    "engine/rouge.py": (
+    "engine/text/rouge.py": (
         {"rouge1", "rouge2", "rougeL"},
         "ROUGE's own names for its measures, which the scorers of two activities report",
     ),

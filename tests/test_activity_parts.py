@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from engine.activities import Activity, activities
+from engine.core.scoring import Metric, counts, percent, right_key
+from engine.core.trials import header, short_headers, table_keys
 from engine.ratings.scorers import ACTIVITIES
 from engine.registry import FUNCTION, Lazy, entries, get, register, unregister
-from engine.results import category_scores
-from engine.scoring import Metric, counts, percent, right_key
-from engine.trials import header, short_headers, table_keys
+from engine.reports.results import category_scores
 
 BY_PARITY = ("Right by parity", [("even", 50.0, 2), ("odd", 100.0, 1)])
 

@@ -11,6 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.runs import run
+from engine.core.scoring import Context, Metric, Scorer, percent, rescore
+from engine.core.trials import run_trials, trial_tables
 from engine.exam.cli import _summary_lines
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import metrics_of
@@ -18,9 +21,6 @@ from engine.models.scripted import ScriptedModel
 from engine.registry import entries, register, unregister
 from engine.reports import build_report
 from engine.reports.render import to_html
-from engine.runs import run
-from engine.scoring import Context, Metric, Scorer, percent, rescore
-from engine.trials import run_trials, trial_tables
 from engine.types import Item, Row
 
 NAME = "exam.brevity"
@@ -108,7 +108,7 @@ def test_a_trials_table_reports_the_added_metric(store, scripted_pool, added):
 
 
 def test_consult_table_has_a_column_for_an_added_consultation_measure(store):
-    from engine.consult.report import paper_table, render_table
+    from engine.consult.report.tables import paper_table, render_table
 
     name, label = "consult.brevity", "Short questions (%)"
     metric = Metric("short_question", percent(1), label)

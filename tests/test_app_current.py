@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.changes import Changes
 from engine.exam.dataset import ensure_sample, import_file, sample_path
 from engine.exam.person import ExamSitting
-from engine.store import Store
+from engine.store.changes import Changes
+from engine.store.store import Store
 
 
 @pytest.fixture

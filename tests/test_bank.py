@@ -16,11 +16,11 @@ from engine.bank.notebook import NotebookError, entries, entry, mark, set_note, 
 from engine.bank.pools import PoolError, pool_keys, pool_sizes
 from engine.bank.standing import standing
 from engine.cli import cli
+from engine.core.runs import run
+from engine.core.scoring import Scored
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
-from engine.runs import run
-from engine.scoring import Scored
 
 P = "default"
 
@@ -243,8 +243,8 @@ def test_the_review_queue_takes_the_misses_of_one_reason_and_shows_the_note(bank
 
 @pytest.mark.slow
 def test_a_consultation_case_is_marked_and_noted_and_logged(store, chat_model):
-    from engine.consult.cases import ensure_sample as cases_sample
-    from engine.consult.practice import consult_log
+    from engine.consult.cases.cases import ensure_sample as cases_sample
+    from engine.consult.practice_log import consult_log
 
     cases = cases_sample(store)
     typed = "/mark\n/note think of the appendix\nWhere does it hurt?\n\nB\n"

@@ -13,7 +13,7 @@ from test_runs import scripted_home, start, wait_for_answers
 from engine.cli import cli
 from engine.consult.settings import ConsultSettings
 from engine.fields import INT_MAX, describe
-from engine.store import Store
+from engine.store.store import Store
 
 HUGE = str(10**20)
 

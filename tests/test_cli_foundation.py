@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from engine import __version__
 from engine.cli import cli
-from engine.scoring import Scored
-from engine.store import Store
+from engine.core.scoring import Scored
+from engine.store.store import Store
 
 
 def invoke(*args: str, db: str | None = None):
@@ -118,7 +118,7 @@ def test_runs_list_show_export(db_path):
 
 
 def test_a_persons_headline_counts_unanswered_questions(store):
-    from engine.export import headline_value
+    from engine.reports.export import headline_value
 
     run_id = store.start_run("exam", "demo", "person", runner="person", n_total=3)
     store.finish_run(run_id, {"score": 33.3, "accuracy": 100.0}, status="cancelled")

@@ -11,15 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.progress import Cancel
+from engine.core.runs import run
+from engine.core.scoring import Scored
 from engine.exam.dataset import ensure_sample
 from engine.experiments.compare import compare_runs, format_compare
 from engine.experiments.size_chart import size_svg
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 from engine.reports.stats import MIN_ITEMS, TOO_FEW, holm, paired_bootstrap
-from engine.runs import run
-from engine.scoring import Scored
-from engine.store import Store
+from engine.store.store import Store
 from tests.test_paired_interval import scipy_newcombe
 
 
@@ -372,7 +372,7 @@ def test_runs_compare_json_of_smollm2_and_gemma(db_path, tmp_path):
 
 
 def test_consult_compare_of_four_cases_says_too_few_items(db_path):
-    from engine.consult.cases import ensure_sample as consult_sample
+    from engine.consult.cases.cases import ensure_sample as consult_sample
 
     store = Store(db_path)
     cases = consult_sample(store)

@@ -9,7 +9,7 @@ from test_compare import stored_run
 
 from engine.cli import cli
 from engine.exam.dataset import ensure_sample
-from engine.store import Store
+from engine.store.store import Store
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.agentclinic import (
+from engine.consult.cases.agentclinic import (
     convert_record,
     flatten,
     humanize,
@@ -15,7 +15,7 @@ from engine.consult.agentclinic import (
     opening_request,
     read_agentclinic,
 )
-from engine.consult.cases import CaseError, Fact, load_cases
+from engine.consult.cases.cases import CaseError, Fact, load_cases
 
 
 def test_humanize_keeps_acronyms() -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.agentclinic import (
+from engine.consult.cases.agentclinic import (
     FORMAT_NAMES,
     convert_nejm,
     detect_format,
@@ -18,7 +18,7 @@ from engine.consult.agentclinic import (
     nejm_facts,
     read_agentclinic_file,
 )
-from engine.consult.cases import CaseError, load_cases
+from engine.consult.cases.cases import CaseError, load_cases
 
 NEJM = {
     "question": "What is the most likely diagnosis?",

@@ -8,12 +8,12 @@ from click.testing import CliRunner
 from test_runs import medexam, scripted_home
 
 from engine.cli import cli
-from engine.consult.cases import ensure_sample
+from engine.consult.cases.cases import ensure_sample
 from engine.consult.cli import _note
-from engine.consult.metrics import ASKED_NOTHING
+from engine.consult.scoring.metrics import ASKED_NOTHING
+from engine.core.runs import run
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
-from engine.runs import run
 
 ROLES = {"doctor": "model", "patient": "patient", "solver": "solver", "limit": 2}
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.audit import audit, off_voice, statements
-from engine.consult.cases import Case, Fact, Task
+from engine.consult.cases.cases import Case, Fact, Task
+from engine.consult.scoring.audit import audit, off_voice, statements
 
 CASE = Case(
     "c",

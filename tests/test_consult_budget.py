@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.budget import BudgetError, parse_turns, turn_budget
-from engine.consult.cases import ensure_sample
-from engine.consult.section import budget_tables
+from engine.consult.cases.cases import ensure_sample
+from engine.consult.doctor.budget import BudgetError, parse_turns, turn_budget
+from engine.consult.report.section import budget_tables
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.cases import (
+from engine.consult.cases.cases import (
     SAMPLE_DATASET,
     Case,
     CaseError,

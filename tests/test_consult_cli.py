@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.metrics import SUMMARY_KEYS
-from engine.consult.run import run_consult
+from engine.consult.doctor.runner import run_consult
+from engine.consult.scoring.metrics import SUMMARY_KEYS
 from engine.models.scripted import ScriptedModel
-from engine.store import Store
+from engine.store.store import Store
 
 CASE = {
     "id": "c1",

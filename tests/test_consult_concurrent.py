@@ -9,13 +9,13 @@ from __future__ import annotations
 import threading
 import time
 
-from engine.consult.agentclinic import convert_record
-from engine.consult.cases import save_cases
+from engine.consult.cases.agentclinic import convert_record
+from engine.consult.cases.cases import save_cases
+from engine.core.progress import Cancel
+from engine.core.runs import run
+from engine.core.trials import run_trials
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.runs import run
-from engine.store import Store
-from engine.trials import run_trials
+from engine.store.store import Store
 
 SETTINGS = {"doctor": "oracle-direct", "patient": "patient", "solver": "solver"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import CaseError, Fact
-from engine.consult.convert import (
+from engine.consult.cases.cases import CaseError, Fact
+from engine.consult.cases.draft import (
     draft_case,
     fact_is_grounded,
     fallback_opening,

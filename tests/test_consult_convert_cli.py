@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import load_cases
-from engine.store import Store
+from engine.consult.cases.cases import load_cases
+from engine.store.store import Store
 from tests.test_consult_convert_job import medqa_file
 
 MEDEXAM = [str(Path(sys.executable).with_name("medexam"))]

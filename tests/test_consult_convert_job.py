@@ -1,5 +1,5 @@
 """Converting a whole multiple-choice data set into draft cases as one resumable job
-(:mod:`engine.consult.conversion`), on the scripted model: the paper's filter leaves out the
+(:mod:`engine.consult.cases.convert`), on the scripted model: the paper's filter leaves out the
 questions with no patient information (counted and listed), a stopped conversion goes on
 where it stopped and asks the converter nothing twice, the converter's slots are used."""
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.cases import load_cases
-from engine.consult.conversion import FILTER_REASON, convert_dataset, left_out
-from engine.consult.convert import TOO_LONG
+from engine.consult.cases.cases import load_cases
+from engine.consult.cases.convert import FILTER_REASON, convert_dataset, left_out
+from engine.consult.cases.draft import TOO_LONG
+from engine.core.progress import Cancel, Cancelled
 from engine.errors import UserError
 from engine.exam.dataset import import_file
 from engine.models.protocol import ModelError
 from engine.models.scripted import Request, ScriptedModel
-from engine.progress import Cancel, Cancelled
 
 PATIENT = (
     "A {age}-year-old woman comes to the physician because of a cough for {days} days. Her "

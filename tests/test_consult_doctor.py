@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task
-from engine.consult.doctor import OracleDoctor, conclusion_reason, first_question, oracle_key
-from engine.consult.solve import (
+from engine.consult.cases.cases import Case, Fact, Task
+from engine.consult.doctor.doctors import (
+    OracleDoctor,
+    conclusion_reason,
+    first_question,
+    oracle_key,
+)
+from engine.consult.doctor.final_task import (
     clean_diagnosis,
     diagnosis_match,
     extract_letter,
@@ -110,8 +115,8 @@ def test_a_final_answer_without_a_letter_says_why() -> None:
 
 
 def test_a_consult_run_summary_gives_no_answers_and_chance(store, scripted_pool) -> None:
-    from engine.consult.cases import ensure_sample
-    from engine.consult.run import run_consult
+    from engine.consult.cases.cases import ensure_sample
+    from engine.consult.doctor.runner import run_consult
     from engine.models.scripted import ScriptedModel
 
     pool = scripted_pool(ScriptedModel("solver", replies=["A. x\nB. y\nC. z", "B"]))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.consult.cases import Fact
-from engine.consult.facts import FactSelector
+from engine.consult.cases.cases import Fact
+from engine.consult.patient.facts import FactSelector
 
 FACTS = [
     Fact("Demographics", "35-year-old female"),

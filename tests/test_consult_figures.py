@@ -12,18 +12,18 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import ensure_sample
-from engine.consult.figures import fact_bins
-from engine.consult.metrics import turn_analysis
-from engine.consult.run import run_consult
+from engine.consult.cases.cases import ensure_sample
+from engine.consult.doctor.runner import run_consult
+from engine.consult.report.figures import fact_bins
+from engine.consult.scoring.metrics import turn_analysis
 from engine.consult.settings import ConsultSettings
+from engine.core.progress import Cancel
+from engine.core.scoring import rescore
 from engine.experiments import records
 from engine.experiments.plan import make_plan
 from engine.experiments.run import open_experiment, run_experiment
 from engine.fields import SettingError
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.scoring import rescore
 
 #: Four questions, then the doctor's closing words.
 QUESTIONS = ["Where does it hurt?", "Any fever?", "How long has it lasted?", "Any cough?",
@@ -137,7 +137,7 @@ def test_shares_that_cannot_be_answered_at_are_refused_in_one_line(given, words)
 def test_consult_run_takes_answer_at_on_the_command_line(db_path, home):
     script = {"backend": "scripted", "replies": "B. Yes, for three days."}
     (home / "models.json").write_text(json.dumps({"quick": script}))
-    from engine.store import Store
+    from engine.store.store import Store
 
     store = Store(db_path)
     name = ensure_sample(store)

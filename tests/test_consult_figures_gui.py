@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.consult.cases import ensure_sample
+from engine.consult.cases.cases import ensure_sample
 from engine.experiments.plan import make_plan
 from engine.experiments.run import open_experiment, run_experiment
 from engine.models.scripted import ScriptedModel

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task, ensure_sample, get_case, save_cases
-from engine.consult.run import run_consult
-from engine.consult.solve import vignette
+from engine.consult.cases.cases import Case, Fact, Task, ensure_sample, get_case, save_cases
+from engine.consult.doctor.final_task import vignette
+from engine.consult.doctor.runner import run_consult
 from engine.models.scripted import ScriptedModel
 
 ROLES = {"patient": "patient", "solver": "solver", "limit": 1, "answer_method": "generate"}

@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import ensure_sample, load_cases
-from engine.consult.judging import (
+from engine.consult.cases.cases import ensure_sample, load_cases
+from engine.consult.doctor.final_task import Solver
+from engine.consult.scoring.judging import (
     NAME,
     _kappa,
     diagnosis_judge,
@@ -21,10 +22,9 @@ from engine.consult.judging import (
     judged_tables,
     parse_verdict,
 )
-from engine.consult.solve import Solver
+from engine.core.scoring import Context, Scored, Value
 from engine.models.scripted import ScriptedModel
-from engine.scoring import Context, Scored, Value
-from engine.store import Store
+from engine.store.store import Store
 
 
 def test_verdicts_read_from_a_reply():

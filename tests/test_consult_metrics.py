@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task, save_cases
-from engine.consult.metrics import (
+from engine.consult.cases.cases import Case, Fact, Task, save_cases
+from engine.consult.scoring.metrics import (
     SUMMARY_KEYS,
     asked_facts,
     avg_length,
@@ -19,14 +19,14 @@ from engine.consult.metrics import (
     turn_analysis,
     turn_leakage,
 )
-from engine.scoring import Scored
+from engine.core.scoring import Scored
 
 FACTS = [Fact("Fever", "high fever"), Fact("Cough type", "dry cough")]
 
 
 def averaged(per_case):
     """A consultation run's metrics over ``per_case`` as its scorers reduce them."""
-    from engine.scoring import metric_values, scorers_of
+    from engine.core.scoring import metric_values, scorers_of
 
     return metric_values(scorers_of("consult"), per_case, len(per_case))
 
@@ -198,7 +198,7 @@ def test_turn_analysis_from_stored_turns(store) -> None:
 
 
 def test_a_fact_said_twice_counts_once_as_the_facts_listed_do() -> None:
-    from engine.consult.metrics import fact_view
+    from engine.consult.scoring.metrics import fact_view
 
     again = [
         *DIALOGUE[:3],

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task
-from engine.consult.metrics import (
+from engine.consult.cases.cases import Case, Fact, Task
+from engine.consult.scoring.metrics import (
     FRACTIONS,
     SUMMARY_KEYS,
     bound_metrics,
@@ -28,7 +28,7 @@ CASE = Case(
 
 def averaged(per_case):
     """A consultation run's metrics over ``per_case`` as its scorers reduce them."""
-    from engine.scoring import metric_values, scorers_of
+    from engine.core.scoring import metric_values, scorers_of
 
     return metric_values(scorers_of("consult"), per_case, len(per_case))
 

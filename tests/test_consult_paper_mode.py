@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task, ensure_sample, save_cases
-from engine.consult.metrics import SUMMARY_KEYS
-from engine.consult.patient import PaperPatient
-from engine.consult.run import run_consult
+from engine.consult.cases.cases import Case, Fact, Task, ensure_sample, save_cases
+from engine.consult.doctor.runner import run_consult
+from engine.consult.patient.simulated import PaperPatient
+from engine.consult.scoring.metrics import SUMMARY_KEYS
 
 pytestmark = pytest.mark.slow
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import threading
 
-from engine.consult.agentclinic import convert_record
-from engine.consult.cases import save_cases
+from engine.consult.cases.agentclinic import convert_record
+from engine.consult.cases.cases import save_cases
+from engine.core.runs import run
 from engine.models.scripted import ScriptedModel
-from engine.runs import run
 
 
 def two_cases(store) -> str:

@@ -4,11 +4,11 @@ models that loop."""
 
 from __future__ import annotations
 
-from engine.consult.cases import ensure_sample
+from engine.consult.cases.cases import ensure_sample
 from engine.consult.settings import ConsultSettings
+from engine.core.runs import run
 from engine.models.scripted import ScriptedModel
 from engine.reports.label import run_label
-from engine.runs import run
 
 ASKED = ["How long have you had the pain?", "Do you have a fever?"]
 # The doctor asks two questions, asks the first again, then concludes.

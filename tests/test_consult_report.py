@@ -13,18 +13,18 @@ from click.testing import CliRunner
 
 from engine import settings
 from engine.cli import cli
-from engine.consult.cases import ensure_sample
-from engine.consult.report import (
+from engine.consult.cases.cases import ensure_sample
+from engine.consult.doctor.runner import consult_settings
+from engine.consult.report.tables import (
     ReportError,
     dialogue_records,
     paper_table,
     render_table,
     write_dialogues,
 )
-from engine.consult.run import consult_settings
-from engine.results import compare_runs
-from engine.scoring import Scored
-from engine.store import Store
+from engine.core.scoring import Scored
+from engine.reports.results import compare_runs
+from engine.store.store import Store
 
 WRONG = [Scored("consult.task", 1, {"correct": False})]
 SUMMARY = {

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.agentclinic import convert_record
-from engine.consult.cases import ensure_sample, save_cases
-from engine.consult.metrics import SUMMARY_KEYS
-from engine.consult.run import run_consult
+from engine.consult.cases.agentclinic import convert_record
+from engine.consult.cases.cases import ensure_sample, save_cases
+from engine.consult.doctor.runner import run_consult
+from engine.consult.scoring.metrics import SUMMARY_KEYS
+from engine.core.progress import Cancel
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 
 #: The scripted doctor's questions, then its conclusion.
 QUESTIONS = ["How long has this lasted?", "Any fever?", "I have enough information."]
@@ -114,15 +114,15 @@ def test_cancel_then_resume(store, pool) -> None:
 
 
 def test_unknown_data_set_fails_cleanly(store, pool) -> None:
-    from engine.store import StoreError
+    from engine.store.store import StoreError
 
     with pytest.raises(StoreError):
         run_consult(store, "nope", "upper", pool=pool, **ROLES)
 
 
 def test_turn_analysis_with_a_solver(store, scripted_pool) -> None:
-    from engine.consult.metrics import turn_analysis
-    from engine.consult.solve import Solver
+    from engine.consult.doctor.final_task import Solver
+    from engine.consult.scoring.metrics import turn_analysis
 
     record = {**MG, "Patient_Actor": {"Demographics": "35-year-old woman",
                                       "History": "Double vision"}}  # fmt: skip

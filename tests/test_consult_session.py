@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Case, Fact, Task, ensure_sample, get_case
-from engine.consult.dialogue import Consultation, ConsultationError
-from engine.consult.patient import Patient
-from engine.consult.person import finish_person_consultation, start_person_consultation
-from engine.consult.solve import Solver
+from engine.consult.cases.cases import Case, Fact, Task, ensure_sample, get_case
+from engine.consult.doctor.dialogue import Consultation, ConsultationError
+from engine.consult.doctor.final_task import Solver
+from engine.consult.doctor.person import finish_person_consultation, start_person_consultation
+from engine.consult.patient.simulated import Patient
 from engine.consult.text import UNKNOWN_PHRASES
 
 pytestmark = pytest.mark.slow

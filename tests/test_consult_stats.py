@@ -9,9 +9,9 @@ from statistics import mean
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import read_cases, sample_path, validate_case
-from engine.consult.stats import base_key, stats, table1, top_keys
-from engine.rouge import tokenize
+from engine.consult.cases.cases import read_cases, sample_path, validate_case
+from engine.consult.cases.stats import base_key, stats, table1, top_keys
+from engine.text.rouge import tokenize
 
 
 def invoke(db: str, *args: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.consult.doctor import (
+from engine.consult.doctor.doctors import (
     LONG_PROMPT,
     PROMPT_QUESTIONS,
     SHORT_PROMPT,

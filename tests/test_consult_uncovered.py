@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.activities import metric_label
-from engine.consult.cases import read_cases, sample_path
-from engine.consult.metrics import consultation_metrics, uncovered_facts
+from engine.consult.cases.cases import read_cases, sample_path
+from engine.consult.scoring.metrics import consultation_metrics, uncovered_facts
 
 
 def test_the_doctor_metric_says_it_measures_words_not_coverage():

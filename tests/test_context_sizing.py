@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.progress import Cancel
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.exam.figures import table8_report
 from engine.exam.prompts import ShotPlan
@@ -21,14 +23,12 @@ from engine.models.catalog import resolve
 from engine.models.load import LoadSettings, sized_context
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.runs import run
 
 
 @pytest.fixture(scope="module")
 def four_shot_lengths(tmp_path_factory) -> list[int]:
     """The real tokenizer's counts of smollm2's 4-shot prompts of the sample's questions."""
-    from engine.store import Store
+    from engine.store.store import Store
 
     store = Store(tmp_path_factory.mktemp("sizing") / "medexam.db")
     dataset = ensure_sample(store)

@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
+from engine.core.progress import Cancel
+from engine.core.runs import RunError, run
 from engine.exam.dataset import import_file, sample_path
 from engine.experiments import records
 from engine.experiments.plan import make_plan
 from engine.experiments.run import open_experiment, run_experiment
-from engine.migrations import MIGRATIONS, migrate
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 from engine.reports import build_report
 from engine.reports.layouts import RunData
-from engine.runs import RunError, run
-from engine.store import Store, items_fingerprint
+from engine.store.migrations import MIGRATIONS, migrate
+from engine.store.store import Store, items_fingerprint
 
 
 @pytest.fixture

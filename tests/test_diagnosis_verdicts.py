@@ -10,12 +10,12 @@ from click.testing import CliRunner
 import engine.ratings.corrected
 import engine.ratings.draw
 from engine.cli import cli
-from engine.consult.cases import ensure_sample
-from engine.consult.judging import judged_tables
-from engine.consult.verdicts import TITLE, corrected_verdicts, to_judge
+from engine.consult.cases.cases import ensure_sample
+from engine.consult.scoring.judging import judged_tables
+from engine.consult.scoring.verdicts import TITLE, corrected_verdicts, to_judge
+from engine.core.scoring import Scored
 from engine.reports.ppi import ppi_mean
-from engine.scoring import Scored
-from engine.store import Store
+from engine.store.store import Store
 
 JUDGED = [1.0, 0.0, 0.5, 1.0, 1.0, 0.0]
 

@@ -23,7 +23,7 @@ from engine.reports.equivalence import (
     verdicts,
 )
 from engine.reports.stats import newcombe_interval
-from engine.store import Store
+from engine.store.store import Store
 from tests.test_compare import invoke, stored_run
 
 # (right in both, in A only, in B only, in neither) → the verdict on B against A at 5 points.

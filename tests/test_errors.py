@@ -19,10 +19,10 @@ from click.testing import CliRunner
 import engine
 import gui
 from engine.cli import cli
+from engine.core.scoring import Scored
 from engine.errors import ONE_LINE, MedexamError, UserError
 from engine.paths import samples_dir
-from engine.scoring import Scored
-from engine.store import Store
+from engine.store.store import Store
 
 
 def exception_classes() -> list[type[BaseException]]:
@@ -55,13 +55,13 @@ def test_every_exception_class_derives_from_medexam_error():
 
 
 def test_errors_for_the_user_and_the_built_ins_callers_catch():
+    from engine.core.progress import Cancelled
+    from engine.core.runs import RunError
     from engine.exam.dataset import DatasetError as ExamDatasetError
     from engine.french.dataset import DatasetError as FrenchDatasetError
     from engine.models.protocol import ModelCrashed
-    from engine.progress import Cancelled
-    from engine.runs import RunError
     from engine.settings import SettingsError
-    from engine.store import AlreadyExists
+    from engine.store.store import AlreadyExists
 
     assert ExamDatasetError is FrenchDatasetError
     for cls in (ExamDatasetError, RunError, ModelCrashed, AlreadyExists, SettingsError):

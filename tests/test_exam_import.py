@@ -17,7 +17,7 @@ from engine.exam.dataset import (
     sample_path,
     validate_records,
 )
-from engine.store import StoreError
+from engine.store.store import StoreError
 
 GOOD = {
     "id": 1,

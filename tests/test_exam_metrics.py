@@ -17,7 +17,7 @@ from engine.exam.metrics import (
     normalise,
     score_responses,
 )
-from engine.rouge import lcs_length, paper_tokens, rouge_scores
+from engine.text.rouge import lcs_length, paper_tokens, rouge_scores
 
 # setting: (accuracy %, ROUGE-1, ROUGE-2, ROUGE-L) as printed in the paper
 TABLE_8_CHATGPT = {
@@ -138,7 +138,7 @@ def test_consistency_between_explanation_and_answer():
 def test_same_numbers_as_the_rouge_chinese_package(explaincpe):
     """Cross-check with the package the paper's numbers come from, when it is installed."""
     rouge_chinese = pytest.importorskip("rouge_chinese")
-    from engine.rouge import segment
+    from engine.text.rouge import segment
 
     scorer = rouge_chinese.Rouge()
     gold, responses = explaincpe

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core.progress import Cancel
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, run_exam
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 
 GENERATED = "答案：B\n解析：华法林是抗凝药，通过抑制维生素K依赖的凝血因子起效。"
 

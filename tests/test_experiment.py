@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.progress import Cancel
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.experiments import records
 from engine.experiments.plan import PlanError, make_plan, read_file
 from engine.experiments.run import open_experiment, run_experiment
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.runs import run
 
 
 @pytest.fixture
@@ -200,7 +200,7 @@ def test_the_report_has_table_8_table_3_and_figure_3_and_joins_only_runs_that_di
 def test_consult_table2_plays_each_doctor_and_prompt_then_the_bounds_and_oracles(
     store, scripted_pool, home
 ):
-    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import ensure_sample as cases_sample
     from engine.reports.experiment import experiment_report
 
     (home / "models.json").write_text(json.dumps({"doc": {"backend": "scripted"}}))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_runs import medexam, scripted_home, start
 
-from engine.store import Store
+from engine.store.store import Store
 
 TABLE8 = ["experiment", "run", "explaincpe-table8", "--dataset", "explaincpe-sample"]
 
@@ -189,7 +189,7 @@ def test_help_names_only_what_its_usage_shows(command):
 
 def test_an_experiments_progress_line_says_the_time_left_once():
     from engine.cli.experiment import _note
-    from engine.progress import Progress, TenthLines
+    from engine.core.progress import Progress, TenthLines
 
     lines: list[str] = []
     tenths = TenthLines("experiment 1", lines.append, _note, clock=iter(range(0, 99, 13)).__next__)

@@ -13,7 +13,7 @@ import pytest
 
 from engine.exam.dataset import ensure_sample
 from engine.experiments.plan import MAX_CELLS, PlanError, make_plan
-from engine.store import Store
+from engine.store.store import Store
 
 
 @pytest.fixture

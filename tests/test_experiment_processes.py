@@ -9,7 +9,7 @@ from test_runs import scripted_home, start
 
 from engine.exam.dataset import ensure_sample
 from engine.experiments import records
-from engine.store import Store
+from engine.store.store import Store
 
 
 def test_two_processes_on_one_database_play_each_cell_once(db_path, tmp_path):

@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import ensure_sample as consult_sample
+from engine.consult.cases.cases import ensure_sample as consult_sample
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample as exam_sample
-from engine.export import (
+from engine.reports import run_label
+from engine.reports.export import (
     answer_table,
     export_run,
     export_turns,
@@ -23,9 +25,7 @@ from engine.export import (
     turns_path,
     write_export,
 )
-from engine.reports import run_label
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.solve import extract_letter
+from engine.consult.doctor.final_task import extract_letter
 from engine.exam.dataset import LETTERS
 from engine.exam.extract import find_answer
 from engine.french.reader import read_answer

@@ -29,7 +29,7 @@ from engine.fields import (
     settings_options,
 )
 from engine.french.settings import FrenchSettings, french_settings
-from engine.store import Store
+from engine.store.store import Store
 
 
 @dataclass
@@ -157,7 +157,7 @@ def test_run_commands_keep_their_options_and_defaults(command, options):
 
 
 def test_a_new_run_gets_every_setting_a_resume_only_those_typed(monkeypatch, db_path):
-    import engine.runs
+    import engine.core.runs
 
     seen = []
 
@@ -165,7 +165,7 @@ def test_a_new_run_gets_every_setting_a_resume_only_those_typed(monkeypatch, db_
         seen.append((activity_id, given, kwargs["resume"]))
         return {"run_id": 3, "status": "finished"}
 
-    monkeypatch.setattr(engine.runs, "run", run)
+    monkeypatch.setattr(engine.core.runs, "run", run)
     store = Store(db_path)  # the runs resumed below exist (their titles name their models)
     for activity_id in ("exam", "consult", "french"):
         store.start_run(activity_id, "any", "smollm2", {})
@@ -248,9 +248,9 @@ def test_a_new_setting_shows_in_help_and_in_the_form(tmp_path: Path):
 
 @pytest.mark.slow
 def test_a_new_setting_is_stored_on_the_run_and_compared_on_resume(monkeypatch, store, chat_model):
+    from engine.core.runs import RunError, run
     from engine.exam import runner
     from engine.exam.dataset import ensure_sample
-    from engine.runs import RunError, run
 
     monkeypatch.setattr(runner, "ExamSettings", WithTemperature)  # the class the runs use
     given = {"model": "smollm2", "method": "logprob", "limit": 1, "temperature": 0.7}

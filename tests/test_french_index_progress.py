@@ -7,9 +7,9 @@ import threading
 import french_fixtures
 import pytest
 
+from engine.core.progress import Cancelled, Progress
 from engine.french.corpus import fingerprint
 from engine.french.index import build_index, index_dir, load_index
-from engine.progress import Cancelled, Progress
 from engine.text.embedder import BATCH_SIZE
 
 indexes = french_fixtures.indexes

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import french_fixtures
 
+from engine.core.scoring import rescore
 from engine.french.corpus import add_corpus_from_dataset, derived_from_question
 from engine.french.dataset import ensure_sample
 from engine.french.index import build_index
 from engine.french.person import FrenchSitting
 from engine.french.runner import run_french
 from engine.models.scripted import ScriptedModel
-from engine.scoring import rescore
 
 indexes = french_fixtures.indexes
 

@@ -11,6 +11,7 @@ import french_fixtures
 import pytest
 from french_fixtures import sample_questions
 
+from engine.core.progress import Cancel
 from engine.french import prompts
 from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET
 from engine.french.index import build_index
@@ -25,7 +26,6 @@ from engine.french.reader import (
 from engine.french.runner import run_french
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 
 indexes = french_fixtures.indexes
 sample_store = french_fixtures.sample_store

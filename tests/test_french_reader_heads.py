@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from engine.french.dataset import SAMPLE_DATASET, ensure_sample
 from engine.french.train.reader_heads import best_threshold, kept_threshold, prior_loss, targets
 from engine.french.train.reader_task import TrainedReader
-from engine.store import Store
+from engine.store.store import Store
 from engine.train.artefacts import artefact_dir, find
 from engine.train.loop import train
 

@@ -18,11 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.progress import Cancel, Progress
 from engine.french.dataset import ensure_sample
 from engine.french.runner import run_french
 from engine.french.seq2seq import read_letters
-from engine.progress import Cancel, Progress
-from engine.store import Store
+from engine.store.store import Store
 from engine.train import records
 from engine.train.artefacts import artefact_dir, find
 from engine.train.loop import train

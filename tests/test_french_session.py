@@ -8,7 +8,7 @@ import pytest
 from engine.french.dataset import SAMPLE_CORPUS, SAMPLE_DATASET
 from engine.french.index import build_index
 from engine.french.person import FrenchSitting
-from engine.store import StoreError
+from engine.store.store import StoreError
 
 indexes = french_fixtures.indexes
 sample_store = french_fixtures.sample_store

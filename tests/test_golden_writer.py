@@ -13,14 +13,19 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import add_case, ensure_sample, load_cases, validate_case
-from engine.consult.golden import GoldenError, build_golden, doctor_dialogues, writer_counts
-from engine.consult.golden_writer import written_analysis, written_question
-from engine.consult.report import dialogue_records
+from engine.consult.cases.cases import add_case, ensure_sample, load_cases, validate_case
+from engine.consult.doctor.written import written_analysis, written_question
+from engine.consult.report.tables import dialogue_records
+from engine.consult.training.golden import (
+    GoldenError,
+    build_golden,
+    doctor_dialogues,
+    writer_counts,
+)
+from engine.core.progress import Cancel
+from engine.core.runs import RunError
 from engine.models.scripted import Request, ScriptedModel
-from engine.progress import Cancel
-from engine.runs import RunError
-from engine.store import Store
+from engine.store.store import Store
 from engine.train.chat_lora import pieces
 
 TOLD = "It moved to the lower right side of my belly, and my temperature was 38.2."
@@ -189,7 +194,7 @@ def test_a_stopped_set_goes_on_with_the_same_call(store, scripted_pool) -> None:
 
 
 def test_a_writer_needs_an_oracle_doctor(store, scripted_pool) -> None:
-    from engine.consult.run import run_consult
+    from engine.consult.doctor.runner import run_consult
 
     pool = scripted_pool(*models())
     with pytest.raises(RunError, match="a writer writes an oracle doctor's questions"):

@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.activities import metric_label
-from engine.consult.agentclinic import convert_record
-from engine.consult.cases import save_cases
-from engine.consult.metrics import uncovered_facts
+from engine.consult.cases.agentclinic import convert_record
+from engine.consult.cases.cases import save_cases
+from engine.consult.scoring.metrics import uncovered_facts
 from gui.testing import close_message_boxes
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("chat_model")]

@@ -62,7 +62,7 @@ def test_a_pick_is_kept_until_the_next_import(window):
 
 
 def test_the_fact_legend_explains_its_marks_and_labels_keep_their_unit(window):
-    from engine.consult.cases import Case
+    from engine.consult.cases.cases import Case
 
     p = window.go("consult").person
     case = Case.from_dict(window.ctx.store.items("cases-sample")[0])

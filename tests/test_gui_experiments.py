@@ -9,11 +9,11 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
+from engine.core.progress import Cancel
 from engine.exam.dataset import ensure_sample
 from engine.experiments.plan import make_plan
 from engine.experiments.run import open_experiment, run_experiment
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
 
 pytestmark = pytest.mark.gui
 

@@ -145,7 +145,7 @@ def test_opens_on_the_imported_set_not_the_sample_written_after_it(tmp_path):
     from engine.french.dataset import ensure_sample, import_frenchmedmcqa
     from engine.importers import opening_dataset
     from engine.paths import samples_dir
-    from engine.store import Store
+    from engine.store.store import Store
 
     sample = json.loads((samples_dir() / "frenchmedmcqa_sample.json").read_text("utf-8"))
     own = [{k: v for k, v in q.items() if k != "sample"} for q in sample[:2]]

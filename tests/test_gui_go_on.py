@@ -64,9 +64,9 @@ def test_french_go_on_answers_the_rest_of_the_last_session(qtbot, window):
 
 @pytest.mark.usefixtures("chat_model")
 def test_consult_go_on_takes_up_the_dialogue_where_it_stopped(qtbot, window):
-    from engine.consult.cases import ensure_sample as cases_sample
-    from engine.consult.cases import get_case
-    from engine.consult.person import abandon_person_consultation, start_person_consultation
+    from engine.consult.cases.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import get_case
+    from engine.consult.doctor.person import abandon_person_consultation, start_person_consultation
     from engine.models.scripted import ScriptedModel
 
     store = window.ctx.store

@@ -9,13 +9,13 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.bank.notebook import entries, entry, mark, set_note, set_reason
-from engine.consult.cases import ensure_sample as consult_sample
-from engine.consult.cases import get_case
-from engine.consult.person import finish_person_consultation, start_person_consultation
+from engine.consult.cases.cases import ensure_sample as consult_sample
+from engine.consult.cases.cases import get_case
+from engine.consult.doctor.person import finish_person_consultation, start_person_consultation
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
-from engine.runs import run
 from gui.widgets.qt_notebook import EMPTY as EMPTY_NOTEBOOK
 from gui.widgets.qt_notebook import NONE_MATCH
 from gui.widgets.qt_standing import empty_text

@@ -60,7 +60,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel, scripted_pool
-from engine.runs import run
+from engine.core.runs import run
 from gui.testing import open_window
 
 window = open_window(tempfile.mkdtemp())

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.models.scripted import ScriptedModel
 from engine.ratings.people import MAX_COMMENT
 from engine.ratings.perspectives import KEYS
-from engine.runs import run
 from gui.testing import message_boxes, open_window
 
 pytestmark = pytest.mark.gui

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from engine.core.scoring import Scored
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
-from engine.scoring import Scored
 from gui.tables import RowsModel
 
 pytestmark = pytest.mark.gui

@@ -117,7 +117,7 @@ def test_a_disabled_field_looks_disabled(qtbot, window):
 
 
 def test_a_progress_bar_counts_nothing_before_its_job(qtbot):
-    from engine.progress import Progress
+    from engine.core.progress import Progress
     from gui.widgets.common import ProgressRow
 
     row = ProgressRow()

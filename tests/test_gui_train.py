@@ -12,7 +12,7 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.consult.cases import ensure_sample as ensure_cases
+from engine.consult.cases.cases import ensure_sample as ensure_cases
 from engine.french.dataset import ensure_sample as ensure_french
 from engine.train import records
 from engine.train.records import all_trainings

@@ -16,12 +16,12 @@ import pytest
 import sqlite_utils
 from click.testing import CliRunner
 
-import engine.dbfile
+import engine.store.dbfile
 from engine.cli import cli
-from engine.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, migrate
+from engine.core.runs import run
 from engine.models.scripted import ScriptedModel, scripted_pool
-from engine.runs import run
-from engine.store import Store, StoreError
+from engine.store.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, migrate
+from engine.store.store import Store, StoreError
 
 
 def digest(path: Path) -> str:
@@ -247,7 +247,7 @@ def test_a_read_only_database_is_read_and_a_write_says_it_is_read_only(
     path.chmod(0o444)
     folder.chmod(0o555)
     if os.geteuid() == 0:  # permissions do not stop root: the mount would be read-only
-        monkeypatch.setattr(engine.dbfile, "writable", lambda _path: False)
+        monkeypatch.setattr(engine.store.dbfile, "writable", lambda _path: False)
     try:
         code, lines = medexam("--db", str(path), "runs", "list")
         assert code == 0 and len(lines) == 2 and lines[1].split()[0] == str(run_id)
@@ -273,7 +273,7 @@ def test_a_read_only_database_that_needs_upgrading_says_so(tmp_path, monkeypatch
     db = sqlite_utils.Database(path)
     migrate(db, MIGRATIONS[:3])
     db.close()
-    monkeypatch.setattr(engine.dbfile, "writable", lambda _path: False)
+    monkeypatch.setattr(engine.store.dbfile, "writable", lambda _path: False)
     with pytest.raises(StoreError) as err:
         Store(path)
     assert str(err.value) == (
@@ -287,7 +287,7 @@ def test_truncated_and_read_only_are_told_apart(tmp_path, monkeypatch):
     with cut.open("r+b") as fh:
         fh.truncate(cut.stat().st_size // 3)
     a_database_with_a_run(locked)
-    monkeypatch.setattr(engine.dbfile, "writable", lambda path: Path(path) != locked)
+    monkeypatch.setattr(engine.store.dbfile, "writable", lambda path: Path(path) != locked)
     cut_code, cut_lines = medexam("--db", str(cut), "exam", "sample")
     locked_code, locked_lines = medexam("--db", str(locked), "review", "profiles", "--add", "x")
     assert cut_code == locked_code == 1

@@ -16,12 +16,12 @@ from click.testing import CliRunner
 from openpyxl import load_workbook
 
 from engine.cli import cli
-from engine.consult.report import render_table
+from engine.consult.report.tables import render_table
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample, import_file
-from engine.export import write_export
 from engine.models.scripted import ScriptedModel, scripted_pool
-from engine.runs import run
-from engine.store import Store
+from engine.reports.export import write_export
+from engine.store.store import Store
 from engine.text.columns import visible
 from engine.text.sheets import FORMULA_STARTS, csv_cell, csv_text, formula_like
 

@@ -24,6 +24,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.progress import Cancelled
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.models import catalog
 from engine.models.pool import ModelPool
@@ -37,9 +39,7 @@ from engine.models.served import (
     list_server_models,
 )
 from engine.models.server import Server
-from engine.progress import Cancelled
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 from tests.hostile_server import HostileServer, seconds
 from tests.served_fixtures import free_port
 
@@ -365,7 +365,7 @@ def test_every_shape_of_log_probabilities_but_the_apis_is_refused(
 
 
 def test_rouge_reads_no_more_than_its_bound_of_a_runaway_reply() -> None:
-    from engine.rouge import MAX_CHARS, rouge_l, rouge_scores
+    from engine.text.rouge import MAX_CHARS, rouge_l, rouge_scores
 
     reference = "本题考查剂型的分类。故本题选D。"
     runaway = "患者服用二甲双胍后出现乳酸酸中毒。" * 60_000  # a million characters

@@ -10,10 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import validate_case
-from engine.consult.solve import task_result
+from engine.consult.cases.cases import validate_case
+from engine.consult.doctor.final_task import task_result
 from engine.exam.extract import extract_answer
-from engine.store import Store
+from engine.store.store import Store
 
 SIX = {"A": "Asthma", "B": "Pneumonia", "C": "Bronchitis", "D": "Influenza",
        "E": "Tuberculosis", "F": "Pertussis"}  # fmt: skip

@@ -12,14 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.runs import RunError
+from engine.core.scoring import rescore
 from engine.errors import DatasetError
 from engine.exam.dataset import import_file, load_file
 from engine.exam.metrics import score_responses
 from engine.exam.person import ExamSitting
 from engine.exam.responses import import_responses
-from engine.runs import RunError
-from engine.scoring import rescore
-from engine.store import Store
+from engine.store.store import Store
 
 NUMBERS = ("n", "accuracy", "rouge1", "rouge2", "rougeL", "by_type", "consistency")
 PUBLISHED = "chatgpt_test_responses.json"

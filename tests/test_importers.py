@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from engine.core.progress import Cancel, Cancelled, Progress
 from engine.importers import ImportFormatError, activities, formats, get_format, import_data
 from engine.paths import samples_dir
-from engine.progress import Cancel, Cancelled, Progress
-from engine.store import StoreError
+from engine.store.store import StoreError
 
 OSCE = {
     "OSCE_Examination": {

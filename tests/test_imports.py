@@ -126,15 +126,15 @@ def below(graph: dict[str, set[str]], module: str) -> set[str]:
 
 #: What the store is made of; it imports nothing else but the bottom layer.
 STORE = {
-    "engine.store",
-    "engine.dbfile",
-    "engine.migrations",
-    "engine.fingerprint",
-    "engine.scorerows",
-    "engine.corpusrows",
-    "engine.deleted",
-    "engine.owner",
-    "engine.changes",
+    "engine.store.store",
+    "engine.store.dbfile",
+    "engine.store.migrations",
+    "engine.store.fingerprint",
+    "engine.store.scorerows",
+    "engine.store.corpusrows",
+    "engine.store.deleted",
+    "engine.store.owner",
+    "engine.store.changes",
 }
 
 
@@ -191,17 +191,19 @@ def test_importing_the_cli_loads_no_heavy_library_and_no_activity():
 def test_naming_the_store_does_not_load_sqlite_utils():
     """Modules that name :class:`Store` (results, export, the GUI) load the database library
     only when a store is opened, after the window is painted."""
-    modules = loaded_after("from engine.store import Store, StoreError\nimport engine.migrations")
+    modules = loaded_after(
+        "from engine.store.store import Store, StoreError\nimport engine.store.migrations"
+    )
     assert "sqlite_utils" not in modules and "numpy" not in modules
 
 
 def test_storing_an_answer_imports_no_scoring():
     """Answers are scored before they reach the store, which only keeps scorers' results."""
     modules = loaded_after(
-        "from engine.store import Store\nstore = Store(':memory:')\n"
+        "from engine.store.store import Store\nstore = Store(':memory:')\n"
         "store.add_answer(store.start_run('exam', 'demo', 'm'), 'q1', chosen='A')"
     )
-    assert "engine.store" in modules and "engine.scoring" not in modules
+    assert "engine.store.store" in modules and "engine.core.scoring" not in modules
 
 
 def test_importing_a_package_imports_none_of_its_modules():

@@ -1,4 +1,4 @@
-"""The one scheduler (engine.progress.in_flight) the run loop answers items with and a
+"""The one scheduler (engine.core.progress.in_flight) the run loop answers items with and a
 rescore scores answers with: in order one at a time, several at once in the order they
 finish, a failure raised once those in flight are given, Cancel ending those in flight."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from engine.progress import Cancel, Cancelled, in_flight
+from engine.core.progress import Cancel, Cancelled, in_flight
 
 
 def test_one_at_a_time_keeps_the_order_and_several_give_every_result() -> None:

@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.runs import run
+from engine.core.scoring import rescore
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
 from engine.ratings.judge import SCHEMA, judge_messages, parse_ratings
 from engine.ratings.perspectives import KEYS
-from engine.runs import run
-from engine.scoring import rescore
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Explained
 
 JUDGE = "explanation-judge@smollm2"
@@ -210,8 +210,8 @@ JUDGE_SCRIPT = """
 import sys
 from engine.models.load import LoadSettings
 from engine.models.pool import default_pool
-from engine.scoring import rescore
-from engine.store import Store
+from engine.core.scoring import rescore
+from engine.store.store import Store
 rescore(Store(sys.argv[1]), int(sys.argv[2]), ["explanation-judge"], options={"judge": "smollm2"},
         pool=default_pool().lending(LoadSettings(slots=1)),
         progress=lambda p: print("scored", p.done, flush=True))
@@ -264,7 +264,7 @@ def test_a_judging_killed_mid_way_goes_on_without_loss_or_duplicates(
 def test_stop_ends_every_judge_request_in_flight(store, scripted_pool):
     import threading
 
-    from engine.progress import Cancel, Cancelled
+    from engine.core.progress import Cancel, Cancelled
 
     run_id = explained_run(store, scripted_pool, limit=5)
     judge = ScriptedModel("judge-model", replies=lambda r: _reply(), delay=30.0, concurrency=4)

@@ -17,7 +17,7 @@ from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, run_exam
 from engine.models.load import LoadSettings, LoadSettingsError
 from engine.models.pool import ModelPool
-from engine.store import Store
+from engine.store.store import Store
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 #: The ``global`` statements engine/ may hold: none of them a setting (the process's pool,

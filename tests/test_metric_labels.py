@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.activities import COMMON_LABELS, activities, metric_label
-from engine.scoring import scorers
+from engine.core.scoring import scorers
 
 
 @pytest.mark.parametrize("activity_id", ["exam", "french", "consult"])

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.migrations import SCHEMA_VERSION
-from engine.scoring import rescore, summarize
-from engine.store import Store
+from engine.core.scoring import rescore, summarize
+from engine.store.migrations import SCHEMA_VERSION
+from engine.store.store import Store
 
 FIXTURE = Path(__file__).parent / "data" / "schema4.db"
 VOLATILE = {"run_id", "status", "error"}

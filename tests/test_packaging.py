@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from engine import paths
+from engine.core.scoring import Scored
 from engine.models import catalog
-from engine.scoring import Scored
-from engine.store import Store
+from engine.store.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 DESKTOP = REPO / "packaging" / "linux" / "medexam.desktop"

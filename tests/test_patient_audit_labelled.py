@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.audit import audit, run_audit, tally_lines
-from engine.consult.cases import Case, Fact, Task, ensure_sample
-from engine.consult.requirements import CATEGORIES, read_reply
-from engine.consult.run import run_consult
+from engine.consult.cases.cases import Case, Fact, Task, ensure_sample
+from engine.consult.doctor.runner import run_consult
+from engine.consult.scoring.audit import audit, run_audit, tally_lines
+from engine.consult.scoring.requirements import CATEGORIES, read_reply
 from engine.models.scripted import ScriptedModel
 from engine.reports import build_report, render
 
@@ -137,7 +137,7 @@ def test_patient_audit_labelled_shares_per_category_with_an_example():
     assert found["patient_dishonest"] == pytest.approx(1 / 3, abs=1e-4)
     assert found["patient_off_voice"] == pytest.approx(1 / 3, abs=1e-4)
     assert found["patient_jargon"] == pytest.approx(1 / 3, abs=1e-4)
-    from engine.consult.audit import readings, tally
+    from engine.consult.scoring.audit import readings, tally
 
     lines = tally_lines(tally(readings(case, turns)))
     assert lines[0] == "Honesty: 1 of 3 replies (33%) not honest: denied 1"
@@ -182,7 +182,7 @@ def test_patient_audit_labelled_table_in_the_report_and_the_cli(store, scripted_
 def test_patient_audit_labelled_voice_rules_guard_the_grounded_patient():
     """The grounded patient shows no reply the audit reads out of voice: a third-person or
     apologising reply is replaced by the fact read out in the patient's voice."""
-    from engine.consult.patient import Patient
+    from engine.consult.patient.simulated import Patient
 
     case = Case(
         "v",

@@ -1,14 +1,14 @@
 """The contradiction check of a patient's reply against its case's facts
-(:mod:`engine.consult.contradict`), on crafted replies; and a fact said in the patient's own
-voice (:mod:`engine.consult.voice`), what replaces a reply that contradicts one."""
+(:mod:`engine.consult.patient.contradict`), on crafted replies; and a fact said in the patient's own
+voice (:mod:`engine.consult.patient.voice`), what replaces a reply that contradicts one."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.consult.cases import Fact
-from engine.consult.contradict import case_sex, contradicted, contradictions
-from engine.consult.voice import in_first_person
+from engine.consult.cases.cases import Fact
+from engine.consult.patient.contradict import case_sex, contradicted, contradictions
+from engine.consult.patient.voice import in_first_person
 
 FACTS = [
     Fact("Demographics", "35-year-old female"),
@@ -94,9 +94,9 @@ def test_no_read_out_fact_contradicts_its_agentclinic_case(shared_data):
     """Every fact of the 107 AgentClinic MedQA cases, said in the patient's voice as the
     grounded patient reads it out, contradicts no fact of its case (the check has no false
     alarm on what replaces a reply)."""
-    from engine.consult.agentclinic import read_agentclinic
-    from engine.consult.facts import Match
-    from engine.consult.patient import Patient
+    from engine.consult.cases.agentclinic import read_agentclinic
+    from engine.consult.patient.facts import Match
+    from engine.consult.patient.simulated import Patient
 
     path = shared_data / "agentclinic" / "agentclinic_medqa.jsonl"
     if not path.is_file():

@@ -12,13 +12,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.audit import audit_lines, person_audit
-from engine.consult.cases import Case, Fact, Task, save_cases
-from engine.consult.contradict import contradictions
-from engine.consult.dialogue import Consultation
-from engine.consult.metrics import uncovered_facts
-from engine.consult.patient import RETRY_TEMPERATURE, Patient
-from engine.consult.person import finish_person_consultation, start_person_consultation
+from engine.consult.cases.cases import Case, Fact, Task, save_cases
+from engine.consult.doctor.dialogue import Consultation
+from engine.consult.doctor.person import finish_person_consultation, start_person_consultation
+from engine.consult.patient.contradict import contradictions
+from engine.consult.patient.simulated import RETRY_TEMPERATURE, Patient
+from engine.consult.scoring.audit import audit_lines, person_audit
+from engine.consult.scoring.metrics import uncovered_facts
 from engine.models.scripted import Request, ScriptedModel
 
 CASE = Case(
@@ -171,7 +171,7 @@ def test_consult_chat_shows_the_audit(db_path: str, home: Path) -> None:
 def test_the_audit_counts_the_facts_own_words_in_the_patients_voice_as_supported():
     """What the grounded patient reads out ("I don't smoke.") matches its fact
     ("Non-smoker") in the audit's word overlap."""
-    from engine.consult.audit import audit
+    from engine.consult.scoring.audit import audit
 
     said = Patient(CASE, None, match="bm25").read_out(Patient(CASE, None).facts_for("Smoking?"))
     assert said == "I don't smoke. I drink wine occasionally."

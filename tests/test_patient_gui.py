@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.consult.cases import save_cases
+from engine.consult.cases.cases import save_cases
 from engine.models.scripted import ScriptedModel
 from tests.test_patient_grounded import CASE
 

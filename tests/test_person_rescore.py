@@ -7,9 +7,9 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.scoring import rescore
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
-from engine.scoring import rescore
 
 
 class Clock:
@@ -48,9 +48,9 @@ def test_a_persons_exam_runs_are_rescored_to_their_own_summaries(store):
 
 
 def test_a_persons_consultation_is_scored_by_the_scorers_and_rescored(store):
-    from engine.consult.cases import ensure_sample as cases_sample
-    from engine.consult.cases import get_case
-    from engine.consult.person import (
+    from engine.consult.cases.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import get_case
+    from engine.consult.doctor.person import (
         abandon_person_consultation,
         finish_person_consultation,
         start_person_consultation,

@@ -8,10 +8,10 @@ import re
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.progress import Progress, TenthLines
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import run_exam
 from engine.exam.settings import ExamSettings
-from engine.progress import Progress, TenthLines
 
 
 def test_a_line_at_every_tenth_with_items_and_time_left():

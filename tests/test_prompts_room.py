@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core.runs import RunError
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import ExamSettings, prompt_text, run_exam, shots_used
 from engine.models.load import LoadSettings
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
-from engine.runs import RunError
 
 
 def _lengths(store, model: ScriptedModel, settings: ExamSettings) -> dict[str, int]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core.runs import RunError, run, spec_for
 from engine.exam.dataset import ensure_sample, load_file, sample_path
 from engine.exam.prompts import PROMPT_VERSION
 from engine.exam.runner import ExamSettings, run_exam
 from engine.exam.section import exam_section
 from engine.reports.label import run_label
 from engine.reports.layouts import RunData
-from engine.runs import RunError, run, spec_for
 
 
 def _v1_run(store, scripted_pool) -> int:

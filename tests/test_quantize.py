@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.progress import Progress
 from engine.models.catalog import resolve
 from engine.models.gguf import read_gguf_info
 from engine.models.quantize import QuantizeError, ftype, quantize
-from engine.progress import Progress
 
 
 def _smollm2() -> Path:

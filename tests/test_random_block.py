@@ -27,7 +27,7 @@ def take(db_path: str, *args: str, typed: str = "q\n"):
 
 def asked(db_path: str) -> list[list[str] | None]:
     """The question keys of every person exam run, in the order they were asked."""
-    from engine.store import Store
+    from engine.store.store import Store
 
     store = Store(db_path)
     try:
@@ -53,7 +53,7 @@ def test_the_seed_is_stored_on_the_run_and_in_its_result(db_path):
     out = take(db_path, "exam", "take", "--limit", "3", "--seed", "41", "--json", typed="s\n" * 3)
     result = json.loads(out.stdout)
     assert result["seed"] == 41 and result["n"] == 3
-    from engine.store import Store
+    from engine.store.store import Store
 
     store = Store(db_path)
     try:

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.cli.rate import show
+from engine.core.runs import run
+from engine.core.scoring import Scored
 from engine.exam.dataset import ensure_sample, import_file
 from engine.exam.responses import import_responses
 from engine.models.scripted import ScriptedModel
@@ -19,9 +21,7 @@ from engine.ratings.people import MAX_COMMENT, RatingSession
 from engine.ratings.perspectives import KEYS, RatingError
 from engine.ratings.table import rating_tables
 from engine.reports import build_report, render
-from engine.runs import run
-from engine.scoring import Scored
-from engine.store import Store
+from engine.store.store import Store
 
 
 def reasons(request) -> str:

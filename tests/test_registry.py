@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from engine.activities import Activity
+from engine.core.metrics import Metric
 from engine.experiments.plan import Preset
 from engine.importers import Format
-from engine.metrics import Metric
 from engine.registry import (
     CLASS,
     COMMAND,

@@ -11,15 +11,15 @@ from click.testing import CliRunner
 from PySide6.QtCore import Qt
 
 from engine.cli import cli
+from engine.core.progress import Cancel, Cancelled
+from engine.core.runs import run
+from engine.core.scoring import Scorer, get_scorer, rescore
 from engine.exam.dataset import ensure_sample as exam_sample
 from engine.french.dataset import ensure_sample as french_sample
 from engine.models.pool import ModelPool
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel, Cancelled
 from engine.registry import UnknownScorer, registered
-from engine.runs import run
-from engine.scoring import Scorer, get_scorer, rescore
-from engine.store import Store
+from engine.store.store import Store
 
 METRICS = ("n", "answered", "accuracy", "rouge1", "rouge2", "rougeL", "by_type", "consistency")
 

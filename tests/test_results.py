@@ -1,12 +1,12 @@
-"""engine.results: summary metrics by name, scores by category, and two runs compared."""
+"""engine.reports.results: summary metrics by name, scores by category, and two runs compared."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.results import category_scores, compare_runs, summary_rows
-from engine.scoring import Scored
-from engine.store import Store
+from engine.core.scoring import Scored
+from engine.reports.results import category_scores, compare_runs, summary_rows
+from engine.store.store import Store
 
 ITEMS = [
     {"id": "q1", "question": "?", "type1": "正向"},
@@ -82,7 +82,7 @@ def test_compare_runs(bank):
 
 
 def test_the_results_screen_uses_the_engines_results():
-    from engine import results
+    from engine.reports import results
     from gui.widgets import qt_results
 
     assert qt_results.compare_runs is results.compare_runs

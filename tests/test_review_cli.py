@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from engine.cli import cli
 from engine.exam.dataset import SAMPLE_NAME
 from engine.french.dataset import SAMPLE_DATASET
-from engine.store import Store
+from engine.store.store import Store
 
 
 def medexam(db_path: str, *args: str, input: str | None = None):

@@ -8,14 +8,14 @@ import json
 import french_fixtures
 from click.testing import CliRunner
 
-from engine.answers import run_answers
 from engine.cli import cli
+from engine.core.scoring import Scored
 from engine.french.corpus import add_corpus_from_dataset
 from engine.french.dataset import SAMPLE_DATASET
 from engine.french.index import build_index
 from engine.french.passages import source_label
-from engine.scoring import Scored
-from engine.store import Store
+from engine.reports.answers import run_answers
+from engine.store.store import Store
 from engine.text.columns import align_rows, display_width
 
 indexes = french_fixtures.indexes

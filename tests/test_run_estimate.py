@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from engine.estimate import Estimate, estimate
+from engine.core.estimate import Estimate, estimate
 from engine.exam.dataset import ensure_sample
 
 

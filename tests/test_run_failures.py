@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 
 
 def test_a_run_whose_items_mostly_fail_ends_failed_and_resume_retries_them(tmp_path, scripted_pool):

@@ -4,13 +4,13 @@ and a rescore naming the item it scored."""
 
 from __future__ import annotations
 
+from engine.core.progress import Cancel, Progress
+from engine.core.scoring import rescore
 from engine.exam.cli import _note_right
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import run_exam
 from engine.exam.settings import ExamSettings
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel, Progress
-from engine.scoring import rescore
 
 
 def notes(seen: list[Progress]) -> list[str]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.core.progress import Cancel
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 
 
 def test_stop_cuts_a_slow_request_short_and_keeps_no_cut_answer(tmp_path, scripted_pool):

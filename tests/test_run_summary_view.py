@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.activities import activities
-from engine.results import running_score, summary_rows
+from engine.reports.results import running_score, summary_rows
 
 
 def test_running_accuracy_counts_wrong_and_unparsed_answers():

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.runs import RunError, run
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
-from engine.runs import RunError, run
-from engine.store import Store
+from engine.store.store import Store
 
 MEDEXAM = [str(Path(sys.executable).with_name("medexam"))]
 Env = dict[str, str] | None
@@ -194,7 +194,7 @@ def test_concurrent_items_store_the_same_answers(store, scripted_pool):
 
 
 def test_consultation_with_different_doctor_patient_and_solver_models(store, scripted_pool):
-    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import ensure_sample as cases_sample
 
     doctor = ScriptedModel("doc", replies="Where does it hurt?", concurrency=8)
     patient = ScriptedModel("pat", replies="In my chest, since yesterday.")

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.dbfile import StoreError
-from engine.deleted import delete_runs
-from engine.owner import host, process_started
-from engine.scoring import Scored
-from engine.store import Store
+from engine.core.scoring import Scored
+from engine.store.dbfile import StoreError
+from engine.store.deleted import delete_runs
+from engine.store.owner import host, process_started
+from engine.store.store import Store
 
 
 def a_run(store: Store, gold: str = "B") -> int:

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.diff import diff_runs, format_diff
+from engine.core.runs import run
+from engine.core.scoring import Scored
 from engine.errors import UserError
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel
-from engine.runs import run
-from engine.scoring import Scored
-from engine.store import Store
+from engine.reports.diff import diff_runs, format_diff
+from engine.store.store import Store
 
 # Per item: (letter or None, right, finish reason)
 A = [("A", True, "stop"), ("B", False, "stop"), (None, False, "length"), ("C", True, "stop")]

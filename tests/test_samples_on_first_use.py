@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.dataset import import_file, sample_path
-from engine.store import Store
+from engine.store.store import Store
 
 
 def test_each_sample_is_there_when_first_asked_for(tmp_path):

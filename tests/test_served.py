@@ -14,13 +14,13 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.models import catalog
 from engine.models.pool import ModelPool
 from engine.models.protocol import ModelError
 from engine.models.served import ServedModel, ServerUnavailable, candidate_logprobs
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 from tests.served_fixtures import ALIAS, LlamaServer, free_port
 
 pytestmark = pytest.mark.slow
@@ -103,7 +103,7 @@ def test_french_run_on_a_served_model(server: LlamaServer, store: Store) -> None
 def test_consultation_with_a_served_doctor_and_a_local_patient(
     server: LlamaServer, store: Store, chat_model: Any
 ) -> None:
-    from engine.consult.cases import ensure_sample as cases_sample
+    from engine.consult.cases.cases import ensure_sample as cases_sample
 
     name = _add(server)
     settings = {"doctor": name, "max_turns": 1, "doctor_max_tokens": 24, "limit": 2}
@@ -234,9 +234,9 @@ def test_malformed_answers_and_server_errors_are_one_line() -> None:
 def test_a_served_judge_rates_explanations_several_at_once(
     server: LlamaServer, store: Store, scripted_pool: Any
 ) -> None:
+    from engine.core.scoring import rescore
     from engine.models.scripted import ScriptedModel
     from engine.ratings.perspectives import KEYS
-    from engine.scoring import rescore
 
     def why(request: Any) -> str:
         return "答案：B\n解析：本题考查药物的作用机制，B项正确。"

@@ -153,7 +153,7 @@ def own_pool(monkeypatch) -> Iterator[None]:
 
 
 def test_slots_set_on_the_command_line_are_the_runs_and_stored_with_it(db_path, quiet, own_pool):
-    from engine.store import Store
+    from engine.store.store import Store
 
     out = CliRunner().invoke(cli, ["--db", db_path, "exam", "run", "--model", "smollm2",
                                    "--method", "logprob", "--limit", "3", "--slots", "3",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.conversion import convert_dataset
+from engine.consult.cases.convert import convert_dataset
 from engine.consult.static import drop, static_consult_summary
 from engine.exam.dataset import import_file
 from engine.experiments import records

@@ -7,9 +7,15 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from engine.migrations import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, migrate, schema_version
-from engine.scoring import Scored
-from engine.store import Store, StoreError
+from engine.core.scoring import Scored
+from engine.store.migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SchemaTooNew,
+    migrate,
+    schema_version,
+)
+from engine.store.store import Store, StoreError
 
 QUESTIONS = [
     {"id": "q1", "question": "…", "answer": "B", "type1": "药物分析"},

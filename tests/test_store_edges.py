@@ -15,16 +15,16 @@ import sqlite_utils
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.deleted import delete_runs
-from engine.migrations import (
+from engine.store.deleted import delete_runs
+from engine.store.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
     MigrationError,
     migrate,
     schema_version,
 )
-from engine.owner import host, process_started
-from engine.store import RUN_STATUSES, Store, StoreError
+from engine.store.owner import host, process_started
+from engine.store.store import RUN_STATUSES, Store, StoreError
 
 REPO = Path(__file__).resolve().parents[1]
 MEDEXAM = Path(sys.executable).with_name("medexam")
@@ -66,7 +66,7 @@ def test_a_run_whose_process_died_reads_interrupted_and_nothing_is_written(tmp_p
     path = tmp_path / "medexam.db"
     Store(path).close()
     child = (
-        "import sys; from engine.store import Store; "
+        "import sys; from engine.store.store import Store; "
         "print(Store(sys.argv[1]).start_run('exam', 'demo', 'm'))"
     )
     out = subprocess.run(
@@ -320,7 +320,7 @@ def test_the_medexam_command_reports_a_bad_database_in_one_line(tmp_path, comman
 def test_samples_written_by_another_instance_meanwhile_are_not_an_error(store, monkeypatch):
     """Two app instances starting at once both see no sample, then both write it: the one
     that writes second finds it there and goes on."""
-    from engine.consult import cases
+    from engine.consult.cases import cases
     from engine.exam import dataset as exam_dataset
     from engine.french import dataset as french_dataset
 

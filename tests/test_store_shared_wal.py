@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.store import Store
+from engine.store.store import Store
 
 #: Another process: open the database, read it, close it.
 READ = (

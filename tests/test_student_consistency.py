@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core.scoring import Scored
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import run_exam
 from engine.exam.settings import ExamSettings
 from engine.reports import build_report, render
 from engine.reports.render import fmt_cell
-from engine.scoring import Scored
 
 
 @pytest.mark.parametrize(

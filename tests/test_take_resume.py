@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.consult.cases import ensure_sample as ensure_cases
+from engine.consult.cases.cases import ensure_sample as ensure_cases
+from engine.core.runs import RunError
 from engine.exam.dataset import ensure_sample
 from engine.exam.person import ExamSitting
 from engine.french.dataset import ensure_sample as ensure_french
-from engine.runs import RunError
-from engine.store import Store
+from engine.store.store import Store
 
 MEDEXAM = [sys.executable, "-c", "from engine.entry import main; main()"]
 

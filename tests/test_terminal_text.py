@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from model_files import tiny_llama
 
 from engine.cli import cli
+from engine.core.runs import run
 from engine.exam.dataset import ensure_sample
 from engine.models.scripted import ScriptedModel, scripted_pool
-from engine.runs import run
-from engine.store import Store
+from engine.store.store import Store
 from engine.text.columns import visible as shown
 
 #: What a terminal acts on: C0 controls but the line break, DEL, C1, the marks that reorder.

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import engine.text.embedder as embedder_mod
 from engine.cli import cli
-from engine.consult import similarity as consult_similarity
+from engine.consult.scoring import similarity as consult_similarity
 from engine.consult.text import language_of as consult_language_of
 from engine.exam import dataset as exam_dataset
 from engine.exam import extract as exam_extract
@@ -193,7 +193,7 @@ def test_hybrid_search_loads_the_embedder_once(loads, sample_store, indexes, db_
 def test_importing_engine_text_loads_no_torch():
     code = (
         "import sys, engine.text, engine.text.embedder, engine.french.dense, "
-        "engine.consult.similarity; "
+        "engine.consult.scoring.similarity; "
         "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

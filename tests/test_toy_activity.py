@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.registry import PLUGIN_GROUP
-from engine.store import Store
+from engine.store.store import Store
 
 TOY = Path(__file__).parent / "plugins" / "medexam_toy"
 MEDEXAM = Path(sys.executable).with_name("medexam")
@@ -186,8 +186,8 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
 def test_entry_point_activity_in_the_sidebar_import_dialog_and_results(
     toy_installed, window, qtbot
 ):
+    from engine.core.scoring import Scored
     from engine.importers import activities as import_kinds
-    from engine.scoring import Scored
     from gui.widgets.qt_import import ImportDialog
 
     store = window.ctx.store

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from train_fixtures import plant, steps_of, stopped_after_one_step
 
 from engine.cli import cli
-from engine.store import Store
+from engine.store.store import Store
 from engine.train import artefacts, records
 from engine.train.checkpoints import CHECKPOINT
 from engine.train.loop import TrainError, train

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.golden import doctor_dialogues
-from engine.progress import Cancel, Cancelled, Progress
-from engine.store import Store
+from engine.consult.training.golden import doctor_dialogues
+from engine.core.progress import Cancel, Cancelled, Progress
+from engine.store.store import Store
 from engine.train import records
 from engine.train.chat_lora import IGNORE, encode, pieces
 from engine.train.loop import TrainError, train

@@ -16,7 +16,7 @@ from train_fixtures import TOKENIZER_FILES, plant
 
 from engine.cli import cli
 from engine.paths import samples_dir
-from engine.store import Store
+from engine.store.store import Store
 from engine.train.kinds import get_kind, kinds
 
 tiny_encoder = train_fixtures.tiny_encoder

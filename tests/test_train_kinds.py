@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from engine.activities import Activity
 from engine.cli import cli
 from engine.registry import register, unregister
-from engine.store import Store
+from engine.store.store import Store
 from engine.train import records
 from engine.train.evaluate import evaluation
 from engine.train.kinds import get_kind, kinds

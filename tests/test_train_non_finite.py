@@ -22,7 +22,7 @@ from train_fixtures import steps_of, stopped_after_one_step
 
 from engine.cli import cli
 from engine.french.dataset import ensure_sample
-from engine.store import Store
+from engine.store.store import Store
 from engine.train import artefacts, records
 from engine.train.checkpoints import BEST, CHECKPOINT
 from engine.train.kinds import TrainingKind

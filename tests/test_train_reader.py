@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from conftest import SHARED_DATA
 
 from engine.cli import cli
-from engine.store import Store
+from engine.store.store import Store
 from engine.train.artefacts import find
 
 indexes = french_fixtures.indexes

@@ -13,9 +13,9 @@ from pathlib import Path
 import french_fixtures
 import pytest
 
+from engine.core.progress import Cancel, Progress
 from engine.french.dataset import ensure_sample
-from engine.progress import Cancel, Progress
-from engine.store import Store
+from engine.store.store import Store
 from engine.train import records
 from engine.train.artefacts import artefact_dir, find
 from engine.train.loop import train
@@ -45,7 +45,7 @@ def weights(name: str) -> dict:
 KILLED = textwrap.dedent(
     """
     import os, signal, sys
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.train.loop import train
 
     def progress(p):

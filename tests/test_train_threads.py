@@ -11,10 +11,10 @@ import train_fixtures
 from test_cores_load import hog  # noqa: F401 - a fixture: a busy loop on one core
 from train_fixtures import settings
 
+from engine.core.progress import Progress
 from engine.french.dataset import ensure_sample
 from engine.models.hardware import available_cores
-from engine.progress import Progress
-from engine.store import Store
+from engine.store.store import Store
 from engine.train.loop import train
 from engine.train.threads import CpuThreads
 

@@ -13,11 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.consult.cases import ensure_sample
-from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.scoring import Scored
-from engine.trials import (
+from engine.consult.cases.cases import ensure_sample
+from engine.core.progress import Cancel
+from engine.core.scoring import Scored
+from engine.core.trials import (
     TrialError,
     clustered_interval,
     run_trials,
@@ -25,6 +24,7 @@ from engine.trials import (
     spread_text,
     trial_runs,
 )
+from engine.models.scripted import ScriptedModel
 
 SCRIPTED = {"doctor": "doctor", "patient": "patient", "solver": "solver", "max_turns": 1}
 
@@ -242,7 +242,7 @@ def _four_cases(store) -> tuple[list[int], list[int]]:
 
 
 def test_two_sets_are_compared_pair_by_case_and_trial(store):
-    from engine.trials import paired_sets, trial_tables
+    from engine.core.trials import paired_sets, trial_tables
 
     few = paired_sets(store, *_four_cases(store))
     assert few["too_few"] and few["low"] is None and few["p"] is None
@@ -265,10 +265,10 @@ def test_two_sets_are_compared_pair_by_case_and_trial(store):
 
 KILLED_SCRIPT = """
 import sys, time
-from engine.consult.cases import ensure_sample
+from engine.consult.cases.cases import ensure_sample
 from engine.models.scripted import ScriptedModel, scripted_pool
-from engine.store import Store
-from engine.trials import run_trials
+from engine.store.store import Store
+from engine.core.trials import run_trials
 
 def slow(request):
     time.sleep(0.3)

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.store import Store
+from engine.store.store import Store
 
 
 def invoke(db_path: str, *args: str):

@@ -3,7 +3,7 @@ engine.types names, no more and no fewer, with the JSON columns decoded."""
 
 from __future__ import annotations
 
-from engine.scoring import Scored
+from engine.core.scoring import Scored
 from engine.types import AnswerRow, DatasetRow, RatedRow, RunRow, ScoreRow
 
 

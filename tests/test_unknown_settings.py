@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from test_runs import medexam, scripted_home
 
+from engine.core.progress import Cancel
+from engine.core.runs import RunError, run
 from engine.exam.dataset import ensure_sample
 from engine.exam.runner import run_exam
 from engine.experiments.plan import PlanError, make_plan
 from engine.french.dataset import ensure_sample as ensure_french_sample
 from engine.models.scripted import ScriptedModel
-from engine.progress import Cancel
-from engine.runs import RunError, run
-from engine.store import Store
+from engine.store.store import Store
 
 GRID = 'activity = "exam"\nmodels = ["scripted", "other"]\nlimit = 2\n'
 

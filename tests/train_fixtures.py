@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.progress import Cancel, Progress
 from engine.french.dataset import ensure_sample
-from engine.progress import Cancel, Progress
-from engine.store import Store
+from engine.store.store import Store
 from engine.text.embedder import default_model_dir
 from engine.train.loop import train
 from engine.types import JSONDict

@@ -18,10 +18,10 @@ from engine.bank.difficulty import LEVELS, difficulty
 from engine.bank.pools import POOLS, PoolError, pool_keys
 from engine.errors import UserError
 from engine.review.cards import topics
-from engine.store import now
+from engine.store.store import now
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Item, JSONDict
 
 

@@ -20,7 +20,7 @@ from engine.bank.pools import omitted
 from engine.exam.candidates import candidates_of
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 LEVELS = ("easy", "medium", "hard")

@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from engine.errors import UserError
-from engine.store import now
+from engine.store.store import now
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 #: Why a question was missed: key → words.

@@ -21,7 +21,7 @@ from engine.errors import UserError
 from engine.review.profiles import run_profile
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Row
 
 POOLS = ("all", "unused", "incorrect", "omitted", "marked", "correct")

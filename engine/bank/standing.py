@@ -2,7 +2,7 @@
 on the same questions (the models as peers), their trend from session to session, the
 subjects to work on first, why they missed questions. (An activity may show a standing of
 its own: ``Activity.standing``, such as the consultation's practice log,
-:mod:`engine.consult.practice`.)
+:mod:`engine.consult.practice_log`.)
 
 A student's score on a subject counts each question once, by its latest answer; a model's
 counts the same questions, by that model's latest answer to each.
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from engine.activities import get_activity
 from engine.bank.notebook import entries
 from engine.bank.pools import is_review, latest, omitted, person_runs
+from engine.core.scoring import right_key
 from engine.exam.candidates import candidates_of
 from engine.exam.candidates import standing as among_candidates
 from engine.review.cards import NO_TOPIC
-from engine.scoring import right_key
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 #: What each question type field holds, in words (the headings of a standing).

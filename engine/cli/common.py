@@ -16,7 +16,7 @@ from engine.fields import INT_MAX
 from engine.models.load import MAX_SLOTS
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: A count typed on the command line (``--limit N``…): 1 to :data:`engine.fields.INT_MAX`.
@@ -27,7 +27,7 @@ class AppContext:
     """Holds the ``--db`` path; opens the store on first use.
 
     A database that cannot be opened (not a medexam database, written by a newer medexam,
-    in a folder that does not exist…) raises :class:`~engine.store.StoreError`, which ends
+    in a folder that does not exist…) raises :class:`~engine.store.store.StoreError`, which ends
     any command with one ``Error:`` line, status 1 (:func:`user_errors`).
     """
 
@@ -38,7 +38,7 @@ class AppContext:
     @property
     def store(self) -> Store:
         if self._store is None:
-            from engine.store import Store
+            from engine.store.store import Store
 
             self._store = Store(self.db_path)
         return self._store
@@ -160,7 +160,7 @@ def user_errors() -> Iterator[None]:
 
         raise click.ClickException(visible(str(exc) or type(exc).__name__, True)) from None
     except sqlite3.Error as exc:
-        from engine.dbfile import database_problem
+        from engine.store.dbfile import database_problem
         from engine.text.columns import visible
 
         ctx = click.get_current_context(silent=True)

@@ -23,9 +23,9 @@ from engine.text.columns import align_rows, visible
 
 if TYPE_CHECKING:
     from engine.cli.common import AppContext
+    from engine.core.progress import Progress
     from engine.experiments.plan import Plan
     from engine.models.load import LoadSettings
-    from engine.progress import Progress
     from engine.types import JSONDict
 
 
@@ -104,7 +104,7 @@ def _plan(
 
 
 def _plan_lines(plan: Plan) -> None:
-    from engine.estimate import duration_text
+    from engine.core.estimate import duration_text
 
     stored = f" (experiment {plan.experiment_id})" if plan.experiment_id is not None else ""
     click.echo(visible(f"{plan.title}{stored}: {len(plan.cells)} runs of {plan.spec['dataset']}"))
@@ -170,8 +170,8 @@ def _play(
     load: LoadSettings,
 ) -> JSONDict:
     from engine.cli.running import cancelled_on_interrupt, progress_bar
+    from engine.core.progress import Cancel
     from engine.experiments.run import run_experiment
-    from engine.progress import Cancel
 
     said = f"experiment {experiment_id} cancelled; go on with: {again}"
 
@@ -294,7 +294,7 @@ def _public(app: AppContext, found: JSONDict) -> JSONDict:
     """An experiment's runs without their whole rows, and the spread over each cell's
     trials (none without ``--trials``)."""
     from engine.experiments.run import trial_spreads
-    from engine.export import headline
+    from engine.reports.export import headline
 
     runs = []
     for c in found["cells"]:
@@ -347,7 +347,7 @@ def _show_lines(found: JSONDict) -> None:
 
 def _trial_lines(sets: list[JSONDict]) -> None:
     """Each cell's spread over its trials: its first score's mean ± SD [95% interval]."""
-    from engine.trials import header, spread_text
+    from engine.core.trials import header, spread_text
 
     if not sets:
         return

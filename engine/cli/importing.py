@@ -14,7 +14,7 @@ from engine.cli.common import AppContext, F, json_option, pass_app
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 
 def import_options(exists: bool = False) -> Callable[[F], F]:

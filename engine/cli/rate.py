@@ -156,7 +156,7 @@ def drawn_line(session: RatingSession) -> str:
 def judge_diagnoses(app: AppContext, run_ids: tuple[int, ...], rater: str) -> None:
     """A person's verdicts on the diagnoses in words a judge model judged (those drawn at
     random first): c correct, p partly, w wrong, s skips, q stops."""
-    from engine.consult.verdicts import give_verdict, to_judge
+    from engine.consult.scoring.verdicts import give_verdict, to_judge
 
     words = {"c": "correct", "p": "partly", "w": "wrong"}
     given = 0

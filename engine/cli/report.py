@@ -80,7 +80,7 @@ def report(
             click.echo(f"wrote {path}", err=True)
     text = render(built, fmt)
     if out:
-        from engine.export import save_text
+        from engine.reports.export import save_text
 
         save_text(out, text, fmt)
         click.echo(f"wrote {out}", err=True)

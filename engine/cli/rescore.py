@@ -66,10 +66,10 @@ def rescore(
     """
     from engine.activities import activity
     from engine.cli.running import metric_lines
+    from engine.core.progress import Cancel
+    from engine.core.scoring import activity_metrics
+    from engine.core.scoring import rescore as rescore_run
     from engine.models.pool import default_pool
-    from engine.progress import Cancel
-    from engine.scoring import activity_metrics
-    from engine.scoring import rescore as rescore_run
 
     cancel = Cancel()
     run = app.store.run(run_id)
@@ -114,7 +114,7 @@ def rescore(
 @json_option
 def scorers_list(activity_id: str | None, as_json: bool) -> None:
     """The scorers medexam has: name, version, activities, what each scores."""
-    from engine.scoring import scorers
+    from engine.core.scoring import scorers
 
     found = scorers(activity_id)
     if as_json:

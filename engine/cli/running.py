@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from engine.cli.common import AppContext, F, json_option, load_options
-from engine.progress import Progress, ProgressCallback
+from engine.core.progress import Progress, ProgressCallback
 from engine.text.columns import display_width, pad, visible
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def progress_bar(
     """A rich progress bar on stderr; yields the ``progress`` callback for engine jobs
     (``None`` when ``quiet``). ``note`` turns each step into the text shown after the bar
     (default: the step's message). When stderr is not a terminal, a line at every tenth of
-    the work instead (:class:`~engine.progress.TenthLines`, counting ``unit``)."""
+    the work instead (:class:`~engine.core.progress.TenthLines`, counting ``unit``)."""
     if quiet:
         yield None
         return
@@ -94,7 +94,7 @@ def progress_bar(
 
     console = Console(stderr=True)
     if not console.is_terminal:  # a log or CI: a line at every tenth
-        from engine.progress import TenthLines
+        from engine.core.progress import TenthLines
 
         yield TenthLines(description, lambda line: click.echo(line, err=True), note, unit=unit)
         return
@@ -176,17 +176,17 @@ def execute_run(
     note: Callable[[Progress], str] | None = None,
     tags: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run an activity through :func:`engine.runs.run` with a progress bar, ``show`` its
+    """Run an activity through :func:`engine.core.runs.run` with a progress bar, ``show`` its
     summary, and end the way a command line should: Ctrl-C cancels the run (exit 130, saying
     how to resume it; SIGTERM likewise, exit 143); a run that failed prints its error and
     exits 1. ``settings`` is the command's settings dataclass
     (:func:`engine.fields.settings_options`): a new run gets all of them, a resumed one only
     those typed on the command line (anything that differs from the run's own is refused).
     ``run`` says which run to resume, the items in flight at once and whether to be
-    quiet, and how its models load (:func:`run_options`); ``tags`` are stored with a new run (:func:`engine.runs.run`)."""
+    quiet, and how its models load (:func:`run_options`); ``tags`` are stored with a new run (:func:`engine.core.runs.run`)."""
+    from engine.core.progress import Cancel
+    from engine.core.runs import run as run_activity
     from engine.fields import as_dict, given_on_command_line
-    from engine.progress import Cancel
-    from engine.runs import run as run_activity
 
     resume = run.resume
     if resume is None:
@@ -274,7 +274,7 @@ def _check_set_size(app: AppContext, name: str, trials: int) -> None:
     """Refuse a ``--trials`` typed with ``--resume-trials`` that differs from the set's."""
     from click.core import ParameterSource
 
-    from engine.trials import TrialError, set_size
+    from engine.core.trials import TrialError, set_size
 
     size = set_size(app.store, name)
     typed = click.get_current_context().get_parameter_source("trials") != ParameterSource.DEFAULT
@@ -297,13 +297,13 @@ def execute_trials(
     title: str,
     note: Callable[[Progress], str] | None = None,
 ) -> dict[str, Any]:
-    """:func:`execute_run` for a trial set (:func:`engine.trials.run_trials`): the trials
+    """:func:`execute_run` for a trial set (:func:`engine.core.trials.run_trials`): the trials
     under one progress bar over items × trials ("trial 2/5 · …"), a line per trial, then
     the set's spread and, last, the set as JSON; Ctrl-C stops the set, saying how to go on
     with it."""
+    from engine.core.progress import Cancel
+    from engine.core.trials import check_trials, new_name, run_trials
     from engine.fields import as_dict
-    from engine.progress import Cancel
-    from engine.trials import check_trials, new_name, run_trials
 
     given = as_dict(settings)
     if resume_set is None:
@@ -351,12 +351,12 @@ def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
 
 
 def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[str, Any]:
-    """A trial set's numbers, each score its runs' summaries have (:func:`engine.trials.short_headers`):
+    """A trial set's numbers, each score its runs' summaries have (:func:`engine.core.trials.short_headers`):
     mean ± between-trial SD [95% interval]; the last line is the set and its spread as
     JSON. Returns that."""
     import json
 
-    from engine.trials import spread, spread_text
+    from engine.core.trials import spread, spread_text
 
     values = spread(app.store, found["run_ids"])
     if not quiet:
@@ -369,10 +369,10 @@ def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[st
 
 
 def metric_lines(activity_id: str, summary: Mapping[str, Any], keys: Iterable[str]) -> None:
-    """Print each summary key as its label (:func:`engine.results.summary_rows`) and its
+    """Print each summary key as its label (:func:`engine.reports.results.summary_rows`) and its
     value, one per line, the values lined up; "—" for a value the run does not have."""
     from engine.activities import metric_label
-    from engine.results import summary_rows
+    from engine.reports.results import summary_rows
 
     found = {key: (label, value) for key, label, value in summary_rows(summary, activity_id)}
     rows = [found.get(key, (metric_label(key, activity_id), None)) for key in keys]

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from engine import export
-from engine.answers import run_answers
+from engine.reports import export
+from engine.reports.answers import run_answers
 
 if TYPE_CHECKING:
     from engine.types import Row
@@ -102,7 +102,7 @@ def _run_lines(run: Row) -> list[str]:
     stored text's control characters escaped)."""
     from engine.activities import activity_name
     from engine.reports.render import fmt_number
-    from engine.results import summary_rows
+    from engine.reports.results import summary_rows
 
     when = " → ".join((run[k] or "")[:16].replace("T", " ") for k in ("started", "finished"))
     who = run["model"] if run["model"] == run["runner"] else f"{run['model']} ({run['runner']})"
@@ -136,7 +136,7 @@ def _answer_lines(answers: Sequence[Row], activity: str) -> list[str]:
     """The answers as a table: number, question, given, gold, correct and each score (a
     score whose label is long is headed by its key, the label given under the table)."""
     from engine.reports.render import fmt_number
-    from engine.results import answer_label
+    from engine.reports.results import answer_label
 
     keys = list(
         dict.fromkeys(
@@ -208,7 +208,7 @@ def runs_delete(app, run_ids: tuple[int, ...], yes: bool) -> None:
     """Delete runs with their answers and turns, after asking (y/N). The last delete can be
     undone with `medexam runs undelete`. A run still running in another medexam process is
     refused (stop it first)."""
-    from engine.deleted import check_deletable, delete_runs
+    from engine.store.deleted import check_deletable, delete_runs
 
     for run_id in run_ids:
         check_deletable(app.store, run_id)
@@ -239,7 +239,7 @@ def _delete_line(run: dict[str, Any]) -> str:
 @pass_app
 def runs_undelete(app) -> None:
     """Bring back the runs of the last `medexam runs delete` with their answers and turns."""
-    from engine.deleted import restore_deleted
+    from engine.store.deleted import restore_deleted
 
     ids = restore_deleted(app.store)
     click.echo(f"restored run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}")
@@ -318,7 +318,7 @@ def runs_diff(app, run_a: int, run_b: int, only: str | None, as_json: bool) -> N
     medexam runs diff 3 4 --only flipped
     medexam runs diff 3 4 --json
     """
-    from engine.diff import diff_runs, format_diff
+    from engine.reports.diff import diff_runs, format_diff
 
     found = diff_runs(app.store, run_a, run_b, only)
     if as_json:

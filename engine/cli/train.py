@@ -15,8 +15,8 @@ import click
 
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
 from engine.cli.running import RunOptions, execute_run, metric_lines, progress_bar, run_options
+from engine.core.progress import Cancel, Cancelled, Progress
 from engine.fields import as_dict, settings_options
-from engine.progress import Cancel, Cancelled, Progress
 from engine.train.evaluate import trained_model
 from engine.train.kinds import TrainingKind, get_kind, kinds
 

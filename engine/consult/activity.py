@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
+from engine.core.no_answer import SUMMARY_LABELS
 from engine.importers import Format, Importer, Request
-from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Row
 
 CONSULT = register(
@@ -46,19 +46,19 @@ CONSULT = register(
             "cut_off",
             "chance.accuracy",
         ),
-        spec=Lazy("engine.consult.run", "SPEC", RUN_SPEC),
+        spec=Lazy("engine.consult.doctor.runner", "SPEC", RUN_SPEC),
         settings=Lazy("engine.consult.settings", "ConsultSettings", CLASS),
         scorers=("consult.task", "consult.dialogue", "consult.patient-audit", "consult.answer-at"),
         scorers_from=(
-            "engine.consult.scorers",
-            "engine.consult.judging",
-            "engine.consult.verdicts",
-            "engine.consult.shares",
+            "engine.consult.scoring.scorers",
+            "engine.consult.scoring.judging",
+            "engine.consult.scoring.verdicts",
+            "engine.consult.scoring.shares",
             "engine.ratings.scorers",
         ),
         presets_from=("engine.consult.presets",),
-        trainings_from=("engine.consult.training",),
-        explained=Lazy("engine.consult.cases", "explained", FUNCTION),
+        trainings_from=("engine.consult.training.finetune",),
+        explained=Lazy("engine.consult.cases.cases", "explained", FUNCTION),
         cli=Lazy("engine.consult.cli", "consult", COMMAND),
         cli_standing=Lazy("engine.consult.cli_person", "standing", FUNCTION),
         import_commands={
@@ -66,9 +66,9 @@ CONSULT = register(
             "cases": Lazy("engine.consult.cli", "import_cases", COMMAND),
         },
         import_title="Consultation cases",
-        report=Lazy("engine.consult.section", "consult_section", FUNCTION),
-        run_label=Lazy("engine.consult.label", "consult_parts", FUNCTION),
-        sample=Lazy("engine.consult.cases", "ensure_sample", FUNCTION),
+        report=Lazy("engine.consult.report.section", "consult_section", FUNCTION),
+        run_label=Lazy("engine.consult.report.label", "consult_parts", FUNCTION),
+        sample=Lazy("engine.consult.cases.cases", "ensure_sample", FUNCTION),
         sample_dataset="cases-sample",
         screen=Lazy("gui.consult.screen", "ConsultScreen", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
@@ -100,7 +100,7 @@ register(
         "consult",
         "cases",
         "medexam cases (JSON or JSON Lines)",
-        _cases_from(Lazy("engine.consult.cases", "import_cases", FUNCTION)),
+        _cases_from(Lazy("engine.consult.cases.cases", "import_cases", FUNCTION)),
         "Cases (*.json *.jsonl);;All files (*)",
         message=_CASES,
     ),
@@ -111,7 +111,7 @@ register(
         "consult",
         "agentclinic",
         "AgentClinic cases (MedQA, MedQA-extended, MIMIC-IV or NEJM; JSON Lines)",
-        _cases_from(Lazy("engine.consult.agentclinic", "import_agentclinic", FUNCTION)),
+        _cases_from(Lazy("engine.consult.cases.agentclinic", "import_agentclinic", FUNCTION)),
         "AgentClinic (*.jsonl *.json);;All files (*)",
         message=_CASES,
         marks=("OSCE_Examination",),

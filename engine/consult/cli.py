@@ -21,15 +21,20 @@ from engine.cli.running import (
     run_title,
     trial_options,
 )
-from engine.consult import agentclinic
-from engine.consult import cases as cases_mod
+from engine.consult.cases import agentclinic
+from engine.consult.cases import cases as cases_mod
 from engine.consult.cli_person import case_set, consult_chat
-from engine.consult.metrics import SUMMARY_KEYS, asked_nothing_line, fact_view, turn_analysis
-from engine.consult.report import FORMATS
+from engine.consult.report.tables import FORMATS
+from engine.consult.scoring.metrics import (
+    SUMMARY_KEYS,
+    asked_nothing_line,
+    fact_view,
+    turn_analysis,
+)
 from engine.consult.settings import MAX_TURNS, ConsultSettings
+from engine.core.progress import Progress
+from engine.core.scoring import activity_metrics
 from engine.fields import settings_options
-from engine.progress import Progress
-from engine.scoring import activity_metrics
 from engine.text.columns import visible
 
 if TYPE_CHECKING:
@@ -150,8 +155,8 @@ def consult_run(
 def _judge_runs(app: AppContext, run_ids: list[int], judge: str, quiet: bool) -> None:
     """Judge the diagnoses in words of each run (``--judge``), a line per run; the last line
     is the verdicts' summaries by run as JSON. Ctrl-C stops, saying how to go on."""
-    from engine.consult.judging import NAME, judge_run
-    from engine.progress import Cancel
+    from engine.consult.scoring.judging import NAME, judge_run
+    from engine.core.progress import Cancel
 
     out: dict[int, Any] = {}
     for run_id in run_ids:
@@ -208,9 +213,9 @@ def consult_budget(
     \b
     medexam consult budget --cases osce --doctor model --turns 1,2,4,8,16 --limit 20
     """
-    from engine.consult.budget import parse_turns, questions_allowed, turn_budget
+    from engine.consult.doctor.budget import parse_turns, questions_allowed, turn_budget
+    from engine.core.progress import Cancel
     from engine.fields import as_dict
-    from engine.progress import Cancel
 
     budgets = parse_turns(turns)
     name = case_set(app, cases_name)
@@ -279,7 +284,7 @@ def consult_table(app: AppContext, run_ids: tuple[int, ...], fmt: str, no_bounds
     """Runs in the paper's Table 2 layout (Case | Patient Rec/Pre/F1/Len | Doctor
     Rec/Pre/F1/Len | Turn | Acc), upper bound first and lower bound last; warns when the
     runs' solvers differ."""
-    from engine.consult.report import paper_table, render_table
+    from engine.consult.report.tables import paper_table, render_table
 
     click.echo(render_table(paper_table(app.store, run_ids, bounds=not no_bounds), fmt))
 
@@ -297,9 +302,9 @@ def consult_compare(app: AppContext, run_a: int, run_b: int, as_json: bool) -> N
     """Two consultation runs paired case by case (a base and a fine-tuned doctor, say): per
     score, A's and B's means over the shared cases, B − A with its 95% interval and the
     two-sided p of a bootstrap over cases, and how many cases are higher in each."""
-    from engine.consult.metrics import PERCENT_SCORES
+    from engine.consult.scoring.metrics import PERCENT_SCORES
+    from engine.core.trials import header, paired_sets
     from engine.reports.stats import TOO_FEW
-    from engine.trials import header, paired_sets
 
     for run_id in (run_a, run_b):
         if app.store.run(run_id)["activity"] != "consult":
@@ -347,7 +352,7 @@ def consult_export_dialogues(
 ) -> None:
     """Write consultations (oracle or model runs) as chat-format JSONL for fine-tuning:
     system, user (patient) and assistant (doctor) turns, then the final answer."""
-    from engine.consult.report import write_dialogues
+    from engine.consult.report.tables import write_dialogues
 
     with open(out_path, "w", encoding="utf-8") as out:
         n = write_dialogues(app.store, run_ids, out, answer=answer, correct_only=correct_only)
@@ -399,7 +404,7 @@ def consult_golden(
     """
     from dataclasses import replace as replaced
 
-    from engine.consult.golden import forget_runs, golden_settings, writer_counts
+    from engine.consult.training.golden import forget_runs, golden_settings, writer_counts
 
     if template and writer:
         raise click.UsageError("give --writer MODEL or --template, not both")
@@ -513,7 +518,7 @@ def consult_audit(app: AppContext, run_id: int, as_json: bool) -> None:
     """The patient of a consultation run audited: per requirement of the paper's patient
     (honest, strict, everyday words, a patient's voice) the share of its replies that break
     it, how, and one reply that does."""
-    from engine.consult.audit import run_audit, tally_lines
+    from engine.consult.scoring.audit import run_audit, tally_lines
 
     run = app.store.run(run_id)
     if run.get("activity") != "consult":

@@ -10,8 +10,8 @@ import click
 
 from engine.cli.common import COUNT, AppContext, echo_json, json_option, pass_app
 from engine.cli.running import cancelled_on_interrupt, progress_bar
-from engine.consult import cases as cases_mod
-from engine.consult.cases import CaseError
+from engine.consult.cases import cases as cases_mod
+from engine.consult.cases.cases import CaseError
 from engine.text.columns import visible
 
 #: Questions left out listed by name after a conversion (--json lists them all).
@@ -58,8 +58,8 @@ def consult_convert(
         return
     if not name:
         raise click.UsageError("give --name CASES (or --item ID for one question)")
-    from engine.consult.conversion import convert_dataset
-    from engine.progress import Cancel
+    from engine.consult.cases.convert import convert_dataset
+    from engine.core.progress import Cancel
 
     app.store.dataset(dataset)  # an unknown data set fails here, in one line
     said = f"stopped; the same command goes on where it stopped (cases so far in {name!r})"
@@ -94,7 +94,7 @@ def _convert_one(
     yes: bool,
 ) -> None:
     """One question's draft printed as JSON, stored in ``save_name`` when asked."""
-    from engine.consult.convert import draft_case
+    from engine.consult.cases.draft import draft_case
     from engine.models.pool import default_pool
 
     item = next((i for i in app.store.items(dataset) if str(i.get("id")) == item_id), None)
@@ -120,7 +120,7 @@ def consult_stats(app: AppContext, cases_name: str | None, top: int, as_json: bo
     """A case set as the consultation paper describes its test sets: Table 1 (instances,
     options per question, tokens of information and of request, facts per case) and
     Figure 4 (the most frequent fact keys, as a bar list)."""
-    from engine.consult.stats import render, stats
+    from engine.consult.cases.stats import render, stats
 
     name = cases_name or cases_mod.ensure_sample(app.store)
     found = stats(cases_mod.load_cases(app.store, name), top)

@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from engine.cli.common import AppContext, echo_json, pass_app
-from engine.consult import cases as cases_mod
-from engine.consult.metrics import fact_view
+from engine.consult.cases import cases as cases_mod
+from engine.consult.scoring.metrics import fact_view
 from engine.consult.settings import MAX_TURNS, ConsultSettings
-from engine.store import Store
+from engine.store.store import Store
 from engine.text.columns import visible
 
 
@@ -68,7 +68,7 @@ def consult_chat(
     /mark marks the case to come back to it, /note TEXT writes a note on it (your notebook:
     `medexam notes`). Each turn is stored as it happens: --resume ID goes on with a
     consultation quit or killed (its run id, shown at the start) where it stopped."""
-    from engine.consult import person
+    from engine.consult.doctor import person
     from engine.models.pool import default_pool
 
     store = app.store
@@ -109,7 +109,7 @@ def consult_chat(
     click.echo(
         visible(f"facts revealed: {len(revealed)}/{len(view)}; never asked: {', '.join(never)}")
     )
-    from engine.consult.audit import audit_lines, person_audit
+    from engine.consult.scoring.audit import audit_lines, person_audit
 
     click.echo("The patient audited:")
     for line in audit_lines(person_audit(case, result.turns)):
@@ -140,7 +140,7 @@ def _dialogue(store: Store, dataset: str, c: Any) -> None:
 def standing(store: Store, profile: str, as_json: bool) -> None:
     """``medexam stats --activity consult``: the person's consultations, each case's date,
     diagnosis right or wrong and facts elicited, then the facts most often missed."""
-    from engine.consult.practice import consult_log
+    from engine.consult.practice_log import consult_log
 
     log = consult_log(store, profile)
     if as_json:

@@ -7,7 +7,7 @@ asked, in order, at random, in reverse). The patient and the solver are the run'
 that the doctors alone differ; the model doctors and the oracles also have the solver answer
 after each fifth of the questions (``answer_at``). The report's consultation section prints
 Table 2 from them, the experiment's section Table 3 (diversity) and Figures 5, 6 and 7
-(:mod:`engine.consult.figures`). ``static-vs-consult`` plays an exam data set as questions
+(:mod:`engine.consult.report.figures`). ``static-vs-consult`` plays an exam data set as questions
 and as the cases converted from it, per model (:mod:`engine.consult.static`).
 """
 
@@ -49,7 +49,7 @@ register(
         "Consultation Table 2: doctors, prompts, bounds and oracles",
         "consult",
         table2_cells,
-        report=Lazy("engine.consult.figures", "table2_report", FUNCTION),
+        report=Lazy("engine.consult.report.figures", "table2_report", FUNCTION),
         dataset_hint="a case data set: medexam import agentclinic agentclinic_medqa.jsonl",
     ),
 )

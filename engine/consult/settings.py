@@ -1,7 +1,7 @@
 """The settings of a consultation run, declared once (:mod:`engine.fields`): ``medexam
 consult run``'s options, the app's "Model vs model" form and the settings stored on a run all
 come from :class:`ConsultSettings`. Doctors and baselines are described in
-:mod:`engine.consult.run`.
+:mod:`engine.consult.doctor.runner`.
 
 >>> ConsultSettings(doctor="oracle-direct", max_turns=3).resolved().patient
 'model'
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.consult.solve import METHODS as ANSWER_METHODS
+from engine.consult.doctor.final_task import METHODS as ANSWER_METHODS
 from engine.fields import SettingError, Settings, setting, temperature_setting
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class ConsultSettings(Settings):
         super().__post_init__()
         if self.answer_at is None:
             return
-        from engine.consult.shares import parse_shares, shares_text
+        from engine.consult.scoring.shares import parse_shares, shares_text
 
         if self.doctor in BASELINES or self.format == "vignette":
             raise SettingError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.consult.cases import ACTIVITY
+from engine.consult.cases.cases import ACTIVITY
 from engine.errors import UserError
 from engine.experiments.plan import Cell, PlanError, Request
 from engine.reports.stats import METHODS, paired_difference
@@ -32,7 +32,7 @@ from engine.text.language import item_language
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
     from engine.reports.shapes import ScoreCell
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 #: The multiple-choice activity whose data sets are converted, and its runs' way.

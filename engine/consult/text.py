@@ -1,9 +1,9 @@
 """Small text helpers for consultations: content words, stemming, lay vocabulary, fixed phrases.
 
-Content words are :func:`engine.rouge.tokenize` words without stop words, stemmed with the
+Content words are :func:`engine.text.rouge.tokenize` words without stop words, stemmed with the
 Snowball stemmer of the case's language (Chinese words are kept as jieba segments). They are
-what fact matching (:mod:`engine.consult.facts`) and the leakage measure
-(:mod:`engine.consult.metrics`) compare.
+what fact matching (:mod:`engine.consult.patient.facts`) and the leakage measure
+(:mod:`engine.consult.scoring.metrics`) compare.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.rouge import tokenize
 from engine.text.language import LANGUAGE_NAMES, LANGUAGES, language_of
+from engine.text.rouge import tokenize
 
 __all__ = [
     "LANGUAGES",

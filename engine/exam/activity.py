@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.activities import RUN_SPEC, Activity
+from engine.core.no_answer import SUMMARY_LABELS
 from engine.importers import Format, Request
-from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Row
 
 EXAM = register(

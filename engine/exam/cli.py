@@ -27,6 +27,8 @@ from engine.cli.running import (
     run_title,
     trial_options,
 )
+from engine.core.progress import Progress
+from engine.core.scoring import activity_metrics
 from engine.exam import dataset as dataset_mod
 from engine.exam.metrics import score_responses
 from engine.exam.person import ExamSitting, missed_items
@@ -34,9 +36,7 @@ from engine.exam.prompts import format_question
 from engine.exam.responses import read_responses
 from engine.exam.settings import ExamSettings, PracticeSettings
 from engine.fields import settings_options
-from engine.progress import Progress
 from engine.review.profiles import resolve
-from engine.scoring import activity_metrics
 from engine.text.columns import display_width, pad, visible
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypeAlias, TypedDict, ca
 
 from engine.errors import DatasetError
 from engine.paths import samples_dir
-from engine.store import AlreadyExists, Store
+from engine.store.store import AlreadyExists, Store
 from engine.text import jsonio
 from engine.text.options import letters
 

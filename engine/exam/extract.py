@@ -11,7 +11,7 @@ letter wins:
 4. the text of exactly one option, without its letter.
 
 A reply can also give no answer, and :class:`Extraction` says why (``reason``, one of
-:data:`engine.no_answer.REASONS`): it lists several options, as small models copy the option
+:data:`engine.core.no_answer.REASONS`): it lists several options, as small models copy the option
 list back (``选项A：口服液\\n选项B：吸入制剂…``: ``echo``); it names several letters and no
 single choice (``A、C``: ``several``); the letter it names is past the question's options
 (``答案：F`` of five: ``out_of_range``); it was cut off by the token limit before it stated
@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from engine.core.no_answer import cut_off, listed_letters
 from engine.exam.dataset import LETTERS as ALL_LETTERS
 from engine.exam.dataset import MAX_OPTIONS
-from engine.no_answer import cut_off, listed_letters
 
 #: The letters read unless a question has more options: ExplainCPE's five.
 LETTERS = ALL_LETTERS[:MAX_OPTIONS]
@@ -51,7 +51,7 @@ LETTERS = ALL_LETTERS[:MAX_OPTIONS]
 @dataclass(frozen=True)
 class Extraction:
     """A letter found in a reply: which rule found it and where it starts; without one,
-    ``reason`` says why the reply gives no answer (:data:`engine.no_answer.REASONS`)."""
+    ``reason`` says why the reply gives no answer (:data:`engine.core.no_answer.REASONS`)."""
 
     letter: str | None
     rule: str

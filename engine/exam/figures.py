@@ -21,7 +21,7 @@ from engine.reports.shapes import table
 if TYPE_CHECKING:
     from engine.reports.layouts import RunData
     from engine.reports.shapes import Cell, Chart, Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 #: Stored settings that do not separate lines (the number of examples is the x axis; the

@@ -3,7 +3,7 @@
 * accuracy — percent of questions answered with the gold letter;
 * ROUGE-1/2/L — the mean over questions of the per-question F-measure between the response
   and the gold explanation, computed as the ExplainCPE paper did
-  (:func:`engine.rouge.rouge_scores`: jieba segmentation, rouge-chinese scoring);
+  (:func:`engine.text.rouge.rouge_scores`: jieba segmentation, rouge-chinese scoring);
 * by type — accuracy for each value of ``type1``, ``type2`` and ``type3`` (paper Table 5);
 * expected calibration error and Brier score — for runs that read the probabilities of the
   letters (``logprob`` method);
@@ -31,7 +31,7 @@ from engine.exam.extract import (
     find_answer,
     split_answer_explanation,
 )
-from engine.rouge import rouge_scores
+from engine.text.rouge import rouge_scores
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, JSONValue, Row

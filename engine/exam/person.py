@@ -9,7 +9,7 @@
   mark, not a past session nor a point of the trend; its answers still count as the
   latest ones (the pools, the questions still missed, the review cards).
 
-A sitting is a person's run through the one run loop (:mod:`engine.solvers`): every answer
+A sitting is a person's run through the one run loop (:mod:`engine.core.solvers`): every answer
 is scored and stored by the loop as soon as it is given (a ``person`` run), with the seconds
 spent on the question, and a sitting killed midway is resumed where it stopped
 (``resume=``, ``medexam exam take --resume ID``). The result has the score, whether it reaches the pass mark
@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, cast
 
 from engine.bank.blocks import block_items, stored_block
 from engine.bank.pools import is_review
+from engine.core.progress import Deadline
+from engine.core.solvers import PERSON, Sitting, card_hook, time_spent
 from engine.errors import UserError
 from engine.exam.candidates import item_standing
 from engine.exam.dataset import ACTIVITY, Question, letters_for
@@ -41,10 +43,8 @@ from engine.exam.metrics import TypeAccuracy, accuracy, by_type
 from engine.exam.prompts import explanation_messages
 from engine.exam.settings import PracticeSettings
 from engine.models.protocol import ChatModel
-from engine.progress import Deadline
 from engine.review.profiles import resolve, run_profile
-from engine.solvers import PERSON, Sitting, card_hook, time_spent
-from engine.store import Store, StoreError
+from engine.store.store import Store, StoreError
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, Row, Summary
@@ -105,7 +105,7 @@ class SessionResult:
 
 class ExamSitting:
     """One sitting of ``dataset`` by a person: a person's run of the exam through the run
-    loop (:class:`engine.solvers.Sitting`), each answer scored and stored by the loop as it
+    loop (:class:`engine.core.solvers.Sitting`), each answer scored and stored by the loop as it
     comes; every answer also reviews the question's card (:mod:`engine.review`).
 
     ``keys`` restricts the sitting to those questions (a review of missed ones); ``limit``

@@ -7,7 +7,7 @@ both answered:
 * the paired difference in accuracy with its interval and the equivalence verdict within
   ± the margin (:func:`engine.experiments.compare.compare_runs`, which also gives speed,
   peak memory and file size);
-* the items that flipped each way, listed (:func:`engine.diff.diff_runs`): right with the
+* the items that flipped each way, listed (:func:`engine.reports.diff.diff_runs`): right with the
   reference only (``lost``) and right with the quantization only (``gained``);
 * the mean KL divergence of the answer-letter distribution from the reference's
   (:func:`engine.exam.metrics.letter_kl`), with a bootstrap interval;
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from engine.reports.shapes import Chart, ScoreCell
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 NAME = "quantizations"
@@ -105,7 +105,7 @@ def _prompt_speed(store: Store, run_id: int, model: str) -> float | None:
 def _flipped(store: Store, ref_id: int, run_id: int) -> JSONDict:
     """The items right with the reference only (``lost``) and with the run only
     (``gained``): each its place, key, right answer and the two letters chosen."""
-    from engine.diff import diff_runs
+    from engine.reports.diff import diff_runs
 
     out: JSONDict = {"lost": [], "gained": []}
     for i in diff_runs(store, ref_id, run_id, only="flipped").items:

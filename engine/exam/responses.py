@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
+from engine.core.run_checks import RunError, check_dataset
+from engine.core.scoring import Context, run_scorers, score_answer, summarize
 from engine.errors import DatasetError
 from engine.exam.activity import EXAM
 from engine.exam.extract import argued_letter, split_answer_explanation
@@ -40,9 +42,7 @@ from engine.exam.metrics import (
     response_field,
     response_text,
 )
-from engine.run_checks import RunError, check_dataset
-from engine.scoring import Context, run_scorers, score_answer, summarize
-from engine.store import Store
+from engine.store.store import Store
 from engine.text import jsonio
 from engine.types import JSONDict, JSONValue, Row
 
@@ -187,7 +187,7 @@ def import_responses(
     (``limit``); other questions without a response count as unanswered, as in any run.
     Bad input is refused before anything is stored (:class:`~engine.errors.DatasetError`:
     the file, the field, the ids, a response that is no text, a judgement that is none;
-    :class:`~engine.runs.RunError`: the data set, the model name, responses already stored
+    :class:`~engine.core.runs.RunError`: the data set, the model name, responses already stored
     as a run unless ``again``); the run is written in one transaction, so none is left half
     stored.
     """

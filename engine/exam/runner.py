@@ -41,7 +41,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from engine.chance import single_answer_chance
+from engine.core.chance import single_answer_chance
+from engine.core.runs import Job, NoRoom, RunError, Spec
+from engine.core.scoring import failed
+from engine.core.solvers import PERSON
 from engine.exam.activity import EXAM
 from engine.exam.dataset import letters_for
 from engine.exam.extract import argued_letter, find_answer, split_answer_explanation
@@ -63,10 +66,7 @@ from engine.exam.prompts import (
 from engine.exam.settings import ExamSettings, prompt_version_of
 from engine.models.load import LoadSettings, sized_context
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError
-from engine.runs import Job, NoRoom, RunError, Spec
-from engine.scoring import failed
-from engine.solvers import PERSON
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -251,7 +251,7 @@ def _by_generation(
 
 def exam_sections(store: Store, run_id: int) -> dict[str, Any]:
     """The exam's own entries of a run's summary, laid over its counts and its scorers'
-    metrics (:func:`engine.scoring.summarize`): the settings that tell runs apart, accuracy
+    metrics (:func:`engine.core.scoring.summarize`): the settings that tell runs apart, accuracy
     of the answered questions, replies without a letter, accuracy by question type, the
     chance accuracy, seconds per question, the examples actually used (:func:`shots_used`),
     calibration (``logprob``) and explanation–answer consistency (``generate``). A person's
@@ -365,7 +365,7 @@ class ExamJob(Job):
     def _size_context(self, pool: ModelPool) -> None:
         """Load the model with a context that holds the longest prompt of the run and its
         reply (:func:`~engine.models.load.sized_context`, within its trained context), when
-        the default one does not; :class:`~engine.runs.NoRoom` when not even the shortest
+        the default one does not; :class:`~engine.core.runs.NoRoom` when not even the shortest
         fits. A model whose trained context is not known here (a served one) keeps its own."""
         trained = int(getattr(self.model.model_info, "context_length", 0) or 0)
         loaded = int(self.model.info.get("n_ctx") or 0)
@@ -390,7 +390,7 @@ class ExamJob(Job):
     def _check_room(self) -> None:
         """Refuse the run when not even its shortest question fits the model's context with
         the examples (the paper skipped such a setting): one line saying why
-        (:class:`~engine.runs.NoRoom`)."""
+        (:class:`~engine.core.runs.NoRoom`)."""
         if not self.items or not self.exam.shots:
             return
         item = min(self.items, key=lambda i: len(i["question"]) + sum(map(len, i["options"])))
@@ -429,7 +429,7 @@ def _exam_job(store: Store, dataset: str, settings: dict[str, Any], pool: ModelP
     return ExamJob(store, dataset, ExamSettings.from_dict(settings), pool)
 
 
-#: The exam activity for :func:`engine.runs.run`: settings are :class:`ExamSettings`' fields
+#: The exam activity for :func:`engine.core.runs.run`: settings are :class:`ExamSettings`' fields
 #: (``model`` names the model).
 SPEC = Spec(
     EXAM, _exam_settings, _exam_job, exam_sections,
@@ -445,9 +445,9 @@ def run_exam(
 ) -> dict[str, Any]:
     """Answer every question of ``dataset`` (its first ``settings.limit``) with the model
     ``settings.model`` names, storing each answer as soon as it is produced; return the
-    run's summary. A shorthand for :func:`engine.runs.run`, whose keywords it takes (see
+    run's summary. A shorthand for :func:`engine.core.runs.run`, whose keywords it takes (see
     there for ``resume``, cancelling and how a run ends); settings given as keywords are
     laid over ``settings``."""
-    from engine.runs import run_settings
+    from engine.core.runs import run_settings
 
     return run_settings(store, EXAM.id, dataset, {**given, "settings": settings})

@@ -3,18 +3,18 @@ gold one (as the ExplainCPE paper computes it: jieba words, F-measure). A run of
 responses that carry their published judgements (:mod:`engine.exam.responses`) is scored
 right or wrong by those judgements instead of the letter, as the paper reports it.
 
->>> from engine.scoring import Context
+>>> from engine.core.scoring import Context
 >>> letter({"chosen": "B", "gold": "B"}, {}, Context(None, {}))
 {'correct': True}
 """
 
 from __future__ import annotations
 
+from engine.core.scoring import Context, Metric, ScoreValue, rounded_mean, share_of_all
+from engine.core.solvers import PERSON
 from engine.exam.metrics import JUDGE_RIGHT, ROUGE_KEYS, read_judgement
 from engine.registry import register
-from engine.rouge import rouge_scores
-from engine.scoring import Context, Metric, ScoreValue, rounded_mean, share_of_all
-from engine.solvers import PERSON
+from engine.text.rouge import rouge_scores
 from engine.types import Item, Row
 
 #: The exam's accuracy: over every question of the run (one not answered counts wrong).

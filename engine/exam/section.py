@@ -25,7 +25,7 @@ from engine.reports.shapes import table
 if TYPE_CHECKING:
     from engine.activities import Breakdown
     from engine.reports.shapes import Cell, ChartSeries, Section, Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 TYPE_NAMES = {"type1": "wording", "type2": "kind of question", "type3": "subject"}

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.estimate import Estimate
+    from engine.core.estimate import Estimate
     from engine.types import JSONDict, Row
 
 
 @dataclass(frozen=True)
 class Cell:
     """One run of an experiment: its activity, data set and settings (as given to
-    :func:`engine.runs.run`, the model among them), a label and its ``coords``, where it sits
+    :func:`engine.core.runs.run`, the model among them), a label and its ``coords``, where it sits
     in the paper's tables and figures (``{"model": …, "shots": 4, "instruction": True}``)."""
 
     activity: str
@@ -97,7 +97,7 @@ class Plan:
 
     def time_text(self) -> str:
         """``6 runs to play ≈ 14 min (2 not timed: no earlier run of their model); 2 reused``."""
-        from engine.estimate import duration_text
+        from engine.core.estimate import duration_text
 
         todo = self.to_play()
         seconds, untimed = self.seconds()

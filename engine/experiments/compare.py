@@ -21,7 +21,7 @@ student's or a clinician's own answers) is a row too. Intervals and p from fewer
 :data:`~engine.reports.stats.MIN_ITEMS` items say so.
 
 Each model's first score, when right/wrong, is tested against the data set's chance level
-(its runs' summaries, :mod:`engine.chance`) with a one-sided exact binomial test: the best
+(its runs' summaries, :mod:`engine.core.chance`) with a one-sided exact binomial test: the best
 model is the top one above chance at 5%, and none is best when none is (a model whose replies
 echo the option list is not ranked above another). Each row carries its run's replies
 without an answer by reason (``no_answer``) and cut off by the token limit (``cut_off``).
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from engine.reports.shapes import ScoreCell
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 
@@ -93,10 +93,10 @@ class Metric:
 def metrics_of(activity_id: str) -> list[Metric]:
     """The metrics a comparison shows for an activity: its headline and run keys (in their
     order) that one of its scorers gives as a metric of an answer's score, then the metrics
-    of the scorers added to those it lists (:func:`engine.scoring.activity_metrics`); a
+    of the scorers added to those it lists (:func:`engine.core.scoring.activity_metrics`); a
     metric made of whole answers (``rows``: a ratio of two counts, a table) has no value per
     answer to pair and is left out."""
-    from engine.scoring import activity_metrics
+    from engine.core.scoring import activity_metrics
 
     declared = {k: m.of for k, m in activity_metrics(activity_id).items() if not m.rows}
     found = activity(activity_id)
@@ -237,7 +237,7 @@ def compare_runs(
 def _trial_sets(store: Store, runs: list[Row]) -> dict[int, list[int]]:
     """The trial sets of which several runs are compared: each set's first run given, with
     all its runs given (in trial order)."""
-    from engine.trials import trial_sets
+    from engine.core.trials import trial_sets
 
     found = trial_sets(store, [int(r["id"]) for r in runs])
     return {ids[0]: ids for ids in found.values() if len(ids) > 1}
@@ -253,7 +253,7 @@ def _clustered(row: JSONDict) -> None:
 
 def _chance_of(run: Row, key: str) -> float | None:
     """The chance level (percent) of score ``key`` on the run's data set, as its summary
-    gives it (:mod:`engine.chance`); None when it gives none."""
+    gives it (:mod:`engine.core.chance`); None when it gives none."""
     found = ((run.get("summary") or {}).get("chance") or {}).get(key)
     return float(found) if isinstance(found, int | float) else None
 
@@ -268,7 +268,7 @@ def _above_chance(
     French QA) against chance (``chance``: the ``metric``, its ``level``, the one-sided exact
     binomial ``p``, whether it is ``above`` at 5%; None without such a score) and its no
     answers; the best model: the top one if it is above chance (or not tested), else none."""
-    from engine.chance import LEVEL, above_chance
+    from engine.core.chance import LEVEL, above_chance
 
     for run, row in zip(runs, rows, strict=True):
         summary = run.get("summary") or {}
@@ -448,7 +448,7 @@ def _notes(result: JSONDict) -> list[str]:
 
 def _chance_notes(result: JSONDict) -> list[str]:
     """The chance line and each run's replies without an answer, by reason."""
-    from engine.no_answer import shares_text
+    from engine.core.no_answer import shares_text
 
     labels = {m["key"]: m["label"].lower() for m in result["metrics"]}
     lead = result["metrics"][0]["key"] if result["metrics"] else ""

@@ -1,7 +1,7 @@
 """An experiment's plan: a preset (a paper's protocol) or an experiment file, with the models
 and the data set, becomes the list of runs it needs — each run's activity, data set and
 settings — which finished runs with the same settings it reuses, and how long the rest
-should take (:mod:`engine.estimate`: as the newest earlier run of the same model took).
+should take (:mod:`engine.core.estimate`: as the newest earlier run of the same model took).
 
 Presets are registered by their activity packages (``engine/<activity>/presets.py``, named
 in ``Activity.presets_from``; :func:`presets`). An experiment file is TOML::
@@ -46,9 +46,9 @@ from engine.experiments.cells import Cell, Plan, PlannedCell
 from engine.registry import entries, get
 
 if TYPE_CHECKING:
-    from engine.estimate import Estimate
+    from engine.core.estimate import Estimate
     from engine.registry import Lazy
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 #: Stored settings that do not change a run's answers (a run reused whatever they were).
@@ -223,7 +223,7 @@ def requested_cells(
 ) -> tuple[str, str, Preset | None, list[Cell], JSONDict]:
     """``what`` (a preset's name or an experiment file) with the models, data set, limit and
     trials (each overriding the file's): its name, title, preset, cells and spec."""
-    from engine.trials import MAX_TRIALS
+    from engine.core.trials import MAX_TRIALS
 
     given: JSONDict = {}
     is_file = what not in presets() and (what.endswith(".toml") or Path(what).is_file())
@@ -268,12 +268,12 @@ def requested_cells(
 
 
 def with_trials(store: Store, cells: Sequence[Cell], trials: int) -> list[Cell]:
-    """Each cell played ``trials`` times (:mod:`engine.trials`): trial k with the seed
+    """Each cell played ``trials`` times (:mod:`engine.core.trials`): trial k with the seed
     ``seed + k - 1``, its label and ``coords`` saying which trial, its settings tagged with
     the trial, the number of trials and a trial set named after the cell's settings (the same
     cell in another experiment is the same set). One trial leaves the cells as they are;
     settings that do not sample (temperature 0, letter probabilities) are refused in a line."""
-    from engine.trials import TrialError, check_trials
+    from engine.core.trials import TrialError, check_trials
 
     if trials == 1:
         return list(cells)
@@ -308,7 +308,7 @@ def full_settings(
     """A cell's settings as its activity fills them in and checks them (one line when it
     refuses them, or names a setting it does not have), its data set checked to be of the
     activity's kind (once per activity and data set in ``checked``)."""
-    from engine.run_checks import check_dataset, check_settings, spec_for
+    from engine.core.run_checks import check_dataset, check_settings, spec_for
 
     if checked is None or (cell.activity, cell.dataset) not in checked:
         check_dataset(store, cell.activity, cell.dataset)
@@ -354,8 +354,8 @@ def _may_reuse(store: Store, run: Row, cell: Cell) -> bool:
     item answered, played on the items its data set holds now (:meth:`Store.items_changed`),
     its settings all known here (one this medexam does not know may have changed its
     answers)."""
+    from engine.core.run_checks import known_settings
     from engine.fields import unknown_name
-    from engine.run_checks import known_settings
 
     settings = run.get("settings") or {}
     return not (
@@ -404,7 +404,7 @@ class _Lookups:
 
     def paced(self, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
         """:func:`_paced`, once per activity, data set, model and pace settings."""
-        from engine.estimate import PACE_KEYS
+        from engine.core.estimate import PACE_KEYS
 
         keys = [k for k in (*PACE_KEYS, "model", "doctor", "limit") if k in full]
         key = json.dumps([cell.activity, cell.dataset, keys, _signature(full, keys)])
@@ -415,9 +415,9 @@ class _Lookups:
 
 def _paced(store: Store, cell: Cell, full: JSONDict) -> tuple[Estimate, bool]:
     """The cell's estimate by the newest run of its model with the same pace settings
-    (:func:`engine.estimate.estimate`), else by the newest run of its model whatever its
+    (:func:`engine.core.estimate.estimate`), else by the newest run of its model whatever its
     settings (``True``: a rough one, the model's own pace)."""
-    from engine.estimate import estimate
+    from engine.core.estimate import estimate
 
     found = estimate(store, cell.activity, cell.dataset, full)
     if found.seconds is not None:

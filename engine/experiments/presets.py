@@ -13,7 +13,7 @@ from engine.reports.equivalence import MARGIN
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell as TableCell
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from engine.dbfile import StoreError, now
+from engine.store.dbfile import StoreError, now
 
 if TYPE_CHECKING:
     from engine.experiments.cells import Plan
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 #: A cell's status before its run exists (or after its run was deleted).
@@ -35,7 +35,7 @@ CHANGED = "data set changed"
 #: The statuses of a cell with no run of its own to go on with (one is started).
 TO_START = (NOT_STARTED, CHANGED)
 #: A cell's status when its model cannot play it (its prompts do not fit the model's context,
-#: :class:`engine.runs.NoRoom`): no run, its ``error`` says why, and the tables show it.
+#: :class:`engine.core.runs.NoRoom`): no run, its ``error`` says why, and the tables show it.
 NO_ROOM = "does not fit"
 _NO_ROOM_MARK = NO_ROOM + ": "  # how the error column tells such a cell
 
@@ -165,7 +165,7 @@ def cells(store: Store, experiment_id: int) -> list[JSONDict]:
 def _held_elsewhere(row: Row, run: Row | None) -> bool:
     """Whether another live process plays the cell: its run runs there, or that process
     took the cell (:func:`claim`) and is starting its run."""
-    from engine.owner import current_owner, owner_alive
+    from engine.store.owner import current_owner, owner_alive
 
     me = current_owner()
     for owner in (run, row):
@@ -182,7 +182,7 @@ def claim(store: Store, cell_id: int) -> tuple[str, JSONDict]:
     """Take cell ``cell_id`` for this process to play, in one transaction holding the write
     lock, and the cell as stored now: ``"mine"`` (taken), ``"done"`` (its run finished) or
     ``"taken"`` (another live process plays it: :func:`release` gives it back)."""
-    from engine.owner import current_owner
+    from engine.store.owner import current_owner
 
     with store.transaction(immediate=True):
         row = store.db.table("experiment_cells").get(cell_id)

@@ -1,5 +1,5 @@
 """An experiment played as one resumable job: each of its cells is a run of the one run loop
-(:func:`engine.runs.run`), started, resumed or reused in order.
+(:func:`engine.core.runs.run`), started, resumed or reused in order.
 
 * a cell whose run finished is skipped; one with no run first looks for a finished run of the
   same settings (another experiment's, a run made by hand) and reuses it; otherwise its run is
@@ -16,7 +16,7 @@
 * a cell whose run answered items its data set no longer holds (replaced since) gets a new
   run;
 * a cell whose model cannot play it (not even its shortest prompt fits the model's trained
-  context: :class:`~engine.runs.NoRoom`) is marked so with the reason
+  context: :class:`~engine.core.runs.NoRoom`) is marked so with the reason
   (:data:`~engine.experiments.records.NO_ROOM`), which the tables show; it is no failure;
 * a cancel (Stop, Ctrl-C) ends the runs being played as cancelled and starts no other cell;
   ``experiment run`` again goes on from there. A run that fails, or cannot start (a prompt
@@ -36,18 +36,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from engine.core.progress import Progress, ProgressCallback, report
+from engine.core.runs import NoRoom
 from engine.errors import UserError
 from engine.experiments import records
 from engine.experiments.plan import cell_from_json, full_settings, reusable, settings_key
-from engine.progress import Progress, ProgressCallback, report
-from engine.runs import NoRoom
 
 if TYPE_CHECKING:
+    from engine.core.progress import Cancel
     from engine.experiments.plan import Plan
     from engine.models.load import LoadSettings
     from engine.models.pool import ModelPool
-    from engine.progress import Cancel
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 
@@ -55,7 +55,7 @@ def progress_line(info: JSONDict, message: str = "", with_left: bool = True) -> 
     """An experiment's progress in one line: the run it plays, of how many, and (unless
     the line it goes on says it already) the time left (``message`` when the progress names
     no run)."""
-    from engine.estimate import duration_text
+    from engine.core.estimate import duration_text
 
     if "cell" not in info:
         return message
@@ -152,7 +152,7 @@ def _play(
 ) -> JSONDict:
     """Play one cell: resume its run, reuse a finished run of its settings, or start it (a
     run on items its data set no longer holds is left as it is: another is started)."""
-    from engine.runs import TAGS, run
+    from engine.core.runs import TAGS, run
 
     if cell["run"] is not None and cell["status"] not in records.TO_START:
         return run(store, cell["activity"], resume=cell["run_id"], progress=progress, **options)
@@ -314,12 +314,12 @@ def run_experiment(
 ) -> JSONDict:
     """Play every cell of experiment ``experiment_id`` that has not finished (see the module's
     doc): each model's runs in turn, the models' lanes (:func:`lanes`) at once on a database
-    file, their models loaded with ``load`` (:func:`engine.runs.run`); ``on_cell(cell,
+    file, their models loaded with ``load`` (:func:`engine.core.runs.run`); ``on_cell(cell,
     summary)`` after each cell played. Returns ``{"experiment_id",
     "status", "played", "failed"}``: ``status`` is the experiment's once done (``finished``,
     ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the runs being
     played are closed as cancelled."""
-    from engine.progress import Cancel
+    from engine.core.progress import Cancel
 
     cells = records.get(store, experiment_id)["cells"]
     tally = _Tally(store, cells)
@@ -343,9 +343,9 @@ def trial_spreads(store: Store, experiment: JSONDict) -> list[JSONDict]:
     """The cells played as repeated trials (``--trials``, :func:`~engine.experiments.plan.
     with_trials`), one entry per trial set in order: its ``label`` (the cell's, without the
     trial), ``trial_set``, ``trials`` (asked), ``runs`` (those finished) and per score the
-    ``spread`` over them (:func:`engine.trials.spread`: mean ± SD between trials, the 95%
+    ``spread`` over them (:func:`engine.core.trials.spread`: mean ± SD between trials, the 95%
     interval of a bootstrap clustered by item)."""
-    from engine.trials import spread
+    from engine.core.trials import spread
 
     sets: dict[str, JSONDict] = {}
     for cell in experiment["cells"]:

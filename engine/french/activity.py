@@ -4,10 +4,10 @@ and the importers of the retrieval corpora its readers search."""
 from __future__ import annotations
 
 from engine.activities import RUN_SPEC, Activity
+from engine.core.no_answer import SUMMARY_LABELS
 from engine.importers import Format, Request
-from engine.no_answer import SUMMARY_LABELS
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Row
 
 FRENCH = register(

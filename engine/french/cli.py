@@ -21,6 +21,8 @@ from engine.cli.running import (
     trial_options,
 )
 from engine.cli.running import progress_bar as common_progress_bar
+from engine.core.progress import Progress
+from engine.core.scoring import activity_metrics
 from engine.fields import settings_options
 from engine.french import corpus as corpus_mod
 from engine.french import dataset as dataset_mod
@@ -29,8 +31,6 @@ from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, lo
 from engine.french.reader import format_letters
 from engine.french.scoring import score_files
 from engine.french.settings import FrenchSettings
-from engine.progress import Progress
-from engine.scoring import activity_metrics
 
 
 def _note(p: Progress) -> str:

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from engine.core.progress import Cancel, ProgressCallback, report
 from engine.errors import UserError
 from engine.french.items import gold, question_source
 from engine.french.passages import MAX_CHARS, MIN_CHARS, Passage, split_passages
-from engine.progress import Cancel, ProgressCallback, report
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from engine.french.items import FrenchQuestion

@@ -24,7 +24,7 @@ from engine.french.items import options as options
 from engine.french.items import question_source as question_source
 from engine.french.items import retrieval_query as retrieval_query
 from engine.paths import samples_dir
-from engine.store import AlreadyExists, Store
+from engine.store.store import AlreadyExists, Store
 from engine.text import jsonio
 
 if TYPE_CHECKING:

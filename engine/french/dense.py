@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.progress import Cancel, ProgressCallback
+from engine.core.progress import Cancel, ProgressCallback
 from engine.text.embedder import DEFAULT_MODEL, default_model_dir, embed
 
 __all__ = ["DEFAULT_MODEL", "Dense", "best", "default_model_dir"]

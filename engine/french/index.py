@@ -20,11 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine import paths
-from engine.french.analyser import analyse
-from engine.french.bm25 import BM25, K1, B
-from engine.french.dense import DEFAULT_MODEL, Dense
-from engine.french.passages import source_label
-from engine.progress import (
+from engine.core.progress import (
     Cancel,
     Cancelled,
     CancelLike,
@@ -33,7 +29,11 @@ from engine.progress import (
     as_cancel,
     report,
 )
-from engine.store import Store, StoreError
+from engine.french.analyser import analyse
+from engine.french.bm25 import BM25, K1, B
+from engine.french.dense import DEFAULT_MODEL, Dense
+from engine.french.passages import source_label
+from engine.store.store import Store, StoreError
 from engine.text import jsonio
 
 if TYPE_CHECKING:
@@ -209,9 +209,9 @@ def build_index(
 
     ``progress`` hears of the passages done, monotonically up to its total: the number of
     passages for BM25 or dense, twice that for hybrid (analysed, then embedded); each report's
-    message names the stage. ``cancel`` (a :class:`~engine.progress.Cancel`, a
+    message names the stage. ``cancel`` (a :class:`~engine.core.progress.Cancel`, a
     ``threading.Event`` or a callable) is checked between embedding batches: the build then
-    raises :class:`~engine.progress.Cancelled` and leaves no index on disk (an older one
+    raises :class:`~engine.core.progress.Cancelled` and leaves no index on disk (an older one
     under the same name stays as it was).
     """
     if retriever not in RETRIEVERS:

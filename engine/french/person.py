@@ -4,7 +4,7 @@
 current question and its options, the passages retrieved for it with the query words located
 (accent- and stem-aware character spans, ready to highlight), a multi-select answer, the
 per-question Hamming score and exact match, and the overall scores. A person answers where a
-model would, through the one run loop (:class:`engine.solvers.Sitting`): the question and
+model would, through the one run loop (:class:`engine.core.solvers.Sitting`): the question and
 passages are the context a model's run is given (:func:`engine.french.context.reader_context`:
 a question's own passage is never shown), the loop scores each answer by French QA's scorers
 and stores it at once, and the run's summary is a model run's, so ``medexam rescore`` scores
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.bank.blocks import block_items, stored_block
+from engine.core.scoring import summarize
+from engine.core.solvers import PERSON, Sitting, card_hook
 from engine.french.analyser import mark, match_spans
 from engine.french.book import OptionNotes, check_book, option_notes
 from engine.french.context import ReaderContext, answer_fields, reader_context
@@ -31,9 +33,7 @@ from engine.french.dataset import ACTIVITY, LETTERS, options, retrieval_query
 from engine.french.index import Index
 from engine.french.reader import parse_letters
 from engine.review.profiles import resolve, run_profile
-from engine.scoring import summarize
-from engine.solvers import PERSON, Sitting, card_hook
-from engine.store import Store, StoreError
+from engine.store.store import Store, StoreError
 
 if TYPE_CHECKING:
     from engine.types import JSONDict, Summary
@@ -314,7 +314,7 @@ class FrenchSitting:
         return {**summary, "run_id": self.run_id, "total": len(self.items)}
 
     def summary(self) -> Summary:
-        """A French run's summary of the answers so far (:func:`engine.scoring.summarize`:
+        """A French run's summary of the answers so far (:func:`engine.core.scoring.summarize`:
         ``hamming``, ``emr``, ``by_n_answers``… in percent, ``answered``) and
         ``total``, the session's questions; as it was when the last answer was stored (so
         any thread may read it)."""

@@ -31,10 +31,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.core.no_answer import cut_off, listed_letters
 from engine.french import prompts
 from engine.french.dataset import LETTERS
 from engine.models.protocol import ChatModel
-from engine.no_answer import cut_off, listed_letters
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -115,7 +115,7 @@ def _first_line_capitals(text: str) -> list[str]:
 class Reading:
     """What a generated reply answers: its ``letters`` (sorted, lower case), how they were
     read (``letters``, ``option_text`` or ``nothing``) and, without any, why
-    (``reason``, one of :data:`engine.no_answer.REASONS`)."""
+    (``reason``, one of :data:`engine.core.no_answer.REASONS`)."""
 
     letters: list[str]
     how: str
@@ -144,7 +144,7 @@ def _copied_list(letters: list[str], text: str) -> bool:
 
 def read_answer(text: str, item: FrenchQuestion, finish_reason: str | None = None) -> Reading:
     """The options a generated reply chooses (:class:`Reading`), by the rules every
-    extractor follows (:mod:`engine.no_answer`): letters it states (only letters, or after
+    extractor follows (:mod:`engine.core.no_answer`): letters it states (only letters, or after
     "réponse(s) :"); none when it copies the option list (``echo``) or names a letter past E
     (``out_of_range``); the options it lists, or the letters it opens with; the capitals of
     its first line that has any (not in a reply the token limit cut); the options whose whole

@@ -21,15 +21,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from engine.chance import multi_answer_chance
+from engine.core.chance import multi_answer_chance
+from engine.core.runs import Job, Spec
+from engine.core.scoring import failed, percent_mean
 from engine.french.activity import FRENCH
 from engine.french.context import answer_fields, reader_context
 from engine.french.dataset import LETTERS
 from engine.french.reader import Reader
 from engine.french.settings import FrenchSettings, french_settings
-from engine.runs import Job, Spec
-from engine.scoring import failed, percent_mean
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -51,7 +51,7 @@ def _options_block(answers: Sequence[Row]) -> dict[str, Any]:
 
 def french_sections(store: Store, run_id: int) -> dict[str, Any]:
     """The French QA's own entries of a run's summary, laid over its counts and its scorers'
-    metrics (:func:`engine.scoring.summarize`: Hamming and EMR over the answered questions,
+    metrics (:func:`engine.core.scoring.summarize`: Hamming and EMR over the answered questions,
     accuracy, the exact matches, over all): the Hamming score and EMR by number of right
     options, the retrieval's recall at k, the chance scores, the questions whose own
     passages were left out, whether the run was an oracle, its settings."""
@@ -68,7 +68,7 @@ def french_sections(store: Store, run_id: int) -> dict[str, Any]:
     out["recall_at_k"] = {"k": k, "n": len(hits), "recall": percent_mean(hits)} if hits else None
     replied = [a for a in answers if not failed(a)]
     golds = [(a["extra"] or {}).get("gold") or [] for a in replied]
-    chance = multi_answer_chance(golds, "".join(LETTERS))  # uniform guessing (engine.chance)
+    chance = multi_answer_chance(golds, "".join(LETTERS))  # uniform guessing (engine.core.chance)
     # accuracy (exact matches over all questions) is at chance the EMR
     out["chance"] = (
         {"hamming": chance[0], "emr": chance[1], "accuracy": chance[1]} if chance else {}
@@ -150,7 +150,7 @@ class FrenchJob(Job):
         }
 
 
-#: French QA for :func:`engine.runs.run`: the settings are :class:`FrenchSettings`' (``index``
+#: French QA for :func:`engine.core.runs.run`: the settings are :class:`FrenchSettings`' (``index``
 #: names a built index, or none for no passage; ``oracle`` gives each question its own
 #: passage, see the module docstring).
 SPEC = Spec(FRENCH, french_settings, FrenchJob, french_sections, derived=("retriever", "corpus"))
@@ -170,10 +170,10 @@ def run_french(
     fields given as keywords over them: with ``index`` (a built index's name) the ``k`` best
     passages for "question + its five options" are given to the reader, a question's own
     passage left out unless ``oracle``; without, none. The other keywords are
-    :func:`engine.runs.run`'s (``resume`` continues a stored run with its own settings,
+    :func:`engine.core.runs.run`'s (``resume`` continues a stored run with its own settings,
     ``pool``, ``progress``, ``cancel``…): a shorthand for it.
     """
-    from engine.runs import run_settings
+    from engine.core.runs import run_settings
 
     chosen = {**given, "settings": settings} | ({"model": model} if model is not None else {})
     return run_settings(store, FRENCH.id, dataset, chosen)

@@ -1,16 +1,16 @@
 """French QA's scorers: the options chosen against the right ones (Hamming score, exact
 match), and whether retrieval found the question's own passage.
 
->>> from engine.scoring import Context
+>>> from engine.core.scoring import Context
 >>> options({"extra": {"pred": ["a"], "gold": ["a", "b"]}}, {}, Context(None, {}))
 {'hamming': 0.5, 'exact': False, 'correct': False}
 """
 
 from __future__ import annotations
 
+from engine.core.scoring import Context, Metric, ScoreValue, share_of_all
 from engine.french.scoring import exact, hamming
 from engine.registry import register
-from engine.scoring import Context, Metric, ScoreValue, share_of_all
 from engine.types import Item, Row
 
 

@@ -24,7 +24,7 @@ from engine.reports.stats import MIN_ITEMS, mean_cell
 if TYPE_CHECKING:
     from engine.activities import Breakdown
     from engine.reports.shapes import Cell, ScoreCell, Section
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 

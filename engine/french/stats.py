@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from engine.french.items import gold, options
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -81,8 +81,8 @@ def dataset_stats(items: Sequence[JSONDict]) -> JSONDict:
 
 def stored_stats(store: Store, dataset: str) -> JSONDict:
     """:func:`dataset_stats` of a stored French data set (one that is not, or is another
-    activity's, is one line: :func:`engine.run_checks.check_dataset`), named."""
-    from engine.run_checks import check_dataset
+    activity's, is one line: :func:`engine.core.run_checks.check_dataset`), named."""
+    from engine.core.run_checks import check_dataset
 
     check_dataset(store, "french", dataset)
     return {"dataset": dataset, **dataset_stats(store.items(dataset))}

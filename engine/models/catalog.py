@@ -8,7 +8,7 @@
 * Files added by path (:func:`add_model`), remembered in ``models.json`` in the user data
   folder, and the quantizations medexam writes of a model (:func:`add_quantization`,
   :mod:`engine.models.quantize`), remembered there with their source model and type.
-* Fine-tuned models (:mod:`engine.consult.training`): a base GGUF with a trained LoRA,
+* Fine-tuned models (:mod:`engine.consult.training.finetune`): a base GGUF with a trained LoRA,
   named ``BASE+NAME`` (``smollm2+doctor-ft``), found among the trained artefacts.
 * Models served over the OpenAI API (vLLM, llama-server, Ollama…) added by address
   (:func:`add_served`), remembered there too: the address, the server's model id and the

@@ -72,7 +72,7 @@ from engine.models.cores_load import (
     reading,
     thread_share,
 )
-from engine.owner import START_TOLERANCE_S, own_start, process_alive, process_started
+from engine.store.owner import START_TOLERANCE_S, own_start, process_alive, process_started
 
 __all__ = [
     "DIR_ENV",

@@ -38,6 +38,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.core.progress import Cancelled
 from engine.errors import MedexamError
 from engine.models.backend import Backend, Capabilities
 from engine.models.cores_load import model_started
@@ -46,7 +47,6 @@ from engine.models.hardware import ModelSettings
 from engine.models.link import Link, Request, first_message
 from engine.models.protocol import ChatModel, ModelCrashed, ModelError, TextStream, chat_as_prompt
 from engine.models.worker import _serve
-from engine.progress import Cancelled
 from engine.registry import register
 from engine.types import JSONDict
 

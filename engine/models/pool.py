@@ -364,7 +364,7 @@ class ModelPool:
 
 class Lending:
     """A pool that lends its models loaded with given load settings, laid over the pool's:
-    what a run's job leases through (:func:`engine.runs.run`), so that the models a run
+    what a run's job leases through (:func:`engine.core.runs.run`), so that the models a run
     loads load as the run says. Anything else is the pool's."""
 
     def __init__(self, pool: ModelPool, load: LoadSettings) -> None:

@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.core.progress import ProgressCallback, report
 from engine.errors import UserError
-from engine.progress import ProgressCallback, report
 
 if TYPE_CHECKING:
     from engine.models.local import GGUFInfo

@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from engine.core.progress import Cancelled
 from engine.models import replies
 from engine.models.backend import Backend, Capabilities, ModelInfo
 from engine.models.protocol import ChatModel, Generation, Message, ModelError, TextStream
@@ -51,7 +52,6 @@ from engine.models.server import (
     fields,
     split_credentials,
 )
-from engine.progress import Cancelled
 from engine.registry import register
 
 __all__ = [
@@ -396,7 +396,7 @@ class ServedModel(ChatModel):
 
     def cancel(self) -> None:
         """Stop every request in flight at once: a stream keeps the text it had, any
-        other request raises :class:`~engine.progress.Cancelled`."""
+        other request raises :class:`~engine.core.progress.Cancelled`."""
         self.server.cancel()
 
     def restart(self) -> None:

@@ -9,7 +9,7 @@ errors, on one line, in the server's own words, never with credentials.
   (medexam follows no redirects), or answers something that is not the API's:
   :class:`ServerUnavailable` (a :class:`~engine.models.protocol.ModelCrashed`: a run stops,
   and resumes once the server is back).
-* Cancel (:meth:`Server.cancel`): :class:`~engine.progress.Cancelled` at once.
+* Cancel (:meth:`Server.cancel`): :class:`~engine.core.progress.Cancelled` at once.
 
 Credentials never travel in an address: :func:`split_credentials` takes them out, and they
 are read, like the API key, from an environment variable (:func:`read_auth`, which holds
@@ -28,9 +28,9 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from engine.core.progress import Cancelled
 from engine.errors import UserError
 from engine.models.protocol import ModelCrashed, ModelError
-from engine.progress import Cancelled
 
 __all__ = [
     "NoLogprobs",
@@ -221,7 +221,7 @@ class Server:
     def stream(self, path: str, body: dict[str, Any], budget: Any) -> Generator[Any, None, None]:
         """The events of a streamed request (``"stream": true`` is added), each a JSON
         value, read under ``budget``; cancelling the budget ends them with
-        :class:`~engine.progress.Cancelled`."""
+        :class:`~engine.core.progress.Cancelled`."""
         import openai
 
         url = self._where(path)
@@ -256,7 +256,7 @@ class Server:
 
     def cancel(self) -> None:
         """Stop every request in flight at once (each raises
-        :class:`~engine.progress.Cancelled`)."""
+        :class:`~engine.core.progress.Cancelled`)."""
         with self._lock:
             for budget in self._flying:
                 budget.cancel()

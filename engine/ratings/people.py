@@ -16,14 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.core.scoring import Scored, get_scorer, items_by_key, scorers
 from engine.ratings.draw import drawn
 from engine.ratings.perspectives import RatingError, check_ratings, explained
 from engine.ratings.scorers import PERSON
-from engine.scoring import Scored, get_scorer, items_by_key, scorers
 from engine.types import Explained
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 #: The longest comment a rater may give with a rating, in characters.
 MAX_COMMENT = 2000

@@ -16,7 +16,7 @@ from engine.ratings.perspectives import KEYS
 from engine.ratings.scorers import JUDGE, PERSON
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 Answer = tuple[int, str]  # (run id, item key)
 

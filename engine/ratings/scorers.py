@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.activities import activities
+from engine.core.scoring import Context, ScoreValue, Value
 from engine.errors import UserError
 from engine.ratings import judge as judging
 from engine.ratings.perspectives import KEYS, explained
 from engine.registry import register
-from engine.scoring import Context, ScoreValue, Value
 
 if TYPE_CHECKING:
     from engine.types import Row

@@ -20,7 +20,7 @@ from engine.reports.stats import mean_cell
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell, Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Row
 
 #: The question types of an item the by-type table groups by (ExplainCPE's Table 5 types).

@@ -22,7 +22,7 @@ from engine.reports.render import FORMATS, render
 if TYPE_CHECKING:
     from engine.reports.layouts import RunData
     from engine.reports.shapes import Report, Section, Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Row
 
 __all__ = ["FORMATS", "build_report", "label_matches", "render", "run_label"]
@@ -79,13 +79,13 @@ def _methods(section: Section, data: list[RunData]) -> list[str]:
 
 def build_report(store: Store, run_ids: list[int], title: str = "medexam report") -> Report:
     """The report of the runs ``run_ids`` (each once, in the order given; an unknown id
-    raises :class:`engine.store.StoreError`): one section per activity."""
+    raises :class:`engine.store.store.StoreError`): one section per activity."""
     from engine.activities import activities, activity_name
-    from engine.diff import diff_runs
+    from engine.core.trials import trial_tables
     from engine.ratings.table import rating_tables
+    from engine.reports.diff import diff_runs
     from engine.reports.layouts import RunData, changed_note, comparison_table, coverage_note
     from engine.reports.provenance import made_table
-    from engine.trials import trial_tables
 
     runs: list[Row] = []
     for i in dict.fromkeys(int(i) for i in run_ids):

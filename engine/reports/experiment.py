@@ -21,7 +21,7 @@ from engine.reports.shapes import table
 if TYPE_CHECKING:
     from engine.reports.layouts import RunData
     from engine.reports.shapes import Report, Section, Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 

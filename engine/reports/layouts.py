@@ -23,7 +23,7 @@ from engine.reports.stats import (
     paired_bootstrap,
     share_cell,
 )
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from engine.reports.shapes import Cell, Chart, ChartPoint, Comparison, ScoreCell, Table
@@ -83,7 +83,7 @@ CI_NOTE = "Accuracy counts unanswered items as wrong; brackets hold the 95% Wils
 
 
 #: The columns of a model run's replies that give no answer, and of chance
-#: (:mod:`engine.no_answer`, :mod:`engine.chance`).
+#: (:mod:`engine.core.no_answer`, :mod:`engine.core.chance`).
 ANSWER_COLUMNS = ["No answer (%)", "Cut off (%)", "Chance (%)"]
 
 
@@ -100,7 +100,7 @@ def answer_cells(summary: Summary, chance: str) -> list[Cell]:
 def answer_notes(runs: list[RunData]) -> list[str]:
     """The notes under :data:`ANSWER_COLUMNS`: what chance is, each run's no answers by
     reason."""
-    from engine.no_answer import shares_text
+    from engine.core.no_answer import shares_text
 
     notes = [
         "No answer: replies that list the options, name several or none, name a letter past "
@@ -116,9 +116,9 @@ def answer_notes(runs: list[RunData]) -> list[str]:
 
 def metric_columns(activity_id: str, added: bool = False) -> dict[str, str]:
     """The summary keys of an activity's scorers' metrics (``added``: only of the scorers it
-    does not list itself, :func:`engine.scoring.activity_metrics`) with their labels."""
+    does not list itself, :func:`engine.core.scoring.activity_metrics`) with their labels."""
     from engine.activities import metric_label
-    from engine.scoring import activity_metrics
+    from engine.core.scoring import activity_metrics
 
     return {k: metric_label(k, activity_id) for k in activity_metrics(activity_id, added=added)}
 

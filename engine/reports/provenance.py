@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from engine.reports.layouts import RunData
     from engine.reports.shapes import Table
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 #: The columns of :func:`made_table`, with the key of :func:`how_made` each shows.

@@ -239,7 +239,7 @@ def to_html(report: Report, charts: bool = True) -> str:
     for section in report["sections"]:
         parts.append(f"<h2>{html.escape(section['name'])}</h2>")
         parts += [_html_table(t) for t in section["tables"]]
-        from engine.diff import sides_html
+        from engine.reports.diff import sides_html
 
         parts += [sides_html(found) for found in section.get("sides", [])]
         for chart in section["charts"] if charts else []:

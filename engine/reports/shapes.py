@@ -124,7 +124,7 @@ class Section(TypedDict):
     charts: list[Chart]
     activity: NotRequired[str]
     name: NotRequired[str]
-    #: Each comparison's two runs item by item (:meth:`engine.diff.RunsDiff.as_dict`).
+    #: Each comparison's two runs item by item (:meth:`engine.reports.diff.RunsDiff.as_dict`).
     sides: NotRequired[list[JSONDict]]
 
 

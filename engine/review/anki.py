@@ -21,7 +21,7 @@ from engine.bank.notebook import Entry, entries
 from engine.errors import UserError
 from engine.review.cards import ReviewCard, cards, face, items_of
 from engine.review.profiles import DEFAULT_PROFILE
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Face
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from fsrs import Card
 from engine.bank.notebook import by_item
 from engine.review.cards import ReviewCard, cards, face, items_of, save_card
 from engine.review.scheduling import utcnow
-from engine.store import Store
+from engine.store.store import Store
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from fsrs import Card, State
 
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from engine.types import Face, Item, JSONDict, Row, Scalar

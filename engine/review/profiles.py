@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from engine.store import Store, StoreError, now
+from engine.store.store import Store, StoreError, now
 
 if TYPE_CHECKING:
     from engine.types import Row

@@ -32,7 +32,7 @@ from engine.review.scheduling import (
     suggest_rating,
     utcnow,
 )
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Face
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from fsrs import Rating, Scheduler, State
 
 from engine.review.cards import ReviewCard, card_for, log_review, save_card
 from engine.review.profiles import DEFAULT_PROFILE
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from engine.types import Row

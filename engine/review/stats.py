@@ -19,7 +19,7 @@ from fsrs import State
 from engine.review.cards import ReviewCard, cards, items_of, reviews, topics
 from engine.review.profiles import DEFAULT_PROFILE
 from engine.review.scheduling import LEARN_AHEAD, utcnow
-from engine.store import Store
+from engine.store.store import Store
 
 if TYPE_CHECKING:
     from engine.types import JSONDict

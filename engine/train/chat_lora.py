@@ -3,7 +3,7 @@ loop's :class:`~engine.train.loop.Task` (the base GGUF loaded by transformers wi
 LoRA, the conversations rendered by the base's own chat template and tokenized as llama.cpp
 tokenizes them, the loss on the assistant's turns only, the adapter saved and converted to a
 GGUF LoRA). The kinds that train a LoRA make their conversations and call
-:func:`lora_task` (a consultation doctor: :mod:`engine.consult.training`; the French writer:
+:func:`lora_task` (a consultation doctor: :mod:`engine.consult.training.finetune`; the French writer:
 :mod:`engine.french.train.writer`), their settings extending
 :class:`engine.train.settings.LoraSettings`."""
 
@@ -24,8 +24,8 @@ ARCHITECTURES = ("llama", "gemma3")
 if TYPE_CHECKING:
     import torch
 
+    from engine.core.progress import Cancel
     from engine.models.local import GGUFInfo
-    from engine.progress import Cancel
     from engine.types import JSONDict
 
 #: The label of a token that is not learned (transformers' ignore index).

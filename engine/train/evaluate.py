@@ -12,7 +12,7 @@ from engine.train.kinds import kinds
 from engine.train.loop import TrainError
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 
@@ -37,9 +37,9 @@ def evaluation(store: Store, training_id: int) -> tuple[JSONDict, str, JSONDict]
 
 def evaluate(store: Store, training_id: int, dataset: str, **loop: Any) -> JSONDict:
     """A run on ``dataset`` of what training ``training_id`` made; its summary. ``loop``
-    holds :func:`engine.runs.run`'s keywords (``progress``, ``cancel``, ``pool``…) and
+    holds :func:`engine.core.runs.run`'s keywords (``progress``, ``cancel``, ``pool``…) and
     other settings of the run (``limit``…)."""
-    from engine.runs import run_settings
+    from engine.core.runs import run_settings
 
     _row, activity_id, settings = evaluation(store, training_id)
     return run_settings(store, activity_id, dataset, {**settings, **loop})

@@ -40,7 +40,7 @@ from engine.registry import entries, get
 
 if TYPE_CHECKING:
     from engine.registry import Lazy
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 
@@ -114,7 +114,7 @@ class TrainingKind:
         file (its absolute ``path`` and ``sha256``), else ``{}``."""
         if self.check is not None:
             return self.check.load()(store, data) or {}
-        from engine.run_checks import check_dataset
+        from engine.core.run_checks import check_dataset
 
         check_dataset(store, self.activity, data)
         return {}

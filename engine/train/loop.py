@@ -8,7 +8,7 @@ loss, examples/s, tokens/s, time left), a checkpoint every ``checkpoint_every`` 
 each epoch's end (:mod:`engine.train.checkpoints`), an evaluation after each epoch when the
 task has one (the best epoch's weights kept). It always ends the training the way a run
 ends: ``finished`` (the artefact published, :mod:`engine.train.artefacts`), ``cancelled``
-(a :class:`~engine.progress.Cancel`, Ctrl-C; a checkpoint is written first) or ``failed``
+(a :class:`~engine.core.progress.Cancel`, Ctrl-C; a checkpoint is written first) or ``failed``
 (with the error: a loss or gradients that are not finite numbers fail it before the step
 changes anything, and weights that are not finite are never written in a checkpoint or
 published, :mod:`engine.train.finite`). A training whose process died reads
@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.core.progress import Cancel, Cancelled, ProgressCallback, report
+from engine.core.runs import _describe, _expected
 from engine.errors import UserError
 from engine.fields import SettingError
-from engine.progress import Cancel, Cancelled, ProgressCallback, report
-from engine.runs import _describe, _expected
 from engine.train import artefacts, checkpoints, records
 from engine.train.checkpoints import CheckpointError, Position, trained_state
 from engine.train.finite import non_finite
@@ -44,7 +44,7 @@ from engine.train.threads import CpuThreads
 if TYPE_CHECKING:
     import torch
 
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 Batch = dict[str, Any]
@@ -233,8 +233,8 @@ def train(
     ``id``, ``status``, ``result``, ``error``…). With ``resume`` the training ``resume``
     goes on with its own data set, settings and name. ``on_start(id)`` is called once the
     training is recorded. Ctrl-C ends it as cancelled and is raised again; a
-    :class:`~engine.progress.Cancel` set while the kind prepares raises
-    :class:`~engine.progress.Cancelled` before anything is recorded."""
+    :class:`~engine.core.progress.Cancel` set while the kind prepares raises
+    :class:`~engine.core.progress.Cancelled` before anything is recorded."""
     import torch
 
     saved = None

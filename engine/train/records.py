@@ -2,11 +2,11 @@
 
 A training records the process that runs it; its status reads ``running`` while that process
 may be at work and ``interrupted`` once it is gone without finishing (kill -9, a crash: read
-so, never written, as for runs — :func:`engine.owner.owner_alive`). :func:`claim` makes the
+so, never written, as for runs — :func:`engine.store.owner.owner_alive`). :func:`claim` makes the
 calling process its owner before it is resumed. JSON columns (``data``, ``settings``,
 ``loss_curve``, ``evals``, ``result``) are decoded on the way out.
 
->>> from engine.store import Store
+>>> from engine.store.store import Store
 >>> store = Store(":memory:")
 >>> tid = start(store, "demo", "french-reader", "train", {}, {"epochs": 1}, "cpu", 4)
 >>> get(store, tid)["status"], get(store, tid)["loss_curve"]
@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from engine.dbfile import StoreError, now
-from engine.owner import current_owner, host
-from engine.store import FINAL_STATUSES, owned_view
+from engine.store.dbfile import StoreError, now
+from engine.store.owner import current_owner, host
+from engine.store.store import FINAL_STATUSES, owned_view
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 JSON_COLUMNS = ("data", "settings", "loss_curve", "evals", "result")

@@ -45,9 +45,9 @@ from gui.widgets.screen import GOES_ON, SessionCalls, VerticalScroll, under_way
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from engine.consult.cases import Case, Turn
-    from engine.consult.dialogue import Consultation, ConsultResult
-    from engine.consult.metrics import CaseMetrics
+    from engine.consult.cases.cases import Case, Turn
+    from engine.consult.doctor.dialogue import Consultation, ConsultResult
+    from engine.consult.scoring.metrics import CaseMetrics
     from engine.types import JSONDict, Row
     from gui.workers import Job, Worker
 
@@ -82,7 +82,7 @@ def transcript_html(turns: Sequence[Row], doctor_label: str = "You") -> str:
 
 def _session() -> ModuleType:
     """The engine's module of a person's consultation (imported when first needed)."""
-    from engine.consult import person
+    from engine.consult.doctor import person
 
     return person
 
@@ -249,7 +249,7 @@ class PersonPanel(QWidget, SessionCalls):
     # -- cases -----------------------------------------------------------------------------
 
     def _load_cases(self, _name: str = "") -> None:
-        from engine.consult.cases import load_cases
+        from engine.consult.cases.cases import load_cases
 
         self.case_list.clear()
         name = self.dataset.name
@@ -327,7 +327,7 @@ class PersonPanel(QWidget, SessionCalls):
         host = self.ctx.host
 
         def job(job: Job) -> Consultation:
-            from engine.consult.person import start_person_consultation
+            from engine.consult.doctor.person import start_person_consultation
 
             return start_person_consultation(job.store, dataset, case, host.get(), max_turns)
 
@@ -356,7 +356,7 @@ class PersonPanel(QWidget, SessionCalls):
             return
 
         def job(job: Job) -> Consultation:
-            from engine.consult.person import resume_person_consultation
+            from engine.consult.doctor.person import resume_person_consultation
 
             return resume_person_consultation(job.store, run_id, host.get())
 
@@ -492,7 +492,7 @@ class PersonPanel(QWidget, SessionCalls):
     def _show_facts(self, case: Case, turns: list[Turn], metrics: CaseMetrics) -> None:
         """The facts the patient told (in the order they came out), then the others; and the
         consultation's word-overlap metrics, labelled by the engine."""
-        from engine.consult.metrics import uncovered_facts
+        from engine.consult.scoring.metrics import uncovered_facts
 
         told = [{**f, "status": "told"} for f in uncovered_facts(case, turns)]
         seen = {f["index"] for f in told}
@@ -527,7 +527,7 @@ class PersonPanel(QWidget, SessionCalls):
         """What the patient said checked against the case's facts (the engine's patient
         audit): replies contradicting a fact, each requirement's share with an example reply,
         and replies the patient's check replaced."""
-        from engine.consult.audit import audit_lines, person_audit
+        from engine.consult.scoring.audit import audit_lines, person_audit
 
         lines = audit_lines(person_audit(case, turns))
         self.audit.setText("<br>".join(esc(line).replace("  ", "&nbsp;&nbsp;") for line in lines))

@@ -44,7 +44,10 @@ SUBTITLE = (
 class ConsultScreen(ActivityScreen):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(
-            ctx, "consult", SUBTITLE, sample=Lazy("engine.consult.cases", "ensure_sample", FUNCTION)
+            ctx,
+            "consult",
+            SUBTITLE,
+            sample=Lazy("engine.consult.cases.cases", "ensure_sample", FUNCTION),
         )
         self.person = self.add_tab(PersonPanel(ctx), "See a patient")
         self.models = self.add_tab(ConsultRunPanel(ctx), "Model vs model")
@@ -52,7 +55,7 @@ class ConsultScreen(ActivityScreen):
 
 class ConsultRunPanel(RunPanel):
     """A doctor (a model, an oracle or a baseline) consults the model patient over each case
-    (:mod:`engine.consult.run`), several cases at once when "At once" says so (automatic: 8
+    (:mod:`engine.consult.doctor.runner`), several cases at once when "At once" says so (automatic: 8
     when every model is served, else 1); the transcript of a case in progress is shown live
     from the run's progress, one turn at a time."""
 

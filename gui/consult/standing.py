@@ -1,5 +1,5 @@
 """The consultation's page of Where I stand (the Review screen): the practice log of a
-profile (:func:`engine.consult.practice.consult_log`): the cases seen, right or not, the facts
+profile (:func:`engine.consult.practice_log.consult_log`): the cases seen, right or not, the facts
 elicited per case over time and the facts most often left unasked."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class PracticeLog(QWidget):
 
     def show_standing(self, profile: str) -> str | None:
         """Show the log of ``profile``; return its summary line (None: no case closed yet)."""
-        from engine.consult.practice import consult_log
+        from engine.consult.practice_log import consult_log
 
         log = consult_log(self.ctx.store, profile)
         self.log = log

@@ -1,6 +1,6 @@
 """What a consultation doctor is trained on, chosen on the Train screen: a golden set or a
 JSON Lines file of chat dialogues (the doctor's training kind names this picker:
-:mod:`engine.consult.training`)."""
+:mod:`engine.consult.training.finetune`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QSizePolicy, QWidget
 
-from engine.consult.training import GOLDEN_HINT
+from engine.consult.training.finetune import GOLDEN_HINT
 from gui.widgets.common import AppContext, button, whole_text
 
 
@@ -37,7 +37,7 @@ class DialoguePicker(QWidget):
         self.reload()
 
     def reload(self, select: str | None = None) -> None:
-        from engine.consult.golden import golden_sets
+        from engine.consult.training.golden import golden_sets
 
         current = select or self.name
         self.combo.clear()

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from engine.exam.dataset import Question
     from engine.exam.person import ExamSitting, SessionResult
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import Row
 
 

@@ -14,10 +14,10 @@ from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, combo, esc, whole_text
 
 if TYPE_CHECKING:
+    from engine.core.progress import Progress
     from engine.french.book import OptionNotes
     from engine.french.index import Index
     from engine.french.person import Feedback, PassageView
-    from engine.progress import Progress
     from gui.workers import Job
 
 RETRIEVERS: list[tuple[str, str]] = [
@@ -75,7 +75,7 @@ def load_retriever(
 ) -> Index | None:
     """The index of ``corpus`` for ``retriever`` (built on first use, reused after), its
     build reported to ``job.progress``; it stops with
-    :class:`~engine.progress.Cancelled` when the job is stopped or ``cancel()`` is true."""
+    :class:`~engine.core.progress.Cancelled` when the job is stopped or ``cancel()`` is true."""
     if not retriever or not corpus:
         return None
     from engine.french.index import build_index

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.core.progress import Cancelled
 from engine.french.book import BOOK_NAMES, BOOK_TIPS, BOOKS
-from engine.progress import Cancelled
 from gui.french.passages import (
     RETRIEVERS,
     RetrievalControls,
@@ -63,8 +63,8 @@ from gui.widgets.screen import GOES_ON, SessionCalls, scrolled, under_way
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
+    from engine.core.progress import Progress
     from engine.french.person import Feedback, FrenchSitting, QuestionView
-    from engine.progress import Progress
     from engine.types import Summary
     from gui.workers import Job
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QWidget
 
+from engine.core.progress import Cancelled
 from engine.fields import SettingInfo
-from engine.progress import Cancelled
 from engine.registry import FUNCTION, Lazy
 from gui.french.passages import RetrievalControls, build_message, load_retriever
 from gui.french.practice import FrenchPractice

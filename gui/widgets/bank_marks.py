@@ -26,7 +26,7 @@ from engine.bank.notebook import MAX_NOTE, REASONS, entry, mark, set_note, set_r
 from gui.widgets.common import muted, show_error
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
     from gui.widgets.common import AppContext
 
 #: The look of a pressed (checked) button of the bar: the app's style gives none.

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.core.progress import Progress
 from engine.errors import ONE_LINE
-from engine.progress import Progress
 
 W = TypeVar("W", bound=QWidget)  # a widget, given back as the type it was given
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QLayout
 
     from engine.models.backend import ModelInfo
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONValue, Row, Summary
     from gui.models import ModelHost
     from gui.navigator import Navigator
@@ -451,7 +451,7 @@ def show_error(
     title: str = "Something went wrong",
 ) -> None:
     """Tell the user what failed in a dialog; a crashed model gets a Restart button."""
-    from engine.progress import Cancelled
+    from engine.core.progress import Cancelled
 
     if isinstance(exc, Cancelled):
         return
@@ -461,7 +461,7 @@ def show_error(
         offer_restart(parent, str(exc), ctx)
         return
     if not isinstance(exc, str):
-        from engine.dbfile import database_problem
+        from engine.store.dbfile import database_problem
 
         path = ctx.store.path if ctx is not None else None
         exc = database_problem(exc, path) or exc  # SQLite's error, said as the CLI says it

@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
-from engine.progress import Progress
+from engine.core.progress import Progress
 from gui.widgets.common import AppContext, ProgressRow, show_error
 
 

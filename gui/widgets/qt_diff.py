@@ -1,4 +1,4 @@
-"""Two runs item by item: a view over :func:`engine.diff.diff_runs` (the command line's
+"""Two runs item by item: a view over :func:`engine.reports.diff.diff_runs` (the command line's
 ``medexam runs diff``). A table of the items both runs answered — the answer read from each
 reply, the rule that read it, why each reply stopped, right or wrong — filtered to the items
 that flipped, that got no answer or that were cut off; the item picked shows its question
@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.diff import diff_runs, no_answer_text
+from engine.reports.diff import diff_runs, no_answer_text
 from gui.widgets.common import AppContext, button, combo, muted, show_error
 
 if TYPE_CHECKING:
-    from engine.diff import ItemDiff, RunsDiff, Side
+    from engine.reports.diff import ItemDiff, RunsDiff, Side
 
 TITLE = "Items side by side"
 SHOWN = [(None, "Every item"), ("flipped", "Flipped: right in one, wrong in the other"),

@@ -160,7 +160,7 @@ class ExperimentsScreen(QWidget):
 
     def reload(self) -> None:
         from engine.experiments.records import all_experiments
-        from engine.export import headline
+        from engine.reports.export import headline
 
         chosen = self.selected_id()
         self.experiments = all_experiments(self.ctx.store)
@@ -265,9 +265,9 @@ class ExperimentsScreen(QWidget):
         self.reload()
 
     def save_report(self, path: str | None = None) -> str | None:
-        from engine.export import save_text
         from engine.reports import render
         from engine.reports.experiment import experiment_report
+        from engine.reports.export import save_text
 
         e = self._experiment()
         if e is None:

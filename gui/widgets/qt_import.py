@@ -26,12 +26,12 @@ from PySide6.QtWidgets import (
 
 from engine.importers import activities as import_kinds
 from engine.importers import formats
-from engine.store import AlreadyExists
+from engine.store.store import AlreadyExists
 from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, add_rows, muted, selectable
 
 if TYPE_CHECKING:
-    from engine.progress import Progress
+    from engine.core.progress import Progress
     from gui.workers import Job, Worker
 
 

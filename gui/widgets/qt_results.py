@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import activities, activity_name
-from engine.progress import Progress
-from engine.results import answer_label, category_scores, compare_runs, summary_rows
-from engine.scoring import Rescored, rescore
+from engine.core.progress import Progress
+from engine.core.scoring import Rescored, rescore
+from engine.reports.results import answer_label, category_scores, compare_runs, summary_rows
 from gui.models import set_setting, setting
 from gui.tables import (
     QUESTION_COLUMN,
@@ -381,7 +381,7 @@ class ResultsScreen(QWidget):
     # -- actions ---------------------------------------------------------------------------
 
     def rescore_selected(self) -> None:
-        """Score the selected run again in a worker (:func:`engine.scoring.rescore`), with its
+        """Score the selected run again in a worker (:func:`engine.core.scoring.rescore`), with its
         progress in the status bar; pressing the button again while it works stops it."""
         ids = self.selected_ids()
         if self.rescore_job is not None:
@@ -447,7 +447,7 @@ class ResultsScreen(QWidget):
             f"<b>A</b>: {esc(name(cmp['a']))}<br><b>B</b>: {esc(name(cmp['b']))}"
         )
         self.compare_metrics.set_rows(cmp["metrics"])
-        from engine.answers import run_answers
+        from engine.reports.answers import run_answers
 
         shown = {
             x["item_key"]: f"{x['number']}. {x['question']}" for x in run_answers(self.ctx.store, a)
@@ -463,7 +463,7 @@ class ResultsScreen(QWidget):
 
     def export_selected(self, path: str | None = None) -> str | None:
         """Export the selected run; asks where unless ``path`` is given. Returns the path."""
-        from engine.export import export_run
+        from engine.reports.export import export_run
 
         ids = self.selected_ids()
         if len(ids) != 1:
@@ -497,7 +497,7 @@ class ResultsScreen(QWidget):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        from engine.deleted import delete_runs
+        from engine.store.deleted import delete_runs
 
         try:  # one delete: all of them or, when one is still running elsewhere, none
             delete_runs(self.ctx.store, ids)
@@ -549,11 +549,11 @@ class ResultsScreen(QWidget):
         return QFileDialog.getSaveFileName(self, title, str(Path(last) / name), filters)
 
     def _save(self, path: str, text: Callable[[], str], failure: str, saved: str) -> str | None:
-        """Write ``text()`` to ``path`` (:func:`engine.export.save_text`: a CSV file with
+        """Write ``text()`` to ``path`` (:func:`engine.reports.export.save_text`: a CSV file with
         UTF-8's byte-order mark) and remember its folder for the next save; ``saved`` goes to
         the status bar, a failure to a dialog titled ``failure``. Returns the path, or None
         when it failed."""
-        from engine.export import save_text
+        from engine.reports.export import save_text
 
         try:
             save_text(path, text())
@@ -571,7 +571,7 @@ class ResultsScreen(QWidget):
 
         runs = [r for r in self.proxy.runs() if r["status"] in ("finished", "cancelled")]
         series: dict[str, list[tuple[datetime, float]]] = {}
-        from engine.export import headline_value
+        from engine.reports.export import headline_value
 
         for r in runs:
             score = headline_value(r)

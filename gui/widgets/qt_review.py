@@ -53,7 +53,7 @@ from gui.widgets.question import QuestionCard, option_keys
 if TYPE_CHECKING:
     from engine.review.queue import ReviewFeedback, ReviewSession, Shown
     from engine.review.stats import DayDue, Mastery
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 RATINGS = ("again", "hard", "good", "easy")

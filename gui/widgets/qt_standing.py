@@ -35,7 +35,7 @@ from gui.widgets.common import AppContext, Card, combo, esc, flush_column, muted
 if TYPE_CHECKING:
     from engine.activities import Activity
     from engine.bank.standing import Standing, Subject
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 EMPTY = (

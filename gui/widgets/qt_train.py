@@ -42,7 +42,7 @@ from gui.widgets.common import (
 from gui.widgets.qt_train_form import TrainForm
 
 if TYPE_CHECKING:
-    from engine.progress import Progress
+    from engine.core.progress import Progress
     from engine.types import JSONDict
     from gui.workers import Job, Worker
 
@@ -309,7 +309,7 @@ class TrainScreen(QWidget):
             show_error(self, f"Training {row['id']} failed: {row.get('error')}", self.ctx)
 
     def _failed(self, exc: BaseException) -> None:
-        from engine.progress import Cancelled
+        from engine.core.progress import Cancelled
 
         if isinstance(exc, Cancelled):  # stopped while it was being prepared
             self.state.setText("Stopped before the training started: nothing was recorded.")

@@ -18,7 +18,7 @@ from gui.widgets.common import muted
 from gui.widgets.screen import scrolled
 
 if TYPE_CHECKING:
-    from engine.store import Store
+    from engine.store.store import Store
 
 #: The states of a cell, and their colours (background, text, border).
 COLOURS = {

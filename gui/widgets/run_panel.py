@@ -6,8 +6,8 @@ An activity subclasses :class:`RunPanel` with its ``activity_id``. Its settings 
 from the activity's settings dataclass (:func:`engine.fields.form_rows`): a list, a number, a
 check box, a line of text or a model picker per setting, remembered between sessions; a
 subclass gives a setting widgets of its own where it needs them
-(:meth:`RunPanel.setting_rows`, :meth:`RunPanel.setting_values`). The run itself is :func:`engine.runs.run` on a worker; scores, labels and summaries come from
-the engine (:mod:`engine.activities`, :mod:`engine.results`).
+(:meth:`RunPanel.setting_rows`, :meth:`RunPanel.setting_values`). The run itself is :func:`engine.core.runs.run` on a worker; scores, labels and summaries come from
+the engine (:mod:`engine.activities`, :mod:`engine.reports.results`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from engine.activities import activity, metric_label
+from engine.core.trials import MAX_TRIALS, check_trials
 from engine.errors import UserError
 from engine.fields import FORM_MAX, SettingInfo, form_rows, from_dict
-from engine.results import running_score, summary_rows
+from engine.reports.results import running_score, summary_rows
 from engine.text.columns import short_text
-from engine.trials import MAX_TRIALS, check_trials
 from gui.models import set_setting, setting
 from gui.tables import RowsModel, format_value, table_view
 from gui.widgets.common import (
@@ -143,7 +143,7 @@ class RunPanel(QWidget):
 
     def on_report(self, info: dict[str, Any]) -> None:
         """The info of each progress report of the run, in the UI: a step within an item
-        (:meth:`engine.job.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
+        (:meth:`engine.core.job.Job.step`, e.g. a consultation's turn) or an answer (``item``)."""
 
     def live_views(self) -> list[tuple[QWidget, int]]:
         """Widgets (and their stretch) shown above the answers table."""
@@ -261,7 +261,7 @@ class RunPanel(QWidget):
     def _right_or_wrong(self) -> bool:
         """Whether the headline is the share of answers right (each answer right or wrong,
         one unanswered wrong) rather than a mean of scores per answer (the Hamming score)."""
-        from engine.scoring import right_key
+        from engine.core.scoring import right_key
 
         return self.activity.headline == right_key(self.activity.id)
 
@@ -334,11 +334,11 @@ class RunPanel(QWidget):
         )
 
     def _long_run_confirmed(self, dataset: str, given: dict[str, Any]) -> bool:
-        """Say how long the run will take (:func:`engine.estimate.estimate`) in the status
+        """Say how long the run will take (:func:`engine.core.estimate.estimate`) in the status
         bar; a run longer than ``confirm_s`` asks first. False when the person declines."""
         from PySide6.QtWidgets import QMessageBox
 
-        from engine.estimate import estimate
+        from engine.core.estimate import estimate
 
         found = estimate(self.ctx.store, self.activity.id, dataset, given, self.trials.value())
         said = found.text(self.activity.item_noun)
@@ -451,10 +451,10 @@ def _run_job(
     trials: int = 1,
 ) -> dict[str, Any]:
     """The worker's part of a run: the activity's preparation, then the engine's one run
-    loop (:func:`engine.runs.run`), or ``trials`` of them (:func:`engine.trials.run_trials`:
+    loop (:func:`engine.core.runs.run`), or ``trials`` of them (:func:`engine.core.trials.run_trials`:
     the last trial's summary, with the set's ``trial_set``, ``run_ids`` and ``spread``)."""
-    from engine.runs import run
-    from engine.trials import run_trials, spread
+    from engine.core.runs import run
+    from engine.core.trials import run_trials, spread
 
     if resume is None:
         given = prepare(job, given)
@@ -470,7 +470,7 @@ def _run_job(
 
 def _spread_html(summary: dict[str, Any], activity_id: str) -> str:
     """A trial set's spread under the last trial's summary (nothing for one run)."""
-    from engine.trials import spread_text
+    from engine.core.trials import spread_text
 
     if not summary.get("spread"):
         return ""

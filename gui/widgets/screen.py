@@ -16,9 +16,9 @@ from engine.activities import activity
 from gui.widgets.common import AppContext, Header, page_column, show_error
 
 if TYPE_CHECKING:
-    from engine.progress import Progress
+    from engine.core.progress import Progress
     from engine.registry import Lazy
-    from engine.store import Store
+    from engine.store.store import Store
     from gui.workers import Job, Worker
 
 #: What a session call returns (handed to ``on_done``).

@@ -20,8 +20,8 @@ from engine.errors import UserError, first_line
 from engine.french.items import gold, options
 
 if TYPE_CHECKING:
-    from engine.progress import ProgressCallback
-    from engine.store import Store
+    from engine.core.progress import ProgressCallback
+    from engine.store.store import Store
     from engine.types import JSONDict, Row
 
 Encoded = dict[str, Any]  # input_ids, token_type_ids, label

@@ -44,8 +44,8 @@ from engine.train.loop import Task, check_memory
 if TYPE_CHECKING:
     import torch
 
-    from engine.progress import Cancel
-    from engine.store import Store
+    from engine.core.progress import Cancel
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 #: Questions per forward pass when the dev set is evaluated.
@@ -76,7 +76,7 @@ def _split(store: Store, dataset: str, settings: JSONDict) -> tuple[list[JSONDic
     when part of it is held out)."""
     import numpy as np
 
-    from engine.run_checks import check_dataset
+    from engine.core.run_checks import check_dataset
 
     items = store.items(dataset, settings["limit"])
     if settings["dev"]:

@@ -34,8 +34,8 @@ from engine.train.loop import Task, check_memory
 if TYPE_CHECKING:
     import torch
 
-    from engine.progress import Cancel
-    from engine.store import Store
+    from engine.core.progress import Cancel
+    from engine.store.store import Store
     from engine.types import JSONDict
 
 

@@ -19,9 +19,9 @@ from engine.train.kinds import TrainingKind
 from engine.train.settings import LoraSettings
 
 if TYPE_CHECKING:
+    from engine.core.progress import Cancel
     from engine.french.dataset import FrenchQuestion
-    from engine.progress import Cancel
-    from engine.store import Store
+    from engine.store.store import Store
     from engine.train.loop import Task
     from engine.types import JSONDict
 

@@ -7,7 +7,7 @@ import json
 from engine.activities import RUN_SPEC, Activity
 from engine.importers import Format, Request
 from engine.registry import CLASS, COMMAND, FUNCTION, Lazy, register
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import Row
 
 TOY = register(

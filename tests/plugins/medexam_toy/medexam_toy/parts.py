@@ -11,12 +11,12 @@ import click
 from engine.cli.common import AppContext, echo_json, pass_app
 from engine.cli.importing import import_options
 from engine.cli.running import RunOptions, execute_run, metric_lines, run_options
+from engine.core.runs import Job, Spec
+from engine.core.scoring import Metric, share_of_all
 from engine.fields import Settings, from_dict, setting, settings_options
 from engine.models.pool import ModelPool
 from engine.registry import register
-from engine.runs import Job, Spec
-from engine.scoring import Metric, share_of_all
-from engine.store import Store
+from engine.store.store import Store
 from engine.types import JSONDict, Row
 from medexam_toy.activity import TOY
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QListWidget, QVBoxLayout, QWidget
 
-from engine.scoring import headline_value
+from engine.core.scoring import headline_value
 
 
 class SumsScreen(QWidget):

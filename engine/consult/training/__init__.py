@@ -1,0 +1,5 @@
+"""Training a doctor.
+
+golden.py    golden dialogues
+finetune.py  a doctor fine-tuned on them
+"""
