@@ -105,6 +105,7 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
     assert result.status == "cancelled" and (result.answered, result.n) == (1, 2)
     assert result.score == result.accuracy == result.accuracy_answered == 100.0
     assert not result.passed  # a session quit is not an exam passed
+    assert result.missed == []  # the question never asked is not missed
     kinds = [group for groups in result.by_type.values() for group in groups.values()]
     assert kinds and all(g["accuracy"] == result.score for g in kinds)  # tables agree
     assert session_result(store, session.run_id).score == 100.0  # read back the same
@@ -113,6 +114,7 @@ def test_a_session_quit_early_scores_what_was_answered_everywhere(store, db_path
     timed.answer(timed.next_question()["answer"])
     handed_in = timed.finish()  # a timed exam handed in early: the question left is wrong
     assert handed_in.status == "cancelled" and handed_in.score == 50.0
+    assert handed_in.missed == [str(timed.questions[1]["id"])]  # left in a timed exam: wrong
 
     first = json.loads(sample_path().read_text(encoding="utf-8"))[0]["answer"]
     out = CliRunner().invoke(

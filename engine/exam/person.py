@@ -393,11 +393,12 @@ def session_result(
     quit_early = status == "cancelled" and mode != "timed" and len(answered) < len(questions)
     left = [] if quit_early else [False] * (len(questions) - len(answered))
     score = accuracy(oks + left) if questions else 0.0
-    # Missed: answered wrong, or not answered at all.
+    # Missed: answered wrong, or left unanswered where that counts wrong (not the questions
+    # a session quit never asked: they are neither missed nor replayed with --review).
     missed = [
         str(q["id"])
         for q in questions
-        if str(q["id"]) not in answers or not answers[str(q["id"])]["correct"]
+        if (not answers[str(q["id"])]["correct"] if str(q["id"]) in answers else not quit_early)
     ]
     return SessionResult(
         run_id=run_id,
