@@ -130,7 +130,7 @@ class Shooter:
         p.explain()
         done = lambda: len(p.model_text.toPlainText()) > 160 or p.explain_job is None  # noqa: E731
         self.wait(done, 900, "the explanation")
-        p._stop_explaining()
+        p.explainer.stop()
         self.wait(lambda: p.explain_job is None)
         self.shot("exam", "exam")
         self._gui_testing().end_session(p)  # questions left: said yes to
