@@ -137,7 +137,7 @@ def test_a_blocks_summary_shows_the_candidates_and_the_standing(db_path, tmp_pat
     text = runner.invoke(
         cli, ["--db", db_path, "exam", "take", "--dataset", "rated"], input="B\n" * 4 + "A\n" * 4
     )
-    assert "candidates 62% on these 8 questions (24 answers each on average); you 50%" in (
+    assert "candidates 62.5% on these 8 questions (24 answers each on average); you 50.0%" in (
         text.output
     )
     assert "percentile among candidates (95% interval " in text.output

@@ -65,7 +65,7 @@ def test_scores_over_time_ticks_differ(qtbot, gap):
 def test_a_zero_bar_still_reads_zero(qtbot):
     chart = charts.bars([("正向", 0.0, 3), ("反向", 50.0, 2)], "Accuracy (%)")
     texts = shown_texts(chart)
-    assert "正向\n0% · n=3" in texts and "反向\n50% · n=2" in texts
+    assert "正向\n0.0% · n=3" in texts and "反向\n50.0% · n=2" in texts
 
 
 def test_each_seconds_bar_stands_on_its_question(qtbot):

@@ -111,3 +111,36 @@ def test_question_grid_in_french_practice_jumps_anywhere(qtbot, window):
     click(qtbot, grid.cells[0])
     qtbot.waitUntil(lambda: p.view.position == 0 and not p.busy)
     assert "Exactly right" in p.verdict.text()
+
+
+def legend_lines(html: str, font, width: int) -> list[str]:
+    """The lines of rich text laid out at ``width`` as a label lays it out."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDefaultFont(font)
+    doc.setDocumentMargin(0)
+    doc.setHtml(html)
+    doc.setTextWidth(width)
+    doc.size()  # lays the text out
+    block = doc.firstBlock()
+    layout = block.layout()
+    return [
+        block.text()[line.textStart() : line.textStart() + line.textLength()].strip()
+        for line in (layout.lineAt(i) for i in range(layout.lineCount()))
+    ]
+
+
+def test_the_legend_breaks_between_items_never_inside_one(qtbot):
+    """At the grid's width, and any width from the widest item's on, each line of the legend
+    starts with an item's swatch: "·" or "marked" never begins a line alone."""
+    grid = QuestionGrid()
+    qtbot.addWidget(grid)
+    grid.show()
+    qtbot.waitExposed(grid)
+    font = grid.legend.font()
+    at_grid = legend_lines(grid.legend.text(), font, grid.legend.contentsRect().width())
+    assert all(line[:1] in "■⚑" for line in at_grid), at_grid
+    for width in range(120, 400, 5):
+        lines = legend_lines(grid.legend.text(), font, width)
+        assert all(line[:1] in "■⚑" for line in lines), (width, lines)

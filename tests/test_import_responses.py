@@ -93,7 +93,7 @@ def test_the_command_stores_shows_and_rescores_the_run(store, shared_data):
     first = medexam(store, *args, "--model", "gpt-3.5-turbo", "--field", "one_with")
     assert first.exit_code == 0, first.output
     assert re.fullmatch(
-        r"stored run (\d+): gpt-3\.5-turbo · one_with · 189 answers · accuracy 53\.4\n",
+        r"stored run (\d+): gpt-3\.5-turbo · one_with · 189 answers · accuracy 53\.4%\n",
         first.output,
     ), first.output
     run_id = int(first.output.split()[2].rstrip(":"))

@@ -164,7 +164,7 @@ def test_entry_point_activity_in_the_cli_runs_list_rescore_and_report(
     assert "Imported 3 sums as “sums”." in imported.output
     ran = medexam(env, "--db", db, "toy", "run", "--dataset", "sums", "--model", "adder")
     assert ran.returncode == 0, ran.stderr
-    assert "Sums right (%)" in ran.stdout and "66.67" in ran.stdout
+    assert "Sums right (%)" in ran.stdout and "66.7\n" in ran.stdout
 
     listed = runner.invoke(cli, ["--db", db, "runs", "list", "--activity", "toy"])
     assert listed.exit_code == 0, listed.output

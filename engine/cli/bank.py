@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from engine.cli.common import AppContext, echo_json, json_option, pass_app
-from engine.text.columns import pad, short_text, visible
+from engine.text.columns import fmt_number, pad, short_text, visible
 
 if TYPE_CHECKING:
     from engine.bank.standing import Standing
@@ -331,11 +331,11 @@ def _standing_lines(found: Standing, as_json: bool) -> None:
             "why missed: " + ", ".join(f"{REASONS[r]} {n}" for r, n in found.reasons.items())
         )
     trend = " → ".join(
-        f"{t['score']:.0f}%" for t in found.trend[-8:] if isinstance(t.get("score"), int | float)
+        _pct(t["score"]) for t in found.trend[-8:] if isinstance(t.get("score"), int | float)
     )
     if trend:
         click.echo(f"sessions: {trend}")
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0f}%"
+    return "–" if value is None else f"{fmt_number(value, unit='%')}%"

@@ -15,7 +15,7 @@ import click
 
 from engine.cli.common import AppContext, F, json_option, load_options
 from engine.core.progress import Progress, ProgressCallback
-from engine.text.columns import display_width, pad, visible
+from engine.text.columns import display_width, fmt_number, number_unit, pad, visible
 
 if TYPE_CHECKING:
     from engine.models.load import LoadSettings
@@ -343,7 +343,7 @@ def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
     trial = (run["settings"] or {}).get("trial")
     found = activities().get(str(run["activity"]))
     score = found.headline if found and summary.get(found.headline) is not None else None
-    said = f", {score} {summary[score]:.1f}%" if score else ""
+    said = f", {score} {fmt_number(summary[score], unit='%')}%" if score else ""
     click.echo(
         f"trial {trial}: run {summary['run_id']} ({summary['status']}), "
         f"{summary.get('n')} items{said}"
@@ -370,7 +370,8 @@ def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[st
 
 def metric_lines(activity_id: str, summary: Mapping[str, Any], keys: Iterable[str]) -> None:
     """Print each summary key as its label (:func:`engine.reports.results.summary_rows`) and its
-    value, one per line, the values lined up; "—" for a value the run does not have."""
+    value, one per line, the values lined up, each in its label's unit
+    (:func:`engine.text.columns.fmt_number`); "—" for a value the run does not have."""
     from engine.activities import metric_label
     from engine.reports.results import summary_rows
 
@@ -378,13 +379,7 @@ def metric_lines(activity_id: str, summary: Mapping[str, Any], keys: Iterable[st
     rows = [found.get(key, (metric_label(key, activity_id), None)) for key in keys]
     width = max((display_width(label) for label, _ in rows), default=0)
     for label, value in rows:
-        if value is None:
-            shown = "—"
-        elif isinstance(value, float):
-            shown = f"{value:.2f}"
-        else:
-            shown = str(value)
-        click.echo(f"{pad(label, width)}  {shown}")
+        click.echo(f"{pad(label, width)}  {fmt_number(value, '—', number_unit(label))}")
 
 
 def run_title(app: AppContext, model: str | None, dataset: str | None, run: RunOptions) -> str:

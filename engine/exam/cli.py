@@ -37,7 +37,7 @@ from engine.exam.responses import read_responses
 from engine.exam.settings import ExamSettings, PracticeSettings
 from engine.fields import settings_options
 from engine.review.profiles import resolve
-from engine.text.columns import display_width, pad, visible
+from engine.text.columns import display_width, fmt_number, pad, visible
 
 
 def _note_right() -> Callable[[Progress], str]:
@@ -119,7 +119,7 @@ def import_responses(
     s = run["summary"]
     line = (
         f"stored run {run_id}: {run['model']} · {run['settings']['setting']} · "
-        f"{s['answered']} answers · accuracy {s['accuracy']:.1f}"
+        f"{s['answered']} answers · accuracy {fmt_number(s['accuracy'], unit='%')}%"
     )
     if s["answered"] < s["n"]:
         line += f" ({s['n'] - s['answered']} questions without a response count as wrong)"
@@ -190,7 +190,8 @@ def _by_type_lines(by_type: dict[str, Any], answered: str = "") -> None:
         width = max([10, *(display_width(visible(v)) for v in groups)])
         for value, block in groups.items():
             name = pad(visible(value), width)
-            click.echo(f"  {name} n={block['n']:<4} accuracy {block['accuracy']:5.1f}")
+            shown = fmt_number(block["accuracy"], unit="%")
+            click.echo(f"  {name} n={block['n']:<4} accuracy {shown:>5}%")
 
 
 @exam.command("run")
@@ -409,8 +410,9 @@ def _candidate_lines(found: dict[str, Any]) -> None:
     s = Standing(**found)
     plural = "s" if s.n != 1 else ""
     click.echo(
-        f"candidates {s.candidates:.0f}% on these {s.n} question{plural} "
-        f"({s.answers_per_question:.0f} answers each on average); you {s.score:.0f}%"
+        f"candidates {fmt_number(s.candidates, unit='%')}% on these {s.n} question{plural} "
+        f"({s.answers_per_question:.0f} answers each on average); "
+        f"you {fmt_number(s.score, unit='%')}%"
     )
     click.echo(
         f"standing   {ordinal(s.percentile)} percentile among candidates "

@@ -56,6 +56,7 @@ from engine.reports.stats import (
     paired_difference,
     share_cell,
 )
+from engine.text.columns import fmt_number
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -477,7 +478,7 @@ def _chance_cell(row: JSONDict) -> str:
     found = row.get("chance")
     if not found:
         return "–"
-    return f"{'above' if found['above'] else 'not above'} (p {found['p']:.3g})"
+    return f"{'above' if found['above'] else 'not above'} (p {fmt_number(found['p'], unit='p')})"
 
 
 def _no_answer_cell(row: JSONDict) -> str:
@@ -490,7 +491,7 @@ def _p_text(diff: JSONDict) -> str:
         return TOO_FEW if diff.get("too_few") and diff.get("n") else "–"
     test = {"McNemar": "McNemar", "cluster bootstrap": "bootstrap by case"}
     named = test.get(str(diff.get("test")), "bootstrap")
-    return f"{diff['p']:.3g} ({named}{', Holm' if diff.get('adjusted') else ''})"
+    return f"{fmt_number(diff['p'], unit='p')} ({named}{', Holm' if diff.get('adjusted') else ''})"
 
 
 def _size(n: Any) -> str:

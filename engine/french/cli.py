@@ -31,6 +31,7 @@ from engine.french.index import RETRIEVERS, Index, build_index, list_indexes, lo
 from engine.french.reader import format_letters
 from engine.french.scoring import score_files
 from engine.french.settings import FrenchSettings
+from engine.text.columns import fmt_number
 
 
 def _note(p: Progress) -> str:
@@ -52,9 +53,8 @@ def _summary_lines(summary: Mapping[str, Any]) -> None:
         metric_lines("french", summary, shown)
         click.echo("by number of correct answers:")
         for n, block in summary["by_n_answers"].items():
-            click.echo(
-                f"  {n}: n={block['n']:<5} Hamming {block['hamming']:6.2f}  EMR {block['emr']:6.2f}"
-            )
+            hamming, emr = (fmt_number(block[k], unit="%") for k in ("hamming", "emr"))
+            click.echo(f"  {n}: n={block['n']:<5} Hamming {hamming:>5}%  EMR {emr:>5}%")
     recall = summary.get("recall_at_k")
     if recall:
         click.echo(f"recall@{recall['k']}    {recall['recall']:.2f} (n={recall['n']})")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import UnknownFormat
 from engine.reports.stats import TOO_FEW
-from engine.text.columns import fmt_number, markdown_rule, numeric_header, visible
+from engine.text.columns import fmt_number, markdown_rule, number_unit, numeric_header, visible
 from engine.text.sheets import csv_text
 
 if TYPE_CHECKING:
@@ -30,20 +30,21 @@ def fmt_together(*values: JSONValue) -> list[str]:
     return [f"{v:.{digits}f}" if isinstance(v, float) else fmt_number(v) for v in values]
 
 
-def _value_and_interval(cell: ScoreCell) -> tuple[str, str]:
+def _value_and_interval(cell: ScoreCell, unit: str = "") -> tuple[str, str]:
     """A score cell's value and its ``[low, high]`` ("" without one), in one precision."""
     if cell.get("low") is None or cell.get("high") is None:
-        return fmt_number(cell.get("value")), ""
+        return fmt_number(cell.get("value"), unit=unit), ""
     value, low, high = fmt_together(cell.get("value"), cell["low"], cell["high"])
     return value, f"[{low}, {high}]"
 
 
-def fmt_cell(cell: Cell) -> str:
+def fmt_cell(cell: Cell, unit: str = "") -> str:
     """A cell in words: ``45.2 [38.1, 52.4]`` for a score with its interval, ``54.7 (12)``
     for a score over ``n`` items, ``25.0 [too few items]`` for one from too few items for
-    an interval, ``–`` for none."""
+    an interval, ``–`` for none; ``unit`` is its column's (:func:`number_unit`: a p-value
+    always with three decimals, a percentage with one)."""
     if isinstance(cell, dict):
-        text, interval = _value_and_interval(cell)
+        text, interval = _value_and_interval(cell, unit)
         if interval:
             text += f" {interval}"
         elif cell.get("too_few"):
@@ -51,7 +52,12 @@ def fmt_cell(cell: Cell) -> str:
         if cell.get("n") is not None:
             text += f" ({cell['n']})"
         return text
-    return fmt_number(cell)
+    return fmt_number(cell, unit=unit)
+
+
+def _row_cells(t: Table, row: list[Cell]) -> list[str]:
+    """A table row's cells in words, each in its column's unit."""
+    return [fmt_cell(c, number_unit(h)) for c, h in zip(row, t["columns"], strict=True)]
 
 
 def _all_tables(report: Report) -> list[tuple[str, Table]]:
@@ -89,7 +95,7 @@ def to_text(report: Report, width: int = 160) -> str:
         for col, number in zip(t["columns"], _number_columns(t), strict=True):
             grid.add_column(text(col), justify="right" if number else "left", overflow="fold")
         for row in t["rows"]:
-            grid.add_row(*(text(fmt_cell(c)) for c in row))
+            grid.add_row(*(text(c) for c in _row_cells(t, row)))
         console.print(grid)
         for note in t["notes"]:
             console.print(text(note), style="dim")
@@ -124,7 +130,7 @@ def to_markdown(report: Report) -> str:
         lines.append("| " + " | ".join(_md_escape(c) for c in t["columns"]) + " |")
         lines.append(markdown_rule(_number_columns(t)))
         for row in t["rows"]:
-            lines.append("| " + " | ".join(_md_escape(fmt_cell(c)) for c in row) + " |")
+            lines.append("| " + " | ".join(_md_escape(c) for c in _row_cells(t, row)) + " |")
         lines.append("")
         lines += [f"*{_md_escape(n)}*" for n in t["notes"]]
         lines.append("")
@@ -197,9 +203,9 @@ figure svg { max-width: 100%; height: auto; }
 """
 
 
-def _html_cell(cell: Cell) -> str:
+def _html_cell(cell: Cell, unit: str = "") -> str:
     if isinstance(cell, dict):
-        value, ci = _value_and_interval(cell)
+        value, ci = _value_and_interval(cell, unit)
         body = html.escape(value)
         if ci:
             body += f" <span class='ci'>{html.escape(ci)}</span>"
@@ -209,13 +215,17 @@ def _html_cell(cell: Cell) -> str:
             body += f" <span class='ci'>({cell['n']})</span>"
         return f"<td class='num'>{body}</td>"
     if isinstance(cell, int | float) or cell is None:
-        return f"<td class='num'>{html.escape(fmt_number(cell))}</td>"
+        return f"<td class='num'>{html.escape(fmt_number(cell, unit=unit))}</td>"
     return f"<td>{html.escape(str(cell))}</td>"
 
 
 def _html_table(t: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in t["columns"])
-    body = "".join("<tr>" + "".join(_html_cell(c) for c in row) + "</tr>" for row in t["rows"])
+    units = [number_unit(h) for h in t["columns"]]
+    body = "".join(
+        "<tr>" + "".join(_html_cell(c, u) for c, u in zip(row, units, strict=True)) + "</tr>"
+        for row in t["rows"]
+    )
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in t["notes"])
     return (
         f"<h3>{html.escape(t['title'])}</h3><table cellpadding='4' cellspacing='0'>"

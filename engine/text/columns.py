@@ -99,18 +99,45 @@ def pad(text: str, width: int, right: bool = False) -> str:
     return fill + text if right else text + fill
 
 
-def fmt_number(value: JSONValue, missing: str = "–") -> str:
+def fmt_number(value: JSONValue, missing: str = "–", unit: str = "") -> str:
     """A value in words: ``missing`` for none, yes/no, three decimals below 1, else one
-    (zero as ``0.0``, as a score of 0% beside 100.0)."""
+    (zero as ``0.0``, as a score of 0% beside 100.0). A ``unit`` fixes the precision: ``"%"``
+    (a percentage, or points of one) one decimal, ``"p"`` (a p-value) three, so a column or a
+    line of the same kind of number reads the same (see :func:`number_unit`).
+
+    >>> [fmt_number(v, unit=u) for v, u in ((0.5, "%"), (1.0, "p"), (0.5, "p"), (0.5, ""))]
+    ['0.5', '1.000', '0.500', '0.500']
+    """
     if value is None:
         return missing
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, int | float) and unit in _DIGITS:
+        return f"{value:.{_DIGITS[unit]}f}"
     if isinstance(value, float):
         if value == 0:
             return "0.0"
         return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
     return str(value)
+
+
+_DIGITS = {"%": 1, "p": 3}
+
+
+def number_unit(header: str) -> str:
+    """The unit a column header or a label names, for :func:`fmt_number`: ``"%"`` for a
+    percentage or points ("Accuracy (%)", "Accuracy B − A (points)"), ``"p"`` for a p-value
+    ("McNemar p"), else ``""``.
+
+    >>> [number_unit(h) for h in ("Accuracy (%)", "McNemar p", "Items")]
+    ['%', 'p', '']
+    """
+    found = _NUMBER_HEADER.search(header.strip())
+    if not found:
+        return ""
+    if found.group().endswith("p"):
+        return "p"
+    return "%" if found.group() in ("(%)", "(points)") else ""
 
 
 def numeric(text: str) -> bool:

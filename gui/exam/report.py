@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
     from engine.types import Row
 
 
+TOP_HEIGHT = 300  # the result and its two charts, as few types as fit in it
+CHART_FRAME = 170  # what of that height is not the bars: the cards' titles, the axes
+
+
 def duration(seconds: float | None) -> str:
     """Seconds in words: "42 s", "3 min 05 s", or "—"."""
     if seconds is None:
@@ -74,10 +79,10 @@ class ReportPage(QWidget):
         top.addWidget(self.type_card, 3)
         self.time_card = Card("Time per question")
         top.addWidget(self.time_card, 3)
-        top_box = QWidget()
-        top_box.setLayout(top)
-        top_box.setFixedHeight(300)
-        lay.addWidget(top_box)
+        self.top_box = QWidget()
+        self.top_box.setLayout(top)
+        self.top_box.setFixedHeight(TOP_HEIGHT)
+        lay.addWidget(self.top_box)
         self.candidates_card = Card("Among real candidates")
         self.candidates_label = selectable(QLabel(""))
         self.candidates_label.setWordWrap(True)
@@ -156,6 +161,10 @@ class ReportPage(QWidget):
             self.time_card.add(self.time_chart, 1)
         mark = None if result.mode == "review" else result.pass_mark  # a review has none
         self.type_chart.setChart(charts.bars(rows, "Accuracy (%)", mark=mark))
+        # each type's label is two lines (its name, its score): the charts grow with the types
+        # rather than cut the labels to "药品知识题..."
+        line = QFontMetrics(self.type_chart.chart().font()).lineSpacing()
+        self.top_box.setFixedHeight(max(TOP_HEIGHT, CHART_FRAME + len(rows) * (2 * line + 12)))
         seconds = [(f.seconds, f.correct) for f in result.feedback]
         self.time_chart.setChart(charts.seconds_per_question(seconds))
 

@@ -25,6 +25,8 @@ from PySide6.QtCore import QDateTime, QMargins, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
+from engine.text.columns import fmt_number
+
 PALETTE = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2", "#4b5563"]
 
 
@@ -175,7 +177,8 @@ def bars(
     labels = []
     for label, value, n in rows:
         bar_set.append(float(value))
-        labels.append(f"{label}<br>{value:.0f}%" + (f" · n={n}" if n else ""))
+        shown = f"{fmt_number(value, unit='%')}%" + (f" · n={n}" if n else "")
+        labels.append(f"{label}<br>{shown}")
     series: QAbstractBarSeries = QHorizontalBarSeries() if horizontal else QBarSeries()
     series.append(bar_set)
     series.setBarWidth(0.6)

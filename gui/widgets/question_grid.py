@@ -35,10 +35,11 @@ WORDS = {
 }
 MARKED = "#d97706"  # the border of a marked question
 CURRENT = "#111827"  # the frame of the question shown
-LEGEND = (
-    "<span style='color:#1e3a8a'>■</span> answered · "
-    "<span style='color:#16a34a'>■</span> right · <span style='color:#dc2626'>■</span> wrong · "
-    "<span style='color:#d97706'>⚑</span> marked"
+LEGEND = (  # a line breaks between items only, never inside one (no-break spaces)
+    "<span style='color:#1e3a8a'>■</span>&nbsp;answered&nbsp;· "
+    "<span style='color:#16a34a'>■</span>&nbsp;right&nbsp;· "
+    "<span style='color:#dc2626'>■</span>&nbsp;wrong&nbsp;· "
+    "<span style='color:#d97706'>⚑</span>&nbsp;marked"
 )
 
 
@@ -87,9 +88,9 @@ class QuestionGrid(QWidget):
             "QScrollArea, QScrollArea > QWidget > QWidget { background: transparent; }"
         )
         lay.addWidget(area, 1)
-        legend = muted(QLabel(LEGEND))
-        legend.setWordWrap(True)
-        lay.addWidget(legend)
+        self.legend = muted(QLabel(LEGEND))
+        self.legend.setWordWrap(True)
+        lay.addWidget(self.legend)
         self.setFixedWidth(columns * 38 + 18)
 
     def show_block(
