@@ -17,19 +17,38 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.activities import activity
 from engine.errors import UserError
 from gui.widgets.bank_marks import MarkBar
-from gui.widgets.common import AppContext, DatasetPicker, flush_column, muted, primary
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    DatasetPicker,
+    add_rows,
+    current_profile,
+    flush_column,
+    muted,
+    primary,
+    show_error,
+)
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
-from gui.widgets.question_grid import QuestionGrid, marked_places
+from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
+    from engine.types import JSONDict
     from gui.workers import Job
 
 #: How a session is made on the session thread: ``job → (session, its first item)``.
@@ -57,8 +76,18 @@ class ItemWidget:
 
     def setup_page(self) -> QWidget:
         """The setup page: the panel's ``dataset`` picker and ``start_button`` placed with
-        the activity's own choices."""
-        raise NotImplementedError
+        the activity's own choices (here: none)."""
+        card = Card("Start a session")
+        grid = QGridLayout()
+        add_rows(grid, [("Questions", self.panel.dataset)])
+        grid.setColumnStretch(1, 1)
+        card.add_layout(grid)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.panel.start_button)
+        card.add_layout(buttons)
+        card.layout_.addStretch(1)
+        return card
 
     def top(self) -> list[QWidget]:
         """Widgets at the right of the question page's top row (a clock, a pill)."""
@@ -76,7 +105,33 @@ class ItemWidget:
 
     def make(self, keys: list[str] | None) -> Make | None:
         """How to make a session with the setup page's choices (``keys``: only those);
-        None (after saying why): none is made."""
+        None (after saying why): none is made. Here: a
+        :class:`~engine.core.block.PersonBlock` of the data set chosen, each answer
+        :meth:`answer` makes of the option chosen."""
+        from engine.core.block import PersonBlock
+
+        dataset, panel = self.panel.dataset.name, self.panel
+        if not dataset:
+            show_error(panel, "Import a data set first.", self.ctx)
+            return None
+        settings: JSONDict = {"profile": current_profile(self.ctx)}
+        if keys is not None:
+            settings["keys"] = list(keys)
+
+        def make(job: Job) -> tuple[PersonBlock, Any]:
+            block = PersonBlock(
+                job.store, panel.activity_id, dataset, settings, self.answer, self.gold, self.key
+            )
+            return block, block.next_question()
+
+        return make
+
+    def answer(self, item: Any, chosen: str | None) -> JSONDict:
+        """The answer stored when the option ``chosen`` is given (None: skipped)."""
+        return {"chosen": chosen}
+
+    def gold(self, item: Any) -> str:
+        """The right option of ``item``."""
         raise NotImplementedError
 
     def key(self, item: Any) -> str:
@@ -110,10 +165,13 @@ class ItemWidget:
 
     def states(self, session: Any) -> list[str]:
         """The question grid's cells (:func:`gui.widgets.question_grid.cell_states`)."""
-        raise NotImplementedError
+        said: list[bool | None] = [f.correct for f in session.feedback]
+        return cell_states(said + [None] * (len(session.questions) - len(said)), True)
 
     def ended(self, result: Any) -> None:
-        """The session's ``finish()`` returned ``result``."""
+        """The session's ``finish()`` returned ``result`` (here: a run's summary)."""
+        answered = result.get("answered", 0) if isinstance(result, dict) else 0
+        self.ctx.status(f"Session ended: {answered} answered. See Results for the details.")
 
     def refresh(self) -> None:
         """Back on the setup page, or its data set or profile changed."""
