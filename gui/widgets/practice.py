@@ -1,4 +1,5 @@
-"""A person's practice session, the one panel every activity's person mode shows: the setup
+"""A person's practice session in the panel an activity's person mode shows (the exam's, a
+plug-in's; French QA and the consultation keep panels of their own for now): the setup
 page, the question page and the results page; Start and Go on; the session's engine calls
 run one at a time off the UI thread (:class:`gui.widgets.screen.SessionCalls`); the place in
 the block, its question grid, Previous and Next; the options, struck through or chosen;
@@ -6,7 +7,9 @@ ending with a confirmation when answers would be lost; the window closing.
 
 What differs between activities is their :class:`ItemWidget`: the setup page's choices, how
 the session is made and asked, and what shows beside an item and after an answer. The
-activity's descriptor names it (``Activity.item_widget``). Keys a–e or 1–5 choose,
+activity's descriptor names it (``Activity.item_widget``); a plug-in that names one and
+nothing else of a person's gets its person mode from the defaults (a
+:class:`~engine.core.block.PersonBlock` of the run loop). Keys a–e or 1–5 choose,
 Shift+letter (or a right-click) strikes an option through, Enter answers or goes on.
 """
 
