@@ -114,6 +114,8 @@ class Activity:
     protocols, :mod:`engine.experiments`) and ``trainings_from`` those registering its
     training kinds (:mod:`engine.train.kinds`); ``screen`` is its screen in the app (a QWidget
     class made with the app's context; none: it has no place in the sidebar),
+    ``item_widget`` what a person sees of one item in the app's practice panel (a class,
+    :class:`gui.widgets.practice.ItemWidget`; none: no person mode in the app),
     ``description`` one line on it (the sidebar's tooltip) and ``standing`` its page in the
     Review screen's Where I stand tab (a QWidget class made with the app's context,
     :class:`gui.widgets.qt_standing.StandingPage`; none: its standing by subject, when it
@@ -151,6 +153,7 @@ class Activity:
     presets_from: tuple[str, ...] = ()
     trainings_from: tuple[str, ...] = ()
     screen: Lazy[type] | None = None
+    item_widget: Lazy[type] | None = None
     description: str = ""
     standing: Lazy[type] | None = None
     cli_standing: Lazy[Callable[[Store, str, bool], None]] | None = None
@@ -195,6 +198,7 @@ _PARTS = (
     "card",
     "explained",
     "screen",
+    "item_widget",
     "standing",
     "cli_standing",
     "breakdown",

@@ -102,8 +102,8 @@ class Shooter:
         exam = self.window.go("exam")
         p = exam.practice
         p.dataset.select("explaincpe-sample")
-        p.mode_practice.setChecked(True)
-        p.count.setValue(6)
+        p.part.mode_practice.setChecked(True)
+        p.part.count.setValue(6)
         p.start()
         self.wait(lambda: p.item is not None and not p.busy)
         for i in range(6):
@@ -119,19 +119,21 @@ class Shooter:
         self.wait(lambda: p.stack.currentIndex() == 2 and not p.busy, what="the report")
         self.shot("exam-report", "exam")
         p.back_to_setup()
-        p.count.setValue(3)
+        p.part.count.setValue(3)
         p.start()
         self.wait(lambda: p.item is not None and not p.busy)
         p.options.toggle(p.item["answer"])
         self.settle(7.0)  # some thinking
         p.submit()
         self.wait(lambda: p.answered and not p.busy)
-        p.explain_lang.setCurrentIndex(p.explain_lang.findData("en"))
-        p.explain()
-        done = lambda: len(p.model_text.toPlainText()) > 160 or p.explain_job is None  # noqa: E731
+        exam_item = p.part
+        exam_item.explain_lang.setCurrentIndex(exam_item.explain_lang.findData("en"))
+        exam_item.explain()
+        text = exam_item.model_text
+        done = lambda: len(text.toPlainText()) > 160 or exam_item.explain_job is None  # noqa: E731
         self.wait(done, 900, "the explanation")
-        p.explainer.stop()
-        self.wait(lambda: p.explain_job is None)
+        exam_item.explainer.stop()
+        self.wait(lambda: exam_item.explain_job is None)
         self.shot("exam", "exam")
         self._gui_testing().end_session(p)  # questions left: said yes to
         self.wait(lambda: p.stack.currentIndex() == 2 and not p.busy)
@@ -312,8 +314,8 @@ class Shooter:
         self.window.resize(1280, 800)
         p = self.window.go("exam").practice
         p.dataset.select("explaincpe-sample")
-        p.mode_practice.setChecked(True)
-        p.count.setValue(8)
+        p.part.mode_practice.setChecked(True)
+        p.part.count.setValue(8)
         p.start()
         self.wait(lambda: p.item is not None and not p.busy)
         while p.stack.currentIndex() == 1:
@@ -326,17 +328,17 @@ class Shooter:
             p.next_question()
             self.wait(lambda: not p.busy and (p.stack.currentIndex() == 2 or not p.answered))
         p.back_to_setup()
-        b = p.block
+        b = p.part.block
         b.pool.setCurrentIndex(b.pool.findData("incorrect"))
         for i in range(b.subjects.count()):
             if b.subjects.item(i).data(Qt.ItemDataRole.UserRole) in ("药品知识题", "心血管类"):
                 b.subjects.item(i).setCheckState(Qt.CheckState.Checked)
-        p.mode_timed.setChecked(True)
-        p.minutes.setValue(20)
-        p.count.setValue(10)
+        p.part.mode_timed.setChecked(True)
+        p.part.minutes.setValue(20)
+        p.part.count.setValue(10)
         b.save_as("Missed drug questions")
         self.shot("practice_block", "practice_block")
-        p.mode_practice.setChecked(True)
+        p.part.mode_practice.setChecked(True)
         p.start()
         self.wait(lambda: p.item is not None and not p.busy)
         p.marks.mark_button.setChecked(True)

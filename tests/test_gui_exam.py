@@ -21,8 +21,8 @@ def click(qtbot, widget):
 def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
-    p.mode_practice.setChecked(True)
-    p.count.setValue(2)
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(2)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
     assert p.position.text() == "Question 1 of 2"
@@ -33,16 +33,16 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     click(qtbot, p.options.buttons[gold])
     assert p.submit_button.isEnabled()
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible())
-    assert p.verdict.text().startswith("Correct")
-    assert p.explanation.text() == p.item["explanation"]
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible())
+    assert p.part.verdict.text().startswith("Correct")
+    assert p.part.explanation.text() == p.item["explanation"]
     assert p.options.buttons[gold].state == "correct"
 
     # The model explains, streamed; stopping keeps what it wrote.
-    click(qtbot, p.explain_button)
-    qtbot.waitUntil(lambda: p.model_text.toPlainText().strip() != "", timeout=LONG)
-    click(qtbot, p.explain_stop)
-    qtbot.waitUntil(lambda: p.explain_job is None, timeout=LONG)
+    click(qtbot, p.part.explain_button)
+    qtbot.waitUntil(lambda: p.part.model_text.toPlainText().strip() != "", timeout=LONG)
+    click(qtbot, p.part.explain_stop)
+    qtbot.waitUntil(lambda: p.part.explain_job is None, timeout=LONG)
     run_id = p.session.run_id
     turns = window.ctx.store.turns(run_id)
     assert turns and turns[0]["role"] == "model" and turns[0]["text"]
@@ -55,23 +55,23 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     qtbot.keyClick(p, wrong.lower())  # the letter keys choose an option
     assert p.options.selected() == [wrong]
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible())
-    assert p.verdict.text().startswith("Not quite")
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible())
+    assert p.part.verdict.text().startswith("Not quite")
     assert p.options.buttons[wrong].state == "wrong"
 
     # The report: 1 of 2, the missed question to review.
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.report.score_label.text() == "50%"
-    assert "Not passed" in p.report.pass_label.text()
-    assert second["question"] in p.report.missed_view.toPlainText()
+    assert p.part.report.score_label.text() == "50%"
+    assert "Not passed" in p.part.report.pass_label.text()
+    assert second["question"] in p.part.report.missed_view.toPlainText()
     run = window.ctx.store.run(run_id)
     assert run["runner"] == "person" and run["status"] == "finished"
     assert run["summary"]["score"] == 50.0
 
     # Reviewing replays only the missed question.
-    assert p.report.review_button.isEnabled()
-    click(qtbot, p.report.review_button)
+    assert p.part.report.review_button.isEnabled()
+    click(qtbot, p.part.report.review_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.run_id != run_id)
     assert p.position.text() == "Question 1 of 1"
     assert p.item["id"] == second["id"]
@@ -79,39 +79,39 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
 
 def test_timed_exam_gives_no_feedback_until_the_end(qtbot, window):
     p = window.go("exam").practice
-    p.mode_timed.setChecked(True)
-    p.minutes.setValue(5)
-    p.count.setValue(2)
+    p.part.mode_timed.setChecked(True)
+    p.part.minutes.setValue(5)
+    p.part.count.setValue(2)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
-    assert "left" in p.clock.text()
+    assert "left" in p.part.clock.text()
     p.options.toggle(p.item["answer"])
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy)
-    assert not p.feedback.isVisible()
+    assert not p.part.feedback.isVisible()
     click(qtbot, p.end_button)  # ends early: the second question counts as wrong
     box = message_boxes()[0]  # it asks first
     assert "count as wrong" in box.text()
     click_button(box, "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.result.score == 50.0 and p.result.status == "cancelled"
-    assert "ended early" in p.report.stats_label.text()
+    assert p.part.result.score == 50.0 and p.part.result.status == "cancelled"
+    assert "ended early" in p.part.report.stats_label.text()
 
 
 def test_practice_answers_go_to_the_chosen_review_profile(qtbot, window):
     window.go("review").add_profile("kim")  # picked on the Review screen
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
-    assert "'kim'" in p.profile_note.text()
-    p.mode_practice.setChecked(True)
-    p.only_missed.setChecked(False)
-    p.count.setValue(1)
+    assert "'kim'" in p.part.profile_note.text()
+    p.part.mode_practice.setChecked(True)
+    p.part.only_missed.setChecked(False)
+    p.part.count.setValue(1)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
     wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
     click(qtbot, p.options.buttons[wrong])
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible())
     store = window.ctx.store
     assert [c.item_key for c in due_cards(store, "kim")] == [p.item["id"]]
     assert due_cards(store, "default") == []
@@ -123,14 +123,14 @@ def test_the_sidebar_counts_missed_questions_when_a_practice_ends(qtbot, window)
     assert "due" not in review.text()
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
-    p.mode_practice.setChecked(True)
-    p.count.setValue(1)
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(1)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
     wrong = next(letter for letter in "ABCDE" if letter != p.item["answer"])
     click(qtbot, p.options.buttons[wrong])
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible())
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible())
     click(qtbot, p.next_button)  # the last question: the session ends
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
     assert window.stack.currentWidget() is window.screen("exam")  # no other screen shown

@@ -24,13 +24,13 @@ def test_go_on_answers_the_rest_of_a_quit_session(qtbot, window):
 
     p = window.go("exam").practice
     p.dataset.select(dataset)
-    p._dataset_changed()
-    places = {int(r["id"]): i for i, r in enumerate(p.past.rows)}
-    p.past_card.table.selectRow(places[done.run_id])
-    assert not p.past_card.go_button.isEnabled()  # finished: nothing left
-    p.past_card.table.selectRow(places[quit_early.run_id])
-    assert p.past_card.go_button.isEnabled()
-    qtbot.mouseClick(p.past_card.go_button, Qt.MouseButton.LeftButton)
+    p.part.refresh()
+    places = {int(r["id"]): i for i, r in enumerate(p.part.past.rows)}
+    p.part.past_card.table.selectRow(places[done.run_id])
+    assert not p.part.past_card.go_button.isEnabled()  # finished: nothing left
+    p.part.past_card.table.selectRow(places[quit_early.run_id])
+    assert p.part.past_card.go_button.isEnabled()
+    qtbot.mouseClick(p.part.past_card.go_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session is not None)
     qtbot.waitUntil(lambda: p.item is not None and not p.busy)
     assert p.session.run_id == quit_early.run_id

@@ -44,8 +44,8 @@ def start_exam(qtbot: Any, window: Any, count: int = 3, timed: bool = False) -> 
     p = window.go("exam").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("explaincpe-sample") >= 0, timeout=LONG)
     p.dataset.select("explaincpe-sample")
-    (p.mode_timed if timed else p.mode_practice).setChecked(True)
-    p.count.setValue(count)
+    (p.part.mode_timed if timed else p.part.mode_practice).setChecked(True)
+    p.part.count.setValue(count)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None and not p.busy)
     return p
@@ -84,7 +84,7 @@ def test_exam_check_refuses_an_empty_answer(qtbot, window):
     qtbot.keyClick(p.focusWidget() or p, Qt.Key.Key_Return)
     assert "Choose an option first" in p.hint.text()
     click(qtbot, p.submit_button)
-    assert not p.feedback.isVisible() and p.session.index == 0
+    assert not p.part.feedback.isVisible() and p.session.index == 0
     assert window.ctx.store.answers(p.session.run_id) == []
 
 
@@ -111,7 +111,7 @@ def test_exam_previous_and_next_within_a_block(qtbot, window):
     wrong = next(x for x in "ABCDE" if x != first["answer"])
     p.options.toggle(wrong)
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible() and not p.busy)
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible() and not p.busy)
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 3" and not p.busy)
     second = p.item
@@ -122,7 +122,7 @@ def test_exam_previous_and_next_within_a_block(qtbot, window):
     assert p.position.text() == "Question 1 of 3" and p.item["id"] == first["id"]
     assert p.options.buttons[wrong].state == "wrong"
     assert p.options.buttons[first["answer"]].state == "correct"
-    assert p.feedback.isVisible() and p.verdict.text().startswith("Not quite")
+    assert p.part.feedback.isVisible() and p.part.verdict.text().startswith("Not quite")
     assert not p.submit_button.isVisible() and not p.previous_button.isEnabled()
     key(qtbot, p, "b")  # answered: nothing to choose
     assert p.options.buttons[wrong].state == "wrong"
@@ -131,9 +131,9 @@ def test_exam_previous_and_next_within_a_block(qtbot, window):
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 3" and not p.busy)
     assert p.item["id"] == second["id"] and p.submit_button.isVisible()
     assert p.options.selected() == ["A"] and p.options.struck() == ["C"]
-    assert not p.feedback.isVisible()
+    assert not p.part.feedback.isVisible()
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible() and not p.busy)
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible() and not p.busy)
     assert p.session.index == 2
     assert [a["item_key"] for a in window.ctx.store.answers(p.session.run_id)] == [
         str(first["id"]),
@@ -143,13 +143,13 @@ def test_exam_previous_and_next_within_a_block(qtbot, window):
 
 def test_timed_exam_times_each_question_and_goes_back(qtbot, window):
     p = start_exam(qtbot, window, count=2, timed=True)
-    assert " · " in p.clock.text() and p.clock.text().endswith("left")  # question · left
+    assert " · " in p.part.clock.text() and p.part.clock.text().endswith("left")  # question · left
     chosen = p.item["answer"]
     p.options.toggle(chosen)
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy)
     click(qtbot, p.previous_button)  # your answer, no verdict before the end
-    assert p.options.selected() == [chosen] and not p.feedback.isVisible()
+    assert p.options.selected() == [chosen] and not p.part.feedback.isVisible()
     assert p.options.buttons[chosen].locked
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.submit_button.isVisible() and not p.busy)

@@ -53,8 +53,8 @@ def answer(qtbot: Any, p: Any, right: bool) -> None:
 
 
 def check_subject(p: Any, name: str) -> None:
-    for i in range(p.block.subjects.count()):
-        item = p.block.subjects.item(i)
+    for i in range(p.part.block.subjects.count()):
+        item = p.part.block.subjects.item(i)
         if item.data(Qt.ItemDataRole.UserRole) == name:
             item.setCheckState(Qt.CheckState.Checked)
             return
@@ -62,22 +62,22 @@ def check_subject(p: Any, name: str) -> None:
 
 
 def pool_text(p: Any, pool: str) -> str:
-    return p.block.pool.itemText(p.block.pool.findData(pool))
+    return p.part.block.pool.itemText(p.part.block.pool.findData(pool))
 
 
 def first_practice(qtbot: Any, p: Any) -> None:
     """The first five questions in practice: 01, 02 and 05 missed, the first miss tagged."""
     p.dataset.select(SAMPLE)
     assert pool_text(p, "all") == "All (14)" and pool_text(p, "incorrect") == "Incorrect (0)"
-    p.mode_practice.setChecked(True)
-    p.count.setValue(5)
-    p.in_order.setChecked(True)  # the sample's first five, not a random draw
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(5)
+    p.part.in_order.setChecked(True)  # the sample's first five, not a random draw
     start(qtbot, p)
     assert p.position.text() == "Question 1 of 5"
     assert not p.marks.mark_button.isChecked() and p.marks.note.text() == ""
     for n in range(5):
         answer(qtbot, p, right=n in (2, 3))
-        assert p.difficulty.text().startswith("Difficulty — ")
+        assert p.part.difficulty.text().startswith("Difficulty — ")
         assert p.marks.reasons.isVisible() == (n not in (2, 3))
         if n == 0:
             click(qtbot, p.marks.reason_buttons["knowledge"])
@@ -92,14 +92,14 @@ def first_practice(qtbot: Any, p: Any) -> None:
 def timed_block(qtbot: Any, p: Any) -> str:
     """A timed block of the missed drug questions; the second one marked and noted."""
     assert pool_text(p, "incorrect") == "Incorrect (3)"
-    p.block.pool.setCurrentIndex(p.block.pool.findData("incorrect"))
+    p.part.block.pool.setCurrentIndex(p.part.block.pool.findData("incorrect"))
     check_subject(p, DRUGS)
-    assert not p.only_missed.isEnabled()  # the pool decides
-    p.mode_timed.setChecked(True)
-    p.minutes.setValue(10)
-    p.count.setValue(0)
-    p.block.save_as("missed drugs")
-    assert p.block.saved.currentData() == "missed drugs"
+    assert not p.part.only_missed.isEnabled()  # the pool decides
+    p.part.mode_timed.setChecked(True)
+    p.part.minutes.setValue(10)
+    p.part.count.setValue(0)
+    p.part.block.save_as("missed drugs")
+    assert p.part.block.saved.currentData() == "missed drugs"
     start(qtbot, p)
     assert p.session.mode == "timed" and p.session.time_limit_s == 600
     assert [q["id"] for q in p.session.questions] == ["sample-01", "sample-02", "sample-05"]
@@ -149,12 +149,13 @@ def test_a_marked_and_noted_question_survives_a_restart(qtbot: Any, tmp_path: Pa
         p = again.go("exam").practice
         p.dataset.select(SAMPLE)
         assert pool_text(p, "marked") == "Marked (1)"
-        p.block.saved.setCurrentIndex(p.block.saved.findData("missed drugs"))
-        p.block.saved.activated.emit(p.block.saved.currentIndex())  # the saved block fills
-        assert p.block.pool.currentData() == "incorrect" and p.block.chosen_subjects() == [DRUGS]
-        assert p.mode_timed.isChecked() and p.minutes.value() == 10
-        p.block.pool.setCurrentIndex(p.block.pool.findData("marked"))
-        p.mode_practice.setChecked(True)
+        block = p.part.block
+        block.saved.setCurrentIndex(block.saved.findData("missed drugs"))
+        block.saved.activated.emit(block.saved.currentIndex())  # the saved block fills
+        assert block.pool.currentData() == "incorrect" and block.chosen_subjects() == [DRUGS]
+        assert p.part.mode_timed.isChecked() and p.part.minutes.value() == 10
+        p.part.block.pool.setCurrentIndex(p.part.block.pool.findData("marked"))
+        p.part.mode_practice.setChecked(True)
         start(qtbot, p)
         assert p.position.text() == "Question 1 of 1" and p.item["id"] == key
         assert p.marks.mark_button.isChecked() and p.marks.note.text() == NOTE
@@ -175,7 +176,8 @@ def test_an_empty_block_is_said_in_one_line(qtbot: Any, tmp_path: Path) -> None:
     try:
         p = w.go("exam").practice
         p.dataset.select(SAMPLE)
-        p.block.pool.setCurrentIndex(p.block.pool.findData("marked"))  # nothing marked yet
+        pool = p.part.block.pool
+        pool.setCurrentIndex(pool.findData("marked"))  # nothing marked yet
         click(qtbot, p.start_button)
         qtbot.waitUntil(lambda: bool(message_boxes()) and not p.busy)
         assert "no question of explaincpe-sample is in this block" in message_boxes()[0].text()

@@ -278,4 +278,4 @@ def test_imported_html_is_shown_as_plain_text(qtbot, window):
 
     p = window.go("exam").practice
     assert p.question.textFormat() == Qt.TextFormat.PlainText
-    assert p.explanation.textFormat() == Qt.TextFormat.PlainText
+    assert p.part.explanation.textFormat() == Qt.TextFormat.PlainText

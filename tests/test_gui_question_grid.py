@@ -20,9 +20,9 @@ def click(qtbot, widget):
 def exam_block(qtbot, window, timed: bool, count: int):
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
-    (p.mode_timed if timed else p.mode_practice).setChecked(True)
-    p.count.setValue(count)
-    p.in_order.setChecked(True)
+    (p.part.mode_timed if timed else p.part.mode_practice).setChecked(True)
+    p.part.count.setValue(count)
+    p.part.in_order.setChecked(True)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None and not p.busy)
     return p
@@ -56,7 +56,7 @@ def test_question_grid_in_exam_practice_colours_marks_and_jumps(qtbot, window):
     click(qtbot, grid.cells[0])
     qtbot.waitUntil(lambda: p.at == 0 and not p.busy)
     assert p.position.text() == "Question 1 of 4" and p.answered
-    assert p.verdict.text().startswith("Correct") and grid.current == 0
+    assert p.part.verdict.text().startswith("Correct") and grid.current == 0
     click(qtbot, grid.cells[3])  # not reached: nothing happens
     assert p.at == 0
     click(qtbot, grid.cells[2])  # the next to answer

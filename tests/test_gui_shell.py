@@ -37,8 +37,8 @@ def test_settings_are_remembered(qtbot, tmp_path):
     w.show()
     w.go("results")
     exam = w.go("exam").practice
-    exam.count.setValue(7)
-    exam.mode_timed.setChecked(True)
+    exam.part.count.setValue(7)
+    exam.part.mode_timed.setChecked(True)
     exam.start(keys=None)  # saves the chosen settings, starts a timed session
     qtbot.waitUntil(lambda: exam.session is not None)
     w.go("models").n_ctx.setValue(8192)
@@ -50,7 +50,7 @@ def test_settings_are_remembered(qtbot, tmp_path):
     qtbot.addWidget(again)
     assert again.stack.currentWidget() is again.screens["results"]
     practice = again.go("exam").practice
-    assert practice.count.value() == 7 and practice.mode_timed.isChecked()
+    assert practice.part.count.value() == 7 and practice.part.mode_timed.isChecked()
     assert again.host.load_settings().n_ctx == 8192
     again.close()
 

@@ -46,9 +46,9 @@ def block(qtbot, window, dataset: str, rights: list[bool]):
     """A practice block on ``dataset`` in file order, answered right or wrong as told."""
     p = window.go("exam").practice
     p.dataset.select(dataset)
-    p.mode_practice.setChecked(True)
-    p.count.setValue(len(rights))
-    p.in_order.setChecked(True)
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(len(rights))
+    p.part.in_order.setChecked(True)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None and not p.busy)
     for i, right in enumerate(rights):
@@ -72,12 +72,12 @@ def test_standing_in_app_results_screen_and_where_i_stand(qtbot, window, tmp_pat
     first, second = [True, True, False, True, True, True], [False, False, True, False, True, False]
     p = block(qtbot, window, "rated", first)
     found = engine_standing(items, first)
-    card, text = p.report.candidates_card, p.report.candidates_label.text()
+    card, text = p.part.report.candidates_card, p.part.report.candidates_label.text()
     assert card.isVisible()
     assert f"{ordinal(found.percentile)} percentile</b>" in text
     assert f"(95% interval {found.low:.0f}–{found.high:.0f})" in text
     assert f"candidates {found.candidates:.0f}% on these 6 questions" in text
-    assert p.result.candidates == found.as_dict()  # what `exam take` prints
+    assert p.part.result.candidates == found.as_dict()  # what `exam take` prints
     # Each question: the person's ✓ or ✗ beside the share of candidates right.
     assert "1 <b style='color:#15803d'>✓</b> 44%" in text
     assert "3 <b style='color:#b91c1c'>✗</b> 62%" in text
@@ -87,14 +87,14 @@ def test_standing_in_app_results_screen_and_where_i_stand(qtbot, window, tmp_pat
     p = block(qtbot, window, "rated", second)
     moved = engine_standing(items, second)
     assert moved.percentile < found.percentile
-    text = p.report.candidates_label.text()
+    text = p.part.report.candidates_label.text()
     assert f"{ordinal(moved.percentile)} percentile</b>" in text
     said = f"{ordinal(found.percentile)} → {ordinal(moved.percentile)}"
     assert f"Your sessions, oldest first: {said}" in text
 
     # Results › the run's details say it in words.
     results = window.go("results")
-    results.show_run(p.result.run_id)
+    results.show_run(p.part.result.run_id)
     shown = results.summary.toPlainText()
     assert "Percentile among candidates" in shown and "Candidates: percentile" not in shown
 
@@ -118,7 +118,7 @@ def test_standing_in_app_results_screen_and_where_i_stand(qtbot, window, tmp_pat
 
 def test_standing_in_app_says_nothing_without_candidates_rates(qtbot, window, tmp_path):
     p = block(qtbot, window, "explaincpe-sample", [True, False])
-    assert p.result.candidates is None and not p.report.candidates_card.isVisible()
+    assert p.part.result.candidates is None and not p.part.report.candidates_card.isVisible()
     r = window.go("review")
     r.tabs.setCurrentWidget(r.standing)
     r.standing.refresh()
@@ -135,9 +135,9 @@ def test_standing_in_app_on_the_explaincpe_test_split(qtbot, window, shared_data
     gold = [item["answer"] for item in items]
     p = window.go("exam").practice
     p.dataset.select("cpe-test")
-    p.mode_timed.setChecked(True)  # a timed block: the same standing at the end
-    p.count.setValue(5)
-    p.in_order.setChecked(True)
+    p.part.mode_timed.setChecked(True)  # a timed block: the same standing at the end
+    p.part.count.setValue(5)
+    p.part.in_order.setChecked(True)
     click(qtbot, p.start_button)
     for i, (right, answer) in enumerate(zip(rights, gold, strict=True)):
         qtbot.waitUntil(lambda i=i: p.at == i and not p.busy)
@@ -147,7 +147,7 @@ def test_standing_in_app_on_the_explaincpe_test_split(qtbot, window, shared_data
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
     found = engine_standing(items, rights)
     assert found is not None and found.n == 5
-    text = p.report.candidates_label.text()
+    text = p.part.report.candidates_label.text()
     assert f"{ordinal(found.percentile)} percentile</b>" in text
     assert f"(95% interval {found.low:.0f}–{found.high:.0f})" in text
     share = round(100 * items[1]["candidates"]["right"])
@@ -159,7 +159,7 @@ def test_standing_in_app_a_review_places_no_one(qtbot, window, tmp_path):
     session in the trend, only each question's share of candidates right."""
     rated_set(window, tmp_path)
     p = block(qtbot, window, "rated", [True, False, True, False])
-    click(qtbot, p.report.review_button)
+    click(qtbot, p.part.report.review_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.mode == "review")
     for _ in range(2):
         qtbot.waitUntil(lambda: p.item is not None and not p.answered and not p.busy)
@@ -168,7 +168,7 @@ def test_standing_in_app_a_review_places_no_one(qtbot, window, tmp_path):
         qtbot.waitUntil(lambda: p.answered and not p.busy)
         click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
-    text = p.report.candidates_label.text()
+    text = p.part.report.candidates_label.text()
     assert "percentile" not in text and "Your sessions" not in text
     assert text.startswith("Candidates right, question by question: <span")
 
@@ -179,8 +179,8 @@ def test_layout_1280_session_charts_have_room_beside_the_result(qtbot, window, t
     window.resize(1280, 820)
     rated_set(window, tmp_path)
     p = block(qtbot, window, "rated", [True, False, True])
-    qtbot.waitUntil(lambda: p.report.type_chart is not None and p.report.type_chart.isVisible())
-    report = p.report
+    report = p.part.report
+    qtbot.waitUntil(lambda: report.type_chart is not None and report.type_chart.isVisible())
     assert report.type_chart.width() >= 260 and report.time_chart.width() >= 260
     buttons = (report.review_button, report.review_all, report.review_marked)
     assert all(b.isVisible() and b.width() >= b.sizeHint().width() for b in buttons)

@@ -94,24 +94,24 @@ def indicator(button: QRadioButton) -> tuple[object, object]:
 def test_a_checked_radio_button_keeps_its_size_and_label_place(qtbot, window):
     practice = window.go("exam").practice
     practice.stack.setCurrentIndex(0)
-    practice.mode_timed.setChecked(True)
+    practice.part.mode_timed.setChecked(True)
     QApplication.processEvents()
-    unchecked = indicator(practice.mode_practice)
-    practice.mode_practice.setChecked(True)
+    unchecked = indicator(practice.part.mode_practice)
+    practice.part.mode_practice.setChecked(True)
     QApplication.processEvents()
-    checked = indicator(practice.mode_practice)
+    checked = indicator(practice.part.mode_practice)
     assert checked == unchecked
     assert checked[0].width() == checked[0].height() == 18  # 16 px and a 1 px border
 
 
 def test_a_disabled_field_looks_disabled(qtbot, window):
     p = window.go("exam").practice
-    p.mode_practice.setChecked(True)  # the time limit is for a timed exam only
-    assert not p.minutes.isEnabled()
-    off = p.minutes.grab().toImage()
-    p.mode_timed.setChecked(True)
-    assert p.minutes.isEnabled()
-    on = p.minutes.grab().toImage()
+    p.part.mode_practice.setChecked(True)  # the time limit is for a timed exam only
+    assert not p.part.minutes.isEnabled()
+    off = p.part.minutes.grab().toImage()
+    p.part.mode_timed.setChecked(True)
+    assert p.part.minutes.isEnabled()
+    on = p.part.minutes.grab().toImage()
     middle = (10, on.height() // 2)
     assert off.pixelColor(*middle) != on.pixelColor(*middle)
 

@@ -26,15 +26,15 @@ def started_keys(qtbot, p, window) -> tuple[list[str], dict]:
 def test_exam_practice_draws_at_random_unless_in_file_order(qtbot, window):
     p = window.go("exam").practice
     p.dataset.select("explaincpe-sample")
-    p.mode_practice.setChecked(True)
-    p.count.setValue(5)
-    p.in_order.setChecked(False)
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(5)
+    p.part.in_order.setChecked(False)
     first, settings = started_keys(qtbot, p, window)
     second, again = started_keys(qtbot, p, window)
     assert len(first) == len(second) == 5 and first != second
     assert settings["order"] == "random" and settings["seed"] != again["seed"]
     assert [str(q["id"]) for q in p.session.questions] == second  # asked in the drawn order
-    p.in_order.setChecked(True)
+    p.part.in_order.setChecked(True)
     ordered, settings = started_keys(qtbot, p, window)
     every = [str(i["id"]) for i in window.ctx.store.items("explaincpe-sample")]
     assert ordered == every[:5] and settings["seed"] is None
@@ -74,10 +74,10 @@ def test_a_data_set_without_subjects_says_so_and_still_starts(qtbot, window, tmp
     window.ctx.notify_data()
     p = window.go("exam").practice
     p.dataset.select("untyped")
-    box = p.block.subjects
+    box = p.part.block.subjects
     assert box.count() == 1 and "untyped names no subjects" in box.item(0).text()
     assert not box.item(0).flags() & Qt.ItemFlag.ItemIsEnabled
     box.itemClicked.emit(box.item(0))  # a click ticks nothing
-    assert p.block.chosen_subjects() == [] and p.block.plain
+    assert p.part.block.chosen_subjects() == [] and p.part.block.plain
     p.dataset.select("explaincpe-sample")
     assert "names no subjects" not in box.item(0).text()

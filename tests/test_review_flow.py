@@ -78,10 +78,10 @@ def _timed_block(qtbot, window, count):
     screen = window.go("exam")
     p = screen.practice
     p.dataset.select("explaincpe-sample")
-    p.mode_timed.setChecked(True)
-    p.minutes.setValue(15)
-    p.count.setValue(count)
-    p.in_order.setChecked(True)
+    p.part.mode_timed.setChecked(True)
+    p.part.minutes.setValue(15)
+    p.part.count.setValue(count)
+    p.part.in_order.setChecked(True)
     click(qtbot, p.start_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None)
     tab = screen.tabs.tabText(screen.tabs.indexOf(p))
@@ -94,37 +94,37 @@ def test_review_is_not_exam_in_the_app(qtbot, window):
     for how in ("right", "wrong", "skip"):
         _answer(qtbot, p, how)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    stats = p.report.stats_label.text()
+    stats = p.part.report.stats_label.text()
     assert "1 of 3 right · 2 answered · 1 skipped" in stats  # a skip is not an answer
-    exam_id = p.result.run_id
-    missed = list(p.result.missed)
+    exam_id = p.part.result.run_id
+    missed = list(p.part.result.missed)
     assert len(missed) == 2
 
-    click(qtbot, p.report.review_button)
+    click(qtbot, p.part.report.review_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.run_id != exam_id)
     assert p.session.mode == "review" and p.session.time_left() is None
     assert screen.tabs.tabText(screen.tabs.indexOf(p)) == "Review"
-    assert "left" not in p.clock.text()
+    assert "left" not in p.part.clock.text()
     assert p.position.text() == "Question 1 of 2"
     assert p.submit_button.text() == "Check answer"
     gold = p.item["answer"]
     click(qtbot, p.options.buttons[gold])
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.feedback.isVisible())  # explained at once
-    assert p.explanation.text() == (
+    qtbot.waitUntil(lambda: p.part.feedback.isVisible())  # explained at once
+    assert p.part.explanation.text() == (
         p.item.get("explanation") or "No explanation is given for this one."
     )
     click(qtbot, p.end_button)  # one left: asks first
     qtbot.waitUntil(lambda: bool(message_boxes()))
     click_button(message_boxes()[0], "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.report.session_label.text().startswith("Review")
-    assert "not counted as an exam" in p.report.pass_label.text()
+    assert p.part.report.session_label.text().startswith("Review")
+    assert "not counted as an exam" in p.part.report.pass_label.text()
 
     # Past sessions and the trend: the exam only, its score unchanged.
     store = window.ctx.store
     assert [r["id"] for r in person_runs(store, "explaincpe-sample")] == [exam_id]
-    assert p.past.rowCount() == 1
+    assert p.part.past.rowCount() == 1
     trend = standing(store, "default", "exam").trend
     assert [(t["run_id"], round(t["score"])) for t in trend] == [(exam_id, 33)]
     assert missed_items(store, "explaincpe-sample") == missed[1:]
@@ -135,11 +135,11 @@ def test_review_is_not_exam_all_and_marked_questions(qtbot, window):
     _answer(qtbot, p, "right")
     _answer(qtbot, p, "right")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert not p.report.review_button.isEnabled()  # nothing missed
-    click(qtbot, p.report.review_marked)  # nothing marked: no session
+    assert not p.part.report.review_button.isEnabled()  # nothing missed
+    click(qtbot, p.part.report.review_marked)  # nothing marked: no session
     assert p.stack.currentIndex() == 2
-    exam_id = p.result.run_id
-    click(qtbot, p.report.review_all)
+    exam_id = p.part.result.run_id
+    click(qtbot, p.part.report.review_all)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.session.run_id != exam_id)
     assert p.session.mode == "review" and p.position.text() == "Question 1 of 2"
 
@@ -157,7 +157,7 @@ def test_review_is_not_exam_ending_a_timed_exam_asks_first(qtbot, window):
     qtbot.waitUntil(lambda: bool(message_boxes()))
     click_button(message_boxes()[0], "End session")
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.result.status == "cancelled" and p.result.score == 50.0
+    assert p.part.result.status == "cancelled" and p.part.result.score == 50.0
     # Past sessions says it as Results does: ended early, not "not passed".
-    past = p.past.index(0, 3).data()
+    past = p.part.past.index(0, 3).data()
     assert past == "cancelled"

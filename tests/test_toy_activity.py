@@ -319,3 +319,38 @@ def test_a_plugin_exit_or_hang_takes_back_what_it_registered(tmp_path, monkeypat
             unregister("activity", name)
         for module in [m for m in sys.modules if m.startswith("medexam_runaway_")]:
             del sys.modules[module]
+
+
+@pytest.mark.gui
+def test_entry_point_activity_gets_a_person_mode_from_its_item_widget_alone(
+    toy_installed, window, qtbot
+):
+    """The toy names an item widget and nothing else of a person's: the app's one practice
+    panel asks its sums through the run loop, its scorer says right or wrong, and the run
+    is stored as a person's."""
+    from PySide6.QtCore import Qt
+
+    store = window.ctx.store
+    store.add_dataset("sums", "toy", SUMS)
+    window.ctx.notify_data()
+    p = window.go("toy").practice
+    assert type(p.part).__name__ == "SumsItem"
+    p.dataset.select("sums")
+    qtbot.mouseClick(p.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 1 and p.item is not None and not p.busy)
+    assert list(p.options.buttons) == ["A", "B", "C"]
+    for i, right in enumerate((True, False, True)):
+        gold = p.part.gold(p.item)
+        p.options.toggle(gold if right else next(x for x in "ABC" if x != gold))
+        qtbot.mouseClick(p.submit_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: p.answered and not p.busy)
+        assert p.session.feedback[-1].correct is right
+        assert p.grid.state(i) == ("right" if right else "wrong")
+        qtbot.mouseClick(p.next_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not p.busy and (p.stack.currentIndex() == 0 or not p.answered))
+    qtbot.waitUntil(lambda: p.stack.currentIndex() == 0 and not p.busy)
+    (run,) = store.runs("toy")
+    assert run["runner"] == "person" and run["status"] == "finished"
+    assert run["summary"]["accuracy"] == pytest.approx(200 / 3, abs=0.1)
+    chosen = {a["item_key"]: a["chosen"] for a in store.answers(run["id"])}
+    assert chosen["s1"] == "5" and chosen["s2"] != "8" and chosen["s3"] == "7"

@@ -80,6 +80,7 @@ EXAM = register(
         sample=Lazy("engine.exam.dataset", "ensure_sample", FUNCTION),
         sample_dataset="explaincpe-sample",
         screen=Lazy("gui.exam.screen", "ExamScreen", CLASS),
+        item_widget=Lazy("gui.exam.item", "ExamItem", CLASS),
         description="Pharmacist exam practice, timed exams and model evaluation",
         topic_fields=("type3", "type2", "type1"),
         mastery_fields=("type1", "type2", "type3"),

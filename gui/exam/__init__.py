@@ -2,6 +2,7 @@
 
 * ``screen.py`` — the screen (:class:`~gui.exam.screen.ExamScreen`: practice and the model
   evaluation), named by the exam's descriptor (``engine/exam/activity.py``);
-* ``practice.py`` — a person's exam session, with ``explain.py`` (a model's explanation of a
+* ``item.py`` — the exam's item widget in the one practice panel
+  (:mod:`gui.widgets.practice`): a person's sitting, with ``explain.py`` (a model's explanation of a
   question, asked for in practice) and ``report.py`` (the report at the end).
 """

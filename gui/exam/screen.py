@@ -3,8 +3,8 @@ model on a question set.
 
 Everything about the exam — questions, scoring, the pass mark, per-type accuracy, missed
 questions, prompts and model runs — comes from :mod:`engine.exam`; this screen only shows it.
-The practice tab is :mod:`gui.exam.practice` (its report
-:mod:`gui.exam.report`), the evaluation tab the shared run panel with the exam's
+The practice tab is the one practice panel with the exam's item widget
+(:mod:`gui.exam.item`, its report :mod:`gui.exam.report`), the evaluation tab the shared run panel with the exam's
 settings.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from engine.errors import UserError
 from engine.registry import FUNCTION, Lazy
-from gui.exam.practice import PracticePanel
 from gui.widgets.common import AppContext
+from gui.widgets.practice import PracticePanel
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 
@@ -30,7 +30,7 @@ class ExamScreen(ActivityScreen):
         super().__init__(
             ctx, "exam", SUBTITLE, sample=Lazy("engine.exam.dataset", "ensure_sample", FUNCTION)
         )
-        self.practice = self.add_tab(PracticePanel(ctx), "Practice")
+        self.practice = self.add_tab(PracticePanel(ctx, "exam"), "Practice")
         self.practice.title_changed.connect(
             lambda title: self.tabs.setTabText(self.tabs.indexOf(self.practice), title)
         )

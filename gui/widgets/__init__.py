@@ -4,6 +4,9 @@
 * ``screen.py`` — an activity screen's frame (:class:`~gui.widgets.screen.ActivityScreen`:
   header and tabs), a person's session calls on the session thread
   (:class:`~gui.widgets.screen.SessionCalls`) and scrolled areas;
+* ``practice.py`` — the one panel a person practises in
+  (:class:`~gui.widgets.practice.PracticePanel`: setup, question and results pages, Start,
+  Go on, the question grid, ending) with the activity's item widget;
 * ``run_panel.py`` — the model-run panel every activity shares
   (:class:`~gui.widgets.run_panel.RunPanel`: settings, progress, live answers, summary);
 * ``bank_block.py`` and ``bank_marks.py`` — a custom block of questions (pool, subjects,

@@ -28,6 +28,7 @@ TOY = register(
         import_title="Sums to do",
         report=Lazy("medexam_toy.parts", "section", FUNCTION),
         screen=Lazy("medexam_toy.screen", "SumsScreen", CLASS),
+        item_widget=Lazy("medexam_toy.item", "SumsItem", CLASS),
         description="Sums for a model to add up",
     ),
 )

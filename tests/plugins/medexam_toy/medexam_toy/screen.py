@@ -1,4 +1,5 @@
-"""The toy activity's screen in the app: its data sets and the models' scores on them."""
+"""The toy activity's screen in the app: its data sets and the models' scores on them, and
+a person doing its sums in the app's one practice panel (with the toy's item widget)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 from PySide6.QtWidgets import QLabel, QListWidget, QVBoxLayout, QWidget
 
 from engine.core.scoring import headline_value
+from gui.widgets.practice import PracticePanel
 
 
 class SumsScreen(QWidget):
-    """Every sums data set, then every toy run with its score (read again when shown)."""
+    """Every sums data set, then every toy run with its score (read again when shown), then
+    the practice panel."""
 
     def __init__(self, ctx: Any) -> None:
         super().__init__()
@@ -25,6 +28,8 @@ class SumsScreen(QWidget):
         lay.addWidget(self.datasets)
         lay.addWidget(QLabel("Runs"))
         lay.addWidget(self.runs)
+        self.practice = PracticePanel(ctx, "toy")  # its item widget, from its descriptor
+        lay.addWidget(self.practice, 1)
         self.shown()
 
     def shown(self) -> None:

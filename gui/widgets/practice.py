@@ -1,0 +1,515 @@
+"""A person's practice session in the panel an activity's person mode shows (the exam's, a
+plug-in's; French QA and the consultation keep panels of their own for now): the setup
+page, the question page and the results page; Start and Go on; the session's engine calls
+run one at a time off the UI thread (:class:`gui.widgets.screen.SessionCalls`); the place in
+the block, its question grid, Previous and Next; the options, struck through or chosen;
+ending with a confirmation when answers would be lost; the window closing.
+
+What differs between activities is their :class:`ItemWidget`: the setup page's choices, how
+the session is made and asked, and what shows beside an item and after an answer. The
+activity's descriptor names it (``Activity.item_widget``); a plug-in that names one and
+nothing else of a person's gets its person mode from the defaults (a
+:class:`~engine.core.block.PersonBlock` of the run loop). Keys a–e or 1–5 choose,
+Shift+letter (or a right-click) strikes an option through, Enter answers or goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.activities import activity
+from engine.errors import UserError
+from gui.widgets.bank_marks import MarkBar
+from gui.widgets.common import (
+    AppContext,
+    Card,
+    DatasetPicker,
+    add_rows,
+    current_profile,
+    flush_column,
+    muted,
+    primary,
+    show_error,
+)
+from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
+from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
+from gui.widgets.screen import SessionCalls, scrolled
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
+
+    from engine.types import JSONDict
+    from gui.workers import Job
+
+#: How a session is made on the session thread: ``job → (session, its first item)``.
+Make = Callable[["Job"], tuple[Any, Any]]
+
+
+class ItemWidget:
+    """What an activity adds to :class:`PracticePanel`: made with the panel (whose shared
+    widgets it may place and read), it builds the setup page and what shows with an item,
+    and speaks to the activity's sitting (``engine/<activity>/person.py``). The defaults
+    suit a sitting with ``next_question()``, ``answer(chosen)``, ``finish()``, ``index``
+    (the place of the next question to answer), ``questions``, ``feedback`` (one per
+    answered question, with ``chosen`` and ``correct``), ``profile`` and ``dataset``."""
+
+    #: Several options may be right.
+    multi: ClassVar[bool] = False
+    #: The session's title on its tab, by mode ("" for a session with no ``mode``).
+    titles: ClassVar[dict[str, str]] = {"": "Practice"}
+
+    def __init__(self, panel: PracticePanel) -> None:
+        self.panel = panel
+        self.ctx = panel.ctx
+
+    # -- building --------------------------------------------------------------------------
+
+    def setup_page(self) -> QWidget:
+        """The setup page: the panel's ``dataset`` picker and ``start_button`` placed with
+        the activity's own choices (here: none)."""
+        card = Card("Start a session")
+        grid = QGridLayout()
+        add_rows(grid, [("Questions", self.panel.dataset)])
+        grid.setColumnStretch(1, 1)
+        card.add_layout(grid)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.panel.start_button)
+        card.add_layout(buttons)
+        card.layout_.addStretch(1)
+        return card
+
+    def top(self) -> list[QWidget]:
+        """Widgets at the right of the question page's top row (a clock, a pill)."""
+        return []
+
+    def below(self) -> list[QWidget]:
+        """Widgets under the question card (feedback, an explanation)."""
+        return []
+
+    def results_page(self) -> QWidget | None:
+        """The page shown when the session ends (none: back to the setup page)."""
+        return None
+
+    # -- the session -------------------------------------------------------------------------
+
+    def make(self, keys: list[str] | None) -> Make | None:
+        """How to make a session with the setup page's choices (``keys``: only those);
+        None (after saying why): none is made. Here: a
+        :class:`~engine.core.block.PersonBlock` of the data set chosen, each answer
+        :meth:`answer` makes of the option chosen."""
+        from engine.core.block import PersonBlock
+
+        dataset, panel = self.panel.dataset.name, self.panel
+        if not dataset:
+            show_error(panel, "Import a data set first.", self.ctx)
+            return None
+        settings: JSONDict = {"profile": current_profile(self.ctx)}
+        if keys is not None:
+            settings["keys"] = list(keys)
+
+        def make(job: Job) -> tuple[PersonBlock, Any]:
+            block = PersonBlock(
+                job.store, panel.activity_id, dataset, settings, self.answer, self.gold, self.key
+            )
+            return block, block.next_question()
+
+        return make
+
+    def answer(self, item: Any, chosen: str | None) -> JSONDict:
+        """The answer stored when the option ``chosen`` is given (None: skipped)."""
+        return {"chosen": chosen}
+
+    def gold(self, item: Any) -> str:
+        """The right option of ``item``."""
+        raise NotImplementedError
+
+    def key(self, item: Any) -> str:
+        return str(item["id"])
+
+    def options(self, item: Any) -> list[tuple[str, str]]:
+        """The item's options as (letter, text)."""
+        raise NotImplementedError
+
+    def text(self, item: Any) -> str:
+        return str(item["question"])
+
+    def started(self, session: Any) -> None:
+        """A session begins (or goes on)."""
+
+    def show(self, item: Any, answered: bool) -> None:
+        """The item is shown (its question and options are the panel's)."""
+
+    def answered(self, feedback: Any, fresh: bool) -> None:
+        """Show ``feedback`` of the item shown (``fresh``: just answered)."""
+
+    def hidden(self) -> None:
+        """The item shown is left."""
+
+    def ending(self) -> None:
+        """The session is about to end (what streams stops)."""
+
+    def lost(self, session: Any, chosen: bool) -> str:
+        """What ending the session now would lose, in words ("" when nothing)."""
+        return ""
+
+    def states(self, session: Any) -> list[str]:
+        """The question grid's cells (:func:`gui.widgets.question_grid.cell_states`)."""
+        said: list[bool | None] = [f.correct for f in session.feedback]
+        return cell_states(said + [None] * (len(session.questions) - len(said)), True)
+
+    def ended(self, result: Any) -> None:
+        """The session's ``finish()`` returned ``result`` (here: a run's summary)."""
+        answered = result.get("answered", 0) if isinstance(result, dict) else 0
+        self.ctx.status(f"Session ended: {answered} answered. See Results for the details.")
+
+    def refresh(self) -> None:
+        """Back on the setup page, or its data set or profile changed."""
+
+    def closing(self) -> None:
+        """The window closes (the panel then closes an unfinished session)."""
+
+
+def item_widget(activity_id: str) -> type[ItemWidget]:
+    """The item widget the descriptor of ``activity_id`` names (:class:`UserError`: none)."""
+    part = activity(activity_id).item_widget
+    if part is None:
+        raise UserError(f"{activity(activity_id).name} has no person mode in the app.")
+    widget = part.load()
+    if not issubclass(widget, ItemWidget):
+        raise UserError(f"{part} is not an item widget.")
+    return widget
+
+
+class PracticePanel(QWidget, SessionCalls):
+    """The setup page, the question page and the results page of a person's session on
+    ``activity_id``, with its :class:`ItemWidget` (the one its descriptor names, unless
+    ``widget`` is given); ``title_changed`` says what the tab shows now (Practice, Timed
+    exam, Review)."""
+
+    title_changed = Signal(str)
+    part: ItemWidget
+
+    def __init__(
+        self, ctx: AppContext, activity_id: str, widget: type[ItemWidget] | None = None
+    ) -> None:
+        super().__init__()
+        if widget is None:
+            widget = item_widget(activity_id)
+        self.ctx, self.activity_id = ctx, activity_id
+        self.session: Any = None
+        self.item: Any = None
+        self.answered = False
+        self.at = 0  # the place in the session of the question shown (earlier: looked at again)
+        self.struck: dict[int, list[str]] = {}  # the options struck through, by place
+        self.chosen: dict[int, list[str]] = {}  # chosen, not answered yet, by place
+        self.end_box: QMessageBox | None = None  # "End the session?" while it asks
+        self.dataset = DatasetPicker(ctx, activity_id, compact=True)
+        if (window := ctx.window) is not None:
+            self.dataset.import_clicked.connect(lambda: window.open_import(activity_id))
+        self.dataset.changed.connect(lambda _name: self.part.refresh())
+        self.start_button = primary(QPushButton("Start"))
+        self.start_button.clicked.connect(lambda: self.start())
+        self.marks = MarkBar(ctx, activity_id)
+        self.marks.install_shortcut(self)
+        qcard = QuestionCard(multi=widget.multi)
+        self.question_card, self.question, self.options = qcard, qcard.question, qcard.options
+        self.options.selection_changed.connect(self._selection_changed)
+        self.part = widget(self)
+        self.stack = QStackedWidget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 10, 0, 0)
+        lay.addWidget(self.stack)
+        self.stack.addWidget(self.part.setup_page())
+        self.stack.addWidget(self._question_page())
+        if (results := self.part.results_page()) is not None:
+            self.stack.addWidget(results)
+        self._shortcuts()
+        self.part.refresh()
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _question_page(self) -> QWidget:
+        page = QWidget()
+        lay = flush_column(page, spacing=10)
+        top = QHBoxLayout()
+        self.position, self.bar = position_widgets(260)
+        top.addWidget(self.position)
+        top.addSpacing(12)
+        top.addWidget(self.bar, 1)
+        top.addStretch(1)
+        for i, widget in enumerate(self.part.top()):
+            if i:
+                top.addSpacing(12)
+            top.addWidget(widget)
+        lay.addLayout(top)
+        body = QWidget()
+        bl = QVBoxLayout(body)
+        bl.setContentsMargins(0, 0, 6, 0)
+        bl.setSpacing(12)
+        bl.addWidget(self.question_card)
+        for widget in self.part.below():
+            bl.addWidget(widget)
+        bl.addStretch(1)
+        middle = QHBoxLayout()
+        middle.setSpacing(12)
+        middle.addWidget(scrolled(body), 1)
+        self.grid = QuestionGrid()
+        self.grid.jump.connect(lambda place: None if self.busy else self.go_to(place))
+        self.marks.mark_button.toggled.connect(lambda _on: self._show_grid())
+        middle.addWidget(self.grid)
+        lay.addLayout(middle, 1)
+        lay.addWidget(self.marks)
+        lay.addLayout(self._actions())
+        return page
+
+    def _actions(self) -> QHBoxLayout:
+        actions = QHBoxLayout()
+        self.end_button = QPushButton("End session")
+        self.end_button.clicked.connect(self.end_session)
+        self.hint = muted(QLabel(""))
+        self.skip_button = QPushButton("Skip")
+        self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
+        self.skip_button.clicked.connect(lambda: self.submit(skip=True))
+        self.previous_button = QPushButton("Previous")
+        self.previous_button.setToolTip("The question before, as you answered it")
+        self.previous_button.clicked.connect(self.previous)
+        self.submit_button = primary(QPushButton("Check answer"))
+        self.submit_button.setMinimumWidth(140)
+        self.submit_button.clicked.connect(lambda: self.submit())
+        self.next_button = primary(QPushButton("Next question"))
+        self.next_button.setMinimumWidth(140)
+        self.next_button.clicked.connect(self.next_question)
+        actions.addWidget(self.end_button)
+        actions.addWidget(self.hint, 1)
+        actions.addWidget(self.previous_button)
+        actions.addWidget(self.skip_button)
+        actions.addWidget(self.submit_button)
+        actions.addWidget(self.next_button)
+        return actions
+
+    def _shortcuts(self) -> None:
+        option_keys(self, self._key_option)
+        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(self._key_enter)
+
+    def _key_option(self, i: int, how: str) -> None:
+        if self.stack.currentIndex() == 1 and not self.answered:
+            self.options.press(i, how)
+
+    def _key_enter(self) -> None:
+        if self.stack.currentIndex() != 1:
+            return
+        if self.next_button.isVisible() and self.next_button.isEnabled():
+            self.next_question()
+        elif self.submit_button.isEnabled():
+            self.submit()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        """Back on the screen: the profile may have changed on the Review screen."""
+        super().showEvent(event)
+        if self.stack.currentIndex() == 0:
+            self.part.refresh()
+
+    # -- the session ---------------------------------------------------------------------------
+
+    def start(self, keys: list[str] | None = None) -> None:
+        """Start a session with the choices of the setup page (``keys``: only those)."""
+        make = self.part.make(keys)
+        if make is not None:
+            self.begin(make)
+
+    def begin(self, make: Make) -> None:
+        """Make a session with ``make`` on the session thread and show its first item (Start,
+        Go on, a review of the session just ended)."""
+        self.call(make, self._started)
+
+    def _started(self, result: tuple[Any, Any]) -> None:
+        self.session, item = result
+        self.title_changed.emit(self.part.titles[getattr(self.session, "mode", "")])
+        self.ctx.notify_runs()
+        self.stack.setCurrentIndex(1)
+        self.struck, self.chosen = {}, {}
+        self.part.started(self.session)
+        self._show(item)
+
+    def _show(self, item: Any) -> None:
+        if item is None:
+            self.end()
+            return
+        s = self.session
+        self.answered = False
+        self.at = s.index
+        show_position(self.position, self.bar, s.index, len(s.questions), s.index)
+        self._show_item(item)
+        self.options.set_chosen(self.chosen.pop(self.at, []), self.struck.get(self.at, []))
+        self.part.show(item, answered=False)
+        self._enable()
+        self._show_grid()
+        self.options.setFocus()
+
+    def _show_item(self, item: Any) -> None:
+        self.item = item
+        self.question.setText(self.part.text(item))
+        self.options.set_options(self.part.options(item))
+        self.marks.show_question(self.session.profile, self.session.dataset, self.part.key(item))
+
+    def _selection_changed(self) -> None:
+        if self.options.selected():
+            self.hint.setText("")
+        self._enable()
+
+    def _enable(self) -> None:
+        practice = self.session is not None and getattr(self.session, "explained", True)
+        answering = not self.answered
+        self.submit_button.setVisible(answering)
+        self.submit_button.setEnabled(answering and not self.busy)
+        self.previous_button.setEnabled(self.at > 0 and not self.busy)
+        self.submit_button.setText("Check answer" if practice else "Answer")
+        self.skip_button.setVisible(answering)
+        self.skip_button.setEnabled(not self.busy)
+        self.next_button.setVisible(not answering)
+        self.next_button.setEnabled(not self.busy)
+        self.end_button.setEnabled(not self.busy)
+        self.start_button.setEnabled(not self.busy)
+
+    def submit(self, skip: bool = False) -> None:
+        if self.session is None or self.answered or self.busy:
+            return
+        chosen = None if skip else next(iter(self.options.selected()), None)
+        if chosen is None and not skip:
+            self.hint.setText("Choose an option first (keys a–e or 1–5), or Skip.")
+            return
+        session = self.session
+        self.call(lambda job: session.answer(chosen), self._answered)
+
+    def _answered(self, feedback: Any) -> None:
+        self.answered = True
+        if feedback is None:  # timed: straight on
+            self.next_question()
+            return
+        self.options.reveal([feedback.gold], [feedback.chosen] if feedback.chosen else [])
+        self.part.answered(feedback, fresh=True)
+        if not feedback.correct:
+            self.marks.missed()
+        self._enable()
+        self._show_grid()
+        self.next_button.setFocus()
+
+    def _show_past(self, place: int) -> None:
+        """Question ``place``, answered before, as answered."""
+        s = self.session
+        fb = s.feedback[place]
+        self.at, self.answered = place, True
+        show_position(self.position, self.bar, place, len(s.questions), s.index)
+        self._show_item(s.questions[place])
+        self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
+        self.part.show(s.questions[place], answered=True)
+        if getattr(s, "explained", True):
+            self.options.reveal([fb.gold], [fb.chosen] if fb.chosen else [])
+        else:
+            self.options.lock()
+        self.part.answered(fb, fresh=False)
+        self._enable()
+        self._show_grid()
+
+    def _leave(self) -> None:
+        """Keep what the question shown has struck through (and chosen, unanswered)."""
+        self.part.hidden()
+        self.hint.setText("")
+        self.struck[self.at] = self.options.struck()
+        if not self.answered:
+            self.chosen[self.at] = self.options.selected()
+
+    def previous(self) -> None:
+        """Show the question before (answered: it cannot be answered again)."""
+        if not self.busy:
+            self.go_to(self.at - 1)
+
+    def next_question(self) -> None:
+        """The question after the one shown: one looked at again, or the next to answer."""
+        self.go_to(self.at + 1)
+
+    def go_to(self, place: int) -> None:
+        """Show question ``place``: one answered (as answered), or the next to answer (the
+        question grid's click; later ones are not reached yet)."""
+        s = self.session
+        if s is None or not 0 <= place <= s.index or (place == self.at and not self.answered):
+            return
+        self._leave()
+        if place < s.index:
+            self._show_past(place)
+        else:
+            self.call(lambda job: s.next_question(), self._show)
+
+    def _show_grid(self) -> None:
+        """The question grid: answered (right or wrong once said), marked, reached."""
+        if (s := self.session) is None:
+            return
+        keys = [self.part.key(q) for q in s.questions]
+        marked = marked_places(self.ctx.store, s.profile, s.dataset, keys)
+        self.grid.show_block(self.part.states(s), self.at, marked, reach=s.index)
+
+    def end_session(self) -> None:
+        """End the session; while questions are left, only once the person says so."""
+        from gui.exam.ending import ask_to_end
+
+        s = self.session
+        if s is None:
+            return
+        chosen = self.stack.currentIndex() == 1 and not self.answered and self.at == s.index
+        lost = self.part.lost(s, bool(chosen and self.options.selected()))
+        self.end_box = ask_to_end(self, lost, self.end)
+
+    def close_box(self) -> None:
+        """Close the "End the session?" box if it is open (the session ends anyway)."""
+        if self.end_box is not None and self.end_box.isVisible():
+            self.end_box.done(0)
+
+    def end(self) -> None:
+        """End the session now (what is left unanswered is lost)."""
+        if self.session is None:
+            return
+        self.part.ending()
+        self.marks.leave()
+        session = self.session
+        self.call(lambda job: session.finish(), self._finished)
+
+    def _finished(self, result: Any) -> None:
+        self.ctx.notify_runs()
+        self.part.ended(result)
+        if self.stack.count() > 2:
+            self.stack.setCurrentIndex(2)
+        else:
+            self.back_to_setup()
+        self.part.refresh()
+
+    def back_to_setup(self) -> None:
+        self.session = None
+        self.title_changed.emit(self.part.titles[""])
+        self.part.refresh()
+        self.stack.setCurrentIndex(0)
+
+    def closing(self) -> None:
+        """The window closes: the item widget stops what it streams; an unfinished session
+        is closed as such."""
+        self.part.closing()
+        self.marks.leave()
+        session = self.session
+        if session is not None and not session.finished:
+            self.ctx.jobs.start(lambda job: session.finish(), pool="session")
