@@ -45,9 +45,9 @@ def test_layout_1280_every_type_label_reads_whole(qtbot, window, tmp_path, count
     typed_set(window, tmp_path, types)
     p = window.go("exam").practice
     p.dataset.select("typed")
-    p.mode_practice.setChecked(True)
-    p.count.setValue(count)
-    p.in_order.setChecked(True)
+    p.part.mode_practice.setChecked(True)
+    p.part.count.setValue(count)
+    p.part.in_order.setChecked(True)
     qtbot.mouseClick(p.start_button, Qt.MouseButton.LeftButton)
     for i in range(count):
         qtbot.waitUntil(lambda i=i: p.at == i and not p.answered and not p.busy)
@@ -56,8 +56,8 @@ def test_layout_1280_every_type_label_reads_whole(qtbot, window, tmp_path, count
         qtbot.waitUntil(lambda: p.answered and not p.busy)
         qtbot.mouseClick(p.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
-    qtbot.waitUntil(lambda: p.report.type_chart is not None and p.report.type_chart.isVisible())
-    chart = p.report.type_chart
+    qtbot.waitUntil(lambda: p.part.report.type_chart is not None and p.part.report.type_chart.isVisible())
+    chart = p.part.report.type_chart
     qtbot.wait(50)
     texts = [
         item.toPlainText() for item in chart.scene().items() if isinstance(item, QGraphicsTextItem)
