@@ -148,7 +148,7 @@ def test_take_in_the_terminal(ready):
     assert "Question 1/3" in result.output and "Document (sample-p02)" in result.output
     assert "exact: vous avez choisi A + B + C" in result.output
     assert (
-        "run 1: 2/3 answered" in result.output and "Exact match ratio (%)  100.00" in result.output
+        "run 1: 2/3 answered" in result.output and "Exact match ratio (%)  100.0\n" in result.output
     )
     runs = json.loads(invoke(ready, "runs", "list", "--activity", "french", "--json").output)
     assert runs[0]["runner"] == "person" and runs[0]["status"] == "cancelled"

@@ -51,4 +51,4 @@ def test_a_run_with_nothing_answered_prints_no_empty_type_headings(capsys):
     from engine.exam.cli import _by_type_lines
 
     _by_type_lines({"type1": {}, "type2": {}, "type3": {"常识题": {"n": 1, "accuracy": 100.0}}})
-    assert capsys.readouterr().out.splitlines() == ["type3:", "  常识题     n=1    accuracy 100.0"]
+    assert capsys.readouterr().out.splitlines() == ["type3:", "  常识题     n=1    accuracy 100.0%"]
