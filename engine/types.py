@@ -112,19 +112,26 @@ class AnswerRow(TypedDict):
     correct: int | None
 
 
-class TurnRow(TypedDict):
-    """A turn of a consultation as :meth:`engine.store.store.Store.turns` reads it (its ``extra``
-    decoded): a :class:`engine.consult.cases.cases.Turn` with its run, case and time."""
+class Turn(TypedDict):
+    """One utterance of a consultation, as recorded (and stored with more columns,
+    :class:`TurnRow`): its number (0 is the opening request), who spoke (``doctor`` or
+    ``patient``), the text, and its ``extra`` (``kind``: opening, question, reply or conclusion; the facts of a reply…)."""
 
-    id: int
-    run_id: int
-    item_key: str
     turn: int
     role: str
     text: str
     extra: JSONDict
     latency_s: float | None
     tokens: int | None
+
+
+class TurnRow(Turn):
+    """A turn of a consultation as :meth:`engine.store.store.Store.turns` reads it (its ``extra``
+    decoded): a :class:`Turn` with its run, case and time."""
+
+    id: int
+    run_id: int
+    item_key: str
     created: str
 
 

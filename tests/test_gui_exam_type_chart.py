@@ -56,7 +56,9 @@ def test_layout_1280_every_type_label_reads_whole(qtbot, window, tmp_path, count
         qtbot.waitUntil(lambda: p.answered and not p.busy)
         qtbot.mouseClick(p.next_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2 and not p.busy)
-    qtbot.waitUntil(lambda: p.part.report.type_chart is not None and p.part.report.type_chart.isVisible())
+    qtbot.waitUntil(
+        lambda: p.part.report.type_chart is not None and p.part.report.type_chart.isVisible()
+    )
     chart = p.part.report.type_chart
     qtbot.wait(50)
     texts = [

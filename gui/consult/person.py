@@ -45,10 +45,10 @@ from gui.widgets.screen import GOES_ON, SessionCalls, VerticalScroll, under_way
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from engine.consult.cases.cases import Case, Turn
+    from engine.consult.cases.cases import Case
     from engine.consult.doctor.dialogue import Consultation, ConsultResult
     from engine.consult.scoring.metrics import CaseMetrics
-    from engine.types import JSONDict, Row
+    from engine.types import JSONDict, Row, Turn
     from gui.workers import Job, Worker
 
 ROLE_STYLE = {

@@ -40,7 +40,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from engine.errors import UserError
 from engine.paths import samples_dir
@@ -59,19 +59,6 @@ SAMPLE_FILE = "cases_sample.json"
 
 class CaseError(UserError, ValueError):
     """A case record that does not follow the format (message names the record and reason)."""
-
-
-class Turn(TypedDict):
-    """One utterance of a consultation, as recorded (and stored, with more columns): its
-    number (0 is the opening request), who spoke (``doctor`` or ``patient``), the text, and
-    its ``extra`` (``kind``: opening, question, reply or conclusion; the facts of a reply…)."""
-
-    turn: int
-    role: str
-    text: str
-    extra: JSONDict
-    latency_s: float | None
-    tokens: int | None
 
 
 @dataclass

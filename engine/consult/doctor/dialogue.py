@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.consult.cases.cases import Case, Turn
+from engine.consult.cases.cases import Case
 from engine.consult.doctor.final_task import Solver, TaskResult, task_result, task_text
 from engine.consult.patient.contradict import contradicted
 from engine.consult.patient.simulated import Patient, PatientReply, PatientStream, make_patient
@@ -32,6 +32,7 @@ from engine.consult.scoring.metrics import consultation_metrics, turn_leakage
 from engine.consult.settings import ConsultSettings
 from engine.errors import UserError
 from engine.models.protocol import ChatModel
+from engine.types import Turn
 
 if TYPE_CHECKING:
     from engine.consult.scoring.metrics import CaseMetrics

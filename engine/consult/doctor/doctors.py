@@ -27,9 +27,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.consult.cases.cases import Case, Turn
+from engine.consult.cases.cases import Case
 from engine.consult.text import LANGUAGE_NAMES
 from engine.models.protocol import ChatModel
+from engine.types import Turn
 
 if TYPE_CHECKING:
     from engine.types import JSONDict

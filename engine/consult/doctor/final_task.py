@@ -21,10 +21,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.consult.cases.cases import Case, Task, Turn
+from engine.consult.cases.cases import Case, Task
 from engine.consult.doctor.doctors import history_messages
 from engine.exam.extract import Extraction, find_answer
 from engine.models.protocol import ChatModel
+from engine.types import Turn
 
 if TYPE_CHECKING:
     from engine.types import JSONDict

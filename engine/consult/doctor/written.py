@@ -38,9 +38,9 @@ from engine.consult.report.tables import closing_words
 from engine.consult.text import LANGUAGE_NAMES, content_words, expand_question
 
 if TYPE_CHECKING:
-    from engine.consult.cases.cases import Case, Turn
+    from engine.consult.cases.cases import Case
     from engine.models.protocol import ChatModel
-    from engine.types import JSONDict
+    from engine.types import JSONDict, Turn
 
 QUESTION_PROMPT = """You are a doctor in a consultation. The patient said: "{opening}"
 Write the one question you ask the patient now to learn about their {key}. Ask it in \

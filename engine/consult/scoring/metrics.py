@@ -36,9 +36,10 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
-from engine.consult.cases.cases import Case, Fact, Turn
+from engine.consult.cases.cases import Case, Fact
 from engine.consult.text import content_words
 from engine.text.rouge import Score, rouge_l, rouge_n, tokenize
+from engine.types import Turn
 
 if TYPE_CHECKING:
     from engine.consult.doctor.final_task import Solver

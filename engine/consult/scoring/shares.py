@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.consult.cases.cases import Case, Turn
+from engine.consult.cases.cases import Case
 from engine.consult.scoring.metrics import (
     FRACTIONS,
     dialogue,
@@ -35,6 +35,7 @@ from engine.consult.scoring.metrics import (
 from engine.core.scoring import Context, ScoreValue, Value
 from engine.fields import SettingError
 from engine.registry import register
+from engine.types import Turn
 
 if TYPE_CHECKING:
     from engine.consult.doctor.final_task import Solver
