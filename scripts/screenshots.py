@@ -183,20 +183,20 @@ class Shooter:
         f = french.practice
         combo = f.dataset.combo
         self.wait(lambda: combo.findData("frenchmedmcqa-sample") >= 0, what="French sample")
-        self.wait(lambda: f.retrieval.corpus.findData("french-sample") >= 0)
+        self.wait(lambda: f.part.retrieval.corpus.findData("french-sample") >= 0)
         f.dataset.select("frenchmedmcqa-sample")
-        f.retrieval.corpus.setCurrentIndex(f.retrieval.corpus.findData("french-sample"))
-        f.retrieval.retriever.setCurrentIndex(f.retrieval.retriever.findData("bm25"))
-        f.retrieval.k.setValue(3)
-        f.limit.setValue(4)
+        f.part.retrieval.corpus.setCurrentIndex(f.part.retrieval.corpus.findData("french-sample"))
+        f.part.retrieval.retriever.setCurrentIndex(f.part.retrieval.retriever.findData("bm25"))
+        f.part.retrieval.k.setValue(3)
+        f.part.limit.setValue(4)
         f.start()
-        self.wait(lambda: f.view is not None and not f.busy)
+        self.wait(lambda: f.item is not None and not f.busy)
         for letter in ("a", "b", "d"):
             f.options.toggle(letter)
         f.submit()
-        self.wait(lambda: f.verdict.text() != "" and not f.busy)
+        self.wait(lambda: f.part.verdict.text() != "" and not f.busy)
         self.shot("french", "french")
-        f.finish()
+        f.end()
         self.wait(lambda: not f.busy)
         french.tabs.setCurrentIndex(1)
         m = french.runs

@@ -72,64 +72,66 @@ def test_closed_book_notes_leave_out_the_question_words_and_say_when_nothing_bea
 def _french_panel(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
-    qtbot.waitUntil(lambda: p.retrieval.corpus.findData("french-sample") >= 0)
+    qtbot.waitUntil(lambda: p.part.retrieval.corpus.findData("french-sample") >= 0)
     p.dataset.select("frenchmedmcqa-sample")
-    r = p.retrieval
+    r = p.part.retrieval
     r.corpus.setCurrentIndex(r.corpus.findData("french-sample"))
     r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
     r.k.setValue(2)
-    p.limit.setValue(2)
-    p.in_order.setChecked(True)
+    p.part.limit.setValue(2)
+    p.part.in_order.setChecked(True)
     return p
 
 
 @pytest.mark.gui
 def test_closed_book_panel_shows_passages_with_option_notes_after_the_answer(qtbot, window):
     p = _french_panel(qtbot, window)
-    p.book.setCurrentIndex(p.book.findData("closed"))
+    p.part.book.setCurrentIndex(p.part.book.findData("closed"))
     qtbot.mouseClick(p.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
-    shown = p.passages.toPlainText()
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
+    shown = p.part.passages.toPlainText()
     assert "Passage 1" not in shown and "paracétamol" not in shown and "once you answer" in shown
     for letter in ("a", "d"):
         p.options.toggle(letter)
     qtbot.mouseClick(p.submit_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
-    shown = p.passages.toPlainText()
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
+    shown = p.part.passages.toPlainText()
     assert NOTES in shown and "Passage 2" in shown and "N-acétylcystéine" in shown
     assert shown.index(NOTES) < shown.index("B. L'antidote est la N-acétylcystéine")
-    assert "#fde68a" in p.passages.toHtml()  # the option words highlighted
+    assert "#fde68a" in p.part.passages.toHtml()  # the option words highlighted
 
     # None: the passages go, the retrieval controls with them; open: back with the question.
-    p.book.setCurrentIndex(p.book.findData("none"))
-    qtbot.waitUntil(lambda: "No passages" in p.passages.toPlainText() and not p.busy)
-    assert not p.retrieval.isEnabled()
+    p.part.book.setCurrentIndex(p.part.book.findData("none"))
+    qtbot.waitUntil(lambda: "No passages" in p.part.passages.toPlainText() and not p.busy)
+    assert not p.part.retrieval.isEnabled()
     qtbot.mouseClick(p.next_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.view.position == 1 and not p.busy, timeout=LONG)
-    p.book.setCurrentIndex(p.book.findData("open"))
-    qtbot.waitUntil(lambda: "Passage 1" in p.passages.toPlainText() and not p.busy)
-    assert NOTES not in p.passages.toPlainText()
+    qtbot.waitUntil(lambda: p.item.position == 1 and not p.busy, timeout=LONG)
+    p.part.book.setCurrentIndex(p.part.book.findData("open"))
+    qtbot.waitUntil(lambda: "Passage 1" in p.part.passages.toPlainText() and not p.busy)
+    assert NOTES not in p.part.passages.toPlainText()
 
 
 @pytest.mark.gui
 def test_closed_book_choice_survives_a_restart_of_the_panel(qtbot, window):
-    from gui.french.practice import FrenchPractice
+    from gui.widgets.practice import PracticePanel
 
     p = window.go("french").practice
     for book in ("closed", "none"):
-        p.book.setCurrentIndex(p.book.findData(book))
-        again = FrenchPractice(window.ctx)
+        p.part.book.setCurrentIndex(p.part.book.findData(book))
+        again = PracticePanel(window.ctx, "french")
         qtbot.addWidget(again)
-        assert again.book.currentData() == book
-        assert again.retrieval.isEnabled() == (book != "none")
+        assert again.part.book.currentData() == book
+        assert again.part.retrieval.isEnabled() == (book != "none")
 
     # A session started in "none" shows the passages once open book is chosen.
     p = _french_panel(qtbot, window)
     qtbot.mouseClick(p.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
-    assert p.session.index is None and "No passages" in p.passages.toPlainText()
-    p.book.setCurrentIndex(p.book.findData("open"))
-    qtbot.waitUntil(lambda: "Passage 2" in p.passages.toPlainText() and not p.busy, timeout=LONG)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
+    assert p.session.index is None and "No passages" in p.part.passages.toPlainText()
+    p.part.book.setCurrentIndex(p.part.book.findData("open"))
+    qtbot.waitUntil(
+        lambda: "Passage 2" in p.part.passages.toPlainText() and not p.busy, timeout=LONG
+    )
 
 
 def _take(db_path: str, *args: str, reply: str = "A + D\n"):

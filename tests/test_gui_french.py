@@ -22,42 +22,42 @@ def click(qtbot, widget):
 def test_practice_with_highlighted_passages(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
-    qtbot.waitUntil(lambda: p.retrieval.corpus.findData("french-sample") >= 0)
+    qtbot.waitUntil(lambda: p.part.retrieval.corpus.findData("french-sample") >= 0)
     p.dataset.select("frenchmedmcqa-sample")
-    r = p.retrieval
+    r = p.part.retrieval
     r.corpus.setCurrentIndex(r.corpus.findData("french-sample"))
     r.retriever.setCurrentIndex(r.retriever.findData("bm25"))
     r.k.setValue(2)
-    p.limit.setValue(2)
-    p.in_order.setChecked(True)  # sample-01 first, not a random draw
+    p.part.limit.setValue(2)
+    p.part.in_order.setChecked(True)  # sample-01 first, not a random draw
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
     assert p.position.text() == "Question 1 of 2"
-    assert len(p.view.passages) == 2
-    html = p.passages.toHtml()
-    assert "Passage 2" in p.passages.toPlainText()
+    assert len(p.item.passages) == 2
+    html = p.part.passages.toHtml()
+    assert "Passage 2" in p.part.passages.toPlainText()
     assert "#fde68a" in html  # the query words are highlighted
     assert HIGHLIGHT.startswith("<span")
 
     # Fewer passages: the current question is retrieved again.
     r.k.setValue(1)
     qtbot.waitUntil(
-        lambda: not p.busy and "Passage 2" not in p.passages.toPlainText(), timeout=LONG
+        lambda: not p.busy and "Passage 2" not in p.part.passages.toPlainText(), timeout=LONG
     )
 
     # Tick two options, one of them right.
     gold = ["a", "b", "c"]  # sample-01: paracetamol poisoning
-    assert p.view.id == "sample-01"
+    assert p.item.id == "sample-01"
     for letter in ("a", "d"):
         click(qtbot, p.options.buttons[letter])
     assert p.options.selected() == ["a", "d"]
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
-    assert "Partly right" in p.verdict.text() and "Hamming score 25%" in p.verdict.text()
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
+    assert "Partly right" in p.part.verdict.text() and "Hamming score 25%" in p.part.verdict.text()
     assert p.options.buttons["a"].state == "correct"
     assert p.options.buttons["d"].state == "wrong"
     assert all(p.options.buttons[x].state in ("correct", "missed") for x in gold)
-    assert "Hamming 25%" in p.total.text() and "EMR 0%" in p.total.text()
+    assert "Hamming 25%" in p.part.total.text() and "EMR 0%" in p.part.total.text()
 
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy, timeout=LONG)
@@ -65,7 +65,7 @@ def test_practice_with_highlighted_passages(qtbot, window):
     for letter in right:
         p.options.toggle(letter)
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: "Finished" in p.total.text(), timeout=LONG)
+    qtbot.waitUntil(lambda: "Finished" in p.part.total.text(), timeout=LONG)
     run = window.ctx.store.runs("french")[0]
     assert run["runner"] == "person" and run["status"] == "finished"
     assert run["summary"]["hamming"] == pytest.approx(62.5)
@@ -110,14 +110,14 @@ app = QApplication.instance()
 clicked = False
 for _ in range(600):
     app.processEvents()
-    if practice.view is not None or message_boxes():
+    if practice.item is not None or message_boxes():
         break
     if not clicked and practice.start_button.isEnabled():
         practice.start_button.click()  # the moment it can start
         clicked = True
     window.thread().msleep(20)
 print("boxes:", [b.text() for b in message_boxes()])
-print("question:", practice.view.id if practice.view is not None else None)
+print("question:", practice.item.id if practice.item is not None else None)
 """
 
 
@@ -161,25 +161,25 @@ def test_finish_before_the_end_closes_the_session(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
     p.dataset.select("frenchmedmcqa-sample")
-    p.retrieval.retriever.setCurrentIndex(p.retrieval.retriever.findData(""))
-    p.limit.setValue(2)
+    p.part.retrieval.retriever.setCurrentIndex(p.part.retrieval.retriever.findData(""))
+    p.part.limit.setValue(2)
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
     p.options.toggle("a")
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
     assert p.next_button.isEnabled()
-    click(qtbot, p.finish_button)  # one question left: it asks first
+    click(qtbot, p.end_button)  # one question left: it asks first
     box = message_boxes()[0]
     assert box.text().startswith("1 question(s) not answered yet are not asked.")
     click_button(box, "Keep going")
     assert p.session is not None and not message_boxes()
-    click(qtbot, p.finish_button)
+    click(qtbot, p.end_button)
     click_button(message_boxes()[0], "End session")
-    qtbot.waitUntil(lambda: "Finished" in p.total.text() and not p.busy, timeout=LONG)
+    qtbot.waitUntil(lambda: "Finished" in p.part.total.text() and not p.busy, timeout=LONG)
     # the run is closed: no next question of it, nothing to check or finish again
     assert not (p.next_button.isVisible() and p.next_button.isEnabled())
-    assert not p.submit_button.isEnabled() and not p.finish_button.isEnabled()
+    assert not p.submit_button.isEnabled() and not p.end_button.isEnabled()
     assert p.start_button.isEnabled()
     run = window.ctx.store.runs("french")[0]
     assert run["status"] == "cancelled" and run["n_done"] == 1

@@ -55,7 +55,7 @@ def practice(qtbot, indexes, window):
 
 
 def test_a_dense_index_builds_with_progress_and_cancels(qtbot, window, practice, indexes):
-    p, r = practice, practice.retrieval
+    p, r = practice, practice.part.retrieval
     store = window.ctx.store
     add_profile(store, "alice")
     set_setting("review/profile", "alice")
@@ -64,7 +64,7 @@ def test_a_dense_index_builds_with_progress_and_cancels(qtbot, window, practice,
     qtbot.waitUntil(lambda: not p.busy, timeout=LONG)
 
     choose(r.retriever, "dense")
-    row = p.build_row
+    row = p.part.build_row
     qtbot.waitUntil(lambda: "embedding passages" in row.label.text(), timeout=LONG)
     assert row.isVisible() and row.bar.maximum() == N and 0 < row.bar.value() < N
     assert row.label.text() == "Dense index: embedding passages"
@@ -80,13 +80,13 @@ def test_a_dense_index_builds_with_progress_and_cancels(qtbot, window, practice,
 
     # BM25 over the same corpus: the passages are named by their question, not a hash.
     p.dataset.select("frenchmedmcqa-sample")
-    p.limit.setValue(1)
-    p.in_order.setChecked(True)  # the first question, which has passages
+    p.part.limit.setValue(1)
+    p.part.in_order.setChecked(True)  # the first question, which has passages
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
-    shown = p.passages.toPlainText()
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
+    shown = p.part.passages.toPlainText()
     assert "train: « Passage" in shown
-    assert not HASH.search(p.passages.toHtml())
+    assert not HASH.search(p.part.passages.toHtml())
     run = store.runs("french")[0]
     assert run["settings"]["profile"] == "alice"  # the profile of the Review screen
 
@@ -94,7 +94,7 @@ def test_a_dense_index_builds_with_progress_and_cancels(qtbot, window, practice,
     choose(r.corpus, "french-sample")
     choose(r.retriever, "dense")  # while the corpus change runs: taken up after it
     qtbot.waitUntil(lambda: not p.busy and (indexes / "french-sample-dense").is_dir(), timeout=LONG)
-    qtbot.waitUntil(lambda: "Passage 1" in p.passages.toPlainText(), timeout=LONG)
+    qtbot.waitUntil(lambda: "Passage 1" in p.part.passages.toPlainText(), timeout=LONG)
     assert p.session.index.retriever == "dense" and not message_boxes()
 
 

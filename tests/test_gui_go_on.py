@@ -52,13 +52,13 @@ def test_french_go_on_answers_the_rest_of_the_last_session(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData(dataset) >= 0, timeout=60_000)
     p.dataset.select(dataset)
-    p.book.setCurrentIndex(p.book.findData("none"))
+    p.part.book.setCurrentIndex(p.part.book.findData("none"))
     p._enable()
-    assert p.go_button.isEnabled()
-    qtbot.mouseClick(p.go_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=60_000)
+    assert p.part.go_button.isEnabled()
+    qtbot.mouseClick(p.part.go_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=60_000)
     assert p.session.run_id == left.run_id
-    assert p.position.text() == "Question 2 of 3" and p.view.id == left.items[1]["id"]
+    assert p.position.text() == "Question 2 of 3" and p.item.id == left.items[1]["id"]
     p.closing()
 
 

@@ -33,10 +33,10 @@ def start_french(qtbot: Any, window: Any, limit: int = 3) -> Any:
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
     p.dataset.select("frenchmedmcqa-sample")
-    p.retrieval.retriever.setCurrentIndex(p.retrieval.retriever.findData(""))
-    p.limit.setValue(limit)
+    p.part.retrieval.retriever.setCurrentIndex(p.part.retrieval.retriever.findData(""))
+    p.part.limit.setValue(limit)
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy, timeout=LONG)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy, timeout=LONG)
     return p
 
 
@@ -62,7 +62,7 @@ def test_french_keys_a_to_e_and_1_to_5_tick_and_untick(qtbot, window):
     key(qtbot, p, "b", shift=True)  # strikes b through
     assert p.options.struck() == ["b"] and p.options.selected() == ["c", "e"]
     qtbot.keyClick(p.focusWidget() or p, Qt.Key.Key_Return)  # Enter checks
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
     assert window.ctx.store.answers(p.session.run_id)[0]["extra"]["pred"] == ["c", "e"]
     key(qtbot, p, "a")  # answered: the keys change nothing
     assert p.options.selected() == []
@@ -73,7 +73,7 @@ def test_french_check_refuses_an_empty_answer(qtbot, window):
     assert p.options.selected() == []
     click(qtbot, p.submit_button)
     assert "at least one option" in p.hint.text()
-    assert p.verdict.text() == "" and p.submit_button.isVisible()  # not graded
+    assert p.part.verdict.text() == "" and p.submit_button.isVisible()  # not graded
     assert window.ctx.store.answers(p.session.run_id) == []
     key(qtbot, p, "d")
     assert p.hint.text() == ""
@@ -158,25 +158,25 @@ def test_timed_exam_times_each_question_and_goes_back(qtbot, window):
 
 def test_french_previous_and_next_within_a_block(qtbot, window):
     p = start_french(qtbot, window, limit=3)
-    first = p.view.id
+    first = p.item.id
     key(qtbot, p, "a")
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
-    verdict = p.verdict.text()
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
+    verdict = p.part.verdict.text()
     click(qtbot, p.next_button)
-    qtbot.waitUntil(lambda: p.view.position == 1 and not p.busy)
+    qtbot.waitUntil(lambda: p.item.position == 1 and not p.busy)
     key(qtbot, p, "b")
     key(qtbot, p, "d", shift=True)
     click(qtbot, p.previous_button)
-    qtbot.waitUntil(lambda: p.view.position == 0 and not p.busy)
-    assert p.view.id == first and p.verdict.text() == verdict  # answered: its verdict
+    qtbot.waitUntil(lambda: p.item.position == 0 and not p.busy)
+    assert p.item.id == first and p.part.verdict.text() == verdict  # answered: its verdict
     assert not p.submit_button.isVisible()
     click(qtbot, p.next_button)
-    qtbot.waitUntil(lambda: p.view.position == 1 and not p.busy)
+    qtbot.waitUntil(lambda: p.item.position == 1 and not p.busy)
     assert p.options.selected() == ["b"] and p.options.struck() == ["d"]
-    assert p.submit_button.isVisible() and p.verdict.text() == ""
+    assert p.submit_button.isVisible() and p.part.verdict.text() == ""
     click(qtbot, p.next_button)  # on without answering: the third
-    qtbot.waitUntil(lambda: p.view.position == 2 and not p.busy)
+    qtbot.waitUntil(lambda: p.item.position == 2 and not p.busy)
     assert p.position.text() == "Question 3 of 3"
 
 

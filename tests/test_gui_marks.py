@@ -194,11 +194,11 @@ def test_a_french_question_is_marked_noted_and_tagged(qtbot: Any, tmp_path: Path
         name = "frenchmedmcqa-sample"
         qtbot.waitUntil(lambda: f.dataset.combo.findData(name) >= 0, timeout=60_000)
         f.dataset.select(name)
-        f.retrieval.retriever.setCurrentIndex(f.retrieval.retriever.findData(""))
-        f.limit.setValue(2)
+        f.part.retrieval.retriever.setCurrentIndex(f.part.retrieval.retriever.findData(""))
+        f.part.limit.setValue(2)
         click(qtbot, f.start_button)
-        qtbot.waitUntil(lambda: f.view is not None and not f.busy)
-        key = f.view.id
+        qtbot.waitUntil(lambda: f.item is not None and not f.busy)
+        key = f.item.id
         click(qtbot, f.marks.mark_button)
         f.marks.note.setFocus()
         qtbot.keyClicks(f.marks.note, "three right options here")
@@ -211,14 +211,14 @@ def test_a_french_question_is_marked_noted_and_tagged(qtbot: Any, tmp_path: Path
         wrong = "e" if gold != ["e"] else "a"  # the question is drawn at random
         click(qtbot, f.options.buttons[wrong])  # not every right one: a miss
         click(qtbot, f.submit_button)
-        qtbot.waitUntil(lambda: f.verdict.text() != "" and not f.busy)
+        qtbot.waitUntil(lambda: f.part.verdict.text() != "" and not f.busy)
         assert f.marks.reasons.isVisible()
         click(qtbot, f.marks.reason_buttons["misread"])
         assert entry(store, "default", name, key).reason == "misread"
         click(qtbot, f.marks.reason_buttons["misread"])  # a second click clears it
         assert entry(store, "default", name, key).reason is None
         click(qtbot, f.next_button)
-        qtbot.waitUntil(lambda: f.view.id != key and not f.busy)
+        qtbot.waitUntil(lambda: f.item.id != key and not f.busy)
         assert not f.marks.mark_button.isChecked() and f.marks.note.text() == ""
         assert [e.item_key for e in entries(store, "default", marked=True)] == [key]
     finally:

@@ -83,34 +83,34 @@ def test_question_grid_in_french_practice_jumps_anywhere(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0)
     p.dataset.select("frenchmedmcqa-sample")
-    p.retrieval.retriever.setCurrentIndex(p.retrieval.retriever.findData(""))
-    p.limit.setValue(3)
-    p.in_order.setChecked(True)
+    p.part.retrieval.retriever.setCurrentIndex(p.part.retrieval.retriever.findData(""))
+    p.part.limit.setValue(3)
+    p.part.in_order.setChecked(True)
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.view is not None and not p.busy)
+    qtbot.waitUntil(lambda: p.item is not None and not p.busy)
     grid = p.grid
     assert type(grid) is type(window.go("exam").practice.grid)  # one widget for both
     window.go("french")
     for letter in sorted(p.session.items[0]["correct_answers"]):
         p.options.toggle(letter)
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
     assert [grid.state(i) for i in range(3)] == ["right", "unanswered", "unanswered"]
     assert all(c.isEnabled() for c in grid.cells[:3])  # questions in any order
     click(qtbot, grid.cells[2])
-    qtbot.waitUntil(lambda: p.view.position == 2 and not p.busy)
+    qtbot.waitUntil(lambda: p.item.position == 2 and not p.busy)
     assert p.position.text() == "Question 3 of 3" and grid.current == 2
     p.options.toggle("a")
     p.options.toggle("e")
     wrong = sorted(p.session.items[2]["correct_answers"]) != ["a", "e"]
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.verdict.text() != "" and not p.busy)
+    qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
     assert grid.state(2) == ("wrong" if wrong else "right")
     click(qtbot, p.marks.mark_button)
     assert grid.state(2).endswith("+marked")
     click(qtbot, grid.cells[0])
-    qtbot.waitUntil(lambda: p.view.position == 0 and not p.busy)
-    assert "Exactly right" in p.verdict.text()
+    qtbot.waitUntil(lambda: p.item.position == 0 and not p.busy)
+    assert "Exactly right" in p.part.verdict.text()
 
 
 def legend_lines(html: str, font, width: int) -> list[str]:

@@ -44,16 +44,16 @@ def test_french_practice_draws_at_random_unless_in_file_order(qtbot, window):
     p = window.go("french").practice
     qtbot.waitUntil(lambda: p.dataset.combo.findData("frenchmedmcqa-sample") >= 0, timeout=LONG)
     p.dataset.select("frenchmedmcqa-sample")
-    p.retrieval.retriever.setCurrentIndex(p.retrieval.retriever.findData(""))
-    p.limit.setValue(4)
-    p.in_order.setChecked(False)
+    p.part.retrieval.retriever.setCurrentIndex(p.part.retrieval.retriever.findData(""))
+    p.part.limit.setValue(4)
+    p.part.in_order.setChecked(False)
     first, settings = started_keys(qtbot, p, window)
     qtbot.waitUntil(lambda: not p.busy, timeout=LONG)
     second, again = started_keys(qtbot, p, window)
     assert len(first) == len(second) == 4 and settings["seed"] != again["seed"]
     assert [str(i["id"]) for i in p.session.items] == second
     qtbot.waitUntil(lambda: not p.busy, timeout=LONG)
-    p.in_order.setChecked(True)
+    p.part.in_order.setChecked(True)
     ordered, settings = started_keys(qtbot, p, window)
     every = [str(i["id"]) for i in window.ctx.store.items("frenchmedmcqa-sample")]
     assert ordered == every[:4] and settings["order"] == "file"

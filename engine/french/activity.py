@@ -59,6 +59,7 @@ FRENCH = register(
         sample=Lazy("engine.french.dataset", "ensure_sample", FUNCTION),
         sample_dataset="frenchmedmcqa-sample",
         screen=Lazy("gui.french.screen", "FrenchScreen", CLASS),
+        item_widget=Lazy("gui.french.item", "FrenchItem", CLASS),
         description="French medical questions with retrieved passages (several answers may be "
         "right)",
         topic_fields=("type", "category", "subject_name"),

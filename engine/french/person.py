@@ -210,6 +210,11 @@ class FrenchSitting:
         return len(self._feedback) == len(self.items)
 
     @property
+    def finished(self) -> bool:
+        """True once the run has ended (every question answered, or :meth:`finish`)."""
+        return self.sitting.summary is not None
+
+    @property
     def left(self) -> int:
         """How many questions are not answered yet."""
         return len(self.items) - len(self._feedback)

@@ -2,6 +2,8 @@
 
 * ``screen.py`` — the screen (:class:`~gui.french.screen.FrenchScreen`: practice and model
   runs), named by French QA's descriptor (``engine/french/activity.py``);
-* ``practice.py`` — a person's French QA session; ``passages.py`` — the retrieved passages
-  it shows and the corpus, retriever and k controls both tabs use.
+* ``item.py`` — French QA's item widget in the one practice panel
+  (:class:`~gui.widgets.practice.PracticePanel`): a person's session with the passages beside
+  each question; ``passages.py`` — the retrieved passages it shows and the corpus, retriever
+  and k controls both tabs use.
 """

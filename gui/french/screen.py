@@ -1,6 +1,6 @@
 """French QA: FrenchMedMCQA questions (one or more right options) with the passages a
-retriever finds for them (:mod:`gui.french.practice`), and model runs over a
-question set on the shared run panel, with the retrieval settings.
+retriever finds for them (:mod:`gui.french.item`, in the one practice panel), and model runs
+over a question set on the shared run panel, with the retrieval settings.
 
 Retrieval, the highlighted spans, scoring and the model reader are :mod:`engine.french`'s.
 """
@@ -15,8 +15,8 @@ from engine.core.progress import Cancelled
 from engine.fields import SettingInfo
 from engine.registry import FUNCTION, Lazy
 from gui.french.passages import RetrievalControls, build_message, load_retriever
-from gui.french.practice import FrenchPractice
 from gui.widgets.common import AppContext
+from gui.widgets.practice import PracticePanel
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 
@@ -41,7 +41,7 @@ class FrenchScreen(ActivityScreen):
             sample=Lazy("engine.french.dataset", "ensure_sample", FUNCTION),
             background=True,
         )
-        self.practice = self.add_tab(FrenchPractice(ctx), "Practice")
+        self.practice = self.add_tab(PracticePanel(ctx, "french"), "Practice")
         self.runs = self.add_tab(FrenchModelRun(ctx), "Model run")
 
 

@@ -6,7 +6,8 @@
   (:class:`~gui.widgets.screen.SessionCalls`) and scrolled areas;
 * ``practice.py`` — the one panel a person practises in
   (:class:`~gui.widgets.practice.PracticePanel`: setup, question and results pages, Start,
-  Go on, the question grid, ending) with the activity's item widget;
+  Go on, the question grid, ending) with the activity's item widget, and ``asking.py``, how
+  it asks a sitting (one question after another by default);
 * ``run_panel.py`` — the model-run panel every activity shares
   (:class:`~gui.widgets.run_panel.RunPanel`: settings, progress, live answers, summary);
 * ``bank_block.py`` and ``bank_marks.py`` — a custom block of questions (pool, subjects,

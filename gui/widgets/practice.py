@@ -1,15 +1,17 @@
-"""A person's practice session in the panel an activity's person mode shows (the exam's, a
-plug-in's; French QA and the consultation keep panels of their own for now): the setup
-page, the question page and the results page; Start and Go on; the session's engine calls
-run one at a time off the UI thread (:class:`gui.widgets.screen.SessionCalls`); the place in
-the block, its question grid, Previous and Next; the options, struck through or chosen;
-ending with a confirmation when answers would be lost; the window closing.
+"""A person's practice session in the one panel every activity's person mode shows (the
+exam's, French QA's, a plug-in's): the setup page (or, for an activity whose choices apply
+during the session, a setup card above the questions), the question page and the results
+page; Start and Go on; the session's engine calls run one at a time off the UI thread
+(:class:`gui.widgets.screen.SessionCalls`); the place in the block, its question grid,
+Previous and Next; the options, struck through or chosen; ending with a confirmation when
+answers would be lost; the window closing.
 
-What differs between activities is their :class:`ItemWidget`: the setup page's choices, how
-the session is made and asked, and what shows beside an item and after an answer. The
-activity's descriptor names it (``Activity.item_widget``); a plug-in that names one and
-nothing else of a person's gets its person mode from the defaults (a
-:class:`~engine.core.block.PersonBlock` of the run loop). Keys a–e or 1–5 choose,
+What differs between activities is their :class:`ItemWidget`: the setup's choices, how the
+session is made and asked (one question after another, or any of them in any order), and
+what shows beside an item and after an answer. The activity's descriptor names it
+(``Activity.item_widget``); a plug-in that names one and nothing else of a person's gets its
+person mode from the defaults (a :class:`~engine.core.block.PersonBlock` of the run loop).
+Keys a–e or 1–5 choose (or, where several options may be right, tick and untick),
 Shift+letter (or a right-click) strikes an option through, Enter answers or goes on.
 """
 
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from engine.activities import activity
 from engine.errors import UserError
+from gui.widgets.asking import Asking
 from gui.widgets.bank_marks import MarkBar
 from gui.widgets.common import (
     AppContext,
@@ -45,31 +49,43 @@ from gui.widgets.common import (
     show_error,
 )
 from gui.widgets.question import QuestionCard, option_keys, position_widgets, show_position
-from gui.widgets.question_grid import QuestionGrid, cell_states, marked_places
+from gui.widgets.question_grid import QuestionGrid, marked_places
 from gui.widgets.screen import SessionCalls, scrolled
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMessageBox
 
+    from engine.core.progress import Progress
     from engine.types import JSONDict
     from gui.workers import Job
 
 #: How a session is made on the session thread: ``job → (session, its first item)``.
-Make = Callable[["Job"], tuple[Any, Any]]
+Make = Callable[..., tuple[Any, Any]]
 
 
-class ItemWidget:
+class ItemWidget(Asking):
     """What an activity adds to :class:`PracticePanel`: made with the panel (whose shared
     widgets it may place and read), it builds the setup page and what shows with an item,
     and speaks to the activity's sitting (``engine/<activity>/person.py``). The defaults
-    suit a sitting with ``next_question()``, ``answer(chosen)``, ``finish()``, ``index``
-    (the place of the next question to answer), ``questions``, ``feedback`` (one per
-    answered question, with ``chosen`` and ``correct``), ``profile`` and ``dataset``."""
+    suit a sitting asked one question after another, with ``next_question()``,
+    ``answer(chosen)``, ``finish()``, ``finished``, ``index`` (the place of the next question
+    to answer), ``questions``, ``feedback`` (one per answered question, with ``chosen`` and
+    ``correct``), ``profile`` and ``dataset`` (:class:`~gui.widgets.asking.Asking`); a
+    sitting answered in any order overrides how it is asked."""
 
-    #: Several options may be right.
+    #: Several options may be right (each ticked on its own).
     multi: ClassVar[bool] = False
     #: The session's title on its tab, by mode ("" for a session with no ``mode``).
     titles: ClassVar[dict[str, str]] = {"": "Practice"}
+    #: The setup's choices apply during the session: its card stays above the questions.
+    setup_above: ClassVar[bool] = False
+    #: The line between a question and its options.
+    hint: ClassVar[str] = ""
+    #: The question grid's columns; the mark bar's reasons under its buttons.
+    grid_columns: ClassVar[int] = 5
+    stacked_marks: ClassVar[bool] = False
+    #: The settings group of the data set chosen last (:class:`DatasetPicker`'s ``remember``).
+    remember: ClassVar[str] = ""
 
     def __init__(self, panel: PracticePanel) -> None:
         self.panel = panel
@@ -99,6 +115,14 @@ class ItemWidget:
     def below(self) -> list[QWidget]:
         """Widgets under the question card (feedback, an explanation)."""
         return []
+
+    def foot(self) -> list[QWidget]:
+        """Widgets under the questions and their grid, above the mark bar (never scrolled)."""
+        return []
+
+    def beside(self) -> QWidget | None:
+        """A widget at the right of the questions (passages), the two split."""
+        return None
 
     def results_page(self) -> QWidget | None:
         """The page shown when the session ends (none: back to the setup page)."""
@@ -137,9 +161,6 @@ class ItemWidget:
         """The right option of ``item``."""
         raise NotImplementedError
 
-    def key(self, item: Any) -> str:
-        return str(item["id"])
-
     def options(self, item: Any) -> list[tuple[str, str]]:
         """The item's options as (letter, text)."""
         raise NotImplementedError
@@ -166,15 +187,23 @@ class ItemWidget:
         """What ending the session now would lose, in words ("" when nothing)."""
         return ""
 
-    def states(self, session: Any) -> list[str]:
-        """The question grid's cells (:func:`gui.widgets.question_grid.cell_states`)."""
-        said: list[bool | None] = [f.correct for f in session.feedback]
-        return cell_states(said + [None] * (len(session.questions) - len(said)), True)
-
     def ended(self, result: Any) -> None:
         """The session's ``finish()`` returned ``result`` (here: a run's summary)."""
         answered = result.get("answered", 0) if isinstance(result, dict) else 0
         self.ctx.status(f"Session ended: {answered} answered. See Results for the details.")
+
+    def preparing(self, progress: Progress) -> None:
+        """The progress of the engine call making a session (an index being built)."""
+
+    def enable(self, busy: bool) -> None:
+        """Enable the activity's own controls (``busy``: an engine call runs)."""
+
+    def failed(self, exc: BaseException) -> bool:
+        """An engine call failed with ``exc``: True when handled here (else: a dialog)."""
+        return False
+
+    def call_ended(self) -> None:
+        """An engine call has ended (``busy`` is false again)."""
 
     def refresh(self) -> None:
         """Back on the setup page, or its data set or profile changed."""
@@ -213,31 +242,40 @@ class PracticePanel(QWidget, SessionCalls):
         self.session: Any = None
         self.item: Any = None
         self.answered = False
-        self.at = 0  # the place in the session of the question shown (earlier: looked at again)
+        self.at = 0  # the place in the session of the question shown
         self.struck: dict[int, list[str]] = {}  # the options struck through, by place
         self.chosen: dict[int, list[str]] = {}  # chosen, not answered yet, by place
         self.end_box: QMessageBox | None = None  # "End the session?" while it asks
-        self.dataset = DatasetPicker(ctx, activity_id, compact=True)
+        self.end_after = False  # end the session once the engine call running ends
+        self.dataset = DatasetPicker(ctx, activity_id, compact=True, remember=widget.remember)
         if (window := ctx.window) is not None:
             self.dataset.import_clicked.connect(lambda: window.open_import(activity_id))
         self.dataset.changed.connect(lambda _name: self.part.refresh())
         self.start_button = primary(QPushButton("Start"))
         self.start_button.clicked.connect(lambda: self.start())
-        self.marks = MarkBar(ctx, activity_id)
+        self.marks = MarkBar(ctx, activity_id, stacked=widget.stacked_marks)
         self.marks.install_shortcut(self)
-        qcard = QuestionCard(multi=widget.multi)
+        qcard = QuestionCard(multi=widget.multi, hint=widget.hint)
         self.question_card, self.question, self.options = qcard, qcard.question, qcard.options
         self.options.selection_changed.connect(self._selection_changed)
         self.part = widget(self)
         self.stack = QStackedWidget()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 10, 0, 0)
-        lay.addWidget(self.stack)
-        self.stack.addWidget(self.part.setup_page())
-        self.stack.addWidget(self._question_page())
-        if (results := self.part.results_page()) is not None:
-            self.stack.addWidget(results)
+        lay.setSpacing(12)
+        self.setup = self.part.setup_page()
+        if widget.setup_above:
+            lay.addWidget(self.setup)
+        else:
+            self.stack.addWidget(self.setup)
+        lay.addWidget(self.stack, 1)
+        self.question_page = self._question_page()
+        self.stack.addWidget(self.question_page)
+        self.results = self.part.results_page()
+        if self.results is not None:
+            self.stack.addWidget(self.results)
         self._shortcuts()
+        self._enable()
         self.part.refresh()
 
     # -- building ----------------------------------------------------------------------------
@@ -267,20 +305,31 @@ class PracticePanel(QWidget, SessionCalls):
         middle = QHBoxLayout()
         middle.setSpacing(12)
         middle.addWidget(scrolled(body), 1)
-        self.grid = QuestionGrid()
+        self.grid = QuestionGrid(columns=self.part.grid_columns)
         self.grid.jump.connect(lambda place: None if self.busy else self.go_to(place))
         self.marks.mark_button.toggled.connect(lambda _on: self._show_grid())
         middle.addWidget(self.grid)
         lay.addLayout(middle, 1)
+        for widget in self.part.foot():
+            lay.addWidget(widget)
         lay.addWidget(self.marks)
         lay.addLayout(self._actions())
-        return page
+        if (beside := self.part.beside()) is None:
+            return page
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        split.addWidget(page)
+        split.addWidget(beside)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 4)
+        return split
 
     def _actions(self) -> QHBoxLayout:
         actions = QHBoxLayout()
         self.end_button = QPushButton("End session")
         self.end_button.clicked.connect(self.end_session)
         self.hint = muted(QLabel(""))
+        self.hint.setWordWrap(True)  # a long line wraps rather than widen the page
         self.skip_button = QPushButton("Skip")
         self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
         self.skip_button.clicked.connect(lambda: self.submit(skip=True))
@@ -308,14 +357,18 @@ class PracticePanel(QWidget, SessionCalls):
             sc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             sc.activated.connect(self._key_enter)
 
+    def _asking(self) -> bool:
+        """A question of the session is on the screen."""
+        return self.session is not None and self.stack.currentWidget() is self.question_page
+
     def _key_option(self, i: int, how: str) -> None:
-        if self.stack.currentIndex() == 1 and not self.answered:
+        if self._asking() and not self.answered:
             self.options.press(i, how)
 
     def _key_enter(self) -> None:
-        if self.stack.currentIndex() != 1:
+        if not self._asking():
             return
-        if self.next_button.isVisible() and self.next_button.isEnabled():
+        if self.answered and self.next_button.isEnabled():
             self.next_question()
         elif self.submit_button.isEnabled():
             self.submit()
@@ -323,7 +376,7 @@ class PracticePanel(QWidget, SessionCalls):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         """Back on the screen: the profile may have changed on the Review screen."""
         super().showEvent(event)
-        if self.stack.currentIndex() == 0:
+        if self.session is None:
             self.part.refresh()
 
     # -- the session ---------------------------------------------------------------------------
@@ -335,39 +388,52 @@ class PracticePanel(QWidget, SessionCalls):
             self.begin(make)
 
     def begin(self, make: Make) -> None:
-        """Make a session with ``make`` on the session thread and show its first item (Start,
-        Go on, a review of the session just ended)."""
-        self.call(make, self._started)
+        """Make a session with ``make(job)`` on the session thread and show its first item
+        (Start, Go on, a review of the session just ended); its progress goes to the item
+        widget's :meth:`~gui.widgets.item_widget.ItemWidget.preparing`."""
+        self.call(make, self._started, progress=self.part.preparing)
 
     def _started(self, result: tuple[Any, Any]) -> None:
         self.session, item = result
         self.title_changed.emit(self.part.titles[getattr(self.session, "mode", "")])
         self.ctx.notify_runs()
-        self.stack.setCurrentIndex(1)
+        self.stack.setCurrentWidget(self.question_page)
         self.struck, self.chosen = {}, {}
         self.part.started(self.session)
         self._show(item)
 
-    def _show(self, item: Any) -> None:
+    def _show(self, item: Any, place: int | None = None) -> None:
+        """Show ``item`` (at ``place``; default: where the sitting says it is; None: no
+        question is left, the session ends)."""
+        s = self.session
         if item is None:
             self.end()
             return
-        s = self.session
-        self.answered = False
-        self.at = s.index
-        show_position(self.position, self.bar, s.index, len(s.questions), s.index)
-        self._show_item(item)
-        self.options.set_chosen(self.chosen.pop(self.at, []), self.struck.get(self.at, []))
-        self.part.show(item, answered=False)
-        self._enable()
-        self._show_grid()
-        self.options.setFocus()
-
-    def _show_item(self, item: Any) -> None:
+        self.at = self.part.place(s, item) if place is None else place
+        fb = self.part.said(s, self.at)
+        self.answered = fb is not None
+        total, done = self.part.progress(s)
+        show_position(self.position, self.bar, self.at, total, done)
         self.item = item
         self.question.setText(self.part.text(item))
         self.options.set_options(self.part.options(item))
-        self.marks.show_question(self.session.profile, self.session.dataset, self.part.key(item))
+        self.marks.show_question(s.profile, s.dataset, self.part.key(item))
+        struck = self.struck.get(self.at, [])
+        if fb is None:
+            self.options.set_chosen(self.chosen.pop(self.at, []), struck)
+        else:
+            self.options.set_chosen(self.part.revealed(fb)[1], struck)
+        self.part.show(item, answered=fb is not None)
+        if fb is not None:
+            if getattr(s, "explained", True):
+                self.options.reveal(*self.part.revealed(fb))
+            else:
+                self.options.lock()
+            self.part.answered(fb, fresh=False)
+        self._enable()
+        self._show_grid()
+        if fb is None:
+            self.options.setFocus()
 
     def _selection_changed(self) -> None:
         if self.options.selected():
@@ -375,58 +441,52 @@ class PracticePanel(QWidget, SessionCalls):
         self._enable()
 
     def _enable(self) -> None:
-        practice = self.session is not None and getattr(self.session, "explained", True)
-        answering = not self.answered
-        self.submit_button.setVisible(answering)
-        self.submit_button.setEnabled(answering and not self.busy)
-        self.previous_button.setEnabled(self.at > 0 and not self.busy)
+        s, busy, free = self.session, self.busy, self.part.any_order
+        has = s is not None
+        practice = not has or getattr(s, "explained", True)
+        answering = has and not self.answered
+        self.submit_button.setVisible(not self.answered)
+        self.submit_button.setEnabled(answering and not busy)
         self.submit_button.setText("Check answer" if practice else "Answer")
-        self.skip_button.setVisible(answering)
-        self.skip_button.setEnabled(not self.busy)
-        self.next_button.setVisible(not answering)
-        self.next_button.setEnabled(not self.busy)
-        self.end_button.setEnabled(not self.busy)
-        self.start_button.setEnabled(not self.busy)
+        self.previous_button.setVisible(has)
+        self.previous_button.setEnabled(has and self.at > 0 and not busy)
+        self.skip_button.setVisible(answering and not free)
+        self.skip_button.setEnabled(not busy)
+        self.next_button.setVisible(self.answered or (has and free))
+        after = self.part.after(s, self.at) if has else None
+        self.next_button.setEnabled(not busy and after is not None)
+        self.end_button.setEnabled(has and not busy)
+        self.start_button.setEnabled(not busy)
+        self.part.enable(busy)
 
     def submit(self, skip: bool = False) -> None:
         if self.session is None or self.answered or self.busy:
             return
-        chosen = None if skip else next(iter(self.options.selected()), None)
-        if chosen is None and not skip:
-            self.hint.setText("Choose an option first (keys a–e or 1–5), or Skip.")
+        chosen = [] if skip else self.options.selected()
+        if not chosen and not skip:
+            what = "Tick at least one option" if self.part.multi else "Choose an option"
+            self.hint.setText(
+                f"{what} first (keys a–e or 1–5){'.' if self.part.any_order else ', or Skip.'}"
+            )
             return
-        session = self.session
-        self.call(lambda job: session.answer(chosen), self._answered)
+        session, place = self.session, self.at
+        self.call(lambda job: self.part.give(session, place, chosen), self._answered)
 
     def _answered(self, feedback: Any) -> None:
         self.answered = True
         if feedback is None:  # timed: straight on
             self.next_question()
             return
-        self.options.reveal([feedback.gold], [feedback.chosen] if feedback.chosen else [])
+        self.options.reveal(*self.part.revealed(feedback))
         self.part.answered(feedback, fresh=True)
-        if not feedback.correct:
+        if not self.part.right(feedback):
             self.marks.missed()
+        total, done = self.part.progress(self.session)
+        self.bar.setValue(done)
         self._enable()
         self._show_grid()
         self.next_button.setFocus()
-
-    def _show_past(self, place: int) -> None:
-        """Question ``place``, answered before, as answered."""
-        s = self.session
-        fb = s.feedback[place]
-        self.at, self.answered = place, True
-        show_position(self.position, self.bar, place, len(s.questions), s.index)
-        self._show_item(s.questions[place])
-        self.options.set_chosen([fb.chosen] if fb.chosen else [], self.struck.get(place, []))
-        self.part.show(s.questions[place], answered=True)
-        if getattr(s, "explained", True):
-            self.options.reveal([fb.gold], [fb.chosen] if fb.chosen else [])
-        else:
-            self.options.lock()
-        self.part.answered(fb, fresh=False)
-        self._enable()
-        self._show_grid()
+        self.end_after = self.part.any_order and done == total  # the last one: it ends
 
     def _leave(self) -> None:
         """Keep what the question shown has struck through (and chosen, unanswered)."""
@@ -442,28 +502,33 @@ class PracticePanel(QWidget, SessionCalls):
             self.go_to(self.at - 1)
 
     def next_question(self) -> None:
-        """The question after the one shown: one looked at again, or the next to answer."""
-        self.go_to(self.at + 1)
+        """Where Next goes: one looked at again, the next to answer (or, in any order, the
+        next of the block, else the first unanswered)."""
+        if self.session is not None:
+            after = self.part.after(self.session, self.at)
+            if after is not None:
+                self.go_to(after)
 
     def go_to(self, place: int) -> None:
-        """Show question ``place``: one answered (as answered), or the next to answer (the
-        question grid's click; later ones are not reached yet)."""
+        """Show question ``place`` (the question grid's click; places past the reach of
+        the session cannot be shown yet)."""
         s = self.session
-        if s is None or not 0 <= place <= s.index or (place == self.at and not self.answered):
+        if s is None or not 0 <= place <= self.part.reach(s):
+            return
+        if place == self.at and not self.answered:
             return
         self._leave()
-        if place < s.index:
-            self._show_past(place)
+        if (item := self.part.at_hand(s, place)) is not None:
+            self._show(item, place)
         else:
-            self.call(lambda job: s.next_question(), self._show)
+            self.call(lambda job: self.part.fetch(s, place), lambda item: self._show(item, place))
 
     def _show_grid(self) -> None:
         """The question grid: answered (right or wrong once said), marked, reached."""
         if (s := self.session) is None:
             return
-        keys = [self.part.key(q) for q in s.questions]
-        marked = marked_places(self.ctx.store, s.profile, s.dataset, keys)
-        self.grid.show_block(self.part.states(s), self.at, marked, reach=s.index)
+        marked = marked_places(self.ctx.store, s.profile, s.dataset, self.part.keys(s))
+        self.grid.show_block(self.part.states(s), self.at, marked, reach=self.part.reach(s))
 
     def end_session(self) -> None:
         """End the session; while questions are left, only once the person says so."""
@@ -472,9 +537,8 @@ class PracticePanel(QWidget, SessionCalls):
         s = self.session
         if s is None:
             return
-        chosen = self.stack.currentIndex() == 1 and not self.answered and self.at == s.index
-        lost = self.part.lost(s, bool(chosen and self.options.selected()))
-        self.end_box = ask_to_end(self, lost, self.end)
+        chosen = self._asking() and not self.answered and bool(self.options.selected())
+        self.end_box = ask_to_end(self, self.part.lost(s, chosen), self.end)
 
     def close_box(self) -> None:
         """Close the "End the session?" box if it is open (the session ends anyway)."""
@@ -493,17 +557,32 @@ class PracticePanel(QWidget, SessionCalls):
     def _finished(self, result: Any) -> None:
         self.ctx.notify_runs()
         self.part.ended(result)
-        if self.stack.count() > 2:
-            self.stack.setCurrentIndex(2)
+        if self.results is not None:
+            self.stack.setCurrentWidget(self.results)
         else:
             self.back_to_setup()
         self.part.refresh()
 
     def back_to_setup(self) -> None:
+        """No session: the setup page (an activity whose setup stays above keeps the last
+        question on the screen)."""
         self.session = None
         self.title_changed.emit(self.part.titles[""])
         self.part.refresh()
-        self.stack.setCurrentIndex(0)
+        self.stack.setCurrentWidget(self.question_page if self.part.setup_above else self.setup)
+        self._enable()
+
+    def _call_failed(self, exc: BaseException) -> None:
+        if not self.part.failed(exc):
+            super()._call_failed(exc)
+
+    def _call_ended(self) -> None:
+        super()._call_ended()
+        if self.end_after:  # the session's last answer is in: it ends
+            self.end_after = False
+            self.end()
+        else:
+            self.part.call_ended()
 
     def closing(self) -> None:
         """The window closes: the item widget stops what it streams; an unfinished session

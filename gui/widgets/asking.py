@@ -1,0 +1,75 @@
+"""How the practice panel (:mod:`gui.widgets.practice`) asks a person's sitting: which
+question it shows, how an answer is given and what the feedback says. The defaults of
+:class:`Asking` suit a sitting asked one question after another (the exam's, a plug-in's
+:class:`~engine.core.block.PersonBlock`): ``next_question()``, ``answer(chosen)``, ``index``
+(the place of the next question to answer), ``questions`` and ``feedback`` (one per answered
+question, with ``gold``, ``chosen`` and ``correct``). An activity whose questions are
+answered in any order (French QA) overrides them. Every method but :meth:`Asking.fetch` and
+:meth:`Asking.give` runs in the UI; those two run on the session thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from gui.widgets.question_grid import cell_states
+
+
+class Asking:
+    """How a sitting is asked (see the module)."""
+
+    #: Questions may be answered in any order: Next skips ahead, there is no Skip.
+    any_order: ClassVar[bool] = False
+
+    def key(self, item: Any) -> str:
+        return str(item["id"])
+
+    def keys(self, session: Any) -> list[str]:
+        """The keys of the session's questions, in the order asked."""
+        return [self.key(item) for item in session.questions]
+
+    def reach(self, session: Any) -> int:
+        """The furthest place that may be shown (here: the next to answer)."""
+        return int(session.index)
+
+    def said(self, session: Any, place: int) -> Any | None:
+        """The feedback given on the question at ``place`` (None: not answered)."""
+        return session.feedback[place] if place < len(session.feedback) else None
+
+    def at_hand(self, session: Any, place: int) -> Any | None:
+        """The item at ``place`` when it needs no engine call (here: an answered one)."""
+        return session.questions[place] if place < session.index else None
+
+    def fetch(self, session: Any, place: int) -> Any | None:
+        """The item at ``place``, on the session thread (here: the next to answer; None:
+        none is left, the session ends)."""
+        return session.next_question()
+
+    def place(self, session: Any, item: Any) -> int:
+        """The place of ``item``, just fetched (here: the next to answer)."""
+        return int(session.index)
+
+    def give(self, session: Any, place: int, chosen: list[str]) -> Any:
+        """Answer the question at ``place`` with the options ``chosen`` (none: skipped), on
+        the session thread; the feedback (None: nothing is said until the end)."""
+        return session.answer(chosen[0] if chosen else None)
+
+    def after(self, session: Any, place: int) -> int | None:
+        """Where Next goes from ``place`` (None: nowhere)."""
+        return place + 1
+
+    def progress(self, session: Any) -> tuple[int, int]:
+        """How many questions, and how many answered."""
+        return len(session.questions), int(session.index)
+
+    def revealed(self, feedback: Any) -> tuple[list[str], list[str]]:
+        """The right options and those chosen, of ``feedback``."""
+        return [feedback.gold], [feedback.chosen] if feedback.chosen else []
+
+    def right(self, feedback: Any) -> bool:
+        return bool(feedback.correct)
+
+    def states(self, session: Any) -> list[str]:
+        """The question grid's cells (:func:`gui.widgets.question_grid.cell_states`)."""
+        said: list[bool | None] = [f.correct for f in session.feedback]
+        return cell_states(said + [None] * (len(session.questions) - len(said)), True)
