@@ -12,7 +12,7 @@ their keys are the table's columns, JSON columns decoded.
 >>> from engine.types import JSONDict
 >>> summary: JSONDict = {"accuracy": 40.0, "by_type": {"A": {"n": 2}}}
 >>> sorted(RunRow.__required_keys__)[:4]
-['activity', 'dataset', 'error', 'finished']
+['activity', 'dataset', 'dataset_fingerprint', 'error']
 """
 
 from __future__ import annotations

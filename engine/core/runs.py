@@ -17,7 +17,7 @@ log-probabilities, turns). The loop then applies the activity's scorers
 stored run can be scored again without its model.
 
 >>> from engine.core.runs import run                                         # doctest: +SKIP
->>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})
+>>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})  # doctest: +SKIP
 """
 
 from __future__ import annotations
