@@ -269,16 +269,12 @@ def _summary(app: AppContext, experiment_id: int, **options: Any) -> tuple[JSOND
     """What the experiment's preset makes of its runs (compare-models: the comparison, with
     ``options`` such as its margin and reference), as JSON and text; None when it has
     nothing to say (yet)."""
-    from engine.experiments.plan import get_preset
+    from engine.experiments.plan import preset_of
     from engine.experiments.records import get
-    from engine.registry import UnknownPreset
 
     found = get(app.store, experiment_id)
-    try:
-        preset = get_preset(str(found["spec"].get("preset") or ""))
-    except UnknownPreset:
-        return None
-    if not preset.summary:
+    preset = preset_of(found)
+    if preset is None or not preset.summary:
         return None
     return preset.summary.load()(app.store, found, **options)
 
