@@ -115,7 +115,8 @@ class AnswerRow(TypedDict):
 class Turn(TypedDict):
     """One utterance of a consultation, as recorded (and stored with more columns,
     :class:`TurnRow`): its number (0 is the opening request), who spoke (``doctor`` or
-    ``patient``), the text, and its ``extra`` (``kind``: opening, question, reply or conclusion; the facts of a reply…)."""
+    ``patient``), the text, and its ``extra`` (``kind``: opening, question, reply or conclusion; the
+    facts of a reply…)."""
 
     turn: int
     role: str

@@ -219,8 +219,9 @@ def experiment_run(
 ) -> None:
     """Play the runs of PRESET or FILE as one job (or go on with an experiment by its id:
     medexam experiment run ID): finished runs with the same settings are reused, a stopped
-    run is resumed where it stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
-    the comparison, each model judged against the top model (or --reference) within ± --margin."""
+    run is resumed where it stopped. Ctrl-C stops it; the same command goes on with it.
+    compare-models ends with the comparison, each model judged against the top model (or
+    --reference) within ± --margin."""
     from engine.experiments.run import open_experiment
 
     if what.isdigit():

@@ -5,8 +5,8 @@ rater goes on with what is not rated yet).
 
 >>> session = RatingSession(store, [12, 14], rater="dr-li", seed=7)     # doctest: +SKIP
 >>> entry = session.next()                                              # doctest: +SKIP
->>> session.rate(entry, {"well_formed": 5, "support": 4, "correctness": 3,
-...                      "validity": 4, "novelty": 2}, comment="misses the antidote")  # doctest: +SKIP
+>>> session.rate(entry, {"well_formed": 5, "support": 4, "correctness": 3,  # doctest: +SKIP
+...                      "validity": 4, "novelty": 2}, comment="misses the antidote")
 """
 
 from __future__ import annotations

@@ -284,7 +284,8 @@ class ProgressRow(QWidget):
         self.label.setText(message)
         self.stop.setEnabled(True)
 
-    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]  # not QWidget's repaint
+    # this update is the progress's, not QWidget's repaint
+    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]
         self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)

@@ -86,8 +86,8 @@ class Consultation:
     ``solver`` answers the task when :meth:`finish` gets no answer (model doctors).
     ``max_turns`` caps the questions; ``match`` is the fact-matching method;
     ``patient_mode`` is ``grounded`` (the default: a person's consultation) or ``paper``
-    (:mod:`engine.consult.patient.simulated`); ``keep_conclusions`` leaves the doctor's closing words in
-    the solver's context (the default) or drops them. With a store and
+    (:mod:`engine.consult.patient.simulated`); ``keep_conclusions`` leaves the doctor's closing
+    words in the solver's context (the default) or drops them. With a store and
     a run id every turn is stored (the answer is the run loop's to store).
     """
 
