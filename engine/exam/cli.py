@@ -361,7 +361,8 @@ def _take(store: Any, session: ExamSitting, as_json: bool) -> None:
         fb = session.skip() if raw.lower() == "s" else session.answer(raw)
         if fb is not None:
             say(
-                f"{'right' if fb.correct else f'wrong, the answer is {fb.gold}'} ({fb.seconds:.0f} s)"
+                f"{'right' if fb.correct else f'wrong, the answer is {fb.gold}'} "
+                f"({fb.seconds:.0f} s)"
             )
             if fb.explanation:
                 say(f"解析：{fb.explanation}")

@@ -332,7 +332,8 @@ class StandingPanel(QWidget):
         self._size_columns()
         first = esc(", ".join(found.work_first))
         self.work_first.setText(
-            f"<b>Work on first:</b> <span style='background:{WORK_FIRST}'>&nbsp;{first}&nbsp;</span>"
+            "<b>Work on first:</b> "
+            f"<span style='background:{WORK_FIRST}'>&nbsp;{first}&nbsp;</span>"
             if first
             else "No subject stands out below your overall score yet."
         )

@@ -238,7 +238,8 @@ def audit_lines(found: JSONDict) -> list[str]:
         return f"{n} of {of}" + (f" ({100 * float(value or 0):.0f}%)" if of else "")
 
     lines = [
-        f"Replies contradicting a fact of the case: {share(found['patient_contradicting'], replies)}",
+        "Replies contradicting a fact of the case: "
+        f"{share(found['patient_contradicting'], replies)}",
     ]
     for c in found.get("contradictions") or []:
         lines.append(f"  reply {c['turn']}: “{c['said']}” against {c['key']}: {c['value']}")
