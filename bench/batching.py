@@ -30,8 +30,8 @@ both levels answered the same items, stored in the same order), ``peak_rss_mib``
 CPU threads the model had while measured: the pool gives fewer when other programs keep
 cores busy), ``parent_cpu_s`` and ``model_cpu_s`` per level (the CPU time of this process, the
 one asking the model, and of the model's process while measured, all rounds: on a busy
-machine, where rates move with the load, the work done), ``load`` (the machine's load average at the end), the rates and
-the settings. The goals on a
+machine, where rates move with the load, the work done), ``load`` (the machine's load average
+at the end), the rates and the settings. The goals on a
 quiet 2-core machine: decode >= 1.5, generate and consult >= 1.3, logprob >= 0.95,
 agreement >= 0.95. ``bench/gpu_check.sh`` runs it on a GPU at 16 slots.
 """

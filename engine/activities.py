@@ -99,8 +99,8 @@ class Activity:
     The parts are :class:`engine.registry.Lazy` references (a module, an attribute and the
     kind of thing it must be), imported on first use so that listing activities loads no
     model code: ``spec`` the run spec (:class:`RunSpec`: its
-    settings, how a model answers an item, its summary's own sections), ``settings`` the settings dataclass,
-    ``cli`` the click group, ``import_commands`` the ``medexam import`` subcommands,
+    settings, how a model answers an item, its summary's own sections), ``settings`` the settings
+    dataclass, ``cli`` the click group, ``import_commands`` the ``medexam import`` subcommands,
     ``report`` the report section builder, ``run_label`` the few words that tell its runs
     apart, ``card`` draws an item's review card (none: its items are not reviewed). ``scorers``
     are the scorers each answer of a run gets, registered by the modules in ``scorers_from``;

@@ -1,9 +1,9 @@
 """medexam's own settings: a small JSON file (``settings.json``) in the user data folder.
 
 >>> from engine import settings                                          # doctest: +SKIP
->>> settings.get("solver")            # the default when never set
+>>> settings.get("solver")            # the default when never set        # doctest: +SKIP
 'model'
->>> settings.set("solver", "qwen2.5-7b-instruct")
+>>> settings.set("solver", "qwen2.5-7b-instruct")                        # doctest: +SKIP
 
 Known keys and their defaults are in :data:`DEFAULTS`:
 

@@ -12,7 +12,7 @@ their keys are the table's columns, JSON columns decoded.
 >>> from engine.types import JSONDict
 >>> summary: JSONDict = {"accuracy": 40.0, "by_type": {"A": {"n": 2}}}
 >>> sorted(RunRow.__required_keys__)[:4]
-['activity', 'dataset', 'error', 'finished']
+['activity', 'dataset', 'dataset_fingerprint', 'error']
 """
 
 from __future__ import annotations
@@ -115,7 +115,8 @@ class AnswerRow(TypedDict):
 class Turn(TypedDict):
     """One utterance of a consultation, as recorded (and stored with more columns,
     :class:`TurnRow`): its number (0 is the opening request), who spoke (``doctor`` or
-    ``patient``), the text, and its ``extra`` (``kind``: opening, question, reply or conclusion; the facts of a reply…)."""
+    ``patient``), the text, and its ``extra`` (``kind``: opening, question, reply or conclusion; the
+    facts of a reply…)."""
 
     turn: int
     role: str

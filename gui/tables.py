@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: A column: its title and the getter of its value in a row (a dict, or a tuple).
 Column = tuple[str, Callable[[Any], "JSONValue"]]
+#: The invalid index: the parent of a table's top-level rows (a table model's default).
+ROOT = QModelIndex()
 
 
 class RowsModel(QAbstractTableModel):
@@ -57,10 +59,10 @@ class RowsModel(QAbstractTableModel):
         self.rows = list(rows)
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:
         return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> str | None:

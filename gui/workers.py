@@ -35,7 +35,8 @@ _local = threading.local()
 
 
 def thread_store(db_path: str | None) -> Store:
-    """The :class:`~engine.store.store.Store` of the calling thread for ``db_path`` (opened once)."""
+    """The :class:`~engine.store.store.Store` of the calling thread for ``db_path`` (opened
+    once)."""
     from engine.store.store import Store
 
     stores: dict[str | None, Store] = getattr(_local, "stores", None) or {}

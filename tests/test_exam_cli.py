@@ -106,6 +106,8 @@ def test_take_an_exam_in_the_terminal(db_path):
     out = json.loads(again.stdout)  # the questions went to stderr
     assert out["n"] == 1 and out["correct"] == 1 and out["passed"]
     assert json.loads(medexam(db_path, "exam", "missed", "--json").output) == []
+    done = medexam(db_path, "exam", "take", "--limit", "1", "--in-order", input=f"{first}\n")
+    assert "score 100.0% (1/1; pass mark 60.0%): passed" in done.output  # one decimal each
 
 
 def test_timed_exam_shows_results_at_the_end(db_path):

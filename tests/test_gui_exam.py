@@ -62,8 +62,8 @@ def test_practice_session_with_feedback_explanation_and_review(qtbot, window):
     # The report: 1 of 2, the missed question to review.
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.stack.currentIndex() == 2)
-    assert p.part.report.score_label.text() == "50%"
-    assert "Not passed" in p.part.report.pass_label.text()
+    assert p.part.report.score_label.text() == "50.0%"
+    assert p.part.report.pass_label.text() == "Not passed — the pass mark is 60.0%"
     assert second["question"] in p.part.report.missed_view.toPlainText()
     run = window.ctx.store.run(run_id)
     assert run["runner"] == "person" and run["status"] == "finished"

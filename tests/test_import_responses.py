@@ -66,7 +66,8 @@ def test_a_stored_run_gives_the_numbers_exam_score_gives(store, explaincpe, give
     answers = store.answers(run_id)
     extracted = {str(i["id"]): i["extracted"] for i in expected["items"]}
     assert {a["item_key"]: a["chosen"] for a in answers} == extracted
-    # The release also judges a few responses "检测失败" (check failed): wrong, as exam score has it.
+    # The release also judges a few responses "检测失败" (check failed): wrong, as exam score
+    # has it.
     judgements = {a["extra"]["judgement"]: a["correct"] for a in answers}
     assert judgements["正确"] == 1 and judgements["错误"] == judgements.get("检测失败", 0) == 0
     assert all(a["response"] and a["gold"] for a in answers)

@@ -1,7 +1,7 @@
 """The interval of a paired difference: Newcombe's hybrid score interval (1998, method 10)
 pinned to the paper's worked example and to a second implementation built on scipy's Wilson
-interval, its coverage over the parameter space, a bootstrap over whole cases for clustered pairs, and
-Holm's adjustment of several comparisons with the best."""
+interval, its coverage over the parameter space, a bootstrap over whole cases for clustered pairs,
+and Holm's adjustment of several comparisons with the best."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.exam.metrics import letter_kl
-from engine.exam.quantizations import kl_cell, ladder_chart, quantization_summary
+from engine.exam.quantizations import figure_paths, kl_cell, ladder_chart, quantization_summary
 from engine.models import catalog
 from engine.models.quantize import QuantizeError, ladder, quantize_model
 
@@ -75,6 +75,9 @@ def test_the_quantizations_preset_gives_verdicts_flips_and_kl_from_real_runs(lad
     assert all(c.cell.settings["method"] == "logprob" for c in plan.cells)
     experiment_id, _ = open_experiment(store, plan)
     assert run_experiment(store, experiment_id)["status"] == "finished"
+    figure = figure_paths(experiment_id)
+    assert figure[1].read_bytes().startswith(b"\x89PNG")  # written as it was played
+    written = [p.stat().st_mtime_ns for p in figure]
 
     result, text = quantization_summary(store, records.get(store, experiment_id))
 
@@ -99,8 +102,34 @@ def test_the_quantizations_preset_gives_verdicts_flips_and_kl_from_real_runs(lad
     kl = {q["type"]: q["kl_divergence"] for q in found["quantizations"]}
     assert 0 < kl["Q8_0"] < kl["Q2_K"]  # the fewer bits, the further from the reference
     assert "Verdict (± 5)" in text and "smollm2-q2_k: lost" in text and "KL (nats)" in text
-    assert [Path(p).suffix for p in result["figure"]] == [".svg", ".png"]
-    assert Path(result["figure"][1]).read_bytes().startswith(b"\x89PNG")
+    assert result["figure"] == [str(p) for p in figure]
+    assert result["chart"]["chance"] == 20.0  # one of five options
+    assert [p.stat().st_mtime_ns for p in figure] == written  # the summary wrote nothing
+    _experiment_show_writes_only_a_missing_figure(store, experiment_id)
+
+
+def _experiment_show_writes_only_a_missing_figure(store, experiment_id: int) -> None:
+    """``experiment show`` reads: it leaves the figure's files as they are, writing one only
+    when it is missing; playing the experiment again draws them again."""
+    from engine.experiments.run import run_experiment
+
+    svg, png = figure_paths(experiment_id)
+    written = [p.stat().st_mtime_ns for p in (svg, png)]
+
+    def show() -> str:
+        found = CliRunner().invoke(
+            cli, ["--db", str(store.path), "experiment", "show", str(experiment_id)]
+        )
+        assert found.exit_code == 0, found.output
+        return found.output
+
+    assert f"  {png}" in show()
+    assert [p.stat().st_mtime_ns for p in (svg, png)] == written
+    png.unlink()
+    show()
+    assert png.read_bytes().startswith(b"\x89PNG") and svg.stat().st_mtime_ns == written[0]
+    run_experiment(store, experiment_id)  # played again: drawn again
+    assert svg.stat().st_mtime_ns != written[0]
 
 
 def test_letter_kl_on_constructed_distributions():
@@ -137,7 +166,7 @@ def test_kl_cell_is_the_mean_over_the_items_both_have_with_its_interval():
 
 
 def test_the_figure_draws_score_and_kl_against_size():
-    from engine.reports.charts import chart_svg
+    from engine.reports.charts import chart_figure, chart_svg
 
     def rung(kind: str, size: int, value: float, kl: float) -> dict:
         return {"model": f"m-{kind}", "type": kind, "file_size": size * 2**20,
@@ -147,8 +176,15 @@ def test_the_figure_draws_score_and_kl_against_size():
     quantized = [rung("Q8_0", 140, 39.0, 0.01), rung("Q2_K", 80, 20.0, 0.4)]
     reference = rung("F32", 500, 40.0, 0.0) | {"kl_interval": None}
     ladders = [{"model": "m", "metric": {"label": "Accuracy"}, "reference": reference,
-                "quantizations": quantized}]  # fmt: skip
+                "quantizations": quantized, "chance": 20.0}]  # fmt: skip
     chart = ladder_chart(ladders)
     assert [p["name"] for p in chart["series"][0]["points"]] == ["F32", "Q8_0", "Q2_K"]
     drawn = chart_svg(chart)
     assert drawn.startswith("<svg") and "KL divergence (nats)" in drawn and "Q2_K" in drawn
+    score, kl = chart_figure(chart).axes
+    (chance,) = [line for line in score.get_lines() if line.get_linestyle() == "--"]
+    assert list(chance.get_ydata()) == [20.0, 20.0] and chance.get_label() == "chance (20.0%)"
+    assert "chance (20.0%)" in [t.get_text() for t in score.get_legend().get_texts()]
+    assert not [line for line in kl.get_lines() if line.get_linestyle() == "--"]
+    unknown = chart_figure(ladder_chart([ladders[0] | {"chance": None}]))
+    assert not [line for line in unknown.axes[0].get_lines() if line.get_linestyle() == "--"]

@@ -2,7 +2,8 @@
 why it was missed (:data:`REASONS`). Each change is stored the moment it is made.
 
 >>> mark(store, "default", "exam", "cpe-test", "17")                     # doctest: +SKIP
->>> set_note(store, "default", "exam", "cpe-test", "17", "warfarin: INR, not aPTT")  # doctest: +SKIP
+>>> set_note(store, "default", "exam", "cpe-test", "17",                  # doctest: +SKIP
+...          "warfarin: INR, not aPTT")
 >>> [e.item_key for e in entries(store, "default", marked=True)]          # doctest: +SKIP
 ['17']
 """

@@ -36,13 +36,15 @@ def block_options(func: F) -> F:
                 "subjects",
                 multiple=True,
                 metavar="NAME",
-                help="Only this subject (a question type's value; repeat for several). `medexam stats` lists them.",
+                help="Only this subject (a question type's value; repeat for several). "
+                "`medexam stats` lists them.",
             ),
             click.option(
                 "--difficulty",
                 type=click.Choice(LEVELS),
                 multiple=True,
-                help="Only questions this hard (by real candidates' rates where known, else people's and models' answers).",
+                help="Only questions this hard (by real candidates' rates where known, else "
+                "people's and models' answers).",
             ),
             click.option(
                 "--seed",
@@ -52,7 +54,8 @@ def block_options(func: F) -> F:
             click.option(
                 "--in-order",
                 is_flag=True,
-                help="The questions in file order (with --limit, the first N), not drawn at random.",
+                help="The questions in file order (with --limit, the first N), not drawn at "
+                "random.",
             ),
             click.option("--block", "block_name", metavar="NAME", help="Take a saved block again."),
             click.option(
@@ -302,7 +305,8 @@ def _standing_lines(found: Standing, as_json: bool) -> None:
         click.echo(f"{who} has answered no {activity_id} questions yet")
         return
     click.echo(
-        f"{who}: {found.right} of {found.answered} questions right ({found.score:.1f}%), by latest answer"
+        f"{who}: {found.right} of {found.answered} questions right ({found.score:.1f}%), "
+        "by latest answer"
     )
     if found.candidates:
         from engine.exam.candidates import Standing as AmongCandidates

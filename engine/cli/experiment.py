@@ -219,8 +219,9 @@ def experiment_run(
 ) -> None:
     """Play the runs of PRESET or FILE as one job (or go on with an experiment by its id:
     medexam experiment run ID): finished runs with the same settings are reused, a stopped
-    run is resumed where it stopped. Ctrl-C stops it; the same command goes on with it. compare-models ends with
-    the comparison, each model judged against the top model (or --reference) within ± --margin."""
+    run is resumed where it stopped. Ctrl-C stops it; the same command goes on with it.
+    compare-models ends with the comparison, each model judged against the top model (or
+    --reference) within ± --margin."""
     from engine.experiments.run import open_experiment
 
     if what.isdigit():
@@ -269,16 +270,12 @@ def _summary(app: AppContext, experiment_id: int, **options: Any) -> tuple[JSOND
     """What the experiment's preset makes of its runs (compare-models: the comparison, with
     ``options`` such as its margin and reference), as JSON and text; None when it has
     nothing to say (yet)."""
-    from engine.experiments.plan import get_preset
+    from engine.experiments.plan import preset_of
     from engine.experiments.records import get
-    from engine.registry import UnknownPreset
 
     found = get(app.store, experiment_id)
-    try:
-        preset = get_preset(str(found["spec"].get("preset") or ""))
-    except UnknownPreset:
-        return None
-    if not preset.summary:
+    preset = preset_of(found)
+    if preset is None or not preset.summary:
         return None
     return preset.summary.load()(app.store, found, **options)
 

@@ -80,7 +80,8 @@ def read_ratings() -> dict[str, int] | str:
     "--rater",
     default="default",
     show_default=True,
-    help="Who rates: your review profile's name, or any name (each rater's ratings are kept apart).",
+    help="Who rates: your review profile's name, or any name (each rater's ratings are kept "
+    "apart).",
 )
 @click.option(
     "--seed",

@@ -124,7 +124,8 @@ def _ask(session: ReviewSession, shown: Shown, say: Callable[..., None], as_json
         except ReviewError:
             pass
         say(
-            f"please type {'letters' if shown.face.multi else 'one'} of {', '.join(letters)}, s or q"
+            f"please type {'letters' if shown.face.multi else 'one'} of "
+            f"{', '.join(letters)}, s or q"
         )
     texts = dict(shown.face.options)
     gold = ", ".join(fb.gold)

@@ -183,7 +183,8 @@ def execute_run(
     (:func:`engine.fields.settings_options`): a new run gets all of them, a resumed one only
     those typed on the command line (anything that differs from the run's own is refused).
     ``run`` says which run to resume, the items in flight at once and whether to be
-    quiet, and how its models load (:func:`run_options`); ``tags`` are stored with a new run (:func:`engine.core.runs.run`)."""
+    quiet, and how its models load (:func:`run_options`); ``tags`` are stored with a new run
+    (:func:`engine.core.runs.run`)."""
     from engine.core.progress import Cancel
     from engine.core.runs import run as run_activity
     from engine.fields import as_dict, given_on_command_line
@@ -351,9 +352,9 @@ def _trial_line(app: AppContext, summary: dict[str, Any]) -> None:
 
 
 def spread_lines(app: AppContext, found: dict[str, Any], quiet: bool) -> dict[str, Any]:
-    """A trial set's numbers, each score its runs' summaries have (:func:`engine.core.trials.short_headers`):
-    mean ± between-trial SD [95% interval]; the last line is the set and its spread as
-    JSON. Returns that."""
+    """A trial set's numbers, each score its runs' summaries have
+    (:func:`engine.core.trials.short_headers`): mean ± between-trial SD [95% interval]; the last
+    line is the set and its spread as JSON. Returns that."""
     import json
 
     from engine.core.trials import spread, spread_text

@@ -3,7 +3,8 @@ item took in the newest earlier run of the same activity, model and method (the 
 answers took to come, a pause between a stop and its resume left out, over the answers it
 stored).
 
->>> found = estimate(store, "exam", "explaincpe-test", {"model": "smollm2", "method": "generate"})  # doctest: +SKIP
+>>> found = estimate(store, "exam", "explaincpe-test",                        # doctest: +SKIP
+...                  {"model": "smollm2", "method": "generate"})
 >>> found.text("question")                                                      # doctest: +SKIP
 '190 questions × 27 s (as run #12 took) ≈ 86 min'
 """

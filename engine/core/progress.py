@@ -209,7 +209,8 @@ class TenthLines:
     a job passes another tenth of its work — the percentage, units done of all (``unit``:
     items by default), the time elapsed and the time left — so a log shows a long job moving.
 
-    >>> lines = []; tenths = TenthLines("scoring", lines.append, clock=iter(range(0, 99, 3)).__next__)
+    >>> lines = []
+    >>> tenths = TenthLines("scoring", lines.append, clock=iter(range(0, 99, 3)).__next__)
     >>> for done in range(1, 5): tenths(Progress(done, 4))
     >>> lines[1]
     'scoring: 50% (2/4 items) · 0:06 elapsed · 0:06 left'

@@ -17,7 +17,7 @@ log-probabilities, turns). The loop then applies the activity's scorers
 stored run can be scored again without its model.
 
 >>> from engine.core.runs import run                                         # doctest: +SKIP
->>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})
+>>> run(store, "exam", "explaincpe-sample", {"model": "smollm2", "limit": 3})  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -384,10 +384,10 @@ def _answers(
 ) -> Iterator[Answered]:
     """``(position, item, answer)`` for each item to do, one at a time (the job's
     :meth:`~engine.core.job.Job.in_turn`: a person chooses the order), or with up to
-    ``concurrency`` items in flight (in the order they finish: :func:`engine.core.progress.in_flight`).
-    When one fails, no more are started and those in flight finish and are given first.
-    Cancel reaches the requests in flight at once (:func:`_stopping_models`); an answer that
-    comes back after it, cut short, is not given."""
+    ``concurrency`` items in flight (in the order they finish:
+    :func:`engine.core.progress.in_flight`). When one fails, no more are started and those in flight
+    finish and are given first. Cancel reaches the requests in flight at once
+    (:func:`_stopping_models`); an answer that comes back after it, cut short, is not given."""
 
     def answer(task: tuple[int, Any]) -> JSONDict:
         return timed(job, task[1], task[0])

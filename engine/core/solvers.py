@@ -12,9 +12,11 @@ the app's screen fill it through a :class:`Sitting`, whose loop runs in a thread
 and takes the answers through a queue (each activity's sitting, ``engine/<activity>/person.py``,
 says how an item is shown and what its answer holds).
 
->>> sitting = Sitting(store, "exam", "explaincpe-sample", {"limit": 3, "mode": "practice"})  # doctest: +SKIP
+>>> sitting = Sitting(store, "exam", "explaincpe-sample",                   # doctest: +SKIP
+...                   {"limit": 3, "mode": "practice"})
 >>> (position, item), *rest = sitting.asked()                             # doctest: +SKIP
->>> sitting.give({"response": "A", "chosen": "A", "gold": item["answer"]})["correct"]  # doctest: +SKIP
+>>> answer = {"response": "A", "chosen": "A", "gold": item["answer"]}     # doctest: +SKIP
+>>> sitting.give(answer)["correct"]                                       # doctest: +SKIP
 >>> sitting.stop()["accuracy"]                                            # doctest: +SKIP
 """
 

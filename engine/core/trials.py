@@ -6,7 +6,8 @@ their trial number and set. :func:`spread` gives the mean over trials, the betwe
 standard deviation and a 95% interval from a bootstrap clustered by case (whole cases
 resampled, each with all its trials), as CRAFT-MD reports its five trials.
 
->>> result = run_trials(store, "consult", "osce", {"doctor": "model", "temperature": 0.7}, 5)  # doctest: +SKIP
+>>> settings = {"doctor": "model", "temperature": 0.7}                         # doctest: +SKIP
+>>> result = run_trials(store, "consult", "osce", settings, 5)                 # doctest: +SKIP
 >>> spread(store, result.run_ids)["accuracy"]                                  # doctest: +SKIP
 {'mean': 41.2, 'sd': 3.1, 'low': 33.0, 'high': 49.5, 'trials': [40.0, 38.0, …], 'cases': 20}
 """

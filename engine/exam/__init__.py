@@ -8,7 +8,8 @@ Modules, one per concern:
 * :mod:`engine.exam.metrics` — accuracy, ROUGE as the paper computed it, per-type accuracy,
   calibration, explanation–answer consistency, scoring a file of responses;
 * :mod:`engine.exam.runner` — a model's run over a data set (``generate`` or ``logprob``);
-* :mod:`engine.exam.person` — a person's sitting (practice, timed exam, review) through the run loop;
+* :mod:`engine.exam.person` — a person's sitting (practice, timed exam, review) through the run
+  loop;
 * :mod:`engine.exam.candidates` — where a person or a model stands among the real
   candidates who answered the same questions (a Rasch model of their rates).
 """

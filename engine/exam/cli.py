@@ -361,7 +361,8 @@ def _take(store: Any, session: ExamSitting, as_json: bool) -> None:
         fb = session.skip() if raw.lower() == "s" else session.answer(raw)
         if fb is not None:
             say(
-                f"{'right' if fb.correct else f'wrong, the answer is {fb.gold}'} ({fb.seconds:.0f} s)"
+                f"{'right' if fb.correct else f'wrong, the answer is {fb.gold}'} "
+                f"({fb.seconds:.0f} s)"
             )
             if fb.explanation:
                 say(f"解析：{fb.explanation}")
@@ -383,17 +384,15 @@ def _result_lines(result: Any, mode: str) -> None:
             mark = "✓" if fb.correct else f"✗ {fb.gold}"
             click.echo(visible(f"  {fb.key}: {fb.chosen or '-'} {mark}"))
     answered = f"{result.answered} of {result.n} answered" if result.answered < result.n else ""
+    score, mark = (fmt_number(v, unit="%") for v in (result.score, result.pass_mark))
     if result.status == "cancelled" and answered and mode == "practice":  # what was answered
         click.echo(
-            f"\nscore {result.score:.1f}% of the questions answered ({result.correct}/"
+            f"\nscore {score}% of the questions answered ({result.correct}/"
             f"{result.answered}; {answered}): quit before the end, not passed"
         )
     else:
         verdict = "passed" if result.passed else "not passed"
-        click.echo(
-            f"\nscore {result.score:.1f}% ({result.correct}/{result.n}; pass mark "
-            f"{result.pass_mark:.0f}%): {verdict}"
-        )
+        click.echo(f"\nscore {score}% ({result.correct}/{result.n}; pass mark {mark}%): {verdict}")
     if result.candidates:
         _candidate_lines(result.candidates)
     _by_type_lines(result.by_type, answered)

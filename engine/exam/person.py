@@ -12,8 +12,8 @@
 A sitting is a person's run through the one run loop (:mod:`engine.core.solvers`): every answer
 is scored and stored by the loop as soon as it is given (a ``person`` run), with the seconds
 spent on the question, and a sitting killed midway is resumed where it stopped
-(``resume=``, ``medexam exam take --resume ID``). The result has the score, whether it reaches the pass mark
-(:class:`~engine.exam.settings.PracticeSettings`' unless told otherwise), accuracy per
+(``resume=``, ``medexam exam take --resume ID``). The result has the score, whether it reaches the
+pass mark (:class:`~engine.exam.settings.PracticeSettings`' unless told otherwise), accuracy per
 question type, the questions missed and, where the data set says how real candidates did
 on its questions, the candidates' score beside the person's and where the person stands
 among them (:mod:`engine.exam.candidates`). :func:`missed_items` lists the questions a person
@@ -148,7 +148,8 @@ class ExamSitting:
         self.time_limit_s = settings.get("time_limit_s")
         self.pass_mark = float(settings.get("pass_mark", PracticeSettings.pass_mark))
         self.seed = settings.get("seed")
-        self.questions: list[Question] = stored_block(store.items(dataset), settings)  # type: ignore[assignment]
+        block = stored_block(store.items(dataset), settings)
+        self.questions: list[Question] = block  # type: ignore[assignment]
         spent = time_spent(store, resume) if resume is not None else 0.0
         self.feedback = feedback_of(store, resume, self.questions) if resume is not None else []
         self.started = clock() - spent

@@ -43,8 +43,8 @@ the format to follow.
 Examples come from a training pool (the train split when the store holds it) and are the
 same for every question of a run (so the model can reuse the computed prefix). One shot is
 a seeded random draw; four and eight are balanced over the seven kinds of question of the
-second level of types (``type2``: 逻辑推理题, 药品知识题, 情景分析题, 常识题, 疾病知识题, 数学计算题,
-其他), as the paper chose them "with varying question types": the kinds take turns, the
+second level of types (``type2``: 逻辑推理题, 药品知识题, 情景分析题, 常识题, 疾病知识题,
+数学计算题, 其他), as the paper chose them "with varying question types": the kinds take turns, the
 most frequent in the pool first, each kind's examples in a seeded order. ExplainCPE's
 train split has no types, so there the kind is read from the wording (:func:`question_kind`;
 it agrees with the labels of the test split on 126 of its 190 questions). Example length

@@ -13,8 +13,10 @@ both answered:
   (:func:`engine.exam.metrics.letter_kl`), with a bootstrap interval;
 * the prompt tokens read per second (the method generates none);
 
-and a figure of accuracy and KL divergence against file size, written as SVG and PNG beside
-the data (:func:`figure_files`) and drawn in the experiment's report.
+and a figure of accuracy (with the data set's chance level) and KL divergence against file
+size, written as SVG and PNG beside the data each time the experiment is played
+(:func:`quantization_figures`; ``experiment show`` writes them only when missing) and drawn in
+the experiment's report.
 
 >>> found = quantization_summary(store, experiment)     # doctest: +SKIP
 >>> found[0]["ladders"][0]["quantizations"][0]["verdict"]  # doctest: +SKIP
@@ -171,27 +173,39 @@ def ladder_result(
         "items": result["items"]["shared"],
         "metric": result["metrics"][0],
         "margin": margin,
+        "chance": result["chance"],
         "reference": next(r for r in rungs if r["reference"]),
         "quantizations": [r for r in rungs if not r["reference"]],
         "notes": [verdict_note({**result, "top": None})],  # named the reference, not the top
     }
 
 
-def quantization_summary(
+def ladder_results(
     store: Store, experiment: JSONDict, margin: float = MARGIN, reference: str | None = None
-) -> tuple[JSONDict, str] | None:
-    """Each model's ladder compared (:func:`ladder_result`) as JSON and text, with the
-    figure written (:func:`figure_files`); None before any ladder has two finished runs."""
+) -> list[JSONDict]:
+    """Each model's ladder compared (:func:`ladder_result`), those with two finished runs."""
     found = [
         ladder_result(store, model, cells, margin, reference)
         for model, cells in _ladders(experiment).items()
     ]
-    ladders = [f for f in found if f is not None]
+    return [f for f in found if f is not None]
+
+
+def quantization_summary(
+    store: Store, experiment: JSONDict, margin: float = MARGIN, reference: str | None = None
+) -> tuple[JSONDict, str] | None:
+    """Each model's ladder compared (:func:`ladder_results`) as JSON and text, with the
+    figure's files (:func:`quantization_figures`, written only when missing); None before
+    any ladder has two finished runs."""
+    ladders = ladder_results(store, experiment, margin, reference)
     if not ladders:
         return None
-    chart = ladder_chart(ladders)
-    figure = figure_files(chart, int(experiment["id"]))
-    result: JSONDict = {"ladders": ladders, "chart": chart, "figure": [str(p) for p in figure]}
+    figure = quantization_figures(store, experiment, again=False)
+    result: JSONDict = {
+        "ladders": ladders,
+        "chart": ladder_chart(ladders),
+        "figure": [str(p) for p in figure],
+    }
     return result, format_ladders(result)
 
 
@@ -309,7 +323,8 @@ def format_ladders(result: JSONDict) -> str:
 
 
 def ladder_chart(ladders: list[JSONDict]) -> Chart:
-    """Accuracy and KL divergence against file size, a series per ladder."""
+    """Accuracy and KL divergence against file size, a series per ladder, and the data set's
+    chance accuracy (``chance``, :mod:`engine.core.chance`; None when its runs give none)."""
     series = []
     for x in ladders:
         points = []
@@ -328,6 +343,7 @@ def ladder_chart(ladders: list[JSONDict]) -> Chart:
         "title": title,
         "axis": f"{metric} (%)",
         "series": series,  # type: ignore[typeddict-item]
+        "chance": next((x["chance"] for x in ladders if x.get("chance") is not None), None),
     }
 
 
@@ -340,11 +356,12 @@ def _errors(points: list[JSONDict], key: str, low: str, high: str) -> list[list[
 
 @register("chart", name=NAME)
 def ladder_figure(chart: Chart) -> Figure:
-    """Two panels sharing the file size (MiB, log scale): accuracy with its 95% interval,
-    and the mean KL divergence with its interval; each point named by its type."""
+    """Two panels sharing the file size (MiB, log scale): accuracy with its 95% interval
+    and the chance level, and the mean KL divergence with its interval; each point named by
+    its type."""
     from matplotlib.ticker import NullFormatter
 
-    from engine.reports.charts import figure
+    from engine.reports.charts import chance_line, figure
 
     series: list[Any] = list(chart.get("series") or [])
     fig = figure(3.6)
@@ -372,15 +389,26 @@ def ladder_figure(chart: Chart) -> Figure:
         ax.margins(x=0.15)
     score.set_ylim(0, 100)
     kl.set_ylim(bottom=0)
+    chance_line(score, chart.get("chance"))
     score.legend(fontsize=7, loc="best")
     fig.suptitle(chart["title"], fontsize=10)
     return fig
 
 
-def figure_files(chart: Chart, experiment_id: int) -> list[Path]:
-    """The figure written as SVG and PNG into ``figures/`` of the user data folder, named
-    for the experiment (written again each time); none without a point."""
-    from engine.paths import data_dir, write_own
+def figure_paths(experiment_id: int) -> list[Path]:
+    """Where the experiment's figure is written: SVG and PNG in ``figures/`` of the user data
+    folder, named for the experiment."""
+    from engine.paths import data_dir
+
+    stem = data_dir() / "figures" / f"experiment-{experiment_id}-{NAME}"
+    return [stem.with_suffix(".svg"), stem.with_suffix(".png")]
+
+
+def figure_files(chart: Chart, experiment_id: int, again: bool = True) -> list[Path]:
+    """The figure written as SVG and PNG (:func:`figure_paths`): each file replaced, or
+    without ``again`` only the missing one written (the other left as it is); none without
+    a point."""
+    from engine.paths import write_own
     from engine.reports.charts import chart_figure, png, svg
 
     series: list[Any] = list(chart.get("series") or [])
@@ -389,24 +417,32 @@ def figure_files(chart: Chart, experiment_id: int) -> list[Path]:
     fig = chart_figure(chart)
     if fig is None:
         return []
-    folder = data_dir() / "figures"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"experiment-{experiment_id}-{NAME}"
-    return [
-        write_own(stem.with_suffix(".svg"), svg(fig).encode("utf-8")),
-        write_own(stem.with_suffix(".png"), png(fig)),
-    ]
+    svg_path, png_path = figure_paths(experiment_id)
+    svg_path.parent.mkdir(parents=True, exist_ok=True)
+    if again or not svg_path.is_file():
+        write_own(svg_path, svg(fig).encode("utf-8"))
+    if again or not png_path.is_file():
+        write_own(png_path, png(fig))
+    return [svg_path, png_path]
+
+
+def quantization_figures(store: Store, experiment: JSONDict, again: bool = True) -> list[Path]:
+    """The experiment's figure files from its finished runs, each ladder against its own
+    reference: written again (``again``: the preset's ``figures``, called each time the
+    experiment has been played), or only the one missing (:func:`figure_files`; nothing
+    drawn when both are there); none before a ladder has two finished runs."""
+    paths = figure_paths(int(experiment["id"]))
+    if not again and all(p.is_file() for p in paths):
+        return paths
+    ladders = ladder_results(store, experiment)
+    return figure_files(ladder_chart(ladders), int(experiment["id"]), again) if ladders else []
 
 
 def quantization_report(store: Store, experiment: JSONDict) -> JSONDict:
     """The ladders as report tables (one per model) with the figure."""
     from engine.reports.shapes import table
 
-    ladders = [
-        found
-        for model, cells in _ladders(experiment).items()
-        if (found := ladder_result(store, model, cells, MARGIN, None)) is not None
-    ]
+    ladders = ladder_results(store, experiment)
     tables = []
     for x in ladders:
         rows: list[list[Any]] = [_row(r) for r in [x["reference"], *x["quantizations"]]]
@@ -427,5 +463,6 @@ register(
         report=Lazy("engine.exam.quantizations", "quantization_report", FUNCTION),
         dataset_hint="an exam data set: medexam import explaincpe test.json --name cpe-test",
         summary=Lazy("engine.exam.quantizations", "quantization_summary", FUNCTION),
+        figures=Lazy("engine.exam.quantizations", "quantization_figures", FUNCTION),
     ),
 )

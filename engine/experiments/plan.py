@@ -80,8 +80,11 @@ class Preset:
     :class:`engine.registry.Lazy` reference to ``(store, experiment) → {"tables", "charts"}``
     drawing the paper's tables and figures from them; ``summary`` one to ``(store,
     experiment, **options) → (JSON, text)`` (options such as compare-models' margin) that
-    ``experiment run`` and ``show`` print after the runs (None: nothing yet);
-    ``dataset_hint`` says what data set it wants, ``dataset`` the one it runs on by default."""
+    ``experiment run`` and ``show`` print after the runs (None: nothing yet), writing no file
+    but one missing; ``figures`` one to ``(store, experiment) → [paths]`` that writes the
+    preset's figure files again each time the experiment has been played
+    (:func:`engine.experiments.run.run_experiment`); ``dataset_hint`` says what data set it
+    wants, ``dataset`` the one it runs on by default."""
 
     name: str
     title: str
@@ -91,6 +94,7 @@ class Preset:
     dataset_hint: str = ""
     summary: Lazy[Callable[..., tuple[JSONDict, str] | None]] | None = None
     dataset: str = ""
+    figures: Lazy[Callable[[Store, JSONDict], list[Path]]] | None = None
 
 
 def presets() -> dict[str, Preset]:
@@ -101,6 +105,18 @@ def presets() -> dict[str, Preset]:
 def get_preset(name: str) -> Preset:
     """The preset ``name``; :class:`engine.registry.UnknownPreset` names the known ones."""
     return cast("Preset", get("preset", name))
+
+
+def preset_of(experiment: JSONDict) -> Preset | None:
+    """The preset a stored experiment was planned from; None for one planned from a file of
+    its own, or from a preset no longer known."""
+    from engine.registry import UnknownPreset
+
+    name = experiment["spec"].get("preset")
+    try:
+        return get_preset(str(name)) if name else None
+    except UnknownPreset:
+        return None
 
 
 # -- what is asked -------------------------------------------------------------------

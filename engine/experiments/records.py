@@ -4,10 +4,11 @@ holding that run's id once it is started or reused. The runs themselves stay ord
 a cell whose run was deleted is played again.
 
 An experiment's status is read from its runs: ``finished`` when every cell's run finished
-(or its model cannot play it: :data:`NO_ROOM`), ``running`` while one runs, ``planned`` before any started, ``failed`` when a cell's run could
-not start (its ``error`` says why), else the first unfinished run's (``cancelled``,
-``interrupted``, ``failed``) — what ``experiment run`` goes on from. A cell whose run answered
-items its data set no longer holds (replaced since) reads :data:`CHANGED` and is played again.
+(or its model cannot play it: :data:`NO_ROOM`), ``running`` while one runs, ``planned`` before any
+started, ``failed`` when a cell's run could not start (its ``error`` says why), else the first
+unfinished run's (``cancelled``, ``interrupted``, ``failed``) — what ``experiment run`` goes on
+from. A cell whose run answered items its data set no longer holds (replaced since) reads
+:data:`CHANGED` and is played again.
 
 A process takes a cell before it plays it (:func:`claim`, in one transaction holding the
 write lock): two ``experiment run`` on one database never play the same cell; the second
@@ -47,8 +48,9 @@ def _load(text: Any) -> Any:
 def create(store: Store, plan: Plan) -> int:
     """Store a new experiment of ``plan`` (its reused runs in their cells); its id."""
     with store.transaction(immediate=True):
+        # last_pk is set after an insert
         experiment_id = int(
-            store.db.table("experiments")  # type: ignore[arg-type]  # last_pk is set after an insert
+            store.db.table("experiments")  # type: ignore[arg-type]
             .insert(
                 {
                     "name": plan.name,

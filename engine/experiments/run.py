@@ -43,6 +43,8 @@ from engine.experiments import records
 from engine.experiments.plan import cell_from_json, full_settings, reusable, settings_key
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from engine.core.progress import Cancel
     from engine.experiments.plan import Plan
     from engine.models.load import LoadSettings
@@ -315,7 +317,8 @@ def run_experiment(
     """Play every cell of experiment ``experiment_id`` that has not finished (see the module's
     doc): each model's runs in turn, the models' lanes (:func:`lanes`) at once on a database
     file, their models loaded with ``load`` (:func:`engine.core.runs.run`); ``on_cell(cell,
-    summary)`` after each cell played. Returns ``{"experiment_id",
+    summary)`` after each cell played; then its preset's figure files written again
+    (:func:`write_figures`). Returns ``{"experiment_id",
     "status", "played", "failed"}``: ``status`` is the experiment's once done (``finished``,
     ``cancelled``, ``failed``). Ctrl-C (KeyboardInterrupt) is raised again once the runs being
     played are closed as cancelled."""
@@ -335,8 +338,22 @@ def run_experiment(
     else:
         everything = list(range(len(cells)))
         played, failed = _lane(store, cells, everything, tally, progress, options, on_cell)
-    status = records.get(store, experiment_id)["status"]
+    experiment = records.get(store, experiment_id)
+    write_figures(store, experiment)
+    status = experiment["status"]
     return {"experiment_id": experiment_id, "status": status, "played": played, "failed": failed}
+
+
+def write_figures(store: Store, experiment: JSONDict) -> list[Path]:
+    """Write the figure files of the experiment's preset from its finished runs (its
+    ``figures``, :class:`~engine.experiments.plan.Preset`), as each time it has been played;
+    none for a preset without."""
+    from engine.experiments.plan import preset_of
+
+    preset = preset_of(experiment)
+    if preset is None or preset.figures is None:
+        return []
+    return preset.figures.load()(store, experiment)
 
 
 def trial_spreads(store: Store, experiment: JSONDict) -> list[JSONDict]:

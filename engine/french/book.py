@@ -9,7 +9,8 @@ them, unless nothing else is left.
 
 >>> from types import SimpleNamespace as P
 >>> passages = [P(text="Le foie est atteint. La N-acétylcystéine est l'antidote.")]
->>> notes = option_notes(passages, "Quel antidote ?", [("a", "La N-acétylcystéine"), ("b", "Le rein")])
+>>> options = [("a", "La N-acétylcystéine"), ("b", "Le rein")]
+>>> notes = option_notes(passages, "Quel antidote ?", options)
 >>> [(n.letter, [(x.passage, x.text) for x in n.notes]) for n in notes]
 [('a', [(1, "La N-acétylcystéine est l'antidote.")]), ('b', [])]
 """

@@ -251,7 +251,8 @@ def french_indexes(as_json: bool) -> None:
         return
     for m in rows:
         click.echo(
-            f"{m['name']:<28} {m['retriever']:<7} {m['n_passages']:>8} passages  corpus {m['corpus']}"
+            f"{m['name']:<28} {m['retriever']:<7} {m['n_passages']:>8} passages  "
+            f"corpus {m['corpus']}"
         )
 
 

@@ -33,9 +33,9 @@ def reader_passages(
     index: Index, dataset: str, item: Row, k: int, oracle: bool = False
 ) -> tuple[list[Any], list[Any], bool]:
     """What the reader sees for ``item``: ``(the k passages given, the unfiltered top k,
-    whether an own passage was among the top k, so left out)``. The own passage (:func:`own_passage`) is skipped
-    and the next best takes its place, unless ``oracle``; the unfiltered top k is what
-    retrieval recall is measured on."""
+    whether an own passage was among the top k, so left out)``. The own passage
+    (:func:`own_passage`) is skipped and the next best takes its place, unless ``oracle``; the
+    unfiltered top k is what retrieval recall is measured on."""
     depth = k if oracle else k + 10
     ranked = index.search(retrieval_query(item), depth)
     if oracle:

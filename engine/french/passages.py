@@ -36,7 +36,8 @@ def source_label(source: str, text: str, words: int = 8) -> str:
     by its data set and the first ``words`` words of its text; a short id is kept; a file
     source is its file name.
 
-    >>> source_label("train#" + "ab" * 32, "Parmi les propositions suivantes, laquelle est exacte ?")
+    >>> question = "Parmi les propositions suivantes, laquelle est exacte ?"
+    >>> source_label("train#" + "ab" * 32, question)
     'train: « Parmi les propositions suivantes, laquelle est exacte ? »'
     >>> source_label("train#q12", "…"), source_label("notes/cours/foie.md", "…")
     ('train, question q12', 'foie.md')

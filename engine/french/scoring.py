@@ -6,8 +6,10 @@ percent, overall and by number of correct answers (``by_n_answers``).
 
 >>> hamming({"a", "d"}, {"a", "b", "d"})
 0.666...
->>> summarise([({"a"}, {"a"}), ({"b"}, {"a", "b"})])
-{'n': 2, 'hamming': 75.0, 'emr': 50.0, 'by_n_answers': {'1': {'n': 1, 'hamming': 100.0, 'emr': 100.0}, '2': {'n': 1, 'hamming': 50.0, 'emr': 0.0}}}
+>>> summarise([({"a"}, {"a"}), ({"b"}, {"a", "b"})])  # doctest: +NORMALIZE_WHITESPACE
+{'n': 2, 'hamming': 75.0, 'emr': 50.0,
+ 'by_n_answers': {'1': {'n': 1, 'hamming': 100.0, 'emr': 100.0},
+                  '2': {'n': 1, 'hamming': 50.0, 'emr': 0.0}}}
 """
 
 from __future__ import annotations

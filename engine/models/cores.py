@@ -38,11 +38,11 @@ at two threads against 80 at one). So each model pool
 * ``MEDEXAM_SHARE_CORES``: ``machine`` (the default: all of the above), ``medexam`` (other
   medexam processes only, not other programs' load), ``process`` (this pool's models only).
 
->>> machine = SharedCores(on_change=lambda: None)                   # doctest: +SKIP
->>> machine.start("smollm2", model.pid)  # this pool's smollm2 works: entry written  # doctest: +SKIP
->>> machine.share(cores=2, working=1)    # its threads: a busy loop holds one core   # doctest: +SKIP
+>>> machine = SharedCores(on_change=lambda: None)                                   # doctest: +SKIP
+>>> machine.start("smollm2", model.pid)  # the pool's smollm2 works: entry written  # doctest: +SKIP
+>>> machine.share(cores=2, working=1)    # its threads: a busy loop holds one core  # doctest: +SKIP
 1
->>> machine.stop("smollm2")     # entry removed a second later               # doctest: +SKIP
+>>> machine.stop("smollm2")              # entry removed a second later             # doctest: +SKIP
 """
 
 from __future__ import annotations

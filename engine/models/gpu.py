@@ -232,9 +232,9 @@ class LoadLog:
     """llama.cpp's log while a model loads, read for what it did with the devices.
 
     >>> log = LoadLog()                                                  # doctest: +SKIP
-    >>> with log.capture():
+    >>> with log.capture():                                              # doctest: +SKIP
     ...     llm = llama_cpp.Llama(model_path=path, n_gpu_layers=-1, verbose=False)
-    >>> log.offloaded, log.device_bytes(["Vulkan0"])
+    >>> log.offloaded, log.device_bytes(["Vulkan0"])                     # doctest: +SKIP
     """
 
     lines: list[str] = field(default_factory=list)

@@ -2,10 +2,11 @@
 an experiment down to the pool, stored with each run.
 
 Every field left ``None`` means "the default": a context of :data:`DEFAULT_CONTEXT` tokens
-(which an exam run sizes to its prompts, :func:`sized_context`), the physical cores' threads, the GPU layers that fit the GPU's free memory (none when the ``gpu`` setting is
-``cpu``), as many slots as the memory holds (:mod:`engine.models.slots`), and flash attention
-as the ``flash_attn`` setting says. The pool keeps one loaded model per name and load
-settings, so two runs of one process with different settings each get theirs.
+(which an exam run sizes to its prompts, :func:`sized_context`), the physical cores' threads, the
+GPU layers that fit the GPU's free memory (none when the ``gpu`` setting is ``cpu``), as many slots
+as the memory holds (:mod:`engine.models.slots`), and flash attention as the ``flash_attn`` setting
+says. The pool keeps one loaded model per name and load settings, so two runs of one process with
+different settings each get theirs.
 
 >>> LoadSettings(n_ctx=8192, slots=2).as_dict()
 {'n_ctx': 8192, 'slots': 2}
@@ -112,8 +113,9 @@ def sized_context(
     5120
     >>> sized_context([900, 1200], 512, 8192)
     4096
-    >>> sized_context([9000], 512, 8192)
-    "the shortest prompt takes 9000 tokens and the reply 512, more than the model's trained context of 8192"
+    >>> sized_context([9000], 512, 8192)  # doctest: +NORMALIZE_WHITESPACE
+    "the shortest prompt takes 9000 tokens and the reply 512, more than the model's trained
+    context of 8192"
     """
     if not prompt_tokens:
         return least

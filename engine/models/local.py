@@ -206,7 +206,9 @@ class LocalModel(ChatModel):
                     with _main_hidden():
                         proc.start()
                     self._proc = proc
-                    model_started(proc.pid)  # type: ignore[arg-type]  # set once started; its busy time is medexam's, not another program's
+                    # the pid is set once started; its busy time is medexam's, not another
+                    # program's
+                    model_started(proc.pid)  # type: ignore[arg-type]
                 _, kind, value = first_message(parent, proc)
             except BaseException:
                 if proc.is_alive():

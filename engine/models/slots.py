@@ -17,11 +17,13 @@ would take holds, up to a cap:
   keeps more items in flight.
 
 A number set by the user (the load settings' ``slots``, :class:`engine.models.load.LoadSettings`:
-``--slots N``, the app's Models panel) is taken as it is when it fits, reduced to what fits otherwise (said in
-the note); when not even one slot fits, the model is refused in one line (lower its context).
+``--slots N``, the app's Models panel) is taken as it is when it fits, reduced to what fits
+otherwise (said in the note); when not even one slot fits, the model is refused in one line (lower
+its context).
 
 >>> decide("SmolLM2-135M-Instruct.Q4_1.gguf", ModelSettings().resolved()).note  # doctest: +SKIP
-'8 slots (the most on a CPU), 90 MiB of KV cache each for 4,096 tokens; 21.7 GiB free for them in RAM'
+'8 slots (the most on a CPU), 90 MiB of KV cache each for 4,096 tokens; 21.7 GiB free for them
+in RAM'
 """
 
 from __future__ import annotations

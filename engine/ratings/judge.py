@@ -7,7 +7,8 @@ stored as a failure with the reply itself, never turned into a made-up score.
 
 >>> parse_ratings('{"well_formed": 5, "support": 4, "correctness": 4, "validity": 3, "novelty": 2}')
 {'well_formed': 5, 'support': 4, 'correctness': 4, 'validity': 3, 'novelty': 2}
->>> parse_ratings("Well-formed: 4\\nSupport: 4\\nCorrectness: 3\\nValidity: 3\\nNovelty: 2")["novelty"]
+>>> lines = "Well-formed: 4\\nSupport: 4\\nCorrectness: 3\\nValidity: 3\\nNovelty: 2"
+>>> parse_ratings(lines)["novelty"]
 2
 >>> parse_ratings("I cannot rate this.") is None
 True
@@ -135,7 +136,8 @@ def parse_ratings(text: str) -> dict[str, int] | None:
     found = json_object(text)
     if found is not None:
         values = {k: _rating(found.get(k)) for k in KEYS}
-        return values if all(v is not None for v in values.values()) else None  # type: ignore[return-value]
+        complete = all(v is not None for v in values.values())
+        return values if complete else None  # type: ignore[return-value]
     named: dict[str, int | None] = {}
     for m in _LINE.finditer(text):
         if re.search(r"\d", text[m.end() :].split("\n", 1)[0]):
@@ -146,7 +148,8 @@ def parse_ratings(text: str) -> dict[str, int] | None:
             return None  # one perspective given two ratings
         named[key] = value
     values = {k: named.get(k) for k in KEYS}
-    return values if all(v is not None for v in values.values()) else None  # type: ignore[return-value]
+    complete = all(v is not None for v in values.values())
+    return values if complete else None  # type: ignore[return-value]
 
 
 def judge(

@@ -5,8 +5,8 @@ rater goes on with what is not rated yet).
 
 >>> session = RatingSession(store, [12, 14], rater="dr-li", seed=7)     # doctest: +SKIP
 >>> entry = session.next()                                              # doctest: +SKIP
->>> session.rate(entry, {"well_formed": 5, "support": 4, "correctness": 3,
-...                      "validity": 4, "novelty": 2}, comment="misses the antidote")  # doctest: +SKIP
+>>> session.rate(entry, {"well_formed": 5, "support": 4, "correctness": 3,  # doctest: +SKIP
+...                      "validity": 4, "novelty": 2}, comment="misses the antidote")
 """
 
 from __future__ import annotations
@@ -188,7 +188,10 @@ def _none_to_rate(run_id: int, activity_id: str) -> str:
     judged by people instead (another person's scorer: ``rate RUN --diagnoses``)."""
     others = [n for n, s in scorers(activity_id).items() if s.person and n != PERSON]
     if others:
-        return f"run {run_id} has no explanations to rate: its answers are judged with medexam rate {run_id} --diagnoses"
+        return (
+            f"run {run_id} has no explanations to rate: its answers are judged with "
+            f"medexam rate {run_id} --diagnoses"
+        )
     return (
         f"run {run_id} has no explanations to rate (a run of the 'generate' method writes "
         "them; letters picked by probabilities have none)"

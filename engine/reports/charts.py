@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from engine.registry import get, register
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from engine.reports.shapes import Chart
@@ -91,6 +92,17 @@ def interval_figure(chart: Chart) -> Figure:
     ax.grid(axis="x", color="#e5e7eb")
     ax.set_title(chart["title"], fontsize=10)
     return fig
+
+
+def chance_line(ax: Axes, level: float | None) -> None:
+    """The chance level of a score (percent, :mod:`engine.core.chance`) as a dashed line
+    across ``ax``, named in its legend with the level; nothing without one."""
+    from engine.text.columns import fmt_number
+
+    if level is None:
+        return
+    label = f"chance ({fmt_number(level, unit='%')}%)"
+    ax.axhline(level, linestyle="--", linewidth=1.2, color="#6b7280", label=label)
 
 
 def _gap(top: float | None, bottom: float | None) -> float:

@@ -69,20 +69,14 @@ def experiment_runs(store: Store, experiment: JSONDict) -> list[tuple[JSONDict, 
 
 def experiment_section(store: Store, experiment: JSONDict) -> Section:
     """The experiment's own section: its grid, then its preset's tables and figures."""
-    from engine.experiments.plan import get_preset
-    from engine.registry import UnknownPreset
+    from engine.experiments.plan import preset_of
 
     tables, charts = [grid_table(experiment)], []
-    name = experiment["spec"].get("preset")
-    if name:
-        try:
-            preset = get_preset(str(name))
-        except UnknownPreset:
-            preset = None
-        if preset is not None and preset.report:
-            part = preset.report.load()(store, experiment)
-            tables += part["tables"]
-            charts += part["charts"]
+    preset = preset_of(experiment)
+    if preset is not None and preset.report:
+        part = preset.report.load()(store, experiment)
+        tables += part["tables"]
+        charts += part["charts"]
     return {
         "activity": "experiment",
         "name": f"Experiment {experiment['id']}: {experiment['title']}",

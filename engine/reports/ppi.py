@@ -117,6 +117,11 @@ def ppi_mean(
         mean = (weight * float(more.mean()) if big_n else 0.0) + float((ys - weight * fs).mean())
     judge_var = weight**2 * _var(more) if big_n else 0.0
     residual_var = _var(ys - weight * fs)
+    people_low, people_high = (
+        (people_mean - z * people_se, people_mean + z * people_se)
+        if people_se is not None and people_mean is not None
+        else (None, None)
+    )
     se = math.sqrt(judge_var / max(big_n, 1) + residual_var / n) if n >= MIN_LABELLED else None
     return PPIMean(
         mean=mean,
@@ -128,8 +133,8 @@ def ppi_mean(
         n_judge_only=big_n,
         judge_mean=judge_mean,
         people_mean=people_mean,
-        people_low=None if people_se is None else people_mean - z * people_se,  # type: ignore[operator]
-        people_high=None if people_se is None else people_mean + z * people_se,  # type: ignore[operator]
+        people_low=people_low,
+        people_high=people_high,
         judge_var=judge_var,
         residual_var=residual_var,
         people_var=_var(ys),
@@ -139,8 +144,9 @@ def ppi_mean(
 def more_ratings(found: PPIMean, half_width: float, level: float = LEVEL) -> int | None:
     """How many more answers people must rate (each taken from those the judge alone
     rated) for :func:`ppi_mean`'s interval to be ± ``half_width``, by its variance formula
-    with today's λ and variances (all of them rated: the people-only mean); 0 when it already is, None when no number of the
-    answers there are would do (or fewer than two are rated yet: no variance to go by)."""
+    with today's λ and variances (all of them rated: the people-only mean); 0 when it already is,
+    None when no number of the answers there are would do (or fewer than two are rated yet: no
+    variance to go by)."""
     if found.se is None:
         return None
     z = _z(level)

@@ -96,6 +96,7 @@ class Chart(TypedDict):
     series: NotRequired[list[ChartSeries]]
     x_axis: NotRequired[str]  # a ``lines`` chart's x axis, and its ticks' labels
     x_labels: NotRequired[dict[str, str]]
+    chance: NotRequired[float | None]  # the score's chance level, drawn as a dashed line
 
 
 class Comparison(TypedDict):

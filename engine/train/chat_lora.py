@@ -3,8 +3,8 @@ loop's :class:`~engine.train.loop.Task` (the base GGUF loaded by transformers wi
 LoRA, the conversations rendered by the base's own chat template and tokenized as llama.cpp
 tokenizes them, the loss on the assistant's turns only, the adapter saved and converted to a
 GGUF LoRA). The kinds that train a LoRA make their conversations and call
-:func:`lora_task` (a consultation doctor: :mod:`engine.consult.training.finetune`; the French writer:
-:mod:`engine.french.train.writer`), their settings extending
+:func:`lora_task` (a consultation doctor: :mod:`engine.consult.training.finetune`; the French
+writer: :mod:`engine.french.train.writer`), their settings extending
 :class:`engine.train.settings.LoraSettings`."""
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ def start(
         **current_owner(),
     }
     with store.transaction(immediate=True):
-        return int(store.db.table("trainings").insert(row).last_pk)  # type: ignore[arg-type]  # last_pk is set after an insert
+        # last_pk is set after an insert
+        return int(store.db.table("trainings").insert(row).last_pk)  # type: ignore[arg-type]
 
 
 def get(store: Store, training_id: int) -> JSONDict:

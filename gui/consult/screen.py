@@ -55,8 +55,8 @@ class ConsultScreen(ActivityScreen):
 
 class ConsultRunPanel(RunPanel):
     """A doctor (a model, an oracle or a baseline) consults the model patient over each case
-    (:mod:`engine.consult.doctor.runner`), several cases at once when "At once" says so (automatic: 8
-    when every model is served, else 1); the transcript of a case in progress is shown live
+    (:mod:`engine.consult.doctor.runner`), several cases at once when "At once" says so (automatic:
+    8 when every model is served, else 1); the transcript of a case in progress is shown live
     from the run's progress, one turn at a time."""
 
     activity_id = "consult"

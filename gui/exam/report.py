@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.exam.dataset import LETTERS
+from engine.text.columns import fmt_number
 from gui.tables import RowsModel, table_view
 from gui.widgets.common import (
     Card,
@@ -132,14 +133,14 @@ class ReportPage(QWidget):
         ``questions`` of ``dataset``."""
         mode = {"timed": "Timed exam", "review": "Review"}.get(result.mode, "Practice")
         self.session_label.setText(f"{mode} · {dataset}")
-        self.score_label.setText(f"{result.score:.0f}%")
+        self.score_label.setText(f"{fmt_number(result.score, unit='%')}%")
         if result.mode == "review":
             self.pass_label.setObjectName("")
             self.pass_label.setText("A review: no pass mark, not counted as an exam")
             repolish(self.pass_label)
         else:
             verdict = "Passed" if result.passed else "Not passed"
-            said = f"{verdict} — the pass mark is {result.pass_mark:.0f}%"
+            said = f"{verdict} — the pass mark is {fmt_number(result.pass_mark, unit='%')}%"
             say_verdict(self.pass_label, result.passed, said)
         self.stats_label.setText(_stats(result))
         self._show_candidates(result, questions, dataset)

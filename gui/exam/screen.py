@@ -4,8 +4,8 @@ model on a question set.
 Everything about the exam — questions, scoring, the pass mark, per-type accuracy, missed
 questions, prompts and model runs — comes from :mod:`engine.exam`; this screen only shows it.
 The practice tab is the one practice panel with the exam's item widget
-(:mod:`gui.exam.item`, its report :mod:`gui.exam.report`), the evaluation tab the shared run panel with the exam's
-settings.
+(:mod:`gui.exam.item`, its report :mod:`gui.exam.report`), the evaluation tab the shared run panel
+with the exam's settings.
 """
 
 from __future__ import annotations

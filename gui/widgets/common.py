@@ -254,7 +254,7 @@ def text_view(min_height: int = 0) -> QTextBrowser:
 
 
 class ProgressRow(QWidget):
-    """A progress bar, a line of text and a Stop button, for a long job."""
+    """A long job's progress bar, text and Stop button (``update`` is not QWidget's repaint)."""
 
     stop_clicked = Signal()
 
@@ -284,7 +284,7 @@ class ProgressRow(QWidget):
         self.label.setText(message)
         self.stop.setEnabled(True)
 
-    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]  # not QWidget's repaint
+    def update(self, p: Progress, message: str | None = None) -> None:  # type: ignore[override]
         self.bar.setFormat("%v / %m")
         self.bar.setRange(0, max(p.total, 1))
         self.bar.setValue(p.done)

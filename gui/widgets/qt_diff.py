@@ -172,7 +172,8 @@ def side_by_side_button(
                 parent, "Select two runs of one data set to see them side by side.", ctx, TITLE
             )
             return
-        parent.diff_dialog = open_diff(parent, ctx, found[0], found[1])  # type: ignore[attr-defined]
+        dialog = open_diff(parent, ctx, found[0], found[1])
+        parent.diff_dialog = dialog  # type: ignore[attr-defined]
 
     tip = "Two runs item by item: both replies, the letter read from each, flipped items"
     return button("Items side by side", clicked, tip)

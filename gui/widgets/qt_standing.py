@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from engine.activities import activities
 from engine.bank.notebook import REASONS
 from engine.bank.standing import FIELD_NAMES
-from gui.tables import table_view
+from gui.tables import ROOT, table_view
 from gui.widgets import charts
 from gui.widgets.common import AppContext, Card, combo, esc, flush_column, muted, selectable
 
@@ -117,13 +117,15 @@ class SubjectsModel(QAbstractTableModel):
             self.rows.append(s)
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:  # noqa: N802
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:  # noqa: N802
         return 0 if parent.isValid() else len(self.FIXED) + len(self.models)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> str | None:  # noqa: N802
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = 0
+    ) -> str | None:
         if role != Qt.ItemDataRole.DisplayRole or orientation != Qt.Orientation.Horizontal:
             return None
         fixed = len(self.FIXED)
@@ -330,7 +332,8 @@ class StandingPanel(QWidget):
         self._size_columns()
         first = esc(", ".join(found.work_first))
         self.work_first.setText(
-            f"<b>Work on first:</b> <span style='background:{WORK_FIRST}'>&nbsp;{first}&nbsp;</span>"
+            "<b>Work on first:</b> "
+            f"<span style='background:{WORK_FIRST}'>&nbsp;{first}&nbsp;</span>"
             if first
             else "No subject stands out below your overall score yet."
         )

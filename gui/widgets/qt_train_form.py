@@ -13,8 +13,9 @@ dialogues, :mod:`gui.consult.training`); the others train on a data set of their
 One page per kind, kept while the screen lives: going back to a kind finds it as it was
 left. A page trains on the data set whose name says it is a training split
 (``frenchmedmcqa-train``, ``train``…) and picks the best epoch on the one whose name says
-dev, until the person chooses others (:func:`split_named`). The widgets hold layout and wiring only; the settings are checked by the settings
-dataclass (:func:`engine.fields.from_dict`) and the data by the training itself.
+dev, until the person chooses others (:func:`split_named`). The widgets hold layout and wiring only;
+the settings are checked by the settings dataclass (:func:`engine.fields.from_dict`) and the data by
+the training itself.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What the question pages of the practice screens share: a question's answer options
 (:class:`OptionList`, one :class:`OptionButton` each), the card that shows a question over
 them (:class:`QuestionCard`), the title and bar of how far a session is
-(:func:`position_widgets`) and its clock (:class:`SessionClock`), the keys that choose and strike options (:func:`option_keys`), and
-a stored question as HTML (:func:`item_html`)."""
+(:func:`position_widgets`) and its clock (:class:`SessionClock`), the keys that choose and strike
+options (:func:`option_keys`), and a stored question as HTML (:func:`item_html`)."""
 
 from __future__ import annotations
 

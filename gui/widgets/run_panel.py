@@ -6,8 +6,9 @@ An activity subclasses :class:`RunPanel` with its ``activity_id``. Its settings 
 from the activity's settings dataclass (:func:`engine.fields.form_rows`): a list, a number, a
 check box, a line of text or a model picker per setting, remembered between sessions; a
 subclass gives a setting widgets of its own where it needs them
-(:meth:`RunPanel.setting_rows`, :meth:`RunPanel.setting_values`). The run itself is :func:`engine.core.runs.run` on a worker; scores, labels and summaries come from
-the engine (:mod:`engine.activities`, :mod:`engine.reports.results`).
+(:meth:`RunPanel.setting_rows`, :meth:`RunPanel.setting_values`). The run itself is
+:func:`engine.core.runs.run` on a worker; scores, labels and summaries come from the engine
+(:mod:`engine.activities`, :mod:`engine.reports.results`).
 """
 
 from __future__ import annotations
@@ -451,8 +452,9 @@ def _run_job(
     trials: int = 1,
 ) -> dict[str, Any]:
     """The worker's part of a run: the activity's preparation, then the engine's one run
-    loop (:func:`engine.core.runs.run`), or ``trials`` of them (:func:`engine.core.trials.run_trials`:
-    the last trial's summary, with the set's ``trial_set``, ``run_ids`` and ``spread``)."""
+    loop (:func:`engine.core.runs.run`), or ``trials`` of them
+    (:func:`engine.core.trials.run_trials`: the last trial's summary, with the set's ``trial_set``,
+    ``run_ids`` and ``spread``)."""
     from engine.core.runs import run
     from engine.core.trials import run_trials, spread
 

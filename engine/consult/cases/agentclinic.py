@@ -6,8 +6,8 @@ The format is recognised from the records (:func:`detect_format`): a record with
 ``answers`` is a NEJM case. MedQA and MedQA-extended share the OSCE layout and are told
 apart by the file name only.
 
-OSCE: each record's ``Patient_Actor``, ``Physical_Examination_Findings`` and ``Test_Results`` (and any
-other section except the objective and the diagnosis) are flattened into readable key–value
+OSCE: each record's ``Patient_Actor``, ``Physical_Examination_Findings`` and ``Test_Results`` (and
+any other section except the objective and the diagnosis) are flattened into readable key–value
 facts: nested names are joined with `` - `` and underscores become spaces, so
 ``Physical_Examination_Findings.Vital_Signs.Blood_Pressure`` becomes the fact
 ``Vital signs - Blood pressure``. Lists of texts become one value joined with ``; ``; lists of

@@ -28,10 +28,10 @@ A file holds a JSON array of cases, an object ``{"cases": [...]}``, or one case 
     }
 
 Other fields are ignored on import (stored cases also carry ``category``: ``mcq`` or
-``diagnosis``). Keys and values are non-empty strings; a key may name a section with `` - `` (``"Vital signs -
-Blood pressure"``). :func:`validate_case` checks one record and raises :class:`CaseError` with
-the record number and the reason; :func:`import_cases` stores a whole file as a data set of
-activity ``consult``.
+``diagnosis``). Keys and values are non-empty strings; a key may name a section with `` - ``
+(``"Vital signs - Blood pressure"``). :func:`validate_case` checks one record and raises
+:class:`CaseError` with the record number and the reason; :func:`import_cases` stores a whole file
+as a data set of activity ``consult``.
 """
 
 from __future__ import annotations

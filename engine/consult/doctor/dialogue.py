@@ -1,9 +1,12 @@
 """A consultation, turn by turn: the object the CLI, the GUI and the model runs all drive.
 
->>> c = Consultation(case, patient_model, store=store, run_id=run_id)   # doctest: +SKIP
->>> c.start()                      # the patient's opening request (turn 0)
->>> c.ask("How long has it hurt?") # the patient's reply (turn 1); c.ask_stream(...) streams it
->>> result = c.finish("B")         # a person's answer; finish() alone lets the solver answer
+>>> c = Consultation(case, patient_model, store=store, run_id=run_id)  # doctest: +SKIP
+>>> c.start()  # the patient's opening request (turn 0)                 # doctest: +SKIP
+>>> c.ask("How long has it hurt?")  # the patient's reply (turn 1)      # doctest: +SKIP
+>>> result = c.finish("B")  # a person's answer                         # doctest: +SKIP
+
+:meth:`ask_stream` gives the reply as it comes; ``finish()`` without an answer lets the
+solver answer.
 
 Turns are numbered: 0 is the opening request; question *i* and its reply are both turn *i*; a
 model doctor's closing words are stored as a doctor turn of kind ``conclusion``. With a store
@@ -83,8 +86,8 @@ class Consultation:
     ``solver`` answers the task when :meth:`finish` gets no answer (model doctors).
     ``max_turns`` caps the questions; ``match`` is the fact-matching method;
     ``patient_mode`` is ``grounded`` (the default: a person's consultation) or ``paper``
-    (:mod:`engine.consult.patient.simulated`); ``keep_conclusions`` leaves the doctor's closing words in
-    the solver's context (the default) or drops them. With a store and
+    (:mod:`engine.consult.patient.simulated`); ``keep_conclusions`` leaves the doctor's closing
+    words in the solver's context (the default) or drops them. With a store and
     a run id every turn is stored (the answer is the run loop's to store).
     """
 

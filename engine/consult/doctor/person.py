@@ -1,11 +1,11 @@
 """A person at the consultation: the doctor of one case, through the one run loop.
 
-A person's consultation is a person's run of one item, the case (:class:`engine.core.solvers.Sitting`):
-the patient is the one a model doctor talks to, each turn is stored as it happens beside the
-case's answer, and the answer (the task the person answers at the end) is scored by the
-consultation's scorers and stored by the run loop, as a model doctor's is; the run is scored
-again with ``medexam rescore`` like a model's. A consultation quit or killed midway goes on
-where it stopped (:func:`resume_person_consultation`, ``medexam consult chat --resume ID``):
+A person's consultation is a person's run of one item, the case
+(:class:`engine.core.solvers.Sitting`): the patient is the one a model doctor talks to, each turn is
+stored as it happens beside the case's answer, and the answer (the task the person answers at the
+end) is scored by the consultation's scorers and stored by the run loop, as a model doctor's is; the
+run is scored again with ``medexam rescore`` like a model's. A consultation quit or killed midway
+goes on where it stopped (:func:`resume_person_consultation`, ``medexam consult chat --resume ID``):
 its turns are read back and the patient is told them again.
 
 >>> c = start_person_consultation(store, "cases-sample", case, patient)   # doctest: +SKIP

@@ -11,8 +11,8 @@ Doctors (``doctor=``):
 
 The patient model defaults to the default chat model and plays the patient as the paper
 does (``patient_mode`` ``paper``; ``grounded`` is the fact selector and guard of
-:mod:`engine.consult.patient.simulated`). The solver (who answers T) is one fixed model for every doctor:
-the ``solver`` of medexam's settings (:mod:`engine.settings`, the default chat model unless
+:mod:`engine.consult.patient.simulated`). The solver (who answers T) is one fixed model for every
+doctor: the ``solver`` of medexam's settings (:mod:`engine.settings`, the default chat model unless
 set), so doctors are compared on the same footing; the run records the model it was
 (``solver_model``). Models with the same name are opened once.
 

@@ -3,9 +3,9 @@
 Each fact is a small document: its key's content words (counted twice, keys name what a
 question asks about) and its value's. A question's content words, plus the record words its
 everyday words stand for (:data:`engine.consult.text.QUERY_EXPANSIONS`: "fever" also looks for
-"temperature"), are scored against them with BM25 (bm25s, Lucene variant); in English cases the question is also compared with each ``key: value`` by
-MiniLM embeddings, which bridges words BM25 cannot ("fever" ↔ "Temperature"). A fact is
-selected when
+"temperature"), are scored against them with BM25 (bm25s, Lucene variant); in English cases the
+question is also compared with each ``key: value`` by MiniLM embeddings, which bridges words BM25
+cannot ("fever" ↔ "Temperature"). A fact is selected when
 
 * its BM25 score is above ``min_bm25`` (by default: it shares a content word with the
   question) and at least ``relative`` × the best BM25 score, or

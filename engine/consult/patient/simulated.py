@@ -7,9 +7,9 @@ for honesty, strictness (answer only what is asked, "lazily") and colloquial spe
 case's language; what it reveals is then measured (leakage), not prevented.
 
 ``grounded`` (:class:`Patient`, for tiny models and for students) is honest and strict by
-construction. For every question the :class:`~engine.consult.patient.facts.FactSelector` picks the facts it asks
-about, and only those reach the patient model, with a system prompt asking for a short answer
-in everyday words in the case's language. So the patient
+construction. For every question the :class:`~engine.consult.patient.facts.FactSelector` picks the
+facts it asks about, and only those reach the patient model, with a system prompt asking for a short
+answer in everyday words in the case's language. So the patient
 
 * is honest: it cannot tell what it was not given, and a guard replaces a reply that states
   none of the given facts, carries a number found in none of them (a made-up measurement) or

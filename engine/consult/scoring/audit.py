@@ -1,12 +1,14 @@
 """The patient audited: of the patient's replies in a consultation, the statements that match
 no fact of the case (possibly made up: measured by word overlap, labelled so — a statement
-whose content words are less than :data:`~engine.consult.scoring.requirements.SUPPORT` covered by every fact is unsupported) and
-the replies not in a patient's own voice (a reply that speaks as an assistant, a refusal
-included, or as the doctor; its sentences are not counted as statements). Leakage, the facts told unasked, is the dialogue scorer's.
+whose content words are less than :data:`~engine.consult.scoring.requirements.SUPPORT` covered by
+every fact is unsupported) and the replies not in a patient's own voice (a reply that speaks as an
+assistant, a refusal included, or as the doctor; its sentences are not counted as statements).
+Leakage, the facts told unasked, is the dialogue scorer's.
 
 >>> from engine.consult.cases.cases import Case, Fact, Task
 >>> case = Case("c", [Fact("Fever", "38.5 °C since Monday")], "I feel hot", Task(diagnosis="flu"))
->>> turns = [{"role": "patient", "turn": 1, "text": "I have had a fever since Monday. My dog is called Rex.",
+>>> turns = [{"role": "patient", "turn": 1,
+...           "text": "I have had a fever since Monday. My dog is called Rex.",
 ...           "extra": {"kind": "reply"}}]
 >>> audit(case, turns)["patient_unsupported"]
 0.5
@@ -236,7 +238,8 @@ def audit_lines(found: JSONDict) -> list[str]:
         return f"{n} of {of}" + (f" ({100 * float(value or 0):.0f}%)" if of else "")
 
     lines = [
-        f"Replies contradicting a fact of the case: {share(found['patient_contradicting'], replies)}",
+        "Replies contradicting a fact of the case: "
+        f"{share(found['patient_contradicting'], replies)}",
     ]
     for c in found.get("contradictions") or []:
         lines.append(f"  reply {c['turn']}: “{c['said']}” against {c['key']}: {c['value']}")

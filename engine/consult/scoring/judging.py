@@ -7,8 +7,8 @@ the reply, never as a made-up verdict). The string match of :mod:`engine.consult
 stays the run's accuracy; the judge's verdicts stand beside it.
 
 On a multiple-choice case answered in words the solver also picks a letter in a second,
-separate answer (:class:`engine.consult.doctor.final_task.Solver`); :func:`judged_summary` reports how
-often the judge's verdict and the letter agree.
+separate answer (:class:`engine.consult.doctor.final_task.Solver`); :func:`judged_summary` reports
+how often the judge's verdict and the letter agree.
 
 >>> parse_verdict('{"verdict": "partly", "reason": "Too broad."}')
 ('partly', 'Too broad.')

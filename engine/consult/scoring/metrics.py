@@ -434,8 +434,8 @@ def turn_analysis(
     """Patient/doctor F1 (and accuracy) against the fraction of each consultation completed.
 
     F1 comes from the stored turns. Accuracy at 1.0 comes from the stored answers; at earlier
-    fractions from ``solver`` (a :class:`engine.consult.doctor.final_task.Solver`), which answers the
-    task again from the truncated dialogue, else from the answers a run with ``answer_at``
+    fractions from ``solver`` (a :class:`engine.consult.doctor.final_task.Solver`), which answers
+    the task again from the truncated dialogue, else from the answers a run with ``answer_at``
     stored at that share (:mod:`engine.consult.scoring.shares`); without either it is None.
     """
     from engine.consult.cases.cases import load_cases

@@ -22,7 +22,8 @@ development half of ``tests/data/patient_replies_labelled.jsonl`` and are measur
 held-apart half (the test ``test_patient_audit_labelled_agreement_per_category``).
 
 >>> from engine.consult.cases.cases import Case, Fact, Task
->>> case = Case("c", [Fact("Demographics", "35-year-old woman")], "I see double", Task(diagnosis="x"))
+>>> case = Case("c", [Fact("Demographics", "35-year-old woman")], "I see double",
+...             Task(diagnosis="x"))
 >>> read_reply(case, "Are you a man?", "I'm not sure about that, doctor.")["honesty"]
 'denied'
 >>> read_reply(case, "What brings you in?", "The patient has been seeing double.")["voice"]

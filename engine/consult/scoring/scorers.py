@@ -44,7 +44,8 @@ DIALOGUE_KEYS = (
 #: The question diversities a summary averages (``diversity`` is ROUGE-L's).
 DIVERSITY = ("diversity", *(f"diversity_{kind}" for kind in DIVERSITY_KINDS))
 BOUNDS = ("upper", "lower")
-#: The short headers of the measures a trial set is summed up by (:func:`engine.core.trials.table_keys`).
+#: The short headers of the measures a trial set is summed up by
+#: (:func:`engine.core.trials.table_keys`).
 SHORT = {"patient_recall": "Patient R", "patient_f1": "Patient F1", "doctor_f1": "Doctor F1"}
 #: The labels of the consultation's metrics, by summary key. ROUGE-1 word overlap (Table 2 of
 #: the consultation paper), not fact coverage: the patient's replies against the facts'

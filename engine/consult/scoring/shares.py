@@ -3,13 +3,14 @@
 A consultation run with ``answer_at`` (``medexam consult run --answer-at 0.2,0.4,0.6,0.8``)
 has the solver answer the task again from the first part of each dialogue: at share *s* of a
 consultation of *n* questions, from the opening and the first ``ceil(s × n)`` questions with
-their replies (the doctor's closing words left out, :func:`engine.consult.scoring.metrics.truncate`).
-The whole consultation (share 1, always one of the shares) is the run's own answer. The
-answers are stored with the case's answer (``extra["answer_at"]``), so a stopped run goes on
-with them and :func:`answer_at` scores them as the run's other scorers do (``medexam rescore``
-scores them again): ``correct_at_20`` (the task, as :func:`engine.consult.scoring.scorers.task` scores
-it), ``patient_recall_at_20`` and ``doctor_recall_at_20`` (ROUGE-1 recall of the replies and
-of the questions so far against the case's facts), one of each per share in percent.
+their replies (the doctor's closing words left out,
+:func:`engine.consult.scoring.metrics.truncate`). The whole consultation (share 1, always one of the
+shares) is the run's own answer. The answers are stored with the case's answer
+(``extra["answer_at"]``), so a stopped run goes on with them and :func:`answer_at` scores them as
+the run's other scorers do (``medexam rescore`` scores them again): ``correct_at_20`` (the task, as
+:func:`engine.consult.scoring.scorers.task` scores it), ``patient_recall_at_20`` and
+``doctor_recall_at_20`` (ROUGE-1 recall of the replies and of the questions so far against the
+case's facts), one of each per share in percent.
 
 >>> parse_shares("0.6, 0.2,0.2")
 (0.2, 0.6, 1.0)
@@ -86,7 +87,8 @@ def questions(turns: Sequence[Turn]) -> int:
 
 
 def kept(share: float, n: int) -> int:
-    """The questions of ``n`` kept at ``share`` (as :func:`engine.consult.scoring.metrics.truncate`)."""
+    """The questions of ``n`` kept at ``share`` (as
+    :func:`engine.consult.scoring.metrics.truncate`)."""
     return math.ceil(share * n - 1e-9)
 
 

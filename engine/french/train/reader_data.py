@@ -3,7 +3,8 @@ context of each question and the encoded inputs.
 
 >>> combination(["d", "a"])
 'ad'
->>> labels([{"correct_answers": ["b"]}, {"correct_answers": ["a", "c"]}, {"correct_answers": ["b"]}])
+>>> labels([{"correct_answers": ["b"]}, {"correct_answers": ["a", "c"]},
+...         {"correct_answers": ["b"]}])
 ['b', 'ac']
 >>> first_segment({"question": "Q ?", "answers": dict(zip("abcde", "12345"))}, "[SEP]")
 'Q ? [SEP] (A) 1 [SEP] (B) 2 [SEP] (C) 3 [SEP] (D) 4 [SEP] (E) 5'

@@ -56,7 +56,8 @@ def _load_model(
     folder: Path, what: str, classes: list[str] | None = None, head: str = "combinations"
 ) -> Any:
     """The encoder in ``folder`` with a classification head (a new ``head`` over
-    ``classes``, :mod:`engine.french.train.reader_heads`, or the trained one when none are given)."""
+    ``classes``, :mod:`engine.french.train.reader_heads`, or the trained one when none are
+    given)."""
     offline()
     from transformers import AutoModelForSequenceClassification
 
