@@ -21,6 +21,8 @@ from engine.errors import UserError
 from engine.review.profiles import run_profile
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from engine.store.store import Store
     from engine.types import Row
 
@@ -67,6 +69,24 @@ def person_runs(store: Store, activity: str, profile: str, dataset: str | None =
         and run_profile(r) == profile
         and (dataset is None or r["dataset"] == dataset)
     ]
+
+
+#: The statuses of a person's session left before its end (quit, or its app killed), which
+#: Go on answers the rest of.
+GOES_ON = ("cancelled", "interrupted")
+
+
+def left_session(
+    store: Store,
+    activity: str,
+    profile: str,
+    dataset: str,
+    where: Callable[[Row], bool] | None = None,
+) -> int | None:
+    """The run of the profile's latest session of ``dataset`` (of those ``where`` keeps) if
+    it was left before its end: what Go on goes on with (None: the latest ended)."""
+    runs = [r for r in person_runs(store, activity, profile, dataset) if where is None or where(r)]
+    return next((int(r["id"]) for r in runs[-1:] if r["status"] in GOES_ON), None)
 
 
 def history(store: Store, activity: str, dataset: str, profile: str) -> dict[str, list[Last]]:

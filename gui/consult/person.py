@@ -40,7 +40,7 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.question import OptionList
-from gui.widgets.screen import GOES_ON, SessionCalls, VerticalScroll, under_way
+from gui.widgets.screen import SessionCalls, VerticalScroll, under_way
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -338,16 +338,17 @@ class PersonPanel(QWidget, SessionCalls):
     def _left(self) -> int | None:
         """The run of the chosen patient's last consultation if it was left before its
         answer (quit, or the app killed): what Go on goes on with."""
-        from engine.bank.pools import person_runs
+        from engine.bank.pools import left_session
         from engine.review.profiles import DEFAULT_PROFILE
 
         item, name = self.case_list.currentItem(), self.dataset.name
         if item is None or not name:
             return None
-        case_id = item.data(Qt.ItemDataRole.UserRole).id
-        runs = person_runs(self.ctx.store, "consult", DEFAULT_PROFILE, name)
-        mine = [r for r in runs if (r["settings"] or {}).get("case") == case_id][-1:]
-        return next((int(r["id"]) for r in mine if r["status"] in GOES_ON), None)
+        case = item.data(Qt.ItemDataRole.UserRole).id
+        return left_session(
+            self.ctx.store, "consult", DEFAULT_PROFILE, name,
+            lambda run: (run["settings"] or {}).get("case") == case,
+        )  # fmt: skip
 
     def go_on(self) -> None:
         """Go on with :meth:`_left` where it stopped: its dialogue so far, the questions left."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.bank.pools import GOES_ON
 from engine.exam.dataset import LETTERS
 from engine.text.columns import fmt_number
 from gui.tables import RowsModel, table_view
@@ -33,7 +34,6 @@ from gui.widgets.common import (
     text_view,
 )
 from gui.widgets.qt_standing import among_html
-from gui.widgets.screen import GOES_ON
 
 if TYPE_CHECKING:
     from PySide6.QtCharts import QChartView

@@ -44,7 +44,6 @@ from gui.widgets.common import (
 )
 from gui.widgets.practice import ItemWidget, Make
 from gui.widgets.question_grid import cell_states
-from gui.widgets.screen import GOES_ON
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -187,12 +186,11 @@ class FrenchItem(ItemWidget):
     def _left_run(self) -> int | None:
         """Your latest session of these questions if it was left before its end (quit, or
         its app killed): what Go on answers the rest of."""
-        from engine.bank.pools import person_runs
+        from engine.bank.pools import left_session
 
         name = self.panel.dataset.name
-        runs = person_runs(self.ctx.store, "french", current_profile(self.ctx), name or "")
-        left = runs[-1:] if name else []
-        return next((int(r["id"]) for r in left if r["status"] in GOES_ON), None)
+        profile = current_profile(self.ctx)
+        return left_session(self.ctx.store, "french", profile, name) if name else None
 
     def go_on(self) -> None:
         """Go on with :meth:`_left_run` where it stopped, with the passages chosen now."""

@@ -93,11 +93,6 @@ def under_way(session: T | None) -> T:
     return session
 
 
-#: The statuses of a person's session left before its end (quit, or its app killed), which
-#: a practice panel's Go on answers the rest of.
-GOES_ON = ("cancelled", "interrupted")
-
-
 class SessionCalls:
     """For a panel over a person's session (a mixin beside ``QWidget``): :meth:`call` runs
     one engine call on the session thread (which owns the session's store connection),
