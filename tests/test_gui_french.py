@@ -53,11 +53,13 @@ def test_practice_with_highlighted_passages(qtbot, window):
     assert p.options.selected() == ["a", "d"]
     click(qtbot, p.submit_button)
     qtbot.waitUntil(lambda: p.part.verdict.text() != "" and not p.busy)
-    assert "Partly right" in p.part.verdict.text() and "Hamming score 25%" in p.part.verdict.text()
+    assert (
+        "Partly right" in p.part.verdict.text() and "Hamming score 25.0%" in p.part.verdict.text()
+    )
     assert p.options.buttons["a"].state == "correct"
     assert p.options.buttons["d"].state == "wrong"
     assert all(p.options.buttons[x].state in ("correct", "missed") for x in gold)
-    assert "Hamming 25%" in p.part.total.text() and "EMR 0%" in p.part.total.text()
+    assert "Hamming 25.0%" in p.part.total.text() and "EMR 0.0%" in p.part.total.text()
 
     click(qtbot, p.next_button)
     qtbot.waitUntil(lambda: p.position.text() == "Question 2 of 2" and not p.busy, timeout=LONG)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QWidget
 
 from engine.core.progress import Cancelled
 from engine.french.book import BOOK_NAMES, BOOK_TIPS, BOOKS
+from engine.text.columns import fmt_number
 from gui.french.passages import (
     RETRIEVERS,
     RetrievalControls,
@@ -57,6 +58,10 @@ if TYPE_CHECKING:
 
 Retrieval = tuple[str, str, int]  # corpus, retriever, k
 SLOW = ("dense", "hybrid")  # retrievers whose index is built as soon as they are chosen
+
+
+def _percent(value: float) -> str:
+    return f"{fmt_number(value, unit='%')}%"
 
 
 def _stale(text: str) -> str:
@@ -348,8 +353,8 @@ class FrenchItem(ItemWidget):
 
     def ended(self, result: Any) -> None:
         self.total.setText(
-            f"Finished: Hamming {result.get('hamming') or 0:.0f}% · "
-            f"EMR {result.get('emr') or 0:.0f}% over {result['answered']} question(s). "
+            f"Finished: Hamming {_percent(result.get('hamming') or 0)} · "
+            f"EMR {_percent(result.get('emr') or 0)} over {result['answered']} question(s). "
             "See Results for the details."
         )
 
@@ -360,7 +365,7 @@ class FrenchItem(ItemWidget):
             self.total.setText("")
             return
         self.total.setText(
-            f"Overall: Hamming {summary['hamming']:.0f}% · EMR {summary['emr']:.0f}% "
+            f"Overall: Hamming {_percent(summary['hamming'])} · EMR {_percent(summary['emr'])} "
             f"· {summary['answered']} of {summary['total']} answered"
         )
 

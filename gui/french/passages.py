@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QGridLayout, QSizePolicy, QSpinBox, QWidget
 
+from engine.text.columns import fmt_number
 from gui.models import set_setting, setting
 from gui.widgets.common import AppContext, combo, esc, whole_text
 
@@ -180,7 +181,7 @@ def verdict_html(fb: Feedback) -> str:
     gold = " + ".join(x.upper() for x in fb.gold)
     return (
         f"<p style='color:{colour}; font-size:12pt'><b>{words}</b> — Hamming score "
-        f"{100 * fb.hamming:.0f}%, exact match {'yes' if fb.exact else 'no'}</p>"
+        f"{fmt_number(100 * fb.hamming, unit='%')}%, exact match {'yes' if fb.exact else 'no'}</p>"
         f"<p>Right options: <b>{esc(gold)}</b>"
         + (f" · {esc('; '.join(detail))}" if detail else "")
         + "</p>"
