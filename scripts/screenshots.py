@@ -159,23 +159,23 @@ class Shooter:
     def consultation(self) -> None:
         c = self.window.go("consult").person
         c.dataset.select("cases-sample")
-        c.case_list.setCurrentRow(0)
-        c.max_turns.setValue(6)
+        c.part.case_list.setCurrentRow(0)
+        c.part.max_turns.setValue(6)
         c.start()
-        self.wait(lambda: c.consultation is not None and not c.busy)
+        self.wait(lambda: c.session is not None and not c.busy)
         questions = (
             "Where does it hurt, and since when?",
             "Do you have a fever?",
             "Have you felt sick or vomited?",
         )
         for q in questions:
-            c.ask(q)
-            self.wait(lambda: c.reply_job is None and not c.busy, what="the patient's reply")
+            c.part.ask(q)
+            self.wait(lambda: c.part.reply_job is None and not c.busy, what="the patient's reply")
         self.shot("consult", "consult")
-        c.end()
-        c.task_options.toggle(c.consultation.case.task.answer)
+        c.part.to_task()
+        c.options.toggle(c.session.case.task.answer)
         c.submit()
-        self.wait(lambda: c.side.currentIndex() == 2 and not c.busy)
+        self.wait(lambda: c.stack.currentWidget() is c.results and not c.busy)
         self.shot("consult-result", "consult")
 
     def french(self) -> None:

@@ -26,9 +26,9 @@ def result_text(panel) -> str:
     """Every word on the person's result page: its labels and its tables' cells."""
     from PySide6.QtWidgets import QLabel
 
-    page = panel.side.widget(2)
+    page = panel.results
     words = [label.text() for label in page.findChildren(QLabel)]
-    model = panel.facts
+    model = panel.part.result_card.facts
     for r in range(model.rowCount()):
         for c in range(model.columnCount()):
             words.append(str(model.index(r, c).data() or ""))
@@ -38,51 +38,53 @@ def result_text(panel) -> str:
 def test_person_consults_the_patient_and_answers(qtbot, window):
     p = window.go("consult").person
     p.dataset.select("cases-sample")
-    p.case_list.setCurrentRow(0)
-    case = p.case_list.currentItem().data(Qt.ItemDataRole.UserRole)
-    assert "The patient says" in p.brief.text()
-    p.max_turns.setValue(2)
+    p.part.case_list.setCurrentRow(0)
+    case = p.part.case_list.currentItem().data(Qt.ItemDataRole.UserRole)
+    assert "The patient says" in p.part.brief.text()
+    p.part.max_turns.setValue(2)
     click(qtbot, p.start_button)
-    qtbot.waitUntil(lambda: p.consultation is not None and p.ask_button.isEnabled(), timeout=LONG)
-    assert case.initial_request.split(",")[0] in p.chat.toPlainText()
-    assert p.left_label.text() == "2 question(s) left"
+    qtbot.waitUntil(lambda: p.session is not None and p.part.ask_button.isEnabled(), timeout=LONG)
+    assert case.initial_request.split(",")[0] in p.part.chat.toPlainText()
+    assert p.part.left_label.text() == "2 question(s) left"
 
-    p.question.setText("Where exactly is the pain?")
-    click(qtbot, p.ask_button)
-    assert p.busy and p.turns[-2] == {"role": "doctor", "text": "Where exactly is the pain?"}
-    qtbot.waitUntil(lambda: p.reply_job is None and not p.busy, timeout=LONG)
-    roles = [t["role"] for t in p.consultation.turns]
+    p.part.ask_line.setText("Where exactly is the pain?")
+    click(qtbot, p.part.ask_button)
+    assert p.busy and p.part.turns[-2] == {"role": "doctor", "text": "Where exactly is the pain?"}
+    qtbot.waitUntil(lambda: p.part.reply_job is None and not p.busy, timeout=LONG)
+    roles = [t["role"] for t in p.session.turns]
     assert roles == ["patient", "doctor", "patient"]
-    reply = p.consultation.turns[-1]["text"]
-    assert reply and reply.split()[0] in p.chat.toPlainText()
-    assert p.left_label.text() == "1 question(s) left"
+    reply = p.session.turns[-1]["text"]
+    assert reply and reply.split()[0] in p.part.chat.toPlainText()
+    assert p.part.left_label.text() == "1 question(s) left"
 
-    click(qtbot, p.end_button)
-    assert p.side.currentIndex() == 1
-    assert p.left_label.text() == "Now give your answer"  # no questions left to count
-    assert p.task_options.isVisibleTo(p) and len(p.task_options.buttons) == 5
-    p.task_options.toggle(case.task.answer)
+    click(qtbot, p.part.to_task_button)
+    assert p.part.side.currentIndex() == 1
+    assert p.part.left_label.text() == "Now give your answer"  # no questions left to count
+    assert p.options.isVisibleTo(p) and len(p.options.buttons) == 5
+    p.options.toggle(case.task.answer)
     click(qtbot, p.submit_button)
-    qtbot.waitUntil(lambda: p.side.currentIndex() == 2, timeout=LONG)
-    assert "Right diagnosis" in p.verdict.text()
+    qtbot.waitUntil(lambda: p.stack.currentWidget() is p.results, timeout=LONG)
+    assert "Right diagnosis" in p.part.result_card.verdict.text()
     told = uncovered_facts(case, window.ctx.store.turns(window.ctx.store.runs("consult")[0]["id"]))
     title = f"Facts the patient told you: {len(told)} of {len(case.facts)} (1 question asked)"
-    assert p.facts_title.text() == title
-    assert [f["key"] for f in p.facts.rows[: len(told)]] == [f["key"] for f in told]
-    assert len(p.facts.rows) == len(case.facts)
+    assert p.part.result_card.facts_title.text() == title
+    assert [f["key"] for f in p.part.result_card.facts.rows[: len(told)]] == [
+        f["key"] for f in told
+    ]
+    assert len(p.part.result_card.facts.rows) == len(case.facts)
     shown = result_text(p)
     assert "Topics you covered" not in shown and "coverage" not in shown.lower()
-    labels = [label for label, _value in p.metrics]
+    labels = [label for label, _value in p.part.result_card.metrics]
     assert metric_label("doctor_recall", "consult") in labels  # the engine's honest label
-    assert "ROUGE-1" in p.overlap.text()
+    assert "ROUGE-1" in p.part.result_card.overlap.text()
 
     run = window.ctx.store.runs("consult")[0]
     assert run["runner"] == "person" and run["status"] == "finished"
     assert run["summary"]["accuracy"] == 100.0
     assert len(window.ctx.store.turns(run["id"])) == 3
 
-    p.reset()
-    assert p.side.currentIndex() == 0 and p.start_button.isEnabled()
+    p.back_to_setup()  # Another patient
+    assert p.stack.currentWidget() is p.setup and p.start_button.isEnabled()
 
 
 def test_model_doctor_against_model_patient_shows_the_transcript(qtbot, window):

@@ -64,9 +64,9 @@ def test_a_pick_is_kept_until_the_next_import(window):
 def test_the_fact_legend_explains_its_marks_and_labels_keep_their_unit(window):
     from engine.consult.cases.cases import Case
 
-    p = window.go("consult").person
+    p = window.go("consult").person.part.result_card
     case = Case.from_dict(window.ctx.store.items("cases-sample")[0])
-    p._show_facts(case, [], {"patient_recall": 0.5, "doctor_recall": 0.25})
+    p.show_facts(case, [], {"patient_recall": 0.5, "doctor_recall": 0.25})
     marks = {p.facts.data(p.facts.index(r, 0)) for r in range(p.facts.rowCount())}
     assert marks == {"○"}  # nothing told
     assert "○ not told" in p.facts_note.text() and "·" not in p.facts_note.text()

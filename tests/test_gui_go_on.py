@@ -79,13 +79,14 @@ def test_consult_go_on_takes_up_the_dialogue_where_it_stopped(qtbot, window):
     p = window.go("consult").person
     p.dataset.select(dataset)
     places = [
-        p.case_list.item(i).data(Qt.ItemDataRole.UserRole).id for i in range(p.case_list.count())
+        p.part.case_list.item(i).data(Qt.ItemDataRole.UserRole).id
+        for i in range(p.part.case_list.count())
     ]
-    p.case_list.setCurrentRow(places.index("sample-01"))
-    assert p.go_button.isEnabled()
-    qtbot.mouseClick(p.go_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.consultation is not None and not p.busy, timeout=240_000)
-    assert p.consultation.run_id == left.run_id
-    assert "What is your age?" in p.chat.toPlainText()
-    assert p.left_label.text() == f"{left.max_turns - 1} question(s) left"
+    p.part.case_list.setCurrentRow(places.index("sample-01"))
+    assert p.part.go_button.isEnabled()
+    qtbot.mouseClick(p.part.go_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.session is not None and not p.busy, timeout=240_000)
+    assert p.session.run_id == left.run_id
+    assert "What is your age?" in p.part.chat.toPlainText()
+    assert p.part.left_label.text() == f"{left.max_turns - 1} question(s) left"
     p.closing()

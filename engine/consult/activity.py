@@ -71,6 +71,7 @@ CONSULT = register(
         sample=Lazy("engine.consult.cases.cases", "ensure_sample", FUNCTION),
         sample_dataset="cases-sample",
         screen=Lazy("gui.consult.screen", "ConsultScreen", CLASS),
+        item_widget=Lazy("gui.consult.item", "ConsultItem", CLASS),
         description="Interview a simulated patient, then make your diagnosis",
         standing=Lazy("gui.consult.standing", "PracticeLog", CLASS),
         compare_warnings={

@@ -1,7 +1,7 @@
 """Consultation: interview a simulated patient as the doctor, then answer the case's task
-(:mod:`gui.consult.person`). A second tab runs a model doctor (or an oracle, or a
-baseline) against the model patient on the shared run panel, the transcript shown as it
-happens.
+(:mod:`gui.consult.item`, in the one practice panel). A second tab runs a model doctor (or an
+oracle, or a baseline) against the model patient on the shared run panel, the transcript
+shown as it happens.
 
 The patient, the fact matching, the scoring and the metrics are :mod:`engine.consult`'s.
 """
@@ -15,8 +15,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from engine.fields import SettingInfo
 from engine.registry import FUNCTION, Lazy
-from gui.consult.person import PersonPanel, transcript_html
+from gui.consult.transcript import transcript_html
 from gui.widgets.common import AppContext, ModelCombo, combo, muted, text_view
+from gui.widgets.practice import PracticePanel
 from gui.widgets.run_panel import RunPanel
 from gui.widgets.screen import ActivityScreen
 
@@ -49,7 +50,7 @@ class ConsultScreen(ActivityScreen):
             SUBTITLE,
             sample=Lazy("engine.consult.cases.cases", "ensure_sample", FUNCTION),
         )
-        self.person = self.add_tab(PersonPanel(ctx), "See a patient")
+        self.person = self.add_tab(PracticePanel(ctx, "consult"), "See a patient")
         self.models = self.add_tab(ConsultRunPanel(ctx), "Model vs model")
 
 

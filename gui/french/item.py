@@ -74,6 +74,7 @@ class FrenchItem(ItemWidget):
     multi = True
     setup_above = True
     any_order = True
+    ends_at_last = True
     hint = "Select every right option (one or more)."
     grid_columns = 4
     stacked_marks = True

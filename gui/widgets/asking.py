@@ -10,16 +10,38 @@ answered in any order (French QA) overrides them. Every method but :meth:`Asking
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gui.widgets.question_grid import cell_states
+
+if TYPE_CHECKING:
+    from engine.types import JSONDict
 
 
 class Asking:
     """How a sitting is asked (see the module)."""
 
+    #: Several options may be right (each ticked on its own).
+    multi: ClassVar[bool] = False
     #: Questions may be answered in any order: Next skips ahead, there is no Skip.
     any_order: ClassVar[bool] = False
+    #: The session ends as soon as its last question is answered.
+    ends_at_last: ClassVar[bool] = False
+
+    def answer(self, item: Any, chosen: str | None) -> JSONDict:
+        """The answer stored when the option ``chosen`` is given (None: skipped)."""
+        return {"chosen": chosen}
+
+    def gold(self, item: Any) -> str:
+        """The right option of ``item``."""
+        raise NotImplementedError
+
+    def options(self, item: Any) -> list[tuple[str, str]]:
+        """The item's options as (letter, text)."""
+        raise NotImplementedError
+
+    def text(self, item: Any) -> str:
+        return str(item["question"])
 
     def key(self, item: Any) -> str:
         return str(item["id"])
@@ -73,3 +95,16 @@ class Asking:
         """The question grid's cells (:func:`gui.widgets.question_grid.cell_states`)."""
         said: list[bool | None] = [f.correct for f in session.feedback]
         return cell_states(said + [None] * (len(session.questions) - len(said)), True)
+
+    def finish(self, session: Any) -> Any:
+        """End the session, on the session thread; what it came to (None: nothing to show)."""
+        return session.finish()
+
+    def unanswered(self) -> str:
+        """What to say when the answer is asked for before one is given."""
+        what = "Tick at least one option" if self.multi else "Choose an option"
+        return f"{what} first (keys a–e or 1–5){'.' if self.any_order else ', or Skip.'}"
+
+    def lost(self, session: Any, chosen: bool) -> str:
+        """What ending the session now would lose, in words ("" when nothing)."""
+        return ""

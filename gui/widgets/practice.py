@@ -42,6 +42,7 @@ from gui.widgets.common import (
     Card,
     DatasetPicker,
     add_rows,
+    button,
     current_profile,
     flush_column,
     muted,
@@ -73,12 +74,12 @@ class ItemWidget(Asking):
     ``correct``), ``profile`` and ``dataset`` (:class:`~gui.widgets.asking.Asking`); a
     sitting answered in any order overrides how it is asked."""
 
-    #: Several options may be right (each ticked on its own).
-    multi: ClassVar[bool] = False
     #: The session's title on its tab, by mode ("" for a session with no ``mode``).
     titles: ClassVar[dict[str, str]] = {"": "Practice"}
     #: The setup's choices apply during the session: its card stays above the questions.
     setup_above: ClassVar[bool] = False
+    #: A session of one item (a case): no place, grid, Previous, Next, Skip or marks.
+    single: ClassVar[bool] = False
     #: The line between a question and its options.
     hint: ClassVar[str] = ""
     #: The question grid's columns; the mark bar's reasons under its buttons.
@@ -115,6 +116,15 @@ class ItemWidget(Asking):
     def below(self) -> list[QWidget]:
         """Widgets under the question card (feedback, an explanation)."""
         return []
+
+    def body(self) -> QWidget | None:
+        """The question page's main widget, in place of the question card (which the item
+        widget then places) and the grid."""
+        return None
+
+    def chosen(self) -> list[str]:
+        """The answer given on the question page (none: not given yet)."""
+        return self.panel.options.selected()
 
     def foot(self) -> list[QWidget]:
         """Widgets under the questions and their grid, above the mark bar (never scrolled)."""
@@ -153,21 +163,6 @@ class ItemWidget(Asking):
 
         return make
 
-    def answer(self, item: Any, chosen: str | None) -> JSONDict:
-        """The answer stored when the option ``chosen`` is given (None: skipped)."""
-        return {"chosen": chosen}
-
-    def gold(self, item: Any) -> str:
-        """The right option of ``item``."""
-        raise NotImplementedError
-
-    def options(self, item: Any) -> list[tuple[str, str]]:
-        """The item's options as (letter, text)."""
-        raise NotImplementedError
-
-    def text(self, item: Any) -> str:
-        return str(item["question"])
-
     def started(self, session: Any) -> None:
         """A session begins (or goes on)."""
 
@@ -182,10 +177,6 @@ class ItemWidget(Asking):
 
     def ending(self) -> None:
         """The session is about to end (what streams stops)."""
-
-    def lost(self, session: Any, chosen: bool) -> str:
-        """What ending the session now would lose, in words ("" when nothing)."""
-        return ""
 
     def ended(self, result: Any) -> None:
         """The session's ``finish()`` returned ``result`` (here: a run's summary)."""
@@ -283,36 +274,17 @@ class PracticePanel(QWidget, SessionCalls):
     def _question_page(self) -> QWidget:
         page = QWidget()
         lay = flush_column(page, spacing=10)
-        top = QHBoxLayout()
         self.position, self.bar = position_widgets(260)
-        top.addWidget(self.position)
-        top.addSpacing(12)
-        top.addWidget(self.bar, 1)
-        top.addStretch(1)
-        for i, widget in enumerate(self.part.top()):
-            if i:
-                top.addSpacing(12)
-            top.addWidget(widget)
-        lay.addLayout(top)
-        body = QWidget()
-        bl = QVBoxLayout(body)
-        bl.setContentsMargins(0, 0, 6, 0)
-        bl.setSpacing(12)
-        bl.addWidget(self.question_card)
-        for widget in self.part.below():
-            bl.addWidget(widget)
-        bl.addStretch(1)
-        middle = QHBoxLayout()
-        middle.setSpacing(12)
-        middle.addWidget(scrolled(body), 1)
         self.grid = QuestionGrid(columns=self.part.grid_columns)
         self.grid.jump.connect(lambda place: None if self.busy else self.go_to(place))
         self.marks.mark_button.toggled.connect(lambda _on: self._show_grid())
-        middle.addWidget(self.grid)
-        lay.addLayout(middle, 1)
+        if not self.part.single:
+            lay.addLayout(self._top())
+        lay.addWidget(self.part.body() or self._middle(), 1)
         for widget in self.part.foot():
             lay.addWidget(widget)
-        lay.addWidget(self.marks)
+        if not self.part.single:
+            lay.addWidget(self.marks)
         lay.addLayout(self._actions())
         if (beside := self.part.beside()) is None:
             return page
@@ -324,30 +296,54 @@ class PracticePanel(QWidget, SessionCalls):
         split.setStretchFactor(1, 4)
         return split
 
+    def _top(self) -> QHBoxLayout:
+        top = QHBoxLayout()
+        top.addWidget(self.position)
+        top.addSpacing(12)
+        top.addWidget(self.bar, 1)
+        top.addStretch(1)
+        for i, widget in enumerate(self.part.top()):
+            if i:
+                top.addSpacing(12)
+            top.addWidget(widget)
+        return top
+
+    def _middle(self) -> QWidget:
+        """The question card and what shows under it (scrolled), beside the grid."""
+        body = QWidget()
+        bl = QVBoxLayout(body)
+        bl.setContentsMargins(0, 0, 6, 0)
+        bl.setSpacing(12)
+        bl.addWidget(self.question_card)
+        for widget in self.part.below():
+            bl.addWidget(widget)
+        bl.addStretch(1)
+        middle = QWidget()
+        row = QHBoxLayout(middle)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(12)
+        row.addWidget(scrolled(body), 1)
+        row.addWidget(self.grid)
+        return middle
+
     def _actions(self) -> QHBoxLayout:
-        actions = QHBoxLayout()
-        self.end_button = QPushButton("End session")
-        self.end_button.clicked.connect(self.end_session)
+        self.end_button = button("End session", self.end_session)
         self.hint = muted(QLabel(""))
         self.hint.setWordWrap(True)  # a long line wraps rather than widen the page
-        self.skip_button = QPushButton("Skip")
-        self.skip_button.setToolTip("Leave this question unanswered (it counts as wrong)")
-        self.skip_button.clicked.connect(lambda: self.submit(skip=True))
-        self.previous_button = QPushButton("Previous")
-        self.previous_button.setToolTip("The question before, as you answered it")
-        self.previous_button.clicked.connect(self.previous)
-        self.submit_button = primary(QPushButton("Check answer"))
-        self.submit_button.setMinimumWidth(140)
-        self.submit_button.clicked.connect(lambda: self.submit())
-        self.next_button = primary(QPushButton("Next question"))
-        self.next_button.setMinimumWidth(140)
-        self.next_button.clicked.connect(self.next_question)
-        actions.addWidget(self.end_button)
-        actions.addWidget(self.hint, 1)
-        actions.addWidget(self.previous_button)
-        actions.addWidget(self.skip_button)
-        actions.addWidget(self.submit_button)
-        actions.addWidget(self.next_button)
+        skip = "Leave this question unanswered (it counts as wrong)"
+        self.skip_button = button("Skip", lambda: self.submit(skip=True), skip)
+        before = "The question before, as you answered it"
+        self.previous_button = button("Previous", self.previous, before)
+        self.submit_button = primary(button("Check answer", lambda: self.submit()))
+        self.next_button = primary(button("Next question", self.next_question))
+        actions = QHBoxLayout()
+        moves = [] if self.part.single else [self.previous_button, self.skip_button]
+        for widget in (self.end_button, self.hint, *moves, self.submit_button):
+            actions.addWidget(widget, 1 if widget is self.hint else 0)
+        if not self.part.single:  # one item: nowhere to go next
+            actions.addWidget(self.next_button)
+        for widget in (self.submit_button, self.next_button):
+            widget.setMinimumWidth(140)
         return actions
 
     def _shortcuts(self) -> None:
@@ -362,7 +358,7 @@ class PracticePanel(QWidget, SessionCalls):
         return self.session is not None and self.stack.currentWidget() is self.question_page
 
     def _key_option(self, i: int, how: str) -> None:
-        if self._asking() and not self.answered:
+        if self._asking() and not self.answered and self.options.isVisibleTo(self):
             self.options.press(i, how)
 
     def _key_enter(self) -> None:
@@ -417,7 +413,8 @@ class PracticePanel(QWidget, SessionCalls):
         self.item = item
         self.question.setText(self.part.text(item))
         self.options.set_options(self.part.options(item))
-        self.marks.show_question(s.profile, s.dataset, self.part.key(item))
+        if not self.part.single:
+            self.marks.show_question(s.profile, s.dataset, self.part.key(item))
         struck = self.struck.get(self.at, [])
         if fb is None:
             self.options.set_chosen(self.chosen.pop(self.at, []), struck)
@@ -432,7 +429,7 @@ class PracticePanel(QWidget, SessionCalls):
             self.part.answered(fb, fresh=False)
         self._enable()
         self._show_grid()
-        if fb is None:
+        if fb is None and self.options.isVisibleTo(self):
             self.options.setFocus()
 
     def _selection_changed(self) -> None:
@@ -448,11 +445,11 @@ class PracticePanel(QWidget, SessionCalls):
         self.submit_button.setVisible(not self.answered)
         self.submit_button.setEnabled(answering and not busy)
         self.submit_button.setText("Check answer" if practice else "Answer")
-        self.previous_button.setVisible(has)
+        self.previous_button.setVisible(has and not self.part.single)
         self.previous_button.setEnabled(has and self.at > 0 and not busy)
-        self.skip_button.setVisible(answering and not free)
+        self.skip_button.setVisible(answering and not free and not self.part.single)
         self.skip_button.setEnabled(not busy)
-        self.next_button.setVisible(self.answered or (has and free))
+        self.next_button.setVisible((self.answered or (has and free)) and not self.part.single)
         after = self.part.after(s, self.at) if has else None
         self.next_button.setEnabled(not busy and after is not None)
         self.end_button.setEnabled(has and not busy)
@@ -462,12 +459,9 @@ class PracticePanel(QWidget, SessionCalls):
     def submit(self, skip: bool = False) -> None:
         if self.session is None or self.answered or self.busy:
             return
-        chosen = [] if skip else self.options.selected()
+        chosen = [] if skip else self.part.chosen()
         if not chosen and not skip:
-            what = "Tick at least one option" if self.part.multi else "Choose an option"
-            self.hint.setText(
-                f"{what} first (keys a–e or 1–5){'.' if self.part.any_order else ', or Skip.'}"
-            )
+            self.hint.setText(self.part.unanswered())
             return
         session, place = self.session, self.at
         self.call(lambda job: self.part.give(session, place, chosen), self._answered)
@@ -479,14 +473,14 @@ class PracticePanel(QWidget, SessionCalls):
             return
         self.options.reveal(*self.part.revealed(feedback))
         self.part.answered(feedback, fresh=True)
-        if not self.part.right(feedback):
+        if not self.part.right(feedback) and not self.part.single:
             self.marks.missed()
         total, done = self.part.progress(self.session)
         self.bar.setValue(done)
         self._enable()
         self._show_grid()
         self.next_button.setFocus()
-        self.end_after = self.part.any_order and done == total  # the last one: it ends
+        self.end_after = self.part.ends_at_last and done == total  # the last one: it ends
 
     def _leave(self) -> None:
         """Keep what the question shown has struck through (and chosen, unanswered)."""
@@ -525,7 +519,7 @@ class PracticePanel(QWidget, SessionCalls):
 
     def _show_grid(self) -> None:
         """The question grid: answered (right or wrong once said), marked, reached."""
-        if (s := self.session) is None:
+        if (s := self.session) is None or self.part.single:
             return
         marked = marked_places(self.ctx.store, s.profile, s.dataset, self.part.keys(s))
         self.grid.show_block(self.part.states(s), self.at, marked, reach=self.part.reach(s))
@@ -552,12 +546,12 @@ class PracticePanel(QWidget, SessionCalls):
         self.part.ending()
         self.marks.leave()
         session = self.session
-        self.call(lambda job: session.finish(), self._finished)
+        self.call(lambda job: self.part.finish(session), self._finished)
 
     def _finished(self, result: Any) -> None:
         self.ctx.notify_runs()
         self.part.ended(result)
-        if self.results is not None:
+        if self.results is not None and result is not None:
             self.stack.setCurrentWidget(self.results)
         else:
             self.back_to_setup()
@@ -591,4 +585,4 @@ class PracticePanel(QWidget, SessionCalls):
         self.marks.leave()
         session = self.session
         if session is not None and not session.finished:
-            self.ctx.jobs.start(lambda job: session.finish(), pool="session")
+            self.ctx.jobs.start(lambda job: self.part.finish(session), pool="session")
