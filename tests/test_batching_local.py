@@ -211,15 +211,20 @@ def test_a_turn_ended_between_busy_ones_keeps_its_cache_for_the_next_turn() -> N
     with local(n_ctx=1024, slots=3) as m:
         m.restart()  # empty slots: the requests below take slots 0, 1, 2 in turn
         started = [threading.Event() for _ in range(3)]
+        answered = threading.Event()  # the patient's second turn is over
         turns: list[int] = []
 
         def long(i: int) -> Generation:
             if i:
                 assert started[1].wait(120)
             stream = m.stream_chat([{"role": "user", "content": PROMPTS[i]}], max_tokens=120)
+            going = True
             for k, _ in enumerate(stream):
                 if k == 0:
                     started[i].set()
+                if going and answered.is_set():  # busy for as long as the patient's turns
+                    stream.cancel()
+                    going = False
             assert stream.result is not None
             return stream.result
 
@@ -236,6 +241,7 @@ def test_a_turn_ended_between_busy_ones_keeps_its_cache_for_the_next_turn() -> N
             ]
             second = m.chat(dialogue, max_tokens=8)
             turns.extend([first.prompt_tokens, m._call("counts")["reused"] - before])
+            answered.set()
             return second
 
         results = together([lambda: long(0), patient, lambda: long(2)])
