@@ -34,11 +34,20 @@ SHOT = (
 )
 ORGANS = ["produces insulin", "filters blood", "pumps blood", "stores bile", "makes bile"]
 LETTERS = [" A", " B", " C", " D", " E"]
+# One thread per model: the suite's other workers keep the other cores busy, and llama.cpp's
+# threads spin while they wait (two threads beside a busy core decode several times slower).
+# A model's numbers do not depend on its threads (tests/test_flash_attn.py).
+THREADS = 1
+
+
+def local(**options: Any) -> LocalModel:
+    """The embedded chat model in a process of its own, on :data:`THREADS` threads."""
+    return LocalModel(resolve().path, n_threads=THREADS, **options)
 
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[LocalModel]:
-    with LocalModel(resolve().path, n_ctx=1024, slots=SLOTS) as m:
+    with local(n_ctx=1024, slots=SLOTS) as m:
         yield m
 
 
@@ -164,7 +173,7 @@ def test_a_sequence_ending_between_busy_ones_leaves_no_gap() -> None:
     """llama.cpp decodes sequences of consecutive ids in one pass: the last busy sequence
     moves into a slot freed between busy ones, and goes on as it would have."""
     options = {"max_tokens": 40, "temperature": 0.7, "seed": 3}
-    with LocalModel(resolve().path, n_ctx=512, slots=3) as m:
+    with local(n_ctx=512, slots=3) as m:
         alone = chat(m, PROMPTS[2], **options).text
         m.restart()  # empty slots: the requests below take slots 0, 1, 2 in turn
         started = [threading.Event() for _ in range(3)]
@@ -199,18 +208,23 @@ def test_a_turn_ended_between_busy_ones_keeps_its_cache_for_the_next_turn() -> N
     reads only what is new (the gap is closed only once the extra passes have cost as much
     as reading that cache again)."""
     case = "Here are your facts: " + ", ".join(f"fact {i} is {ORGANS[i % 5]}" for i in range(30))
-    with LocalModel(resolve().path, n_ctx=1024, slots=3) as m:
+    with local(n_ctx=1024, slots=3) as m:
         m.restart()  # empty slots: the requests below take slots 0, 1, 2 in turn
         started = [threading.Event() for _ in range(3)]
+        answered = threading.Event()  # the patient's second turn is over
         turns: list[int] = []
 
         def long(i: int) -> Generation:
             if i:
                 assert started[1].wait(120)
             stream = m.stream_chat([{"role": "user", "content": PROMPTS[i]}], max_tokens=120)
+            going = True
             for k, _ in enumerate(stream):
                 if k == 0:
                     started[i].set()
+                if going and answered.is_set():  # busy for as long as the patient's turns
+                    stream.cancel()
+                    going = False
             assert stream.result is not None
             return stream.result
 
@@ -227,6 +241,7 @@ def test_a_turn_ended_between_busy_ones_keeps_its_cache_for_the_next_turn() -> N
             ]
             second = m.chat(dialogue, max_tokens=8)
             turns.extend([first.prompt_tokens, m._call("counts")["reused"] - before])
+            answered.set()
             return second
 
         results = together([lambda: long(0), patient, lambda: long(2)])
@@ -327,7 +342,7 @@ def test_with_flash_attention_an_answer_does_not_depend_on_what_else_is_decoded(
     prompt block is read in a pass of its own, so log-probabilities read while another
     sequence generates equal those read alone, to the bit."""
     prompt = SHOT * 2 + "Question: Which organ produces insulin?\nA. Liver\nB. Pancreas\nAnswer:"
-    with LocalModel(resolve().path, n_ctx=1024, slots=2, flash_attn=True) as m:
+    with local(n_ctx=1024, slots=2, flash_attn=True) as m:
         assert m.info["flash_attn"] is True
         alone = m.logprobs(prompt, LETTERS, reuse_prefix=False)
 
@@ -347,7 +362,7 @@ def test_a_few_shot_prefix_is_read_once_and_copied_to_the_other_slots() -> None:
         SHOT * 4 + f"Question: Which organ {o}?\nA. Liver\nB. Pancreas\nAnswer:"
         for o in ORGANS[:SLOTS]
     ]
-    with LocalModel(resolve().path, n_ctx=1024, slots=SLOTS) as m:
+    with local(n_ctx=1024, slots=SLOTS) as m:
         sizes = [len(m.tokenize(p, add_bos=True)) for p in prompts]
         shared = len(m.tokenize(SHOT * 4, add_bos=True)) // BLOCK * BLOCK
         before = m._call("counts")
@@ -366,7 +381,9 @@ def test_one_slot_answers_as_llama_cpp_python_reading_the_prompt_in_blocks() -> 
 
     path = resolve().path
     prompt = "The three most common causes of chest pain are"
-    llm = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_threads=2, seed=0, verbose=False)
+    llm = llama_cpp.Llama(
+        model_path=str(path), n_ctx=1024, n_threads=THREADS, seed=0, verbose=False
+    )
     tokens = llm.tokenize(prompt.encode(), add_bos=True, special=True)
     for i in range(0, len(tokens), BLOCK):
         llm.eval(tokens[i : i + BLOCK])
@@ -377,14 +394,14 @@ def test_one_slot_answers_as_llama_cpp_python_reading_the_prompt_in_blocks() -> 
         out.append(token)
     expected = llm.detokenize(out).decode("utf-8", "replace")
     llm.close()
-    with LocalModel(path, n_ctx=1024, n_threads=2, slots=1, n_gpu_layers=0) as m:
+    with LocalModel(path, n_ctx=1024, n_threads=THREADS, slots=1, n_gpu_layers=0) as m:
         assert m.info["slots"] == 1 and m.capabilities.concurrency == 1
         assert m.info["flash_attn"] is False  # the default
         assert m.complete(prompt, max_tokens=24, temperature=0).text == expected
 
 
 def test_a_crash_reaches_every_waiting_request_and_restart_works() -> None:
-    with LocalModel(resolve().path, n_ctx=512, slots=3) as m:
+    with local(n_ctx=512, slots=3) as m:
         pid = m.pid
         assert pid is not None
         running = threading.Barrier(4, timeout=120)

@@ -53,8 +53,8 @@ def _module_dicts(tree: ast.Module) -> set[str]:
     return found
 
 
-def _written(tree: ast.Module, names: set[str]) -> set[str]:
-    """Which of ``names`` the module writes into: ``NAME[k] = v``, ``NAME.update(…)``…"""
+def _written(tree: ast.Module) -> set[str]:
+    """The names the module writes into: ``NAME[k] = v``, ``NAME.update(…)``…"""
     found = set()
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else []
@@ -65,7 +65,7 @@ def _written(tree: ast.Module, names: set[str]) -> set[str]:
         mutators = ("update", "setdefault", "pop", "popitem", "clear")
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             found |= {func.value.id} if func.attr in mutators else set()
-    return found & names
+    return found
 
 
 def registries(sources: dict[str, str]) -> set[tuple[str, str]]:
@@ -75,8 +75,8 @@ def registries(sources: dict[str, str]) -> set[tuple[str, str]]:
     trees = {path: ast.parse(text) for path, text in sources.items()}
     modules = {path.removesuffix(".py").replace("/", "."): path for path in trees}
     dicts = {path: _module_dicts(tree) for path, tree in trees.items()}
-    found = {(path, name) for path, tree in trees.items()
-             for name in _written(tree, dicts[path])}  # fmt: skip
+    written = {path: _written(tree) for path, tree in trees.items()}  # each tree walked once
+    found = {(path, name) for path in trees for name in written[path] & dicts[path]}
     for path, tree in trees.items():
         for node in ast.walk(tree):
             named = getattr(node, "name", "") if isinstance(node, ast.FunctionDef) else ""
@@ -85,7 +85,7 @@ def registries(sources: dict[str, str]) -> set[tuple[str, str]]:
             if isinstance(node, ast.ImportFrom) and node.module in modules:
                 home = modules[node.module]
                 names = {a.asname or a.name: a.name for a in node.names if a.name in dicts[home]}
-                found |= {(home, names[n]) for n in _written(tree, set(names))}
+                found |= {(home, names[n]) for n in written[path] & set(names)}
     return found
 
 
