@@ -1,19 +1,19 @@
 """A person's practice session in the one panel every activity's person mode shows (the
-exam's, French QA's, the consultation's, a plug-in's): the setup page (or, for an activity whose choices apply
-during the session, a setup card above the questions), the question page and the results
-page; Start and Go on; the session's engine calls run one at a time off the UI thread
-(:class:`gui.widgets.screen.SessionCalls`); the place in the block, its question grid,
-Previous and Next; the options, struck through or chosen; ending with a confirmation when
-answers would be lost; the window closing.
+exam's, French QA's, the consultation's, a plug-in's): the setup page (or, for an activity
+whose choices apply during the session, a setup card above the questions), the question page
+and the results page; Start and Go on; the session's engine calls run one at a time off the
+UI thread (:class:`gui.widgets.screen.SessionCalls`); the place in the block, its question
+grid, Previous and Next; the options, struck through or chosen; ending with a confirmation
+when answers would be lost; the window closing.
 
 What differs between activities is their :class:`ItemWidget`: the setup's choices, how the
 session is made and asked (one question after another, any of them in any order, or one
-case with a dialogue of its own before its question), and what shows beside an item and after
-an answer. The activity's descriptor names it
-(``Activity.item_widget``); a plug-in that names one and nothing else of a person's gets its
-person mode from the defaults (a :class:`~engine.core.block.PersonBlock` of the run loop).
-Keys a–e or 1–5 choose (or, where several options may be right, tick and untick),
-Shift+letter (or a right-click) strikes an option through, Enter answers or goes on.
+case with a dialogue of its own before its question), and what shows beside an item and
+after an answer. The activity's descriptor names it (``Activity.item_widget``); a plug-in
+that names one and nothing else of a person's gets its person mode from the defaults (a
+:class:`~engine.core.block.PersonBlock` of the run loop). Keys a–e or 1–5 choose (or, where
+several options may be right, tick and untick), Shift+letter (or a right-click) strikes an
+option through, Enter answers or goes on.
 """
 
 from __future__ import annotations
