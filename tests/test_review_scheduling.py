@@ -145,6 +145,19 @@ def test_statistics_on_a_fixed_clock(store, bank):
     assert all(v["mastery"] == 0.0 for v in type3.values())
 
 
+def test_a_card_due_now_just_before_midnight_is_due_today(store, bank):
+    """A card missed at 23:59:30 is back a minute later, after midnight: due now (within the
+    learning-ahead minutes), so it is today's, as ``due_now`` says, not tomorrow's."""
+    dataset, items = bank
+    late = datetime(2026, 3, 2, 23, 59, 30, tzinfo=UTC)
+    card = record_answer(store, "exam", dataset, items[0], False, seconds=5, now=late)
+    assert card.due.date() == late.date() + timedelta(days=1)
+    s = stats(store, now=late + timedelta(seconds=10))
+    assert s["due_now"] == 1
+    assert s["due_per_day"][0] == {"date": "2026-03-02", "due": 1}
+    assert sum(d["due"] for d in s["due_per_day"]) == 1
+
+
 def test_next_intervals_in_ankis_short_words():
     from engine.review.scheduling import short_interval
 

@@ -54,12 +54,15 @@ def _percent(part: int, whole: int) -> float | None:
 
 def due_per_day(all_cards: list[ReviewCard], now: datetime, days: int = DAYS) -> list[DayDue]:
     """``[{date, due}]`` for today and the next ``days - 1`` days in ``now``'s time zone;
-    today's count holds the overdue cards too."""
+    today's count holds the overdue cards too, and those due now (within
+    :data:`~engine.review.scheduling.LEARN_AHEAD`, as ``due_now`` counts them: a card due at
+    00:05 is today's at 23:50)."""
     tz = now.tzinfo or UTC
     today = now.astimezone(tz).date()
+    due_by = now + LEARN_AHEAD
     counts = [0] * days
     for card in all_cards:
-        offset = (card.due.astimezone(tz).date() - today).days
+        offset = 0 if card.due <= due_by else (card.due.astimezone(tz).date() - today).days
         if offset < days:
             counts[max(0, offset)] += 1
     return [
