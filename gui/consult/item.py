@@ -65,8 +65,6 @@ class ConsultItem(ItemWidget):
 
     def __init__(self, panel: PracticePanel) -> None:
         super().__init__(panel)
-        self.case: Case | None = None
-        self.result: ConsultResult | None = None
         # the turns shown: the consultation's, then a question and its reply as it streams
         self.turns: list[Any] = []
         self.reply_job: Worker | None = None
@@ -251,8 +249,11 @@ class ConsultItem(ItemWidget):
         self.panel.begin(make)
 
     def started(self, session: Any) -> None:
-        self.case, self.result = session.case, None
         self.turns = list(session.turns)
+
+    def _mcq(self) -> bool:
+        """The task of the case under way is a multiple-choice question."""
+        return bool(under_way(self.panel.session).case.task.kind == "mcq")
 
     def text(self, item: Any) -> str:
         task = item.task
@@ -271,13 +272,13 @@ class ConsultItem(ItemWidget):
         return 0
 
     def said(self, session: Any, place: int) -> ConsultResult | None:
-        return self.result
+        return session.result
 
     def place(self, session: Any, item: Any) -> int:
         return 0
 
     def progress(self, session: Any) -> tuple[int, int]:
-        return 1, int(self.result is not None)
+        return 1, int(session.finished)
 
     def after(self, session: Any, place: int) -> int | None:
         return None
@@ -292,12 +293,12 @@ class ConsultItem(ItemWidget):
         self.ask_line.setFocus()
 
     def chosen(self) -> list[str]:
-        if under_way(self.case).task.kind == "mcq":
+        if self._mcq():
             return self.panel.options.selected()
         return [text] if (text := self.diagnosis.text().strip()) else []
 
     def unanswered(self) -> str:
-        if under_way(self.case).task.kind == "mcq":
+        if self._mcq():
             return "Choose an option first (keys a–e or 1–5)."
         return "Type the diagnosis first."
 
@@ -308,27 +309,24 @@ class ConsultItem(ItemWidget):
 
     def revealed(self, feedback: Any) -> tuple[list[str], list[str]]:
         task = feedback.task
-        if under_way(self.case).task.kind != "mcq":
+        if feedback.task_kind != "mcq":
             return [], []
         return [task.gold], [task.chosen] if task.chosen else []
 
     def right(self, feedback: Any) -> bool:
         return bool(feedback.correct)
 
-    def answered(self, feedback: Any, fresh: bool) -> None:
-        self.result = feedback
-
     def finish(self, session: Any) -> ConsultResult | None:
         """The result once the task is answered; before, the consultation is left for later
         (its run cancelled, its turns kept)."""
         from engine.consult.doctor.person import abandon_person_consultation
 
-        if self.result is None:
+        if not session.finished:
             abandon_person_consultation(session)
-        return self.result
+        return session.result
 
     def lost(self, session: Any, chosen: bool) -> str:
-        if self.result is not None:
+        if session.finished:
             return ""
         return (
             "The case's question is not answered yet: the dialogue so far is kept, and Go on "
@@ -338,9 +336,10 @@ class ConsultItem(ItemWidget):
     def ended(self, result: Any) -> None:
         if result is None:
             self.ctx.status("Consultation left before its answer: Go on takes it up again.")
-        elif self.case is not None:
-            self.transcript.setHtml(transcript_html(self.turns))
-            self.result_card.show_result(result, self.case, self.turns)
+        else:
+            self.transcript.setHtml(transcript_html(result.turns))
+            case = under_way(self.panel.session).case
+            self.result_card.show_result(result, case, result.turns)
             self.ctx.status("Consultation over. See Results for the details.")
 
     def ending(self) -> None:
@@ -418,12 +417,12 @@ class ConsultItem(ItemWidget):
             return
         self.side.setCurrentIndex(ANSWERING)
         self.panel._enable()
-        if under_way(self.case).task.kind != "mcq":
+        if not self._mcq():
             self.diagnosis.setFocus()
 
     def enable(self, busy: bool) -> None:
         panel, c = self.panel, self.panel.session
-        active = c is not None and self.result is None
+        active = c is not None and not c.finished
         asking = active and self.side.currentIndex() == ASKING
         self.ask_line.setEnabled(asking and not busy)
         self.ask_button.setEnabled(asking and not busy)
