@@ -75,7 +75,7 @@ class FrenchItem(ItemWidget):
     setup_above = True
     any_order = True
     ends_at_last = True
-    hint = "Select every right option (one or more)."
+    options_hint = "Select every right option (one or more)."
     grid_columns = 4
     stacked_marks = True
     remember = "french"

@@ -82,7 +82,7 @@ class ItemWidget(Asking):
     #: A session of one item (a case): no place, grid, Previous, Next, Skip or marks.
     single: ClassVar[bool] = False
     #: The line between a question and its options.
-    hint: ClassVar[str] = ""
+    options_hint: ClassVar[str] = ""
     #: The question grid's columns; the mark bar's reasons under its buttons.
     grid_columns: ClassVar[int] = 5
     stacked_marks: ClassVar[bool] = False
@@ -247,7 +247,7 @@ class PracticePanel(QWidget, SessionCalls):
         self.start_button.clicked.connect(lambda: self.start())
         self.marks = MarkBar(ctx, activity_id, stacked=widget.stacked_marks)
         self.marks.install_shortcut(self)
-        qcard = QuestionCard(multi=widget.multi, hint=widget.hint)
+        qcard = QuestionCard(multi=widget.multi, hint=widget.options_hint)
         self.question_card, self.question, self.options = qcard, qcard.question, qcard.options
         self.options.selection_changed.connect(self._selection_changed)
         self.part = widget(self)
